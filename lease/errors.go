@@ -1,0 +1,89 @@
+package lease
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The error taxonomy. Every error a Lease returns wraps exactly one of these
+// (test with errors.Is), or is the context's own error. Backends wrap their
+// SDK's error too, so errors.As still reaches it.
+var (
+	// ErrHeld: another contender holds the lease. The error is a *HeldError.
+	ErrHeld = errors.New("lease: held")
+	// ErrLost: the caller's term has ended; it must stop acting as leader.
+	ErrLost = errors.New("lease: lost")
+	// ErrCorrupt: the object at the lease's key is not a lease record (it was
+	// written by someone else, or by hand). It is never taken over.
+	ErrCorrupt = errors.New("lease: not a lease record")
+	// ErrUnavailable: the store did not answer, timed out, or throttled; the
+	// call may be retried.
+	ErrUnavailable = errors.New("lease: store unavailable")
+	// ErrNotFound: the bucket, table or container the lease lives in does not
+	// exist, or does not have the expected shape.
+	ErrNotFound = errors.New("lease: store not found")
+	// ErrPermission: the store refused the caller's credentials.
+	ErrPermission = errors.New("lease: permission denied")
+	// ErrInvalid: an option or URL is invalid. The error is an *OptionError
+	// when a single option is at fault.
+	ErrInvalid = errors.New("lease: invalid option")
+)
+
+// Errors that only a CAS driver returns to the engine (see CASDriver).
+var (
+	// ErrNoRecord: the key holds nothing yet.
+	ErrNoRecord = errors.New("lease: no record")
+	// ErrConflict: a conditional write's condition did not hold.
+	ErrConflict = errors.New("lease: version conflict")
+)
+
+// HeldError is returned by Acquire when another contender holds the lease.
+type HeldError struct {
+	// Record is the holder's record as this contender last read it.
+	Record Record
+	// Wait is how much longer this contender must see Record unchanged
+	// before it may take the lease over. A native lease whose expiry the
+	// store judges reports the record's TTL.
+	Wait time.Duration
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("lease: held by %q (token %d)", e.Record.Holder, e.Record.Token)
+}
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// OptionError reports an invalid option, naming the field and its value.
+type OptionError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("lease: %s (%v) %s", e.Field, e.Value, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *OptionError) Is(target error) bool { return target == ErrInvalid }
+
+// Corruptf returns an error wrapping ErrCorrupt, for decoders.
+func Corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// Retryable reports whether err is worth retrying: the lease is held (it may
+// be released or lapse), or the store is unavailable or answered something
+// this package does not classify. Invalid options, a missing store, refused
+// credentials and a foreign object at the key are not retryable: they need a
+// person.
+func Retryable(err error) bool {
+	for _, permanent := range []error{ErrInvalid, ErrNotFound, ErrPermission, ErrCorrupt} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	return err != nil
+}

@@ -1,0 +1,119 @@
+package lease
+
+import (
+	"context"
+	"time"
+)
+
+// Lease is one contender's handle on one lease. A Lease is opened for a
+// single identity (Options.Identity) and is safe for concurrent use, though
+// a contender normally calls it from one loop: Acquire until it wins, then
+// Renew until it stops, then Release.
+//
+// Every method returns an error that wraps one of this package's sentinel
+// errors (ErrHeld, ErrLost, ErrCorrupt, ErrUnavailable, ErrNotFound,
+// ErrPermission, ErrInvalid), or the context's own error, unwrapped, when ctx
+// ends first. An operation that ends with an error other than ErrHeld and
+// ErrLost may or may not have reached the store; the implementation resolves
+// such unknown outcomes by reading the record, never by guessing.
+type Lease interface {
+	// Acquire makes one attempt to take the lease for this contender.
+	//
+	// It returns a Term when the lease was free (never held, or released) and
+	// this contender wrote itself in as holder, or when the current holder's
+	// record has stayed unchanged for that holder's full TTL as measured on
+	// this contender's own monotonic clock from the moment one of its reads
+	// first returned that version. A contender that has not watched the
+	// record for a TTL cannot take it over, however old the record is, so a
+	// new contender's first Acquire of a held lease always fails.
+	//
+	// It returns an error for which errors.Is(err, ErrHeld) is true, and
+	// errors.As yields a *HeldError naming the holder, when someone else
+	// holds the lease. That includes this contender's own identity when the
+	// record names it but is not this Lease's latest write (another process
+	// with the same identity, or an earlier run of this one): it too must
+	// lapse before this contender takes over. A record that is this Lease's
+	// latest write is replaced at once, with a new token.
+	//
+	// It returns ErrCorrupt when the object at the lease's key is not a
+	// lease record; such an object is never taken over.
+	Acquire(ctx context.Context) (Term, error)
+
+	// Renew extends the term t, which must come from this Lease's Acquire or
+	// Renew. The returned Term replaces t: its Sent is when the renewal was
+	// sent, and the holder's deadlines count from it.
+	//
+	// It returns ErrLost when the record no longer names this holder with
+	// t's token: the lease was taken over or released, and the caller must
+	// stop acting as leader at once. Any other error leaves the outcome
+	// undecided: the caller may retry with t until its deadline passes.
+	Renew(ctx context.Context, t Term) (Term, error)
+
+	// Release gives the lease up, keeping its fencing counter, so that the
+	// next contender may acquire it at once with a greater token. It returns
+	// nil when the record was released by this call or already was released
+	// by this term, ErrLost when the term had already ended (the lease was
+	// taken over), and another error when the outcome is unknown; the lease
+	// then lapses after its TTL.
+	Release(ctx context.Context, t Term) error
+
+	// Observe reads the current record without changing it. It returns an
+	// error wrapping ErrNoRecord when the lease has never been acquired. On
+	// CAS stores each read also counts towards this contender's judgement of
+	// expiry, as Acquire's reads do.
+	Observe(ctx context.Context) (Record, error)
+
+	// Options returns the options the lease was opened with, defaults filled
+	// in.
+	Options() Options
+}
+
+// Record is a lease's state as stored.
+type Record struct {
+	// Holder is the identity of the contender that last acquired the lease.
+	Holder string
+	// Token is the fencing token of the latest acquisition. Tokens start at
+	// 1 and every acquisition's token is greater than all earlier ones.
+	Token uint64
+	// TTL is the holder's time to live: how long a contender must see the
+	// record unchanged before it may take the lease over.
+	TTL time.Duration
+	// Released reports whether the holder gave the lease up.
+	Released bool
+	// Nonce is fresh random text written with every write, so that every
+	// write changes the stored bytes and therefore the version, even on
+	// stores whose version is a digest of the content.
+	Nonce string
+	// Version is the store's opaque version of the record (an ETag, a record
+	// version number); it changes with every write. It is not stored inside
+	// the record.
+	Version string
+}
+
+// Held reports whether the record names a holder that has not released it.
+func (r Record) Held() bool { return r.Holder != "" && !r.Released }
+
+// Term is a holder's tenure as this contender knows it.
+type Term struct {
+	// Holder is the identity that holds the lease.
+	Holder string
+	// Token is the fencing token of this tenure. Pass it to downstream
+	// systems with every write they accept from the leader, and have them
+	// reject any token lower than the highest they have seen.
+	Token uint64
+	// TTL is the time to live written with the term.
+	TTL time.Duration
+	// Sent is the time, on this process's monotonic clock, at which the
+	// successful acquire or renew request was sent. A holder must stop
+	// acting as leader before Sent+TTL (the runner stops at
+	// Sent+RenewDeadline), because the store may have applied the write any
+	// time after Sent.
+	Sent time.Time
+	// Version is the backend's handle for the next Renew or Release: the
+	// record version the term was written at, or a native lease ID.
+	Version string
+}
+
+// Expires returns the instant, on this process's monotonic clock, before
+// which the holder must have stopped acting as leader: Sent + TTL.
+func (t Term) Expires() time.Time { return t.Sent.Add(t.TTL) }

@@ -1,0 +1,183 @@
+// Package memlease is an in-memory lease backend: a driver of the CAS engine
+// in package lease, for the demo, for fast tests, and for tests that need the
+// store to fail on demand.
+//
+// A Store holds named records with real compare-and-swap semantics. Like
+// S3's ETag, a record's version is a digest of its bytes, so the engine's
+// rule that every write changes the version is tested here too. Faults are
+// set per contender identity: fail the next calls, lose the responses of
+// writes that were applied, delay requests, partition a contender, or hang
+// its calls until they are cancelled.
+//
+// The scheme "mem" opens leases in a process-wide store, Default:
+//
+//	l, err := lease.Open(ctx, "mem://jobs", lease.Options{Identity: "worker-1"})
+package memlease
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Scheme is the URL scheme memlease registers with lease.Open.
+const Scheme = "mem"
+
+// Default is the store behind "mem://" URLs.
+var Default = NewStore()
+
+func init() {
+	lease.Register(Scheme, &URLOpener{Store: Default})
+}
+
+// URLOpener opens "mem://name" URLs in Store. It accepts no query
+// parameters.
+type URLOpener struct {
+	Store *Store
+}
+
+// OpenLeaseURL implements lease.URLOpener.
+func (o *URLOpener) OpenLeaseURL(_ context.Context, u *url.URL, opts lease.Options) (lease.Lease, error) {
+	name := u.Host + u.Path
+	if len(u.Query()) > 0 {
+		return nil, fmt.Errorf("%w: mem URL %q: unknown query parameters (mem takes none)", lease.ErrInvalid, u.Redacted())
+	}
+	return o.Store.Open(name, opts)
+}
+
+// Store is a set of named lease records shared by the contenders of one
+// process. The zero value is not usable; call NewStore.
+type Store struct {
+	mu      sync.Mutex
+	objects map[string]object
+	faults  map[string]*faults
+}
+
+type object struct {
+	data    []byte
+	version string
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{objects: map[string]object{}, faults: map[string]*faults{}}
+}
+
+// Open returns a lease on the record called name, for the contender opts
+// describes.
+func (s *Store) Open(name string, opts lease.Options) (lease.Lease, error) {
+	if name == "" {
+		return nil, &lease.OptionError{Field: "name", Value: `""`, Reason: "must not be empty"}
+	}
+	return lease.NewCAS(&driver{store: s, name: name, identity: opts.Identity}, opts)
+}
+
+// Put stores data under name as it is, bypassing the lease engine: a foreign
+// or corrupt object for tests.
+func (s *Store) Put(name string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objects[name] = object{data: append([]byte(nil), data...), version: digest(data)}
+}
+
+// Bytes returns the stored bytes of name and whether it exists.
+func (s *Store) Bytes(name string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.objects[name]
+	return append([]byte(nil), o.data...), ok
+}
+
+// digest is the version of data: its MD5, as S3's ETag of a single-part PUT.
+func digest(data []byte) string {
+	sum := md5.Sum(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// driver is one contender's connection to the store.
+type driver struct {
+	store    *Store
+	name     string
+	identity string
+}
+
+func (d *driver) Get(ctx context.Context) (lease.Record, error) {
+	var o object
+	var ok bool
+	err := d.store.do(ctx, d.identity, false, func() error {
+		o, ok = d.store.objects[d.name]
+		return nil
+	})
+	switch {
+	case err != nil:
+		return lease.Record{}, err
+	case !ok:
+		return lease.Record{}, fmt.Errorf("%w: mem://%s", lease.ErrNoRecord, d.name)
+	}
+	r, err := lease.DecodeJSON(o.data)
+	if err != nil {
+		return lease.Record{}, fmt.Errorf("mem://%s: %w", d.name, err)
+	}
+	r.Version = o.version
+	return r, nil
+}
+
+func (d *driver) Create(ctx context.Context, r lease.Record) (string, error) {
+	return d.put(ctx, r, func(_ object, exists bool) bool { return !exists })
+}
+
+func (d *driver) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
+	return d.put(ctx, r, func(o object, exists bool) bool { return exists && o.version == version })
+}
+
+// put stores r if cond holds for the current object, atomically.
+func (d *driver) put(ctx context.Context, r lease.Record, cond func(object, bool) bool) (string, error) {
+	data := lease.EncodeJSON(r)
+	o := object{data: data, version: digest(data)}
+	err := d.store.do(ctx, d.identity, true, func() error {
+		cur, exists := d.store.objects[d.name]
+		if !cond(cur, exists) {
+			return fmt.Errorf("%w: mem://%s", lease.ErrConflict, d.name)
+		}
+		d.store.objects[d.name] = o
+		return nil
+	})
+	return o.version, err
+}
+
+// do runs op under the store's lock, after applying identity's faults.
+func (s *Store) do(ctx context.Context, identity string, write bool, op func() error) error {
+	f := s.takeFault(identity, write)
+	if f.hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if f.fail {
+		return fmt.Errorf("%w: mem: injected failure for %q", lease.ErrUnavailable, identity)
+	}
+	if f.delay > 0 {
+		t := time.NewTimer(f.delay)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	err := op()
+	s.mu.Unlock()
+	if f.loseResponse {
+		return fmt.Errorf("%w: mem: injected lost response for %q (write applied: %t)", lease.ErrUnavailable, identity, err == nil)
+	}
+	return err
+}

@@ -1,0 +1,81 @@
+package lease
+
+import (
+	"strconv"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	DefaultTTL = 15 * time.Second
+	// MaxIdentityLen is the longest identity accepted, in bytes.
+	MaxIdentityLen = 256
+)
+
+// Options are one contender's settings for one lease.
+type Options struct {
+	// Identity names this contender in the record, in errors and in logs.
+	// Required; printable ASCII, at most MaxIdentityLen bytes. It must be
+	// unique among the contenders (hostname and process ID, a task ID).
+	Identity string
+	// TTL is how long the lease lasts without renewal: a contender takes over
+	// a record it has seen unchanged for the holder's TTL. Default 15s.
+	// Backends may restrict it (Azure allows 15s to 60s).
+	TTL time.Duration
+	// CallTimeout bounds each request to the store. Default TTL/5. It must be
+	// less than TTL; the runner also requires it to be less than its
+	// RenewDeadline, so that a hung request cannot outlast the holder's
+	// deadline.
+	CallTimeout time.Duration
+}
+
+// WithDefaults returns o with zero fields set to their defaults.
+func (o Options) WithDefaults() Options {
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = o.TTL / 5
+	}
+	return o
+}
+
+// Validate fills in defaults and reports the first invalid field as an
+// *OptionError.
+func (o Options) Validate() (Options, error) {
+	o = o.WithDefaults()
+	if err := ValidateIdentity(o.Identity); err != nil {
+		return o, err
+	}
+	if o.TTL < time.Millisecond || o.TTL%time.Millisecond != 0 {
+		return o, &OptionError{Field: "TTL", Value: o.TTL, Reason: "must be a positive whole number of milliseconds"}
+	}
+	if o.CallTimeout <= 0 || o.CallTimeout >= o.TTL {
+		return o, &OptionError{Field: "CallTimeout", Value: o.CallTimeout, Reason: "must be positive and less than TTL (" + o.TTL.String() + ")"}
+	}
+	return o, nil
+}
+
+// ValidateIdentity reports whether id is usable as a holder identity.
+func ValidateIdentity(id string) error {
+	if id == "" {
+		return &OptionError{Field: "Identity", Value: `""`, Reason: "must not be empty"}
+	}
+	if len(id) > MaxIdentityLen {
+		return &OptionError{Field: "Identity", Value: quote(id), Reason: "is " + strconv.Itoa(len(id)) + " bytes long; at most " + strconv.Itoa(MaxIdentityLen) + " are allowed"}
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x20 || id[i] > 0x7e {
+			return &OptionError{Field: "Identity", Value: quote(id), Reason: "must be printable ASCII"}
+		}
+	}
+	return nil
+}
+
+func quote(s string) string {
+	const max = 64
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return strconv.QuoteToASCII(s)
+}
