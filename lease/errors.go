@@ -55,15 +55,22 @@ func (e *HeldError) Error() string {
 // Is makes errors.Is(err, ErrHeld) true.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
-// OptionError reports an invalid option, naming the field and its value.
+// OptionError reports an invalid option, naming the field and its value:
+// "runner: RenewDeadline (10s) must be less than TTL (8s)".
 type OptionError struct {
+	// Pkg is the package whose option it is; "" means "lease".
+	Pkg    string
 	Field  string
 	Value  any
 	Reason string
 }
 
 func (e *OptionError) Error() string {
-	return fmt.Sprintf("lease: %s (%v) %s", e.Field, e.Value, e.Reason)
+	pkg := e.Pkg
+	if pkg == "" {
+		pkg = "lease"
+	}
+	return fmt.Sprintf("%s: %s (%v) %s", pkg, e.Field, e.Value, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrInvalid) true.

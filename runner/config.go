@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Config says what to run while leader and how to keep the lease. Lease and
+// Task are required; every other field has a default derived from the
+// lease's TTL, stated on the field. A zero duration means the default.
+type Config struct {
+	// Lease is the lease to campaign for. Its Options give the identity, the
+	// TTL and the per-call timeout.
+	Lease lease.Lease
+	// Task is the work only the leader does. Its context is cancelled when
+	// leadership ends for any reason; the lease is released only after Task
+	// has returned. Term(ctx) gives it the fencing token, and Progress(ctx)
+	// feeds the stall watchdog.
+	Task func(ctx context.Context) error
+
+	// RenewDeadline is how long after sending its last successful
+	// acquire or renew the leader keeps acting as leader without a newer
+	// success. It must be less than the TTL; the difference covers clock
+	// rate drift and latency. Default: 2/3 of the TTL.
+	RenewDeadline time.Duration
+	// RenewInterval is how long after sending its last successful renewal
+	// the leader sends the next. Failed renewals are retried with
+	// exponential backoff until RenewDeadline. Default: 1/3 of the TTL.
+	RenewInterval time.Duration
+	// CampaignInterval is how often a follower tries to acquire the lease,
+	// plus up to Jitter of itself at random. A follower also tries at the
+	// moment the holder's record would expire. Default: 1/3 of the TTL.
+	CampaignInterval time.Duration
+	// Jitter is the fraction of CampaignInterval added at random to each
+	// wait, so that followers spread out. Between 0 and 1. Default 0.2.
+	Jitter float64
+
+	// HealthCheck, if set, is called every HealthInterval while leading.
+	// After HealthThreshold failures in a row the leader steps down,
+	// releases the lease, and waits CoolDown before campaigning again, so
+	// that a sick instance does not take the lease straight back.
+	HealthCheck func(ctx context.Context) error
+	// HealthInterval is the time between health checks. Default:
+	// RenewInterval.
+	HealthInterval time.Duration
+	// HealthTimeout bounds one health check; a check that has not answered
+	// by then has failed. Default: half of HealthInterval.
+	HealthTimeout time.Duration
+	// HealthThreshold is how many failed checks in a row make the leader
+	// unhealthy. Default 3.
+	HealthThreshold int
+	// StallTimeout, if set, makes the leader unhealthy when its task has not
+	// called Progress for that long (counted from election, then from each
+	// call). Default: off.
+	StallTimeout time.Duration
+	// CoolDown is how long a leader that stepped down as unhealthy waits
+	// before campaigning again. Default: the TTL.
+	CoolDown time.Duration
+	// ReleaseTimeout bounds the release after leadership ends. Default: 3
+	// times the lease's CallTimeout (a write, a read-back and a retry).
+	ReleaseTimeout time.Duration
+
+	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
+	// returned by itself and the lease has been released. By default Run
+	// campaigns again, as the MSDN sample does.
+	StopWhenTaskEnds bool
+
+	// OnElected, if set, is called when this contender becomes leader,
+	// before Task starts.
+	OnElected func(lease.Term)
+	// OnDemoted, if set, is called when leadership has ended, after Task
+	// has returned and the lease was released (or release was not possible).
+	OnDemoted func(Demotion)
+	// OnLeaderChanged, if set, is called with the identity of the leader
+	// whenever the one this contender observes changes, including itself.
+	OnLeaderChanged func(identity string)
+	// Callbacks run on the runner's goroutines and must return quickly.
+
+	// Logger receives the runner's structured logs. Default: slog.Default(),
+	// with the contender's identity attached.
+	Logger *slog.Logger
+}
+
+func invalid(field string, value any, reason string) error {
+	return &lease.OptionError{Pkg: "runner", Field: field, Value: value, Reason: reason}
+}
+
+// withDefaults validates c and fills in its defaults.
+func (c Config) withDefaults() (Config, error) {
+	if c.Lease == nil {
+		return c, invalid("Lease", nil, "is required")
+	}
+	if c.Task == nil {
+		return c, invalid("Task", nil, "is required")
+	}
+	opts := c.Lease.Options()
+	ttl := opts.TTL
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{
+		{"RenewDeadline", c.RenewDeadline}, {"RenewInterval", c.RenewInterval},
+		{"CampaignInterval", c.CampaignInterval}, {"HealthInterval", c.HealthInterval},
+		{"HealthTimeout", c.HealthTimeout}, {"StallTimeout", c.StallTimeout},
+		{"CoolDown", c.CoolDown}, {"ReleaseTimeout", c.ReleaseTimeout},
+	} {
+		if d.value < 0 {
+			return c, invalid(d.name, d.value, "must not be negative")
+		}
+	}
+	c.RenewDeadline = cmp.Or(c.RenewDeadline, ttl*2/3)
+	c.RenewInterval = cmp.Or(c.RenewInterval, ttl/3)
+	c.CampaignInterval = cmp.Or(c.CampaignInterval, ttl/3)
+	c.HealthInterval = cmp.Or(c.HealthInterval, c.RenewInterval)
+	c.HealthTimeout = cmp.Or(c.HealthTimeout, c.HealthInterval/2)
+	c.CoolDown = cmp.Or(c.CoolDown, ttl)
+	c.ReleaseTimeout = cmp.Or(c.ReleaseTimeout, 3*opts.CallTimeout)
+	c.Jitter = cmp.Or(c.Jitter, 0.2)
+	c.HealthThreshold = cmp.Or(c.HealthThreshold, 3)
+	c.Logger = cmp.Or(c.Logger, slog.Default()).With("identity", opts.Identity)
+
+	switch {
+	case c.RenewDeadline >= ttl:
+		return c, invalid("RenewDeadline", c.RenewDeadline, "must be less than TTL ("+ttl.String()+")")
+	case c.RenewInterval >= c.RenewDeadline:
+		return c, invalid("RenewInterval", c.RenewInterval, "must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
+	case opts.CallTimeout >= c.RenewDeadline:
+		return c, invalid("CallTimeout", opts.CallTimeout, "of the lease must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
+	case c.HealthTimeout > c.HealthInterval:
+		return c, invalid("HealthTimeout", c.HealthTimeout, "must not exceed HealthInterval ("+c.HealthInterval.String()+")")
+	case c.Jitter < 0 || c.Jitter > 1:
+		return c, invalid("Jitter", c.Jitter, "must be between 0 and 1")
+	case c.HealthThreshold < 0:
+		return c, invalid("HealthThreshold", c.HealthThreshold, "must not be negative")
+	}
+	return c, nil
+}

@@ -1,0 +1,34 @@
+// Package runner runs a task on exactly one of many instances: the one that
+// holds a lease. It is a port of the MSDN Leader Election sample's
+// BlobDistributedMutex onto any lease.Lease.
+//
+// Run campaigns (TryAcquireLeaseOrWait), and once elected runs the task, a
+// renew loop (KeepRenewingLease) and a health watch on one context: the
+// first of them to end cancels the others (CancelAllWhenAnyCompletes). The
+// lease is released only after the task has returned, and then Run
+// campaigns again. RunOnce does the same once, for scheduled and serverless
+// jobs.
+//
+// # What it guarantees
+//
+// The leader's task context is cancelled no later than RenewDeadline after
+// the last successful acquire or renew was sent, whether or not a renewal
+// is still hanging; a contender can take the lease over only after TTL,
+// which is longer. So two tasks never run as leader at once, provided each
+// task stops when its context is cancelled. Every term carries a fencing
+// token (Term(ctx)) that is greater than every earlier one, so downstream
+// systems can refuse a deposed leader whose task did not stop in time.
+//
+// # What it assumes
+//
+// Clocks on all machines tick at nearly the same rate. Nothing depends on
+// their agreeing on the time: each instance measures only intervals on its
+// own monotonic clock. The gap TTL - RenewDeadline absorbs rate drift,
+// latency and scheduling pauses; a process paused for longer than that
+// (a stopped VM, a very long GC pause) may act as leader after its lease has
+// been taken over, which is what fencing tokens are for.
+//
+// It does not guarantee that a leader exists at every moment: after a
+// leader dies the lease lapses only after TTL, and followers notice within
+// a CampaignInterval more.
+package runner

@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Reason says why leadership ended.
+type Reason int
+
+const (
+	// TaskEnded: the task returned by itself.
+	TaskEnded Reason = iota + 1
+	// LeaseLost: a renewal found the lease taken over or released, or the
+	// record can no longer be renewed.
+	LeaseLost
+	// DeadlinePassed: no renewal succeeded within RenewDeadline of the last
+	// successful one being sent, so the leader stepped down before its lease
+	// could be taken over.
+	DeadlinePassed
+	// Unhealthy: the health check failed HealthThreshold times in a row, or
+	// the task made no progress within StallTimeout.
+	Unhealthy
+	// Stopped: the context given to Run or RunOnce ended.
+	Stopped
+)
+
+var reasonNames = map[Reason]string{
+	TaskEnded:      "task ended",
+	LeaseLost:      "lease lost",
+	DeadlinePassed: "renew deadline passed",
+	Unhealthy:      "unhealthy",
+	Stopped:        "stopped",
+}
+
+func (r Reason) String() string {
+	if s, ok := reasonNames[r]; ok {
+		return s
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// Demotion describes the end of one term of leadership.
+type Demotion struct {
+	Reason Reason
+	// Token is the fencing token of the term that ended.
+	Token uint64
+	// Err is the task's error for TaskEnded, and the cause otherwise (the
+	// renewal error, the failed health check); nil when there is none.
+	Err error
+	// Released reports whether the lease was released afterwards.
+	Released bool
+}
+
+// Error makes a Demotion usable as the error RunOnce returns when
+// leadership ended for a reason other than the task's own return.
+func (d Demotion) Error() string {
+	if d.Err == nil {
+		return fmt.Sprintf("runner: leadership (token %d) ended: %s", d.Token, d.Reason)
+	}
+	return fmt.Sprintf("runner: leadership (token %d) ended: %s: %v", d.Token, d.Reason, d.Err)
+}
+
+// Unwrap returns Err.
+func (d Demotion) Unwrap() error { return d.Err }
+
+// stepDown is the cause with which the renew loop or the health watch ends
+// a term.
+type stepDown struct {
+	reason Reason
+	err    error
+}
+
+func (s *stepDown) Error() string { return s.reason.String() }
+
+// demotionOf turns the cause that ended a term into a Demotion.
+func demotionOf(cause error, token uint64) Demotion {
+	var sd *stepDown
+	if errors.As(cause, &sd) {
+		return Demotion{Reason: sd.reason, Token: token, Err: sd.err}
+	}
+	return Demotion{Reason: Stopped, Token: token}
+}

@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// keepRenewing renews the term every RenewInterval until ctx ends, retrying
+// failures with backoff. It ends the term (through end) when a renewal finds
+// the lease lost or unrenewable, and a timer ends it at RenewDeadline after
+// the last successful renewal was sent, even while a renewal hangs. It
+// returns only when no renewal is in flight, so none can land after the
+// release.
+func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelCauseFunc) {
+	t := st.get()
+	stepDownTimer := time.AfterFunc(time.Until(t.Sent.Add(r.cfg.RenewDeadline)), func() {
+		end(&stepDown{reason: DeadlinePassed})
+	})
+	defer stepDownTimer.Stop()
+	for {
+		sleep(ctx, time.Until(t.Sent.Add(r.cfg.RenewInterval)))
+		if ctx.Err() != nil {
+			return
+		}
+		rctx, cancel := context.WithDeadline(ctx, t.Sent.Add(r.cfg.RenewDeadline))
+		nt, err := r.renew(rctx, t)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
+			end(&stepDown{reason: LeaseLost, err: err})
+			return
+		case err != nil: // retried until the renew deadline
+			end(&stepDown{reason: DeadlinePassed, err: err})
+			return
+		}
+		t = nt
+		st.set(t)
+		stepDownTimer.Reset(time.Until(t.Sent.Add(r.cfg.RenewDeadline)))
+	}
+}
+
+// renew renews t, retrying what may pass with exponential backoff until ctx
+// (bounded by the renew deadline) ends.
+func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	window := r.cfg.RenewDeadline - r.cfg.RenewInterval
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(window/20),
+		backoff.WithMaxInterval(window/4),
+		backoff.WithMaxElapsedTime(0),
+	)
+	return backoff.RetryNotifyWithData(func() (lease.Term, error) {
+		nt, err := r.cfg.Lease.Renew(ctx, t)
+		if err != nil && (errors.Is(err, lease.ErrLost) || !lease.Retryable(err)) {
+			return nt, backoff.Permanent(err)
+		}
+		return nt, err
+	}, backoff.WithContext(b, ctx), func(err error, wait time.Duration) {
+		r.cfg.Logger.Warn("renew failed; retrying", "token", t.Token, "err", err, "retry_in", wait)
+	})
+}

@@ -1,0 +1,198 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Runner runs a task while, and only while, it holds a lease.
+type Runner struct {
+	cfg Config
+
+	mu     sync.Mutex
+	leader string // the leader last observed, for OnLeaderChanged
+}
+
+// New validates cfg and returns a Runner. Invalid settings are reported as
+// errors wrapping lease.ErrInvalid that name the field and its value.
+func New(cfg Config) (*Runner, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// Run campaigns for the lease, runs the task while leader, and campaigns
+// again after each term ends, until ctx ends; then it returns nil. It
+// returns an error when the lease cannot be campaigned for without a
+// person's help (see lease.Retryable), and, with StopWhenTaskEnds, the
+// task's error once the task has returned.
+func (r *Runner) Run(ctx context.Context) error {
+	for {
+		t, err := r.campaign(ctx, false)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		d := r.lead(ctx, t)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case d.Reason == TaskEnded && r.cfg.StopWhenTaskEnds:
+			return d.Err
+		case d.Reason == Unhealthy:
+			r.cfg.Logger.Info("cooling down before campaigning again", "cool_down", r.cfg.CoolDown)
+			sleep(ctx, r.cfg.CoolDown)
+		}
+	}
+}
+
+// RunOnce is the one-shot mode for scheduled and serverless jobs: it tries
+// to become leader, runs the task if elected, releases the lease, and
+// reports whether the task ran. It waits for a held lease only as long as it
+// takes to tell a live leader from a dead one: until the holder's record
+// changes (someone is renewing it: not elected), or until it has lapsed and
+// been taken over, at most the holder's TTL plus two CampaignIntervals. err
+// is the task's error, a Demotion if leadership ended otherwise, or the
+// error that kept it from campaigning.
+func (r *Runner) RunOnce(ctx context.Context) (ran bool, err error) {
+	t, err := r.campaign(ctx, true)
+	if err != nil || t.Token == 0 {
+		return false, err
+	}
+	d := r.lead(ctx, t)
+	if d.Reason == TaskEnded {
+		return true, d.Err
+	}
+	return true, d
+}
+
+// campaign tries to acquire the lease until it wins. once bounds the wait
+// as RunOnce describes; it then returns a zero Term when not elected. It
+// returns a nil error and a zero Term when ctx ends.
+func (r *Runner) campaign(ctx context.Context, once bool) (lease.Term, error) {
+	var watch holderWatch
+	for {
+		t, err := r.cfg.Lease.Acquire(ctx)
+		if err == nil {
+			return t, nil
+		}
+		wait := r.jittered(r.cfg.CampaignInterval)
+		var held *lease.HeldError
+		switch {
+		case ctx.Err() != nil:
+			return lease.Term{}, nil
+		case !lease.Retryable(err):
+			return lease.Term{}, fmt.Errorf("runner: campaign: %w", err)
+		case errors.As(err, &held):
+			r.observeLeader(held.Record.Holder)
+			if held.Wait > 0 {
+				wait = min(wait, held.Wait)
+			}
+		default:
+			r.cfg.Logger.Warn("campaign: acquire failed; will retry", "err", err, "retry_in", wait)
+		}
+		if once && watch.gaveUp(held, r.cfg.CampaignInterval) {
+			r.cfg.Logger.Info("not elected: the lease is held", "holder", watch.first.Record.Holder)
+			return lease.Term{}, nil
+		}
+		sleep(ctx, wait)
+	}
+}
+
+// holderWatch is how RunOnce tells a live holder from a dead one.
+type holderWatch struct {
+	first *lease.HeldError // the holder's record as first refused
+	since time.Time
+}
+
+// gaveUp notes the latest refusal (nil after another error) and reports
+// whether to stop waiting: the holder's record changed, so the holder is
+// alive, or it has not lapsed within its TTL plus two polls.
+func (w *holderWatch) gaveUp(held *lease.HeldError, poll time.Duration) bool {
+	if w.first == nil {
+		if held == nil {
+			return false
+		}
+		w.first, w.since = held, time.Now()
+	}
+	changed := held != nil && held.Record.Version != w.first.Record.Version
+	return changed || time.Since(w.since) > w.first.Record.TTL+2*poll
+}
+
+// lead runs one term: the task, the renew loop and the health watch share
+// one context, and the first of them to end cancels the others. It returns
+// once the task has returned and the lease has been released.
+func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
+	st := newTerm(lt)
+	termCtx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	r.cfg.Logger.Info("elected", "token", lt.Token)
+	r.observeLeader(lt.Holder)
+	if r.cfg.OnElected != nil {
+		r.cfg.OnElected(lt)
+	}
+
+	var wg sync.WaitGroup
+	wg.Go(func() { r.keepRenewing(termCtx, st, end) })
+	wg.Go(func() { r.watchHealth(termCtx, st, end) })
+	taskErr := r.cfg.Task(context.WithValue(termCtx, termKey{}, st))
+	end(&stepDown{reason: TaskEnded, err: taskErr})
+	wg.Wait()
+
+	d := demotionOf(context.Cause(termCtx), lt.Token)
+	if d.Reason != LeaseLost {
+		d.Released = r.release(ctx, st.get())
+	}
+	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released)
+	if r.cfg.OnDemoted != nil {
+		r.cfg.OnDemoted(d)
+	}
+	return d
+}
+
+// release gives the lease up with a context of its own, bounded by
+// ReleaseTimeout, so that it runs even when ctx has ended.
+func (r *Runner) release(ctx context.Context, t lease.Term) bool {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
+	defer cancel()
+	if err := r.cfg.Lease.Release(rctx, t); err != nil {
+		r.cfg.Logger.Warn("release failed; the lease will lapse after its TTL", "token", t.Token, "err", err)
+		return false
+	}
+	return true
+}
+
+func (r *Runner) observeLeader(identity string) {
+	r.mu.Lock()
+	changed := identity != r.leader
+	r.leader = identity
+	r.mu.Unlock()
+	if !changed {
+		return
+	}
+	r.cfg.Logger.Info("leader changed", "leader", identity)
+	if r.cfg.OnLeaderChanged != nil {
+		r.cfg.OnLeaderChanged(identity)
+	}
+}
+
+func (r *Runner) jittered(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Float64()*r.cfg.Jitter*float64(d))
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,500 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	store := memlease.NewStore()
+	l := openLease(t, store, "a")
+	task := func(context.Context) error { return nil }
+	for _, tc := range []struct {
+		name string
+		cfg  runner.Config
+		want string
+	}{
+		{"nil lease", runner.Config{Task: task}, "runner: Lease (<nil>) is required"},
+		{"nil task", runner.Config{Lease: l}, "runner: Task (<nil>) is required"},
+		{"deadline not below TTL", runner.Config{Lease: l, Task: task, RenewDeadline: 15 * time.Second},
+			"runner: RenewDeadline (15s) must be less than TTL (15s)"},
+		{"interval not below deadline", runner.Config{Lease: l, Task: task, RenewInterval: 10 * time.Second},
+			"runner: RenewInterval (10s) must be less than RenewDeadline (10s)"},
+		{"call timeout not below deadline", runner.Config{Lease: l, Task: task, RenewDeadline: 3 * time.Second, RenewInterval: time.Second},
+			"runner: CallTimeout (3s) of the lease must be less than RenewDeadline (3s)"},
+		{"negative duration", runner.Config{Lease: l, Task: task, CampaignInterval: -time.Second},
+			"runner: CampaignInterval (-1s) must not be negative"},
+		{"health timeout above interval", runner.Config{Lease: l, Task: task, HealthInterval: time.Second, HealthTimeout: 2 * time.Second},
+			"runner: HealthTimeout (2s) must not exceed HealthInterval (1s)"},
+		{"jitter above 1", runner.Config{Lease: l, Task: task, Jitter: 1.5}, "runner: Jitter (1.5) must be between 0 and 1"},
+		{"negative threshold", runner.Config{Lease: l, Task: task, HealthThreshold: -1}, "runner: HealthThreshold (-1) must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runner.New(tc.cfg)
+			if !errors.Is(err, lease.ErrInvalid) || err.Error() != tc.want {
+				t.Fatalf("runner.New: got %v, want %q wrapping lease.ErrInvalid", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestElectedTaskSeesTokenAndReleasesOnStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		l := openLease(t, store, "a")
+		var elected lease.Term
+		var seen uint64
+		var demotions []runner.Demotion
+		stop := start(t, runner.Config{
+			Lease:     l,
+			OnElected: func(lt lease.Term) { elected = lt },
+			OnDemoted: func(d runner.Demotion) { demotions = append(demotions, d) },
+			Task: func(ctx context.Context) error {
+				lt, _ := runner.Term(ctx)
+				seen = lt.Token
+				<-ctx.Done()
+				return nil
+			},
+		})
+		advance(time.Minute) // four TTLs: several renewals
+		if err := stop(); err != nil {
+			t.Fatalf("Run returned %v after its context was cancelled, want nil", err)
+		}
+		if elected.Token == 0 || seen != elected.Token {
+			t.Fatalf("elected with token %d, task saw %d", elected.Token, seen)
+		}
+		if len(demotions) != 1 || demotions[0].Reason != runner.Stopped || !demotions[0].Released {
+			t.Fatalf("demotions = %+v, want one Stopped and released", demotions)
+		}
+		rec, err := l.Observe(context.Background())
+		if err != nil || !rec.Released || rec.Token != elected.Token {
+			t.Fatalf("after stop the record is %+v (%v), want released with token %d", rec, err, elected.Token)
+		}
+	})
+}
+
+// TestStepsDownAtRenewDeadlineWhileRenewalHangs checks safety rules 3 and 7:
+// the leader stops at Sent+RenewDeadline of its last successful renewal even
+// though the renewal in flight never answers, and a follower takes over only
+// after that, once the record has been unchanged for a TTL.
+func TestStepsDownAtRenewDeadlineWhileRenewalHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		var lastSent, stoppedAt shared[time.Time]
+		start(t, runner.Config{
+			Lease:     openLease(t, store, "a"),
+			OnDemoted: j.demoted("a"),
+			Task: func(ctx context.Context) error {
+				advance(12 * time.Second) // two renewals
+				store.Hang("a")
+				<-ctx.Done()
+				stoppedAt.set(time.Now())
+				lt, _ := runner.Term(ctx)
+				lastSent.set(lt.Sent)
+				return nil
+			},
+		})
+		synctest.Wait()
+		start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		advance(time.Minute)
+
+		if got := stoppedAt.get().Sub(lastSent.get()); got != renewDeadline {
+			t.Errorf("leader stopped %v after its last successful renewal was sent, want RenewDeadline (%v)", got, renewDeadline)
+		}
+		if d := j.demotionsOf("a"); len(d) == 0 || d[0].Reason != runner.DeadlinePassed {
+			t.Errorf("demotions of a = %+v, want DeadlinePassed first", d)
+		}
+		if len(j.recorded()) != 0 || j.leader() != "b" {
+			t.Fatalf("b is not leading a minute later (leader %q)", j.leader())
+		}
+	})
+}
+
+func TestFollowerTakesOverOnlyAfterTTLOfSilence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		var lastSent shared[time.Time]
+		start(t, runner.Config{
+			Lease: openLease(t, store, "a"),
+			Task: func(ctx context.Context) error {
+				advance(7 * time.Second)
+				lt, _ := runner.Term(ctx)
+				lastSent.set(lt.Sent)
+				store.Partition("a") // the leader's process is cut off: no renewal lands
+				<-ctx.Done()
+				return nil
+			},
+		})
+		synctest.Wait()
+		var tookOver shared[time.Time]
+		start(t, runner.Config{
+			Lease:     openLease(t, store, "b"),
+			OnElected: func(lease.Term) { tookOver.set(time.Now()) },
+			Task:      j.task("b"),
+		})
+		advance(2 * time.Minute)
+		if tookOver.get().IsZero() {
+			t.Fatal("b never took over")
+		}
+		if silence := tookOver.get().Sub(lastSent.get()); silence < ttl {
+			t.Fatalf("b took over %v after a's last renewal was sent, before the TTL (%v)", silence, ttl)
+		}
+	})
+}
+
+func TestLostLeaseStepsDownWithoutRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a"), OnDemoted: j.demoted("a")})
+		advance(time.Second)
+		intruder := lease.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: ttl, Nonce: "x"})
+		store.Put("job", intruder)
+		advance(renewInterval)
+		d := j.demotionsOf("a")
+		if len(d) != 1 || d[0].Reason != runner.LeaseLost || d[0].Released || !errors.Is(d[0].Err, lease.ErrLost) {
+			t.Fatalf("demotions of a = %+v, want one LeaseLost (ErrLost), not released", d)
+		}
+		if got, _ := store.Bytes("job"); string(got) != string(intruder) {
+			t.Fatalf("the intruder's record was overwritten: %s", got)
+		}
+	})
+}
+
+// TestReleaseOnlyAfterTaskReturns checks safety rule 6: a task that ignores
+// cancellation keeps the lease from being released, but not renewed.
+func TestReleaseOnlyAfterTaskReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		l := openLease(t, store, "a")
+		var returned atomic.Bool
+		stop := start(t, runner.Config{
+			Lease: l,
+			Task: func(ctx context.Context) error {
+				<-ctx.Done()
+				advance(8 * time.Second) // ignores cancellation for a while
+				returned.Store(true)
+				return nil
+			},
+		})
+		advance(time.Second)
+		stopped := make(chan error, 1)
+		go func() { stopped <- stop() }()
+		advance(7 * time.Second)
+		rec, err := l.Observe(context.Background())
+		if err != nil || rec.Released || rec.Holder != "a" {
+			t.Fatalf("while the task still runs the record is %+v (%v), want held by a", rec, err)
+		}
+		reads, writes := store.Calls("a")
+		<-stopped
+		if !returned.Load() {
+			t.Fatal("Run returned before the task did")
+		}
+		rec, err = l.Observe(context.Background())
+		if err != nil || !rec.Released {
+			t.Fatalf("after the task returned the record is %+v (%v), want released", rec, err)
+		}
+		if r2, w2 := store.Calls("a"); w2 != writes+1 {
+			t.Fatalf("between stop and the task's return a wrote %d times (reads %d→%d); want only the release after", w2-writes, reads, r2)
+		}
+	})
+}
+
+func TestUnhealthyLeaderStepsDownAndCoolsDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		var sick atomic.Bool
+		var elections shared[[]time.Time]
+		start(t, runner.Config{
+			Lease:       openLease(t, store, "a"),
+			Task:        j.task("a"),
+			OnDemoted:   j.demoted("a"),
+			OnElected:   func(lease.Term) { elections.update(func(e *[]time.Time) { *e = append(*e, time.Now()) }) },
+			CoolDown:    time.Minute,
+			HealthCheck: func(context.Context) error { return map[bool]error{true: errors.New("disk full")}[sick.Load()] },
+		})
+		advance(time.Second)
+		sick.Store(true)
+		advance(30 * time.Second)
+		sick.Store(false)
+		advance(2 * time.Minute)
+
+		d := j.demotionsOf("a")
+		if len(d) == 0 || d[0].Reason != runner.Unhealthy || !d[0].Released || !strings.Contains(d[0].Err.Error(), "disk full") {
+			t.Fatalf("demotions = %+v, want Unhealthy with the check's error, released", d)
+		}
+		e := elections.get()
+		if len(e) != 2 {
+			t.Fatalf("elected %d times, want 2 (before and after the cool-down)", len(e))
+		}
+		stepDown := j.recorded()[0].end
+		if gap := e[1].Sub(stepDown); gap < time.Minute {
+			t.Fatalf("campaigned again %v after stepping down, within the CoolDown (1m)", gap)
+		}
+	})
+}
+
+func TestStalledTaskStepsDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		var lastProgress, stoppedAt shared[time.Time]
+		start(t, runner.Config{
+			Lease:        openLease(t, store, "a"),
+			OnDemoted:    j.demoted("a"),
+			StallTimeout: 20 * time.Second,
+			Task: func(ctx context.Context) error {
+				for range 10 { // healthy for 30s, then stuck
+					runner.Progress(ctx)
+					lastProgress.set(time.Now())
+					advance(3 * time.Second)
+				}
+				<-ctx.Done()
+				stoppedAt.set(time.Now())
+				return nil
+			},
+		})
+		advance(2 * time.Minute)
+		if got := stoppedAt.get().Sub(lastProgress.get()); got != 20*time.Second {
+			t.Errorf("stopped %v after the last progress, want the StallTimeout (20s)", got)
+		}
+		d := j.demotionsOf("a")
+		if len(d) == 0 || d[0].Reason != runner.Unhealthy || !strings.Contains(d[0].Err.Error(), "StallTimeout") {
+			t.Fatalf("demotions = %+v, want Unhealthy naming StallTimeout", d)
+		}
+	})
+}
+
+func TestTransientFailuresAreRetriedWithinTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a"), OnDemoted: j.demoted("a")})
+		advance(time.Second)
+		store.FailNext("a", 3)
+		advance(20 * time.Second)
+		store.LoseResponses("a", 2)
+		advance(20 * time.Second)
+		if d := j.demotionsOf("a"); len(d) != 0 || j.leader() != "a" {
+			t.Fatalf("a was demoted (%+v) by failures that retries should absorb", d)
+		}
+	})
+}
+
+func TestStopWhenTaskEndsReturnsTheTaskError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		l := openLease(t, store, "a")
+		boom := errors.New("boom")
+		r, err := runner.New(runner.Config{Lease: l, Logger: quiet, StopWhenTaskEnds: true,
+			Task: func(context.Context) error { advance(time.Minute); return boom }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Run(context.Background()); !errors.Is(err, boom) {
+			t.Fatalf("Run returned %v, want the task's error", err)
+		}
+		if rec, err := l.Observe(context.Background()); err != nil || !rec.Released {
+			t.Fatalf("record after Run = %+v (%v), want released", rec, err)
+		}
+	})
+}
+
+func TestTaskEndedCampaignsAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		var runs atomic.Int32
+		start(t, runner.Config{Lease: openLease(t, store, "a"),
+			Task: func(context.Context) error { runs.Add(1); advance(time.Second); return nil }})
+		advance(time.Minute)
+		if runs.Load() < 3 {
+			t.Fatalf("task ran %d times in a minute, want it run again after each return", runs.Load())
+		}
+	})
+}
+
+func TestLeaderChangedIsReportedToFollowers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		stopA := start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a")})
+		synctest.Wait()
+		var seen shared[[]string]
+		start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b"),
+			OnLeaderChanged: func(id string) { seen.update(func(s *[]string) { *s = append(*s, id) }) }})
+		advance(time.Minute)
+		_ = stopA()
+		advance(time.Minute)
+		if strings.Join(seen.get(), ",") != "a,b" {
+			t.Fatalf("b observed leaders %q, want a then b", seen.get())
+		}
+	})
+}
+
+func TestPermanentErrorEndsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		store.Put("job", []byte("somebody else's file"))
+		r, err := runner.New(runner.Config{Lease: openLease(t, store, "a"), Logger: quiet,
+			Task: func(context.Context) error { t.Error("task ran on a corrupt lease"); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Run(context.Background()); !errors.Is(err, lease.ErrCorrupt) {
+			t.Fatalf("Run returned %v, want ErrCorrupt", err)
+		}
+	})
+}
+
+func TestRunOnce(t *testing.T) {
+	runOnce := func(t *testing.T, store *memlease.Store, who string, task func(context.Context) error) (bool, error, time.Duration) {
+		t.Helper()
+		r, err := runner.New(runner.Config{Lease: openLease(t, store, who), Task: task, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		ran, err := r.RunOnce(context.Background())
+		return ran, err, time.Since(began)
+	}
+	done := func(context.Context) error { return nil }
+
+	t.Run("free lease runs and releases", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			store := memlease.NewStore()
+			ran, err, _ := runOnce(t, store, "a", done)
+			rec, _ := openLease(t, store, "x").Observe(context.Background())
+			if !ran || err != nil || !rec.Released {
+				t.Fatalf("ran=%v err=%v record=%+v, want ran, no error, released", ran, err, rec)
+			}
+		})
+	})
+	t.Run("task error is returned", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			boom := errors.New("boom")
+			ran, err, _ := runOnce(t, memlease.NewStore(), "a", func(context.Context) error { return boom })
+			if !ran || !errors.Is(err, boom) {
+				t.Fatalf("ran=%v err=%v, want ran with the task's error", ran, err)
+			}
+		})
+	})
+	t.Run("live leader means not elected", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			store := memlease.NewStore()
+			j := newJournal()
+			start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a")})
+			synctest.Wait()
+			ran, err, took := runOnce(t, store, "b", func(context.Context) error { t.Error("b ran"); return nil })
+			if ran || err != nil {
+				t.Fatalf("ran=%v err=%v, want not elected", ran, err)
+			}
+			if took > ttl {
+				t.Fatalf("RunOnce waited %v for a live leader, want no more than a renewal and a poll", took)
+			}
+		})
+	})
+	t.Run("dead leader's lease is taken after its TTL", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			store := memlease.NewStore()
+			if _, err := openLease(t, store, "crashed").Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			ran, err, took := runOnce(t, store, "b", done)
+			if !ran || err != nil || took < ttl {
+				t.Fatalf("ran=%v err=%v after %v, want ran after at least the TTL (%v)", ran, err, took, ttl)
+			}
+		})
+	})
+}
+
+// TestAtMostOneLeaderUnderFaults runs three contenders for ten fake minutes
+// while a random fault hits the current leader every so often, and checks
+// safety rules 1 and 5 on the terms the leaders' own tasks recorded.
+func TestAtMostOneLeaderUnderFaults(t *testing.T) {
+	for seed := range uint64(5) {
+		t.Run("seed"+string(rune('0'+seed)), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := memlease.NewStore()
+				j := newJournal()
+				for _, who := range []string{"a", "b", "c"} {
+					start(t, runner.Config{Lease: openLease(t, store, who), Task: j.task(who), OnDemoted: j.demoted(who)})
+				}
+				rng := rand.New(rand.NewPCG(seed, 1))
+				faults := []func(string){
+					store.Partition, store.Hang,
+					func(who string) { store.Delay(who, time.Duration(rng.IntN(12))*time.Second) },
+					func(who string) { store.FailNext(who, rng.IntN(6)) },
+					func(who string) { store.LoseResponses(who, rng.IntN(3)) },
+				}
+				for range 40 {
+					advance(time.Duration(rng.IntN(20)) * time.Second)
+					if who := j.leader(); who != "" {
+						faults[rng.IntN(len(faults))](who)
+						advance(time.Duration(rng.IntN(30)) * time.Second)
+						store.Heal(who)
+					}
+				}
+				advance(time.Minute)
+				j.checkSafety(t)
+				if len(j.recorded()) < 5 {
+					t.Fatalf("only %d terms in ten minutes of faults: the test exercised too little", len(j.recorded()))
+				}
+			})
+		})
+	}
+}
+
+// stuckLease is a lease whose renewals, once stuck, ignore their context and
+// return only when the test lets them.
+type stuckLease struct {
+	lease.Lease
+	stuck   atomic.Bool
+	release chan struct{}
+}
+
+func (s *stuckLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if s.stuck.Load() {
+		<-s.release
+		return lease.Term{}, context.DeadlineExceeded
+	}
+	return s.Lease.Renew(ctx, t)
+}
+
+// TestStepDownTimerFiresWhileRenewIgnoresCancellation checks that the
+// step-down does not depend on the backend honouring its context.
+func TestStepDownTimerFiresWhileRenewIgnoresCancellation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &stuckLease{Lease: openLease(t, memlease.NewStore(), "a"), release: make(chan struct{})}
+		var lastSent, stoppedAt shared[time.Time]
+		start(t, runner.Config{Lease: l, Task: func(ctx context.Context) error {
+			advance(7 * time.Second)
+			l.stuck.Store(true)
+			<-ctx.Done()
+			stoppedAt.set(time.Now())
+			lt, _ := runner.Term(ctx)
+			lastSent.set(lt.Sent)
+			return nil
+		}})
+		advance(time.Minute)
+		if stoppedAt.get().IsZero() {
+			t.Fatal("the task was not cancelled while a renewal hung")
+		}
+		if got := stoppedAt.get().Sub(lastSent.get()); got != renewDeadline {
+			t.Fatalf("task cancelled %v after the last renewal was sent, want RenewDeadline (%v)", got, renewDeadline)
+		}
+		close(l.release)
+	})
+}
