@@ -57,16 +57,13 @@ func Schemes() []string {
 func Open(ctx context.Context, urlstr string, opts Options) (Lease, error) {
 	u, err := url.Parse(urlstr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: lease URL %q: %v", ErrInvalid, urlstr, err)
-	}
-	if u.Scheme == "" {
-		return nil, fmt.Errorf("%w: lease URL %q has no scheme (registered: %s)", ErrInvalid, urlstr, strings.Join(Schemes(), ", "))
+		return nil, &OptionError{Field: "URL", Value: quote(urlstr), Reason: "is malformed: " + err.Error()}
 	}
 	registry.RLock()
 	opener, ok := registry.openers[u.Scheme]
 	registry.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown scheme %q in lease URL %q (registered: %s)", ErrInvalid, u.Scheme, urlstr, strings.Join(Schemes(), ", "))
+		return nil, &OptionError{Field: "URL", Value: quote(urlstr), Reason: fmt.Sprintf("has unknown scheme %q (registered: %s)", u.Scheme, strings.Join(Schemes(), ", "))}
 	}
 	opts, err = opts.Validate()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -46,7 +47,7 @@ type URLOpener struct {
 func (o *URLOpener) OpenLeaseURL(_ context.Context, u *url.URL, opts lease.Options) (lease.Lease, error) {
 	name := u.Host + u.Path
 	if len(u.Query()) > 0 {
-		return nil, fmt.Errorf("%w: mem URL %q: unknown query parameters (mem takes none)", lease.ErrInvalid, u.Redacted())
+		return nil, &lease.OptionError{Field: "URL", Value: strconv.Quote(u.Redacted()), Reason: "has query parameters; mem URLs take none"}
 	}
 	return o.Store.Open(name, opts)
 }
