@@ -98,9 +98,9 @@ func (c *casLease) Acquire(ctx context.Context) (Term, error) {
 	switch {
 	case err == nil:
 		return t, nil
-	case got.Held():
+	case got.Held() && got.Version != cur.Version: // another contender won
 		return Term{}, &HeldError{Record: got, Wait: c.wait(got)}
-	case got.Version != "": // another contender wrote and left the lease free
+	case got.Version != "": // unchanged, or changed and left free: try again
 		return Term{}, transient(err)
 	}
 	return Term{}, err
@@ -150,6 +150,7 @@ func (c *casLease) rewrite(ctx context.Context, t Term, released bool) (Term, er
 // succeeded, and if it is want the write succeeded after all.
 func (c *casLease) write(ctx context.Context, version string, want Record) (t Term, got Record, err error) {
 	c.mu.Lock()
+	prev := c.lastWrite
 	c.lastWrite = want
 	c.mu.Unlock()
 	sent := time.Now()
@@ -170,9 +171,13 @@ func (c *casLease) write(ctx context.Context, version string, want Record) (t Te
 	got, rerr := c.read(ctx)
 	switch {
 	case rerr != nil:
-		return Term{}, Record{}, fmt.Errorf("%w (outcome unknown: reading back failed: %w)", err, rerr)
-	case got.Nonce == want.Nonce && got.Holder == want.Holder && got.Token == want.Token:
+		return Term{}, Record{}, fmt.Errorf("%w: outcome unknown: %w; reading back failed: %v", ErrUnavailable, err, rerr)
+	case sameWrite(got, want):
 		return termOf(got, sent), got, nil
+	case sameWrite(got, prev): // this write did not land; the record is still our last one
+		c.mu.Lock()
+		c.lastWrite = prev
+		c.mu.Unlock()
 	}
 	return Term{}, got, err
 }
@@ -212,7 +217,12 @@ func (c *casLease) wait(r Record) time.Duration {
 func (c *casLease) wroteLast(r Record) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return r.Nonce == c.lastWrite.Nonce && r.Holder == c.lastWrite.Holder && r.Token == c.lastWrite.Token
+	return sameWrite(r, c.lastWrite)
+}
+
+// sameWrite reports whether r is the record written as w.
+func sameWrite(r, w Record) bool {
+	return w.Nonce != "" && r.Nonce == w.Nonce && r.Holder == w.Holder && r.Token == w.Token
 }
 
 // call runs one driver call under CallTimeout. The caller's own context

@@ -6,9 +6,11 @@ import (
 	"time"
 )
 
-// The error taxonomy. Every error a Lease returns wraps exactly one of these
-// (test with errors.Is), or is the context's own error. Backends wrap their
-// SDK's error too, so errors.As still reaches it.
+// The error taxonomy. Every error a Lease returns wraps one of these (test
+// with errors.Is), or is the context's own error, unwrapped. A write whose
+// outcome stayed unknown wraps ErrUnavailable, and may also wrap the failed
+// write's own error. Backends wrap their SDK's error too, so errors.As
+// still reaches it.
 var (
 	// ErrHeld: another contender holds the lease. The error is a *HeldError.
 	ErrHeld = errors.New("lease: held")

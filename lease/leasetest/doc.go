@@ -1,0 +1,47 @@
+// Package leasetest is the conformance suite that every lease backend runs,
+// unchanged. A backend that passes it guarantees, through the portable API
+// and the sentinel errors of package lease alone, that:
+//
+//   - a free lease is acquired with a fencing token of at least 1, and a
+//     second contender (even one with the same identity) is refused with
+//     lease.ErrHeld and a *lease.HeldError naming the holder and its token;
+//   - a holder that keeps renewing is never deposed, and a renewal keeps the
+//     token and moves Term.Sent forward;
+//   - a holder that stops renewing is taken over, but not before half a TTL
+//     after its last write, and within a TTL and a margin of the
+//     contender's first look; on compare-and-swap stores (Config.CAS) not
+//     before a full TTL after the contender's first sight of the record, so
+//     expiry counts from first sight, never from the record's age;
+//   - a deposed holder's Renew and Release fail with lease.ErrLost and leave
+//     the new holder's term untouched;
+//   - a released lease is acquired at once by the next contender;
+//   - when N contenders race, exactly one term is issued per round, and
+//     fencing tokens strictly increase across acquisitions, releases and
+//     takeovers;
+//   - a cancelled context makes every method return an error matching
+//     context.Canceled and changes nothing;
+//   - an object at the lease's key that leasehold did not write is reported
+//     as lease.ErrCorrupt and never taken over, however long it sits there.
+//
+// It does not test how a backend resolves unknown outcomes (lost responses,
+// timeouts): those depend on the engine and are tested with memlease's fault
+// hooks in package lease's own tests.
+//
+// A backend's test builds a Harness and calls RunConformanceTests:
+//
+//	func TestConformance(t *testing.T) {
+//		leasetest.RunConformanceTests(t, leasetest.Config{
+//			NewHarness: func(t *testing.T) leasetest.Harness { return newHarness(t) },
+//			TTL:        2 * time.Second,
+//			CAS:        true,
+//		})
+//	}
+//
+// With FakeTime set, each subtest runs inside a testing/synctest bubble, so
+// the suite's TTL waits take no real time; that suits in-memory backends
+// only, as network I/O cannot run inside a bubble. Without it, subtests run
+// in parallel in real time against a server (an emulator on loopback, or a
+// cloud account); each waits a few TTLs, so choose the shortest TTL the
+// backend allows. Every subtest uses a lease name of its own, unique across
+// runs, so state left on a server by earlier runs cannot interfere.
+package leasetest

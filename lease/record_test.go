@@ -1,0 +1,140 @@
+package lease_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+func TestDecodeJSONRejects(t *testing.T) {
+	valid := `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}`
+	for _, tc := range []struct {
+		name string
+		data string
+	}{
+		{name: "garbage", data: "not a lease"},
+		{name: "empty", data: ""},
+		{name: "JSON of another shape", data: `["worker-1", 7]`},
+		{name: "JSON null", data: `null`},
+		{name: "foreign JSON object", data: `{"holder":"x"}`},
+		{name: "unknown field", data: `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"ab","owner":"x"}`},
+		{name: "format 2", data: strings.Replace(valid, `"leasehold":1`, `"leasehold":2`, 1)},
+		{name: "format missing", data: strings.Replace(valid, `"leasehold":1,`, ``, 1)},
+		{name: "token 0", data: strings.Replace(valid, `"token":7`, `"token":0`, 1)},
+		{name: "negative token", data: strings.Replace(valid, `"token":7`, `"token":-1`, 1)},
+		{name: "ttl 0", data: strings.Replace(valid, `"ttl_ms":15000`, `"ttl_ms":0`, 1)},
+		{name: "negative ttl", data: strings.Replace(valid, `"ttl_ms":15000`, `"ttl_ms":-5`, 1)},
+		{name: "missing nonce", data: strings.Replace(valid, `,"nonce":"4f1c9a0b7e22d3c5"`, ``, 1)},
+		{name: "empty holder", data: strings.Replace(valid, `"holder":"worker-1"`, `"holder":""`, 1)},
+		{name: "non-ASCII holder", data: strings.Replace(valid, `"holder":"worker-1"`, `"holder":"wörker"`, 1)},
+		{name: "trailing data", data: valid + `{}`},
+		{name: "trailing garbage", data: valid + ` x`},
+		{name: "over 4096 bytes", data: valid + strings.Repeat(" ", lease.MaxRecordSize)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := lease.DecodeJSON([]byte(tc.data))
+			if !errors.Is(err, lease.ErrCorrupt) {
+				t.Errorf("DecodeJSON(%.80q) = %+v, %v; want an error matching lease.ErrCorrupt", tc.data, r, err)
+			}
+		})
+	}
+}
+
+func TestDecodeJSONAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data string
+		want lease.Record
+	}{
+		{
+			name: "the documented example",
+			data: `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}`,
+			want: lease.Record{Holder: "worker-1", Token: 7, TTL: 15 * time.Second, Nonce: "4f1c9a0b7e22d3c5"},
+		},
+		{
+			name: "fields in another order, with whitespace and a trailing newline",
+			data: "{ \"nonce\": \"ab\", \"released\": true, \"ttl_ms\": 2000, \"token\": 18446744073709551615, \"holder\": \"w\", \"leasehold\": 1 }\n",
+			want: lease.Record{Holder: "w", Token: math.MaxUint64, TTL: 2 * time.Second, Released: true, Nonce: "ab"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := lease.DecodeJSON([]byte(tc.data))
+			if err != nil || got != tc.want {
+				t.Errorf("DecodeJSON = %+v, %v; want %+v, nil", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, r := range []lease.Record{
+		{Holder: "worker-1", Token: 1, TTL: 15 * time.Second, Nonce: "0123456789abcdef"},
+		{Holder: strings.Repeat("h", lease.MaxIdentityLen), Token: math.MaxUint64, TTL: time.Millisecond, Released: true, Nonce: `"quoted" \ nonce`},
+	} {
+		b := lease.EncodeJSON(r)
+		if len(b) > lease.MaxRecordSize {
+			t.Errorf("EncodeJSON of %+v is %d bytes, over MaxRecordSize", r, len(b))
+		}
+		got, err := lease.DecodeJSON(b)
+		if err != nil || got != r {
+			t.Errorf("DecodeJSON(EncodeJSON(%+v)) = %+v, %v; want the record back", r, got, err)
+		}
+	}
+	// The version is the store's, not part of the record's bytes.
+	r := lease.Record{Holder: "w", Token: 3, TTL: time.Second, Nonce: "n", Version: "etag-1"}
+	if got, _ := lease.DecodeJSON(lease.EncodeJSON(r)); got.Version != "" {
+		t.Errorf("Version %q survived encoding, want it left out", got.Version)
+	}
+	if want := `{"leasehold":1,"holder":"w","token":3,"ttl_ms":1000,"released":false,"nonce":"n"}`; string(lease.EncodeJSON(r)) != want {
+		t.Errorf("EncodeJSON = %s, want %s", lease.EncodeJSON(r), want)
+	}
+}
+
+func TestRecordCheck(t *testing.T) {
+	ok := lease.Record{Holder: "w", Token: 1, TTL: time.Millisecond, Nonce: "n"}
+	if err := ok.Check(); err != nil {
+		t.Errorf("Check(%+v) = %v, want nil", ok, err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*lease.Record)
+	}{
+		{name: "no holder", change: func(r *lease.Record) { r.Holder = "" }},
+		{name: "token 0", change: func(r *lease.Record) { r.Token = 0 }},
+		{name: "TTL below a millisecond", change: func(r *lease.Record) { r.TTL = time.Microsecond }},
+		{name: "negative TTL", change: func(r *lease.Record) { r.TTL = -time.Second }},
+		{name: "no nonce", change: func(r *lease.Record) { r.Nonce = "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ok
+			tc.change(&r)
+			if err := r.Check(); !errors.Is(err, lease.ErrCorrupt) {
+				t.Errorf("Check(%+v) = %v, want an error matching lease.ErrCorrupt", r, err)
+			}
+		})
+	}
+}
+
+func TestRecordHeldAndTermExpires(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    lease.Record
+		want bool
+	}{
+		{name: "held", r: lease.Record{Holder: "w", Token: 1}, want: true},
+		{name: "released", r: lease.Record{Holder: "w", Token: 1, Released: true}, want: false},
+		{name: "no record", r: lease.Record{}, want: false},
+	} {
+		if got := tc.r.Held(); got != tc.want {
+			t.Errorf("%s: Held() = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	sent := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := (lease.Term{Sent: sent, TTL: 15 * time.Second}).Expires(); !got.Equal(sent.Add(15 * time.Second)) {
+		t.Errorf("Expires() = %v, want Sent+TTL", got)
+	}
+}
