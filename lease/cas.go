@@ -225,21 +225,9 @@ func sameWrite(r, w Record) bool {
 	return w.Nonce != "" && r.Nonce == w.Nonce && r.Holder == w.Holder && r.Token == w.Token
 }
 
-// call runs one driver call under CallTimeout. The caller's own context
-// error passes through unwrapped; the call's timeout becomes ErrUnavailable.
+// call runs one driver call under CallTimeout.
 func (c *casLease) call(ctx context.Context, f func(context.Context) error) error {
-	cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
-	defer cancel()
-	err := f(cctx)
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case cctx.Err() != nil && !errors.Is(err, ErrUnavailable):
-		return fmt.Errorf("%w: no answer within CallTimeout (%v): %w", ErrUnavailable, c.opts.CallTimeout, err)
-	}
-	return err
+	return Call(ctx, c.opts.CallTimeout, f)
 }
 
 func (c *casLease) record(token uint64, released bool) Record {

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -81,6 +82,26 @@ func (e *OptionError) Is(target error) bool { return target == ErrInvalid }
 // Corruptf returns an error wrapping ErrCorrupt, for decoders.
 func Corruptf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// Call runs one request to a store, f, under timeout: the per-call bound
+// every backend applies (Options.CallTimeout). When the caller's own ctx
+// ends first, Call returns ctx's error, unwrapped; when only the timeout
+// fired, it returns an error wrapping ErrUnavailable that names the
+// timeout. Otherwise it returns f's error as it is.
+func Call(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := f(cctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case cctx.Err() != nil && !errors.Is(err, ErrUnavailable):
+		return fmt.Errorf("%w: no answer within CallTimeout (%v): %w", ErrUnavailable, timeout, err)
+	}
+	return err
 }
 
 // Retryable reports whether err is worth retrying: the lease is held (it may
