@@ -180,7 +180,7 @@ func TestCASLostResponse(t *testing.T) {
 			store.Delay("a", time.Second)
 			done := async(func() error { _, err := a.Renew(t.Context(), ta); return err })
 			advance(500 * time.Millisecond) // the write started at 0s
-			store.FailNext("a", 1)             // the read-back, at 1s
+			store.FailNext("a", 1)          // the read-back, at 1s
 			err := <-done
 			store.Heal("a")
 			if !errors.Is(err, lease.ErrUnavailable) || errors.Is(err, lease.ErrLost) {
