@@ -28,6 +28,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/memlease"
+	_ "github.com/leasehold/leasehold/lease/s3cas"
 	"github.com/leasehold/leasehold/runner"
 )
 

@@ -1,0 +1,126 @@
+// Package s3cas is a lease backend on one Amazon S3 object, written only
+// with S3's conditional writes: a driver of the compare-and-swap engine in
+// package lease (lease.NewCAS), so it has that engine's guarantees. At most
+// one contender holds the lease at a time, assuming only that clocks tick
+// at nearly the same rate: a contender takes a held lease over only after
+// it has seen the same ETag, unchanged, for the holder's whole TTL on its
+// own monotonic clock, and only by a write conditional on that ETag. Every
+// write carries a fresh nonce, so every write changes the ETag, and every
+// acquisition writes a fencing token greater than all earlier ones.
+//
+// It does not guarantee anything if something other than leasehold writes
+// or deletes the object, nor on a store that accepts but ignores
+// If-None-Match and If-Match on PutObject (a store that rejects them
+// with 501 NotImplemented is reported as lease.ErrNotFound).
+//
+// # Requests
+//
+// A read is one GetObject of the record and its ETag. Acquiring a free
+// lease is that read and one PutObject with If-None-Match: *; a renewal,
+// a release and a takeover are one PutObject with If-Match: <ETag> (a
+// takeover after the reads that judged expiry). A write whose outcome is
+// unknown (a timeout, a lost response, a failed condition) is followed by
+// one GetObject that resolves it. The SDK's own retries are off: each call
+// is one request, bounded by lease.Options.CallTimeout, and the caller
+// (the runner) retries.
+//
+// # What it stores
+//
+// The object holds one line of JSON, content type application/json:
+//
+//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}
+//
+// Anyone allowed to read it can see who leads with:
+//
+//	aws s3 cp s3://BUCKET/KEY -
+//
+// An object at the key that is not such a record (written by someone else)
+// is reported as lease.ErrCorrupt and never overwritten.
+//
+// Never delete the object, not even to reset a lease: the fencing token
+// lives in it, and a new object would start the tokens again at 1, so a
+// downstream system could accept a deposed leader's writes. To hand the
+// lease over, release it. The object is at most a few hundred bytes.
+//
+// # The bucket
+//
+// The bucket must exist; s3cas never creates one, and reports a missing
+// bucket as lease.ErrNotFound naming it. Versioning is not needed. If the
+// bucket has versioning on, every renewal leaves a noncurrent version
+// behind (720 an hour at the defaults): add a lifecycle rule that expires
+// noncurrent versions after a day or so. Any storage class that allows
+// frequent overwrites without a minimum storage duration works; S3 Standard
+// is the usual choice.
+//
+// # Permissions
+//
+// The driver calls two actions on the lease's object, listed in
+// IAMActions, and needs one more on the bucket, listed in
+// IAMBucketActions:
+//
+//	{
+//	  "Effect": "Allow",
+//	  "Action": ["s3:GetObject", "s3:PutObject"],
+//	  "Resource": "arn:aws:s3:::BUCKET/KEY"
+//	},
+//	{
+//	  "Effect": "Allow",
+//	  "Action": ["s3:ListBucket"],
+//	  "Resource": "arn:aws:s3:::BUCKET"
+//	}
+//
+// s3:ListBucket is never called. It is there because Amazon S3 answers a
+// GetObject of a missing object with 404 NoSuchKey only to a caller that
+// may list the bucket, and with 403 AccessDenied to anyone else, so without
+// it a lease that was never acquired cannot be told from a refused read and
+// its first Acquire fails with lease.ErrPermission. Once the object exists
+// s3:ListBucket is no longer used; a deployment that creates the lease
+// with broader credentials may leave it out. It lets the role list the
+// bucket's key names (not read the objects): keep leases in a bucket of
+// their own. Refused credentials are reported as lease.ErrPermission
+// naming the object and these actions.
+//
+// # Configuration
+//
+// In Go, Open takes the bucket, the key and, optionally, an *s3.Client;
+// without one it builds a client from the default AWS configuration chain
+// (environment, shared config files, ECS task role, EC2 instance role).
+// By URL, after importing this package for its side effect:
+//
+//	import _ "github.com/leasehold/leasehold/lease/s3cas"
+//
+//	l, err := lease.Open(ctx, "s3://my-bucket/leases/jobs?region=eu-west-1", lease.Options{Identity: host})
+//
+// The URL's path is the key. Its query parameters are those of
+// gocloud.dev's s3:// URLs that configure the client (see URLParams):
+// region, endpoint, use_path_style, hostname_immutable, profile, role,
+// anonymous, dualstack, fips, request_checksum_calculation and
+// response_checksum_validation. Any other parameter is rejected with
+// lease.ErrInvalid naming it.
+//
+// To use LocalStack, MinIO or another S3-compatible store, either set the
+// SDK's standard variable, which Open and URLs honour when no endpoint is
+// given (and set UsePathStyle, or use_path_style=true in a URL):
+//
+//	AWS_ENDPOINT_URL_S3=http://localhost:4566   # or AWS_ENDPOINT_URL
+//
+// or name the endpoint in the URL:
+//
+//	s3://my-bucket/leases/jobs?region=us-east-1&endpoint=http://127.0.0.1:9000&use_path_style=true
+//
+// The store must implement conditional writes (If-None-Match: * and
+// If-Match on PutObject): Amazon S3 since 2024, MinIO, LocalStack and moto
+// do.
+//
+// # Cost
+//
+// At the defaults (TTL 15s; the runner renews every RenewInterval = TTL/3
+// = 5s and a follower polls every CampaignInterval = 5s plus up to 20%
+// jitter), a leader makes about 720 PUT requests an hour and each follower
+// 600 to 720 GET requests an hour. At S3 Standard list prices in
+// us-east-1 (PUT $0.005 per 1,000 requests, GET $0.0004 per 1,000; AWS S3
+// pricing page, as of 2026) that is about $0.0036 an hour ($2.63 a month)
+// for the leader and at most $0.00029 an hour ($0.21 a month) for each
+// follower; storage of one small object is negligible. A longer TTL costs
+// proportionally less.
+package s3cas

@@ -1,0 +1,213 @@
+package s3cas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// fakeS3 answers every request with one canned response and records what
+// it was sent.
+type fakeS3 struct {
+	status  int
+	body    string
+	headers map[string]string
+
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.reqs = append(f.reqs, r.Clone(context.Background()))
+	f.mu.Unlock()
+	for k, v := range f.headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(f.status)
+	fmt.Fprint(w, f.body)
+}
+
+func (f *fakeS3) requests() []*http.Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*http.Request(nil), f.reqs...)
+}
+
+// s3Error is an S3 error response body.
+func s3Error(code string) string {
+	return `<?xml version="1.0" encoding="UTF-8"?><Error><Code>` + code + `</Code><Message>canned ` + code + `</Message><RequestId>fake</RequestId></Error>`
+}
+
+// fakeDriver returns a driver for s3://leases/jobs on a fake server, with
+// a client whose own configuration would retry up to 5 times.
+func fakeDriver(t *testing.T, f *fakeS3) *driver {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	c := s3.New(s3.Options{
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String(srv.URL),
+		Credentials:      credentials.NewStaticCredentialsProvider("test", "test", ""),
+		RetryMaxAttempts: 5,
+	})
+	return &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}
+}
+
+var testRecord = lease.Record{Holder: "worker-1", Token: 3, TTL: 15 * time.Second, Nonce: "0123456789abcdef"}
+
+// TestClassify checks the mapping of every S3 answer the driver knows to the
+// lease package's errors, call by call, and that each call is one request:
+// the SDK's retries are off even for a client configured to retry.
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	record := string(lease.EncodeJSON(testRecord))
+	rows := []struct {
+		name    string
+		op      op
+		status  int
+		body    string
+		headers map[string]string
+		want    error  // nil: success
+		code    string // the smithy.APIError code errors.As must find
+		mention string // in the message
+	}{
+		{"GetRecord", opGet, 200, record, map[string]string{"ETag": `"abc"`}, nil, "", ""},
+		{"GetNoSuchKey", opGet, 404, s3Error("NoSuchKey"), nil, lease.ErrNoRecord, "NoSuchKey", "s3://leases/jobs"},
+		{"GetNoSuchBucket", opGet, 404, s3Error("NoSuchBucket"), nil, lease.ErrNotFound, "NoSuchBucket", `bucket "leases" does not exist`},
+		{"GetAccessDenied", opGet, 403, s3Error("AccessDenied"), nil, lease.ErrPermission, "AccessDenied", "arn:aws:s3:::leases/jobs"},
+		{"GetInvalidAccessKeyId", opGet, 403, s3Error("InvalidAccessKeyId"), nil, lease.ErrPermission, "InvalidAccessKeyId", "s3:ListBucket"},
+		{"GetSignatureDoesNotMatch", opGet, 403, s3Error("SignatureDoesNotMatch"), nil, lease.ErrPermission, "SignatureDoesNotMatch", "s3:GetObject"},
+		{"GetForbiddenNoBody", opGet, 403, "", nil, lease.ErrPermission, "Forbidden", "refused (Forbidden)"},
+		{"GetRequestTimeTooSkewed", opGet, 403, s3Error("RequestTimeTooSkewed"), nil, lease.ErrUnavailable, "RequestTimeTooSkewed", "clock"},
+		{"GetSlowDown", opGet, 503, s3Error("SlowDown"), nil, lease.ErrUnavailable, "SlowDown", "s3://leases/jobs"},
+		{"GetInternalError", opGet, 500, s3Error("InternalError"), nil, lease.ErrUnavailable, "InternalError", ""},
+		{"GetBadGatewayHTML", opGet, 502, "<html>bad gateway</html>", nil, lease.ErrUnavailable, "", ""},
+		{"GetGatewayTimeout", opGet, 504, "", nil, lease.ErrUnavailable, "", ""},
+		{"GetUnknownCode", opGet, 400, s3Error("SomethingNew"), nil, lease.ErrUnavailable, "SomethingNew", ""},
+		{"GetNotImplemented", opGet, 501, s3Error("NotImplemented"), nil, lease.ErrNotFound, "NotImplemented", "conditional writes"},
+		{"GetGarbage", opGet, 200, "<html>hello</html>", map[string]string{"ETag": `"abc"`}, lease.ErrCorrupt, "", "s3://leases/jobs"},
+		{"GetOversized", opGet, 200, `{"leasehold":1,"holder":"` + strings.Repeat("x", lease.MaxRecordSize) + `"}`, map[string]string{"ETag": `"abc"`}, lease.ErrCorrupt, "", "4096"},
+		{"GetNoETag", opGet, 200, record, nil, lease.ErrUnavailable, "", "no ETag"},
+
+		{"CreateOK", opCreate, 200, "", map[string]string{"ETag": `"new"`}, nil, "", ""},
+		{"CreateNoETag", opCreate, 200, "", nil, lease.ErrUnavailable, "", "no ETag"},
+		{"CreatePreconditionFailed", opCreate, 412, s3Error("PreconditionFailed"), nil, lease.ErrConflict, "PreconditionFailed", ""},
+		{"CreateConditionalRequestConflict", opCreate, 409, s3Error("ConditionalRequestConflict"), nil, lease.ErrUnavailable, "ConditionalRequestConflict", ""},
+		{"CreateNoSuchBucket", opCreate, 404, s3Error("NoSuchBucket"), nil, lease.ErrNotFound, "NoSuchBucket", `bucket "leases"`},
+		{"CreateSlowDown", opCreate, 503, s3Error("SlowDown"), nil, lease.ErrUnavailable, "SlowDown", ""},
+		{"CreateNotImplemented", opCreate, 501, s3Error("NotImplemented"), nil, lease.ErrNotFound, "NotImplemented", "If-None-Match"},
+
+		{"ReplaceOK", opReplace, 200, "", map[string]string{"ETag": `"new"`}, nil, "", ""},
+		{"ReplacePreconditionFailed", opReplace, 412, s3Error("PreconditionFailed"), nil, lease.ErrConflict, "PreconditionFailed", ""},
+		{"ReplaceNoSuchKey", opReplace, 404, s3Error("NoSuchKey"), nil, lease.ErrConflict, "NoSuchKey", "no longer exists"},
+		{"ReplaceConditionalRequestConflict", opReplace, 409, s3Error("ConditionalRequestConflict"), nil, lease.ErrUnavailable, "ConditionalRequestConflict", ""},
+		{"ReplaceAccessDenied", opReplace, 403, s3Error("AccessDenied"), nil, lease.ErrPermission, "AccessDenied", "s3:PutObject"},
+		{"ReplaceInternalError", opReplace, 500, s3Error("InternalError"), nil, lease.ErrUnavailable, "InternalError", ""},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeS3{status: row.status, body: row.body, headers: row.headers}
+			d := fakeDriver(t, f)
+			var err error
+			var version string
+			switch row.op {
+			case opGet:
+				var r lease.Record
+				r, err = d.Get(t.Context())
+				version = r.Version
+			case opCreate:
+				version, err = d.Create(t.Context(), testRecord)
+			case opReplace:
+				version, err = d.Replace(t.Context(), testRecord, `"old"`)
+			}
+			if row.want == nil {
+				if err != nil || version == "" {
+					t.Errorf("%v: (%q, %v), want a version", row.op, version, err)
+				}
+			} else {
+				t.Logf("%v", err)
+				if !errors.Is(err, row.want) {
+					t.Errorf("%v answered %d %s: %v, want an error matching %v", row.op, row.status, row.code, err, row.want)
+				}
+				if err != nil && !strings.Contains(err.Error(), row.mention) {
+					t.Errorf("error %q does not mention %q", err, row.mention)
+				}
+				var apiErr smithy.APIError
+				if row.code != "" && (!errors.As(err, &apiErr) || apiErr.ErrorCode() != row.code) {
+					t.Errorf("errors.As(err, &smithy.APIError) finds %v, want code %s", apiErr, row.code)
+				}
+			}
+			reqs := f.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%v sent %d requests, want exactly 1 (SDK retries off)", row.op, len(reqs))
+			}
+			checkRequest(t, row.op, reqs[0])
+		})
+	}
+}
+
+// checkRequest checks the method, path and conditions of the driver's
+// request.
+func checkRequest(t *testing.T, o op, r *http.Request) {
+	t.Helper()
+	want := map[op]struct{ method, ifNoneMatch, ifMatch string }{
+		opGet:     {http.MethodGet, "", ""},
+		opCreate:  {http.MethodPut, "*", ""},
+		opReplace: {http.MethodPut, "", `"old"`},
+	}[o]
+	if r.Method != want.method || r.URL.Path != "/leases/jobs" {
+		t.Errorf("%v sent %s %s, want %s /leases/jobs", o, r.Method, r.URL.Path, want.method)
+	}
+	if got := r.Header.Get("If-None-Match"); got != want.ifNoneMatch {
+		t.Errorf("%v sent If-None-Match %q, want %q", o, got, want.ifNoneMatch)
+	}
+	if got := r.Header.Get("If-Match"); got != want.ifMatch {
+		t.Errorf("%v sent If-Match %q, want %q", o, got, want.ifMatch)
+	}
+	if got := r.Header.Get("Content-Type"); o != opGet && got != "application/json" {
+		t.Errorf("%v sent Content-Type %q, want application/json", o, got)
+	}
+}
+
+// TestClassifyContextErrors: when the call's context ends, its error comes
+// back unwrapped, for the engine to tell a caller's cancellation from its
+// own CallTimeout.
+func TestClassifyContextErrors(t *testing.T) {
+	t.Parallel()
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(block); srv.Close() })
+	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	d := &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}
+
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := d.Get(cancelled); err != context.Canceled {
+		t.Errorf("Get with a cancelled context: %v (%T), want context.Canceled itself", err, err)
+	}
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := d.Create(short, testRecord); err != context.DeadlineExceeded {
+		t.Errorf("Create past its deadline: %v (%T), want context.DeadlineExceeded itself", err, err)
+	}
+}

@@ -1,0 +1,157 @@
+package s3cas
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// IAMActions are the only S3 actions the driver calls, each on the lease's
+// object only (arn:aws:s3:::BUCKET/KEY). A least-privilege policy grants
+// exactly these on the object, and IAMBucketActions on the bucket.
+var IAMActions = []string{"s3:GetObject", "s3:PutObject"}
+
+// IAMBucketActions are the actions a least-privilege policy grants on the
+// lease's bucket (arn:aws:s3:::BUCKET). The driver never calls them, but
+// without s3:ListBucket Amazon S3 answers a GetObject of a missing object
+// with 403 AccessDenied instead of 404 NoSuchKey, and a lease that was
+// never acquired could not be acquired.
+var IAMBucketActions = []string{"s3:ListBucket"}
+
+// maxKeyLen is S3's limit on an object key, in bytes.
+const maxKeyLen = 1024
+
+// Options locate one lease object and the client that reaches it.
+type Options struct {
+	// Bucket is the name of an existing bucket. Required.
+	Bucket string
+	// Key is the object key of the lease record, such as "leases/jobs".
+	// Required; at most 1024 bytes.
+	Key string
+	// Client is the S3 client to use. If nil, Open builds one from the
+	// default AWS configuration chain: credentials from the environment, the
+	// shared config and credentials files, or the ECS/EC2 role; region from
+	// AWS_REGION or the profile; endpoint from AWS_ENDPOINT_URL_S3 or
+	// AWS_ENDPOINT_URL when set (LocalStack, MinIO). Whichever client is
+	// used, the driver turns the SDK's own retries off for its calls, so
+	// that they do not multiply with the caller's.
+	Client *s3.Client
+	// UsePathStyle addresses the bucket in the URL's path
+	// (http://endpoint/bucket/key) instead of its host name, as MinIO and
+	// LocalStack usually need. It applies to Client too. Default false.
+	UsePathStyle bool
+}
+
+// Open returns a lease on the object opts names, for the contender lopts
+// describes. It checks the options but sends no request: a missing bucket
+// or refused credentials show up in the lease's first call, as
+// lease.ErrNotFound or lease.ErrPermission.
+func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	client := opts.Client
+	if client == nil {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, &lease.OptionError{Pkg: "s3cas", Field: "Client", Value: "nil", Reason: "could not be built from the default AWS configuration: " + err.Error()}
+		}
+		client = s3.NewFromConfig(cfg)
+	}
+	if client.Options().Region == "" {
+		return nil, &lease.OptionError{Pkg: "s3cas", Field: "region", Value: `""`, Reason: "is not set: set AWS_REGION, a profile's region, or ?region= in the URL"}
+	}
+	return lease.NewCAS(&driver{client: client, bucket: opts.Bucket, key: opts.Key, pathStyle: opts.UsePathStyle}, lopts)
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Bucket == "":
+		return &lease.OptionError{Pkg: "s3cas", Field: "Bucket", Value: `""`, Reason: "must not be empty"}
+	case o.Key == "":
+		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: `""`, Reason: "must not be empty"}
+	case len(o.Key) > maxKeyLen:
+		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: strconv.Quote(o.Key[:64] + "..."), Reason: fmt.Sprintf("is %d bytes long; S3 allows at most %d", len(o.Key), maxKeyLen)}
+	}
+	return nil
+}
+
+// driver is the lease.CASDriver for one object. A record's version is the
+// object's ETag, exactly as S3 returns it (quotes included), and goes back
+// to S3 unchanged in If-Match.
+type driver struct {
+	client    *s3.Client
+	bucket    string
+	key       string
+	pathStyle bool
+}
+
+// callOptions apply to every request: no SDK retries (the caller retries,
+// within its own deadlines), and path-style addressing when asked for.
+func (d *driver) callOptions(o *s3.Options) {
+	o.Retryer = aws.NopRetryer{}
+	o.RetryMaxAttempts = 0
+	if d.pathStyle {
+		o.UsePathStyle = true
+	}
+}
+
+func (d *driver) Get(ctx context.Context) (lease.Record, error) {
+	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &d.bucket, Key: &d.key}, d.callOptions)
+	if err != nil {
+		return lease.Record{}, d.classify(ctx, opGet, err)
+	}
+	defer out.Body.Close()
+	// One byte more than a record may have, so that DecodeJSON sees an
+	// oversized object as such, without reading all of it.
+	b, err := io.ReadAll(io.LimitReader(out.Body, lease.MaxRecordSize+1))
+	if err != nil {
+		return lease.Record{}, d.classify(ctx, opGet, err)
+	}
+	r, err := lease.DecodeJSON(b)
+	if err != nil {
+		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
+	}
+	if out.ETag == nil || *out.ETag == "" {
+		return lease.Record{}, fmt.Errorf("%w: s3cas: GetObject %s returned no ETag", lease.ErrUnavailable, d.url())
+	}
+	r.Version = *out.ETag
+	return r, nil
+}
+
+func (d *driver) Create(ctx context.Context, r lease.Record) (string, error) {
+	return d.put(ctx, opCreate, r, &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
+}
+
+func (d *driver) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
+	return d.put(ctx, opReplace, r, &s3.PutObjectInput{IfMatch: &version})
+}
+
+// put writes r with in's condition and returns the new ETag.
+func (d *driver) put(ctx context.Context, op op, r lease.Record, in *s3.PutObjectInput) (string, error) {
+	body := lease.EncodeJSON(r)
+	in.Bucket, in.Key = &d.bucket, &d.key
+	in.Body = bytes.NewReader(body)
+	in.ContentLength = aws.Int64(int64(len(body)))
+	in.ContentType = aws.String("application/json")
+	out, err := d.client.PutObject(ctx, in, d.callOptions)
+	if err != nil {
+		return "", d.classify(ctx, op, err)
+	}
+	if out.ETag == nil || *out.ETag == "" {
+		// The write landed but its version is unknown: an unknown outcome,
+		// which the engine resolves by reading the record back.
+		return "", fmt.Errorf("%w: s3cas: PutObject %s returned no ETag", lease.ErrUnavailable, d.url())
+	}
+	return *out.ETag, nil
+}
+
+func (d *driver) url() string { return "s3://" + d.bucket + "/" + d.key }
