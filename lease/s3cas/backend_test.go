@@ -1,16 +1,15 @@
 package s3cas_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/smithy-go"
-
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
 
@@ -25,9 +24,9 @@ func testOptions(id string) lease.Options {
 }
 
 func TestStoredJSON(t *testing.T) {
-	forEachTarget(t, nil, func(t *testing.T, tg *target) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3cas-" + uniqueName("stored-json")
+		key := "s3cas-" + awstest.UniqueName("stored-json")
 		l := tg.open(t, c, key, testOptions("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
@@ -74,9 +73,9 @@ func TestStoredJSON(t *testing.T) {
 // the same bytes again keeps the ETag, and a stale writer holding it would
 // still win its If-Match.
 func TestIdenticalBytesKeepETag(t *testing.T) {
-	forEachTarget(t, nil, func(t *testing.T, tg *target) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3cas-" + uniqueName("same-bytes")
+		key := "s3cas-" + awstest.UniqueName("same-bytes")
 		body := lease.EncodeJSON(lease.Record{Holder: "worker-1", Token: 1, TTL: testTTL, Nonce: "0123456789abcdef"})
 		e1, err := tg.put(t.Context(), c, key, body)
 		if err != nil {
@@ -91,7 +90,7 @@ func TestIdenticalBytesKeepETag(t *testing.T) {
 			t.Errorf("writing the same bytes twice gave ETags %s and %s; this store's ETag is not a digest of the content (the nonce is then unneeded, but harmless)", e1, e2)
 		}
 		// Through the lease, every write changes the ETag.
-		l := tg.open(t, c, "s3cas-"+uniqueName("nonce"), testOptions("worker-1"))
+		l := tg.open(t, c, "s3cas-"+awstest.UniqueName("nonce"), testOptions("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
@@ -107,9 +106,9 @@ func TestIdenticalBytesKeepETag(t *testing.T) {
 }
 
 func TestForeignObjectNotTakenOver(t *testing.T) {
-	forEachTarget(t, nil, func(t *testing.T, tg *target) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3cas-" + uniqueName("foreign")
+		key := "s3cas-" + awstest.UniqueName("foreign")
 		foreign := []byte("id,owner\n1,batch-job\n")
 		etag, err := tg.put(t.Context(), c, key, foreign)
 		if err != nil {
@@ -137,24 +136,14 @@ func TestForeignObjectNotTakenOver(t *testing.T) {
 }
 
 func TestMissingBucket(t *testing.T) {
-	forEachTarget(t, nil, func(t *testing.T, tg *target) {
-		missing := uniqueName("leasehold-missing")
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
+		missing := awstest.UniqueName("leasehold-missing")
 		l, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: missing, Key: "leases/jobs", Client: tg.newClient(nil), UsePathStyle: tg.pathStyle}, testOptions("worker-1"))
 		if err != nil {
 			t.Fatalf("Open: %v, want a lease (Open sends no request)", err)
 		}
 		_, err = l.Acquire(t.Context())
-		t.Logf("Acquire: %v", err)
-		if !errors.Is(err, lease.ErrNotFound) || lease.Retryable(err) {
-			t.Errorf("Acquire in a missing bucket: %v, want lease.ErrNotFound, not retryable", err)
-		}
-		if err != nil && !strings.Contains(err.Error(), `bucket "`+missing+`" does not exist`) {
-			t.Errorf("error %q does not name the bucket %q", err, missing)
-		}
-		var apiErr smithy.APIError
-		if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "NoSuchBucket" {
-			t.Errorf("errors.As(err, &smithy.APIError) finds %v, want the SDK's NoSuchBucket", apiErr)
-		}
+		awstest.CheckError(t, "Acquire in a missing bucket", err, lease.ErrNotFound, `bucket "`+missing+`" does not exist`, "NoSuchBucket")
 		if _, err := l.Observe(t.Context()); !errors.Is(err, lease.ErrNotFound) {
 			t.Errorf("Observe in a missing bucket: %v, want lease.ErrNotFound", err)
 		}
@@ -162,8 +151,8 @@ func TestMissingBucket(t *testing.T) {
 }
 
 func TestWrongCredentials(t *testing.T) {
-	forEachTarget(t, func(tg *target) bool { return tg.withKeys != nil }, func(t *testing.T, tg *target) {
-		key := "s3cas-" + uniqueName("credentials")
+	targets.Run(t, func(tg *target) bool { return tg.withKeys != nil }, func(t *testing.T, tg *target) {
+		key := "s3cas-" + awstest.UniqueName("credentials")
 		for _, row := range []struct {
 			name, accessKey, secret, code string
 		}{
@@ -173,17 +162,7 @@ func TestWrongCredentials(t *testing.T) {
 			t.Run(row.name, func(t *testing.T) {
 				l := tg.open(t, tg.withKeys(row.accessKey, row.secret), key, testOptions("worker-1"))
 				_, err := l.Acquire(t.Context())
-				t.Logf("Acquire: %v", err)
-				if !errors.Is(err, lease.ErrPermission) || lease.Retryable(err) {
-					t.Fatalf("Acquire with refused credentials: %v, want lease.ErrPermission, not retryable", err)
-				}
-				if want := "arn:aws:s3:::" + tg.bucket + "/" + key; !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not name the object %s", err, want)
-				}
-				var apiErr smithy.APIError
-				if !errors.As(err, &apiErr) || apiErr.ErrorCode() != row.code {
-					t.Errorf("errors.As(err, &smithy.APIError) finds %v, want the SDK's %s", apiErr, row.code)
-				}
+				awstest.CheckError(t, "Acquire with refused credentials", err, lease.ErrPermission, "arn:aws:s3:::"+tg.bucket+"/"+key, row.code)
 			})
 		}
 	})
@@ -191,77 +170,16 @@ func TestWrongCredentials(t *testing.T) {
 
 // TestUnreachableEndpoint: a closed port fails at once, a server that never
 // answers within CallTimeout; both are lease.ErrUnavailable, and retryable.
+// Acquire makes one read, bounded by CallTimeout.
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
-	closed := closedPort(t)
-	silent := silentServer(t)
-	for _, row := range []struct {
-		name, endpoint string
-		wantAtLeast    time.Duration
-	}{
-		{"ClosedPort", closed, 0},
-		{"NoAnswer", silent, testCallTimeout},
-	} {
-		t.Run(row.name, func(t *testing.T) {
-			t.Parallel()
-			c := staticClient(row.endpoint, "test", "test")(nil)
-			l, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: "leases", Key: "jobs", Client: c, UsePathStyle: true}, testOptions("worker-1"))
-			if err != nil {
-				t.Fatalf("Open: %v", err)
-			}
-			start := time.Now()
-			_, err = l.Acquire(t.Context())
-			took := time.Since(start)
-			t.Logf("Acquire after %v: %v", took.Round(time.Millisecond), err)
-			if !errors.Is(err, lease.ErrUnavailable) || !lease.Retryable(err) {
-				t.Errorf("Acquire at %s: %v, want lease.ErrUnavailable, retryable", row.endpoint, err)
-			}
-			// One read, bounded by CallTimeout; a margin for the race detector.
-			if took < row.wantAtLeast || took > testCallTimeout+250*time.Millisecond {
-				t.Errorf("Acquire at %s took %v, want between %v and CallTimeout (%v) and a margin", row.endpoint, took, row.wantAtLeast, testCallTimeout)
-			}
-		})
-	}
-}
-
-// closedPort returns the address of a loopback port nobody listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
-}
-
-// silentServer returns the address of a loopback server that accepts
-// connections and never answers.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, conn)
+	awstest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
+		c := staticClient(endpoint, "test", "test")(nil)
+		l, err := s3cas.Open(ctx, s3cas.Options{Bucket: "leases", Key: "jobs", Client: c, UsePathStyle: true}, testOptions("worker-1"))
+		if err != nil {
+			t.Fatalf("Open: %v", err)
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
+		_, err = l.Acquire(ctx)
+		return err
 	})
-	return "http://" + ln.Addr().String()
 }

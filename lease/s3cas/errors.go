@@ -2,14 +2,11 @@ package s3cas
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
 // op is the driver call an error came from.
@@ -33,10 +30,10 @@ func (o op) String() string {
 }
 
 // classify maps an error of the S3 SDK to the lease package's sentinels. It
-// is the driver's only error mapping. The result wraps both the sentinel and
-// err, so errors.Is(err, lease.ErrConflict) and errors.As(err,
-// &smithy.APIError) both work. When ctx has ended, ctx's own error is
-// returned, unwrapped.
+// is the driver's only error mapping, on top of awsdriver.Classify. The
+// result wraps both the sentinel and err, so errors.Is(err,
+// lease.ErrConflict) and errors.As(err, &smithy.APIError) both work. When
+// ctx has ended, ctx's own error is returned, unwrapped.
 //
 //   - 412 PreconditionFailed: lease.ErrConflict.
 //   - 404 NoSuchKey: lease.ErrNoRecord from GetObject; lease.ErrConflict from
@@ -51,42 +48,24 @@ func (o op) String() string {
 //     SlowDown, 500, 502, 504, connection errors and timeouts:
 //     lease.ErrUnavailable, which the caller may retry.
 func (d *driver) classify(ctx context.Context, o op, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	code, status := "", 0
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		code = apiErr.ErrorCode()
-	}
-	var respErr *smithyhttp.ResponseError
-	if errors.As(err, &respErr) {
-		status = respErr.HTTPStatusCode()
-	}
-	what := fmt.Sprintf("s3cas: %s %s", o, d.url())
-	switch {
-	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
-		return fmt.Errorf("%w: %s: the object's ETag is not the one expected: %w", lease.ErrConflict, what, err)
-	case code == "NoSuchBucket":
-		return fmt.Errorf("%w: %s: bucket %q does not exist: %w", lease.ErrNotFound, what, d.bucket, err)
-	case code == "NoSuchKey" && o == opGet:
-		return fmt.Errorf("%w: %s: %w", lease.ErrNoRecord, what, err)
-	case code == "NoSuchKey":
-		return fmt.Errorf("%w: %s: the object no longer exists: %w", lease.ErrConflict, what, err)
-	case code == "NotImplemented" || status == http.StatusNotImplemented:
-		return fmt.Errorf("%w: %s: the store does not implement a request the lease needs (S3 conditional writes: If-None-Match and If-Match on PutObject): %w", lease.ErrNotFound, what, err)
-	case code == "RequestTimeTooSkewed":
-		return fmt.Errorf("%w: %s: this machine's clock differs from the store's; the SDK corrects for it on the next call: %w", lease.ErrUnavailable, what, err)
-	case code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || status == http.StatusForbidden:
-		return fmt.Errorf("%w: %s: the credentials were refused (%s); the lease needs %v on arn:aws:s3:::%s/%s and %v on arn:aws:s3:::%s (without it S3 refuses a read of a missing object): %w",
-			lease.ErrPermission, what, codeOrStatus(code, status), IAMActions, d.bucket, d.key, IAMBucketActions, d.bucket, err)
-	}
-	return fmt.Errorf("%w: %s: %w", lease.ErrUnavailable, what, err)
-}
-
-func codeOrStatus(code string, status int) string {
-	if code != "" {
-		return code
-	}
-	return fmt.Sprintf("HTTP %d", status)
+	return awsdriver.Classify(ctx, err, fmt.Sprintf("s3cas: %s %s", o, d.url()), func(f awsdriver.Failure) error {
+		switch code, status := f.Code, f.Status; {
+		case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
+			return f.Wrap(lease.ErrConflict, "the object's ETag is not the one expected")
+		case code == "NoSuchBucket":
+			return f.Wrap(lease.ErrNotFound, fmt.Sprintf("bucket %q does not exist", d.bucket))
+		case code == "NoSuchKey" && o == opGet:
+			return f.Wrap(lease.ErrNoRecord, "")
+		case code == "NoSuchKey":
+			return f.Wrap(lease.ErrConflict, "the object no longer exists")
+		case code == "NotImplemented" || status == http.StatusNotImplemented:
+			return f.Wrap(lease.ErrNotFound, "the store does not implement a request the lease needs (S3 conditional writes: If-None-Match and If-Match on PutObject)")
+		case code == "RequestTimeTooSkewed":
+			return f.Wrap(lease.ErrUnavailable, "this machine's clock differs from the store's; the SDK corrects for it on the next call")
+		case code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || status == http.StatusForbidden:
+			return f.Wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (%s); the lease needs %v on arn:aws:s3:::%s/%s and %v on arn:aws:s3:::%s (without it S3 refuses a read of a missing object)",
+				f.CodeOrStatus(), IAMActions, d.bucket, d.key, IAMBucketActions, d.bucket))
+		}
+		return nil
+	})
 }

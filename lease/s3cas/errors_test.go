@@ -2,69 +2,38 @@ package s3cas
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/smithy-go"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
-
-// fakeS3 answers every request with one canned response and records what
-// it was sent.
-type fakeS3 struct {
-	status  int
-	body    string
-	headers map[string]string
-
-	mu   sync.Mutex
-	reqs []*http.Request
-}
-
-func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.reqs = append(f.reqs, r.Clone(context.Background()))
-	f.mu.Unlock()
-	for k, v := range f.headers {
-		w.Header().Set(k, v)
-	}
-	w.WriteHeader(f.status)
-	fmt.Fprint(w, f.body)
-}
-
-func (f *fakeS3) requests() []*http.Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*http.Request(nil), f.reqs...)
-}
 
 // s3Error is an S3 error response body.
 func s3Error(code string) string {
 	return `<?xml version="1.0" encoding="UTF-8"?><Error><Code>` + code + `</Code><Message>canned ` + code + `</Message><RequestId>fake</RequestId></Error>`
 }
 
-// fakeDriver returns a driver for s3://leases/jobs on a fake server, with
-// a client whose own configuration would retry up to 5 times.
-func fakeDriver(t *testing.T, f *fakeS3) *driver {
+// fakeDriver returns a driver for s3://leases/jobs on a fake server that
+// answers every request with a, with a client whose own configuration
+// would retry up to 5 times.
+func fakeDriver(t *testing.T, a awstest.Answer) (*driver, *awstest.Server) {
 	t.Helper()
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
+	srv := awstest.NewServer(t, awstest.Always(a))
 	c := s3.New(s3.Options{
 		Region:           "us-east-1",
 		BaseEndpoint:     aws.String(srv.URL),
 		Credentials:      credentials.NewStaticCredentialsProvider("test", "test", ""),
 		RetryMaxAttempts: 5,
 	})
-	return &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}
+	return &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}, srv
 }
 
 var testRecord = lease.Record{Holder: "worker-1", Token: 3, TTL: 15 * time.Second, Nonce: "0123456789abcdef"}
@@ -121,8 +90,7 @@ func TestClassify(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			f := &fakeS3{status: row.status, body: row.body, headers: row.headers}
-			d := fakeDriver(t, f)
+			d, f := fakeDriver(t, awstest.Answer{Status: row.status, Body: row.body, Headers: row.headers})
 			var err error
 			var version string
 			switch row.op {
@@ -140,19 +108,9 @@ func TestClassify(t *testing.T) {
 					t.Errorf("%v: (%q, %v), want a version", row.op, version, err)
 				}
 			} else {
-				t.Logf("%v", err)
-				if !errors.Is(err, row.want) {
-					t.Errorf("%v answered %d %s: %v, want an error matching %v", row.op, row.status, row.code, err, row.want)
-				}
-				if err != nil && !strings.Contains(err.Error(), row.mention) {
-					t.Errorf("error %q does not mention %q", err, row.mention)
-				}
-				var apiErr smithy.APIError
-				if row.code != "" && (!errors.As(err, &apiErr) || apiErr.ErrorCode() != row.code) {
-					t.Errorf("errors.As(err, &smithy.APIError) finds %v, want code %s", apiErr, row.code)
-				}
+				awstest.CheckError(t, fmt.Sprintf("%v answered %d", row.op, row.status), err, row.want, row.mention, row.code)
 			}
-			reqs := f.requests()
+			reqs := f.Requests()
 			if len(reqs) != 1 {
 				t.Fatalf("%v sent %d requests, want exactly 1 (SDK retries off)", row.op, len(reqs))
 			}
@@ -189,25 +147,12 @@ func checkRequest(t *testing.T, o op, r *http.Request) {
 // own CallTimeout.
 func TestClassifyContextErrors(t *testing.T) {
 	t.Parallel()
-	block := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-block:
-		case <-r.Context().Done():
+	awstest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
+		c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+		d := &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}
+		return map[string]func(context.Context) error{
+			"Get":    func(ctx context.Context) error { _, err := d.Get(ctx); return err },
+			"Create": func(ctx context.Context) error { _, err := d.Create(ctx, testRecord); return err },
 		}
-	}))
-	t.Cleanup(func() { close(block); srv.Close() })
-	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
-	d := &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}
-
-	cancelled, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := d.Get(cancelled); err != context.Canceled {
-		t.Errorf("Get with a cancelled context: %v (%T), want context.Canceled itself", err, err)
-	}
-	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := d.Create(short, testRecord); err != context.DeadlineExceeded {
-		t.Errorf("Create past its deadline: %v (%T), want context.DeadlineExceeded itself", err, err)
-	}
+	})
 }

@@ -3,10 +3,7 @@ package s3cas_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"flag"
 	"io"
 	"maps"
 	"net/http"
@@ -18,22 +15,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
-
-// The stores the integration tests run against. minio and moto come from
-// the local test stack (scripts/stack up minio moto; eval "$(scripts/stack
-// env)"); their subtests skip, naming the variable, when it is not set.
-// "aws" runs only when AWS_ENDPOINT_URL_S3 (LocalStack) or
-// LEASEHOLD_S3_BUCKET (a bucket in a real account, used as it is) is set,
-// with credentials and region from the default AWS chain; it is left out,
-// not skipped, otherwise, as nothing on this machine provides it.
-const testRegion = "us-east-1"
 
 // target is one S3-compatible store under test.
 type target struct {
@@ -55,28 +43,22 @@ type target struct {
 	keys map[string]bool // the keys this test wrote
 }
 
-// targetSpec says how to reach one store from the environment.
-type targetSpec struct {
-	name string
-	// setup returns the store, or calls t.Skip naming what to set.
-	setup func(t *testing.T) *target
-}
-
-var targetSpecs = []targetSpec{
-	{"minio", func(t *testing.T) *target {
-		endpoint := os.Getenv("LEASEHOLD_MINIO_ENDPOINT")
-		if endpoint == "" {
-			t.Skip(`s3cas: MinIO is not configured: set LEASEHOLD_MINIO_ENDPOINT (scripts/stack up minio; eval "$(scripts/stack env)")`)
-		}
+// The stores the integration tests run against. minio and moto come from
+// the local test stack (scripts/stack up minio moto; eval "$(scripts/stack
+// env)"); their subtests skip, naming the variable, when it is not set.
+// "aws" runs only when AWS_ENDPOINT_URL_S3 (LocalStack) or
+// LEASEHOLD_S3_BUCKET (a bucket in a real account, used as it is) is set,
+// with credentials and region from the default AWS chain; it is left out,
+// not skipped, otherwise, as nothing on this machine provides it.
+var targets = awstest.Targets[*target]{Prepare: (*target).ensureBucket, Specs: []awstest.Spec[*target]{
+	{Name: "minio", Setup: func(t *testing.T) *target {
+		endpoint := awstest.Endpoint(t, "s3cas", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
 		key, secret := os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")
 		return &target{name: "minio", pathStyle: true, callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, key, secret), accessKey: key,
 			withKeys: func(key, secret string) *s3.Client { return staticClient(endpoint, key, secret)(nil) }}
 	}},
-	{"moto", func(t *testing.T) *target {
-		endpoint := os.Getenv("LEASEHOLD_MOTO_ENDPOINT")
-		if endpoint == "" {
-			t.Skip(`s3cas: moto is not configured: set LEASEHOLD_MOTO_ENDPOINT (scripts/stack up moto; eval "$(scripts/stack env)")`)
-		}
+	{Name: "moto", Setup: func(t *testing.T) *target {
+		endpoint := awstest.Endpoint(t, "s3cas", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
 		build := staticClient(endpoint, "test", "test")
 		// moto is one Python process: under the conformance suite's burst
 		// of parallel requests on a 2-core machine, with the race detector,
@@ -85,13 +67,13 @@ var targetSpecs = []targetSpec{
 			return build(&retryMotoGetRace{next: hc})
 		}}
 	}},
-}
+}}
 
 func init() {
 	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" && os.Getenv("LEASEHOLD_S3_BUCKET") == "" {
 		return
 	}
-	targetSpecs = append(targetSpecs, targetSpec{"aws", func(t *testing.T) *target {
+	targets.Specs = append(targets.Specs, awstest.Spec[*target]{Name: "aws", Setup: func(t *testing.T) *target {
 		cfg, err := config.LoadDefaultConfig(context.Background())
 		if err != nil {
 			t.Fatalf("loading the default AWS config for AWS_ENDPOINT_URL_S3 / LEASEHOLD_S3_BUCKET: %v", err)
@@ -113,51 +95,11 @@ func init() {
 // isolated from the AWS_* environment.
 func staticClient(endpoint, key, secret string) func(hc s3.HTTPClient) *s3.Client {
 	return func(hc s3.HTTPClient) *s3.Client {
-		o := s3.Options{
-			Region:       testRegion,
-			BaseEndpoint: aws.String(endpoint),
-			UsePathStyle: true,
-			Credentials:  credentials.NewStaticCredentialsProvider(key, secret, ""),
-		}
-		if hc != nil {
-			o.HTTPClient = hc
-		}
-		return s3.New(o)
+		return s3.NewFromConfig(awstest.StaticConfig(endpoint, key, secret, hc), func(o *s3.Options) { o.UsePathStyle = true })
 	}
 }
 
-// TestMain lets more tests run at once than go test's default of one per
-// CPU: the integration tests wait on TTLs, not on the CPU, and the
-// conformance suite runs its subtests in parallel to keep the package's run
-// near the length of its longest subtest (about 6s at a 2s TTL) instead of
-// their sum. An explicit -parallel is left alone.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		_ = flag.Set("test.parallel", "64")
-	}
-	os.Exit(m.Run())
-}
-
-// forEachTarget runs f in a parallel subtest per store (TestX/minio,
-// TestX/moto), each with a bucket of its own that is emptied and removed
-// afterwards. keep filters the stores; nil keeps all.
-func forEachTarget(t *testing.T, keep func(*target) bool, f func(t *testing.T, tg *target)) {
-	t.Helper()
-	for _, spec := range targetSpecs {
-		t.Run(spec.name, func(t *testing.T) {
-			t.Parallel()
-			tg := spec.setup(t)
-			if keep != nil && !keep(tg) {
-				t.Skipf("s3cas: not applicable to %s", tg.name)
-			}
-			tg.ensureBucket(t)
-			f(t, tg)
-		})
-	}
-}
+func TestMain(m *testing.M) { awstest.Main(m) }
 
 // ensureBucket creates a bucket for this test unless the target names one,
 // and removes what the test stored when it ends: the whole bucket it
@@ -171,7 +113,7 @@ func (tg *target) ensureBucket(t *testing.T) {
 		t.Cleanup(func() { tg.deleteObjects(t, c, tg.writtenKeys()) })
 		return
 	}
-	tg.bucket = uniqueName("leasehold-test")
+	tg.bucket = awstest.UniqueName("leasehold-test")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &tg.bucket}); err != nil {
@@ -261,51 +203,6 @@ func (tg *target) get(t *testing.T, c *s3.Client, key string) (body []byte, etag
 		t.Fatalf("%s: reading %q: %v", tg.name, key, err)
 	}
 	return body, aws.ToString(out.ETag), aws.ToString(out.ContentType)
-}
-
-func uniqueName(prefix string) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
-}
-
-// counter is an s3.HTTPClient that counts requests by method.
-type counter struct {
-	next s3.HTTPClient
-	mu   sync.Mutex
-	n    map[string]int
-}
-
-func newCounter(next s3.HTTPClient) *counter {
-	if next == nil {
-		next = http.DefaultClient
-	}
-	return &counter{next: next, n: map[string]int{}}
-}
-
-func (c *counter) Do(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	c.n[r.Method]++
-	c.mu.Unlock()
-	return c.next.Do(r)
-}
-
-// take returns the counts since the last take, and resets them.
-func (c *counter) take() (gets, puts, others int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for m, n := range c.n {
-		switch m {
-		case http.MethodGet:
-			gets += n
-		case http.MethodPut:
-			puts += n
-		default:
-			others += n
-		}
-	}
-	c.n = map[string]int{}
-	return gets, puts, others
 }
 
 // retryMotoGetRace works around a race in moto 5.2.1's server: a GetObject

@@ -8,10 +8,10 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
 // IAMActions are the only S3 actions the driver calls, each on the lease's
@@ -58,16 +58,9 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	client := opts.Client
-	if client == nil {
-		cfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, &lease.OptionError{Pkg: "s3cas", Field: "Client", Value: "nil", Reason: "could not be built from the default AWS configuration: " + err.Error()}
-		}
-		client = s3.NewFromConfig(cfg)
-	}
-	if client.Options().Region == "" {
-		return nil, &lease.OptionError{Pkg: "s3cas", Field: "region", Value: `""`, Reason: "is not set: set AWS_REGION, a profile's region, or ?region= in the URL"}
+	client, err := awsdriver.Client(ctx, "s3cas", opts.Client, s3.NewFromConfig, func(c *s3.Client) string { return c.Options().Region })
+	if err != nil {
+		return nil, err
 	}
 	return lease.NewCAS(&driver{client: client, bucket: opts.Bucket, key: opts.Key, pathStyle: opts.UsePathStyle}, lopts)
 }
@@ -97,8 +90,7 @@ type driver struct {
 // callOptions apply to every request: no SDK retries (the caller retries,
 // within its own deadlines), and path-style addressing when asked for.
 func (d *driver) callOptions(o *s3.Options) {
-	o.Retryer = aws.NopRetryer{}
-	o.RetryMaxAttempts = 0
+	awsdriver.NoRetries(&o.Retryer, &o.RetryMaxAttempts)
 	if d.pathStyle {
 		o.UsePathStyle = true
 	}

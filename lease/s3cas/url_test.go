@@ -4,79 +4,48 @@ import (
 	"errors"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
-
-// isolateAWSEnv points the default AWS configuration chain at nothing but
-// the variables a test sets: no shared config or credentials files, no
-// profile, no endpoint, no IMDS.
-func isolateAWSEnv(t *testing.T) {
-	t.Helper()
-	empty := filepath.Join(t.TempDir(), "empty")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{
-		"AWS_CONFIG_FILE": empty, "AWS_SHARED_CREDENTIALS_FILE": empty, "AWS_EC2_METADATA_DISABLED": "true",
-		"AWS_PROFILE": "", "AWS_DEFAULT_PROFILE": "", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "",
-		"AWS_REGION": "", "AWS_DEFAULT_REGION": "", "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
-	} {
-		t.Setenv(k, v)
-	}
-}
 
 // TestOpenURL opens s3:// URLs against MinIO, with the endpoint in the URL
 // and from AWS_ENDPOINT_URL_S3, and uses the lease.
 func TestOpenURL(t *testing.T) {
-	tg := targetSpecs[0].setup(t) // minio
-	tg.ensureBucket(t)
+	tg := targets.First(t) // minio
 	endpoint := os.Getenv("LEASEHOLD_MINIO_ENDPOINT")
-	isolateAWSEnv(t)
+	awstest.IsolateEnv(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", os.Getenv("LEASEHOLD_MINIO_SECRET_KEY"))
 
 	use := func(t *testing.T, urlstr, key string) {
 		t.Helper()
 		tg.track(key)
-		l, err := lease.Open(t.Context(), urlstr, lease.Options{Identity: "worker-1", TTL: testTTL})
-		if err != nil {
-			t.Fatalf("lease.Open(%q): %v", urlstr, err)
-		}
-		term, err := l.Acquire(t.Context())
-		if err != nil {
-			t.Fatalf("Acquire through %q: %v", urlstr, err)
-		}
-		if term, err = l.Renew(t.Context(), term); err != nil {
-			t.Fatalf("Renew through %q: %v", urlstr, err)
-		}
-		body, etag, _ := tg.get(t, tg.newClient(nil), key)
-		if r, err := lease.DecodeJSON(body); err != nil || r.Holder != "worker-1" || etag != term.Version {
-			t.Errorf("object at %s is %s (ETag %s), want worker-1's record at ETag %s", key, body, etag, term.Version)
-		}
-		if err := l.Release(t.Context(), term); err != nil {
-			t.Fatalf("Release through %q: %v", urlstr, err)
-		}
+		awstest.UseURL(t, urlstr, testTTL, func(term lease.Term) {
+			body, etag, _ := tg.get(t, tg.newClient(nil), key)
+			if r, err := lease.DecodeJSON(body); err != nil || r.Holder != "worker-1" || etag != term.Version {
+				t.Errorf("object at %s is %s (ETag %s), want worker-1's record at ETag %s", key, body, etag, term.Version)
+			}
+		})
 	}
 	t.Run("EndpointInURL", func(t *testing.T) {
-		key := "s3cas-url/" + uniqueName("endpoint")
+		key := "s3cas-url/" + awstest.UniqueName("endpoint")
 		use(t, "s3://"+tg.bucket+"/"+key+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint)+"&use_path_style=true", key)
 	})
 	t.Run("EndpointFromEnv", func(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		key := "s3cas-url/" + uniqueName("env")
+		key := "s3cas-url/" + awstest.UniqueName("env")
 		use(t, "s3://"+tg.bucket+"/"+key+"?use_path_style=true", key)
 	})
 	t.Run("OpenWithoutClient", func(t *testing.T) {
 		// s3cas.Open builds its client from the default chain.
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		key := "s3cas-url/" + uniqueName("default-chain")
+		key := "s3cas-url/" + awstest.UniqueName("default-chain")
 		tg.track(key)
 		l, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: tg.bucket, Key: key, UsePathStyle: true}, lease.Options{Identity: "worker-1", TTL: testTTL})
 		if err != nil {
@@ -91,42 +60,24 @@ func TestOpenURL(t *testing.T) {
 // TestOpenErrors: bad URLs and options are lease.ErrInvalid, naming the
 // field or parameter at fault, before any request is sent.
 func TestOpenErrors(t *testing.T) {
-	isolateAWSEnv(t)
+	awstest.IsolateEnv(t)
 	t.Setenv("AWS_REGION", "us-east-1")
 	opts := lease.Options{Identity: "worker-1"}
-	rows := []struct {
-		name, url string
-		mention   string
-	}{
-		{"UnknownParam", "s3://bucket/key?region=us-east-1&bogus=1&prefix=x", "unknown query parameter(s) bogus, prefix"},
-		{"RateLimiterCapacity", "s3://bucket/key?rate_limiter_capacity=10", "unknown query parameter(s) rate_limiter_capacity"},
-		{"AWSSDK", "s3://bucket/key?awssdk=v2", "unknown query parameter(s) awssdk"},
-		{"RepeatedParam", "s3://bucket/key?region=us-east-1&region=eu-west-1", "repeats query parameter(s) region"},
-		{"MissingKey", "s3://bucket", "names no key"},
-		{"MissingKeySlash", "s3://bucket/", "names no key"},
-		{"MissingBucket", "s3:///key", "names no bucket"},
-		{"Port", "s3://127.0.0.1:9000/bucket/key", "has a port"},
-		{"Credentials", "s3://AKIA:secret@bucket/key", "carries credentials"},
-		{"BadPathStyle", "s3://bucket/key?use_path_style=maybe", `use_path_style="maybe"`},
-		{"BadBool", "s3://bucket/key?hostname_immutable=maybe", "invalid value for hostname_immutable"},
-		{"BadRole", "s3://bucket/key?role=admin", "invalid value for role"},
-		{"UnknownProfile", "s3://bucket/key?profile=leasehold-no-such-profile", "leasehold-no-such-profile"},
-	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			_, err := lease.Open(t.Context(), row.url, opts)
-			t.Logf("%s: %v", row.url, err)
-			if !errors.Is(err, lease.ErrInvalid) {
-				t.Fatalf("lease.Open(%q): %v, want lease.ErrInvalid", row.url, err)
-			}
-			if !strings.Contains(err.Error(), row.mention) || !strings.HasPrefix(err.Error(), "s3cas: URL (") {
-				t.Errorf("lease.Open(%q): %q, want an s3cas URL error mentioning %q", row.url, err, row.mention)
-			}
-			if strings.Contains(err.Error(), "secret") {
-				t.Errorf("error %q shows the URL's password", err)
-			}
-		})
-	}
+	awstest.RefuseURLs(t, "s3cas", []awstest.BadURL{
+		{Name: "UnknownParam", URL: "s3://bucket/key?region=us-east-1&bogus=1&prefix=x", Mention: "unknown query parameter(s) bogus, prefix"},
+		{Name: "RateLimiterCapacity", URL: "s3://bucket/key?rate_limiter_capacity=10", Mention: "unknown query parameter(s) rate_limiter_capacity"},
+		{Name: "AWSSDK", URL: "s3://bucket/key?awssdk=v2", Mention: "unknown query parameter(s) awssdk"},
+		{Name: "RepeatedParam", URL: "s3://bucket/key?region=us-east-1&region=eu-west-1", Mention: "repeats query parameter(s) region"},
+		{Name: "MissingKey", URL: "s3://bucket", Mention: "names no key"},
+		{Name: "MissingKeySlash", URL: "s3://bucket/", Mention: "names no key"},
+		{Name: "MissingBucket", URL: "s3:///key", Mention: "names no bucket"},
+		{Name: "Port", URL: "s3://127.0.0.1:9000/bucket/key", Mention: "has a port"},
+		{Name: "Credentials", URL: "s3://AKIA:secret@bucket/key", Mention: "carries credentials"},
+		{Name: "BadPathStyle", URL: "s3://bucket/key?use_path_style=maybe", Mention: `use_path_style="maybe"`},
+		{Name: "BadBool", URL: "s3://bucket/key?hostname_immutable=maybe", Mention: "invalid value for hostname_immutable"},
+		{Name: "BadRole", URL: "s3://bucket/key?role=admin", Mention: "invalid value for role"},
+		{Name: "UnknownProfile", URL: "s3://bucket/key?profile=leasehold-no-such-profile", Mention: "leasehold-no-such-profile"},
+	})
 
 	t.Run("OpenerWithClient", func(t *testing.T) {
 		o := &s3cas.URLOpener{Client: staticClient("http://127.0.0.1:1", "test", "test")(nil)}

@@ -1,0 +1,35 @@
+package dynamodb_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+)
+
+// TestConformance runs the conformance suite on each store, one item per
+// lease in the target's table.
+func TestConformance(t *testing.T) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
+		c := tg.newClient(nil)
+		awstest.RunConformance(t, &awstest.Harness{
+			CallTimeout: tg.callTimeout,
+			OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
+				tg.track(name)
+				return dynamodb.Open(ctx, dynamodb.Options{Table: tg.table, Name: name, Client: c}, opts)
+			},
+			// What another tool might keep at the key: a lock of its own,
+			// with no format marker, a token that is not a number and no
+			// nonce.
+			Foreign: func(ctx context.Context, name string) error {
+				return tg.put(ctx, c, map[string]types.AttributeValue{
+					dynamodb.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
+				})
+			},
+		})
+	})
+}

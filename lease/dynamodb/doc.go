@@ -1,0 +1,153 @@
+// Package dynamodb is a lease backend on one Amazon DynamoDB item, written
+// only with DynamoDB's conditional writes: a driver of the compare-and-swap
+// engine in package lease (lease.NewCAS), so it has that engine's
+// guarantees. At most one contender holds the lease at a time, assuming
+// only that clocks tick at nearly the same rate: a contender takes a held
+// lease over only after it has seen the same version, unchanged, for the
+// holder's whole TTL on its own monotonic clock, and only by a write
+// conditional on that version. Every write carries a fresh nonce, which is
+// the item's version, so every write changes the version, and every
+// acquisition writes a fencing token greater than all earlier ones.
+//
+// It does not guarantee anything if something other than leasehold writes
+// or deletes the item, nor if DynamoDB's time to live is allowed to delete
+// it (see The table).
+//
+// # Requests
+//
+// Open sends one DescribeTable to check the table (once per client and
+// table: later Opens with the same *dynamodb.Client reuse the first
+// success). A read is one strongly consistent GetItem. Acquiring a free
+// lease is that read and one PutItem conditional on
+// attribute_not_exists(<key>); a renewal, a release and a takeover are one
+// PutItem conditional on "nonce = <version>" (a takeover after the reads
+// that judged expiry). A write whose outcome is unknown (a timeout, a lost
+// response, a failed condition) is followed by one GetItem that resolves
+// it; the driver does not ask for the old item with a failed condition
+// (ReturnValuesOnConditionCheckFailure), which dynalite ignores anyway. The
+// SDK's own retries are off: each call is one request, bounded by
+// lease.Options.CallTimeout, and the caller (the runner) retries.
+//
+// # What it stores
+//
+// One item per lease, keyed by the lease's name, with these attributes
+// (here for a lease called "jobs/nightly" with the default KeyAttribute):
+//
+//	lease      S     "jobs/nightly"       the key: the lease's name
+//	leasehold  N     1                    format marker (lease.FormatVersion)
+//	holder     S     "worker-1"           the holder's identity
+//	token      N     7                    the fencing token
+//	ttl_ms     N     15000                the holder's TTL, in milliseconds
+//	released   BOOL  false                whether the holder gave the lease up
+//	nonce      S     "4f1c9a0b7e22d3c5"   fresh with every write: the version
+//
+// The item's version (lease.Record.Version, lease.Term.Version) is its
+// nonce: 16 random hex digits that every write makes afresh, so every write
+// changes it, and Replace is conditional on it. There is no other version
+// attribute. Anyone allowed to read the table can see who leads with:
+//
+//	aws dynamodb get-item --table-name leases --key '{"lease":{"S":"jobs/nightly"}}' --consistent-read
+//
+// An item at the key that is not such a record (no "leasehold" marker or
+// another format, an attribute missing, of another type or unparsable, or
+// attributes a lease item does not have) is reported as lease.ErrCorrupt,
+// saying which, and is never overwritten.
+//
+// Never delete the item, not even to reset a lease: the fencing token
+// lives in it, and a new item would start the tokens again at 1, so a
+// downstream system could accept a deposed leader's writes. To hand the
+// lease over, release it. The item is about 150 bytes.
+//
+// # The table
+//
+// The table must exist; Open never creates one. Its key schema must be a
+// single partition (HASH) key of type S named KeyAttribute (default
+// DefaultKeyAttribute, "lease"), with no sort (RANGE) key. Open checks this
+// with DescribeTable and reports a missing table, or any other key schema,
+// as lease.ErrNotFound saying what it found and what it wants:
+//
+//	aws dynamodb create-table --table-name leases \
+//	  --attribute-definitions AttributeName=lease,AttributeType=S \
+//	  --key-schema AttributeName=lease,KeyType=HASH \
+//	  --billing-mode PAY_PER_REQUEST
+//
+// On-demand billing (PAY_PER_REQUEST) is advised: a lease makes a steady
+// trickle of requests, and provisioned capacity that throttles a renewal
+// can cost the leader its lease. Throttling is reported as
+// lease.ErrUnavailable, which the runner retries within its deadline.
+//
+// Do not enable DynamoDB's time to live on the table, on any attribute (in
+// particular not on ttl_ms, whose milliseconds DynamoDB would read as a date
+// in 1970): TTL deletes items, a deleted lease item restarts its fencing
+// tokens at 1, and DynamoDB deletes expired items at a time of its choosing,
+// which no contender can observe. A lease's expiry is judged by the
+// contenders, never by the table. Other items may share the table, as long
+// as none is keyed by a lease's name.
+//
+// # Permissions
+//
+// The driver calls three actions, listed in IAMActions, on the lease's
+// table only:
+//
+//	{
+//	  "Effect": "Allow",
+//	  "Action": ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"],
+//	  "Resource": "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE"
+//	}
+//
+// It never calls dynamodb:UpdateItem, DeleteItem, Query or Scan. To confine
+// a role to some leases of a shared table, add a condition on the items'
+// keys:
+//
+//	"Condition": {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["jobs/nightly"]}}
+//
+// Refused credentials are reported as lease.ErrPermission naming the table
+// and these actions.
+//
+// # Configuration
+//
+// In Go, Open takes the table, the lease's name, the key attribute and,
+// optionally, a *dynamodb.Client of package
+// github.com/aws/aws-sdk-go-v2/service/dynamodb; without one it builds a
+// client from the default AWS configuration chain (environment, shared
+// config files, ECS task role, EC2 instance role). By URL, after importing
+// this package for its side effect:
+//
+//	import _ "github.com/leasehold/leasehold/lease/dynamodb"
+//
+//	l, err := lease.Open(ctx, "dynamodb://leases/jobs/nightly?region=eu-west-1", lease.Options{Identity: host})
+//
+// The URL's host is the table and its path the lease's name. Its query
+// parameters (see URLParams) are key_attribute and those of gocloud.dev's
+// AWS URLs that configure the client: region, endpoint,
+// hostname_immutable, profile, role, anonymous, dualstack and fips. Any
+// other parameter is rejected with lease.ErrInvalid naming it.
+//
+// To use LocalStack, dynalite or another DynamoDB-compatible store, either
+// set the SDK's standard variable, which Open and URLs honour when no
+// endpoint is given:
+//
+//	AWS_ENDPOINT_URL_DYNAMODB=http://localhost:4566   # or AWS_ENDPOINT_URL
+//
+// or name the endpoint in the URL:
+//
+//	dynamodb://leases/jobs/nightly?region=us-east-1&endpoint=http://127.0.0.1:8000
+//
+// dynalite (4.0.0) and moto (5.2.1, LocalStack's engine) implement all the
+// driver needs; the conformance suite runs against both.
+//
+// # Cost
+//
+// At the defaults (TTL 15s; the runner renews every RenewInterval = TTL/3
+// = 5s and a follower polls every CampaignInterval = 5s plus up to 20%
+// jitter), a leader makes about 720 writes an hour and each follower 600
+// to 720 strongly consistent reads an hour. The item is well under 1 KB, so
+// a write is one write request unit and a strongly consistent read one
+// read request unit; a write whose condition fails is charged too. At
+// on-demand list prices in us-east-1 ($0.625 per million write request
+// units, $0.125 per million read request units; AWS DynamoDB pricing page,
+// as of 2026) that is about $0.00045 an hour ($0.33 a month) for the leader
+// and at most $0.00009 an hour ($0.07 a month) for each follower.
+// DescribeTable is not charged, and storage of one small item is
+// negligible. A longer TTL costs proportionally less.
+package dynamodb

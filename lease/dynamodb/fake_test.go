@@ -1,0 +1,77 @@
+package dynamodb
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+)
+
+// jsonAnswer is a DynamoDB answer with a JSON body.
+func jsonAnswer(status int, body string) awstest.Answer {
+	return awstest.Answer{Status: status, Body: body, Headers: map[string]string{"Content-Type": "application/x-amz-json-1.0"}}
+}
+
+// ddbError is a DynamoDB error answer: HTTP 400 unless status says
+// otherwise.
+func ddbError(status int, code, message string) awstest.Answer {
+	if message == "" {
+		message = "canned " + code
+	}
+	return jsonAnswer(status, `{"__type":"com.amazonaws.dynamodb.v20120810#`+code+`","message":"`+message+`"}`)
+}
+
+// described is DescribeTable's answer for a table named leases with the
+// given key schema and attribute definitions (JSON arrays).
+func described(status, keySchema, attrs string) awstest.Answer {
+	return jsonAnswer(200, `{"Table":{"TableName":"leases","TableStatus":"`+status+`","KeySchema":`+keySchema+`,"AttributeDefinitions":`+attrs+`}}`)
+}
+
+// leaseTable is DescribeTable's answer for a table with the default key
+// schema.
+var leaseTable = described("ACTIVE", `[{"AttributeName":"lease","KeyType":"HASH"}]`, `[{"AttributeName":"lease","AttributeType":"S"}]`)
+
+// fakeServer is a fake DynamoDB that answers DescribeTable with
+// describe, and every other operation with answer.
+func fakeServer(t *testing.T, describe, answer awstest.Answer) *awstest.Server {
+	t.Helper()
+	return awstest.NewServer(t, func(r *http.Request) awstest.Answer {
+		if awstest.ByOperation(r) == "DescribeTable" {
+			return describe
+		}
+		return answer
+	})
+}
+
+// fakeClient returns a client of srv whose own configuration would retry
+// up to 5 times.
+func fakeClient(srv *awstest.Server) *ddb.Client {
+	return ddb.New(ddb.Options{
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String(srv.URL),
+		Credentials:      credentials.NewStaticCredentialsProvider("test", "test", ""),
+		RetryMaxAttempts: 5,
+	})
+}
+
+// operations returns the operations of the requests srv received, and
+// their JSON bodies.
+func operations(t *testing.T, srv *awstest.Server) (ops []string, bodies []map[string]any) {
+	t.Helper()
+	for _, r := range srv.Requests() {
+		ops = append(ops, awstest.ByOperation(r))
+		b, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatalf("%s request body %q is not JSON: %v", awstest.ByOperation(r), b, err)
+		}
+		bodies = append(bodies, body)
+	}
+	return ops, bodies
+}

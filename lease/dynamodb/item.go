@@ -1,0 +1,180 @@
+package dynamodb
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// The attributes of a lease item besides its key. Each holds the lease
+// Record field of the same name (see the package doc).
+const (
+	attrFormat   = "leasehold" // N: lease.FormatVersion, the mark of a leasehold item
+	attrHolder   = "holder"    // S
+	attrToken    = "token"     // N
+	attrTTL      = "ttl_ms"    // N: milliseconds
+	attrReleased = "released"  // BOOL
+	attrNonce    = "nonce"     // S: also the record's version
+)
+
+// recordAttributes are the item's attributes besides its key, in the order
+// they are checked.
+var recordAttributes = []string{attrFormat, attrHolder, attrToken, attrTTL, attrReleased, attrNonce}
+
+// encodeItem returns r's item at the key name.
+func encodeItem(r lease.Record, keyAttr, name string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		keyAttr:      &types.AttributeValueMemberS{Value: name},
+		attrFormat:   &types.AttributeValueMemberN{Value: strconv.Itoa(lease.FormatVersion)},
+		attrHolder:   &types.AttributeValueMemberS{Value: r.Holder},
+		attrToken:    &types.AttributeValueMemberN{Value: strconv.FormatUint(r.Token, 10)},
+		attrTTL:      &types.AttributeValueMemberN{Value: strconv.FormatInt(r.TTL.Milliseconds(), 10)},
+		attrReleased: &types.AttributeValueMemberBOOL{Value: r.Released},
+		attrNonce:    &types.AttributeValueMemberS{Value: r.Nonce},
+	}
+}
+
+// decodeItem parses an item written by encodeItem, checks it with
+// lease.Record.Check, and sets its Version to its nonce. Anything else,
+// among it an item of another format version, one with an attribute
+// missing, of another type or unparsable, and one with attributes a lease
+// item does not have, yields an error wrapping lease.ErrCorrupt.
+func decodeItem(item map[string]types.AttributeValue, keyAttr string) (lease.Record, error) {
+	format, ok := item[attrFormat]
+	if !ok {
+		return lease.Record{}, lease.Corruptf("item has no %q attribute, so leasehold did not write it (attributes: %s)", attrFormat, strings.Join(names(item), ", "))
+	}
+	if n, ok := format.(*types.AttributeValueMemberN); !ok || n.Value != strconv.Itoa(lease.FormatVersion) {
+		return lease.Record{}, lease.Corruptf("attribute %q is %s, want N %q", attrFormat, describe(format), strconv.Itoa(lease.FormatVersion))
+	}
+	var extra []string
+	for _, name := range names(item) {
+		if name != keyAttr && !slices.Contains(recordAttributes, name) {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) > 0 {
+		return lease.Record{}, lease.Corruptf("item has attribute(s) a lease item does not have: %s", strings.Join(extra, ", "))
+	}
+	d := decoder{item: item}
+	r := lease.Record{
+		Holder:   d.str(attrHolder),
+		Token:    d.uint(attrToken),
+		TTL:      time.Duration(d.int(attrTTL)) * time.Millisecond,
+		Released: d.bool(attrReleased),
+		Nonce:    d.str(attrNonce),
+	}
+	if d.err != nil {
+		return lease.Record{}, d.err
+	}
+	r.Version = r.Nonce
+	return r, r.Check()
+}
+
+// decoder reads attributes of an item and keeps the first error.
+type decoder struct {
+	item map[string]types.AttributeValue
+	err  error
+}
+
+// get returns the attribute name if it has type T, else notes the error.
+func get[T types.AttributeValue](d *decoder, name, typ string) (T, bool) {
+	var zero T
+	if d.err != nil {
+		return zero, false
+	}
+	v, ok := d.item[name]
+	if !ok {
+		d.err = lease.Corruptf("attribute %q is missing", name)
+		return zero, false
+	}
+	t, ok := v.(T)
+	if !ok {
+		d.err = lease.Corruptf("attribute %q is %s, want %s", name, describe(v), typ)
+	}
+	return t, ok
+}
+
+func (d *decoder) str(name string) string {
+	v, ok := get[*types.AttributeValueMemberS](d, name, "S")
+	if !ok {
+		return ""
+	}
+	return v.Value
+}
+
+func (d *decoder) bool(name string) bool {
+	v, ok := get[*types.AttributeValueMemberBOOL](d, name, "BOOL")
+	return ok && v.Value
+}
+
+func (d *decoder) uint(name string) uint64 {
+	v, ok := get[*types.AttributeValueMemberN](d, name, "N")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseUint(v.Value, 10, 64)
+	if err != nil {
+		d.err = lease.Corruptf("attribute %q is N %q, want a whole number from 0 to %d", name, v.Value, uint64(1<<64-1))
+	}
+	return n
+}
+
+func (d *decoder) int(name string) int64 {
+	v, ok := get[*types.AttributeValueMemberN](d, name, "N")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v.Value, 10, 64)
+	if err != nil || n > int64(1<<63-1)/int64(time.Millisecond) {
+		d.err = lease.Corruptf("attribute %q is N %q, want a whole number of milliseconds", name, v.Value)
+	}
+	return n
+}
+
+// names returns the item's attribute names, sorted.
+func names(item map[string]types.AttributeValue) []string {
+	ns := make([]string, 0, len(item))
+	for n := range item {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// describe shows an attribute value's type and, briefly, its value: S
+// "banana", N "7", BOOL true, NULL, B (16 bytes), L (3 values).
+func describe(v types.AttributeValue) string {
+	const max = 40
+	short := func(s string) string {
+		if len(s) > max {
+			s = s[:max] + "..."
+		}
+		return strconv.Quote(s)
+	}
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return "S " + short(v.Value)
+	case *types.AttributeValueMemberN:
+		return "N " + short(v.Value)
+	case *types.AttributeValueMemberBOOL:
+		return "BOOL " + strconv.FormatBool(v.Value)
+	}
+	// The other types (NULL, B, SS, NS, BS, M, L) by name, with their size.
+	typ := strings.TrimPrefix(fmt.Sprintf("%T", v), "*types.AttributeValueMember")
+	if val := reflect.ValueOf(v).Elem().FieldByName("Value"); val.IsValid() && (val.Kind() == reflect.Slice || val.Kind() == reflect.Map) {
+		unit := "values"
+		if typ == "B" {
+			unit = "bytes"
+		}
+		return fmt.Sprintf("%s (%d %s)", typ, val.Len(), unit)
+	}
+	return typ
+}

@@ -1,0 +1,57 @@
+package dynamodb_test
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+)
+
+// TestRequestCounts counts the requests of each lease operation by DynamoDB
+// operation: Open's DescribeTable, once per client and table, then the
+// lease's (see awstest.CountRequests): a renewal is one PutItem, a
+// follower's poll one GetItem. They set the cost of a lease (see the
+// package doc).
+func TestRequestCounts(t *testing.T) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
+		name := awstest.UniqueName("dynamodb-requests")
+		leaderHTTP := awstest.NewCounter(nil, awstest.ByOperation)
+		followerHTTP := awstest.NewCounter(nil, awstest.ByOperation)
+		leaderClient := tg.newClient(leaderHTTP)
+		opens := []struct {
+			what   string
+			id     string
+			client *ddb.Client
+			name   string
+			http   *awstest.Counter
+			want   map[string]int
+		}{
+			{"the leader's Open", "leader", leaderClient, name, leaderHTTP, map[string]int{"DescribeTable": 1}},
+			{"an Open of another lease through the leader's client", "leader", leaderClient, name + "-other", leaderHTTP, map[string]int{}},
+			{"the follower's Open, through a client of its own", "follower", tg.newClient(followerHTTP), name, followerHTTP, map[string]int{"DescribeTable": 1}},
+		}
+		leases := make([]lease.Lease, len(opens))
+		for i, o := range opens {
+			leases[i] = tg.open(t, o.client, o.name, tg.options(o.id))
+			if got := o.http.Take(); !maps.Equal(got, o.want) {
+				t.Errorf("%s sent %v, want %v", o.what, got, o.want)
+			}
+		}
+		awstest.CountRequests(t, leases[0], leases[2], leaderHTTP, followerHTTP, "GetItem", "PutItem")
+	})
+}
+
+// TestIAMActions: the actions the package doc and the terraform module
+// grant are exactly the operations the driver sends (TestRequestCounts sees
+// no others).
+func TestIAMActions(t *testing.T) {
+	want := []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"}
+	if fmt.Sprint(dynamodb.IAMActions) != fmt.Sprint(want) || dynamodb.DefaultKeyAttribute != "lease" {
+		t.Errorf("IAMActions = %v, DefaultKeyAttribute = %q; want %v and \"lease\"", dynamodb.IAMActions, dynamodb.DefaultKeyAttribute, want)
+	}
+}

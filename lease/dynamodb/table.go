@@ -1,0 +1,105 @@
+package dynamodb
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// tableKey names a table as one client reaches it, without keeping the
+// client alive.
+type tableKey struct {
+	client  weak.Pointer[ddb.Client]
+	table   string
+	keyAttr string
+}
+
+// tableCheck is the outcome of checking one table through one client.
+type tableCheck struct {
+	mu sync.Mutex
+	ok bool
+}
+
+// checkedTables holds a *tableCheck per tableKey. An entry goes when its
+// client is garbage collected.
+var checkedTables sync.Map
+
+// checkTable checks, with one DescribeTable bounded by callTimeout, that
+// the table exists and its key schema is one HASH key of type S named
+// d.keyAttr. A success is remembered for the client and table, so each is
+// described once however many leases are opened; a failure is not, so a
+// later Open tries again.
+func (d *driver) checkTable(ctx context.Context, callTimeout time.Duration) error {
+	k := tableKey{client: weak.Make(d.client), table: d.table, keyAttr: d.keyAttr}
+	v, loaded := checkedTables.LoadOrStore(k, &tableCheck{})
+	if !loaded {
+		runtime.AddCleanup(d.client, func(k tableKey) { checkedTables.Delete(k) }, k)
+	}
+	c := v.(*tableCheck)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ok {
+		return nil
+	}
+	var out *ddb.DescribeTableOutput
+	err := lease.Call(ctx, callTimeout, func(ctx context.Context) (err error) {
+		out, err = d.client.DescribeTable(ctx, &ddb.DescribeTableInput{TableName: &d.table}, callOptions)
+		if err != nil {
+			return d.classify(ctx, opDescribe, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := d.checkDescription(out.Table); err != nil {
+		return err
+	}
+	c.ok = true
+	return nil
+}
+
+// checkDescription checks the table's status and key schema.
+func (d *driver) checkDescription(t *types.TableDescription) error {
+	what := fmt.Sprintf("dynamodb: DescribeTable %s", d.url())
+	if t == nil {
+		return fmt.Errorf("%w: %s: the answer describes no table", lease.ErrUnavailable, what)
+	}
+	switch t.TableStatus {
+	case "", types.TableStatusActive, types.TableStatusUpdating:
+	case types.TableStatusCreating:
+		return fmt.Errorf("%w: %s: table %q is still being created; try again", lease.ErrUnavailable, what, d.table)
+	default:
+		return fmt.Errorf("%w: %s: table %q is %s, not ACTIVE", lease.ErrNotFound, what, d.table, t.TableStatus)
+	}
+	typeOf := map[string]types.ScalarAttributeType{}
+	for _, a := range t.AttributeDefinitions {
+		if a.AttributeName != nil {
+			typeOf[*a.AttributeName] = a.AttributeType
+		}
+	}
+	var found []string
+	ok := len(t.KeySchema) == 1
+	for _, k := range t.KeySchema {
+		name := ""
+		if k.AttributeName != nil {
+			name = *k.AttributeName
+		}
+		found = append(found, fmt.Sprintf("%s %q of type %s", k.KeyType, name, typeOf[name]))
+		ok = ok && k.KeyType == "HASH" && name == d.keyAttr && typeOf[name] == "S"
+	}
+	if !ok {
+		return fmt.Errorf(`%w: %s: table %q has the key schema [%s]; a lease table needs exactly one key, HASH %q of type S, and no sort (RANGE) key: create the table with that key, or set KeyAttribute (?key_attribute=) to its HASH key's name`,
+			lease.ErrNotFound, what, d.table, strings.Join(found, ", "), d.keyAttr)
+	}
+	return nil
+}

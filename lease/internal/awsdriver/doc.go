@@ -1,0 +1,17 @@
+// Package awsdriver is what leasehold's AWS backends (lease/s3cas and
+// lease/dynamodb) share, so that each is written once:
+//
+//   - lease URLs: their shape, their query parameters (unknown, repeated,
+//     credentials in the URL) and the client their AWS parameters
+//     configure through gocloud.dev/aws.V2ConfigFromURLParams (URLForm,
+//     Params, URLClient);
+//   - the client from the default AWS configuration chain, and its region
+//     check (Client);
+//   - the SDK's retries turned off (NoRetries), and request bodies that
+//     cannot break an answered request (PlainBodies);
+//   - the part of error classification that does not depend on the
+//     service (Classify): the SDK error's code, message and HTTP status,
+//     context errors passed through unwrapped, and whatever the backend's
+//     rules do not claim (throttling, 5xx, timeouts, connection errors)
+//     reported as lease.ErrUnavailable.
+package awsdriver

@@ -1,0 +1,162 @@
+package awstest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+)
+
+// Counter is an aws.HTTPClient (an s3.HTTPClient, a dynamodb.HTTPClient)
+// that counts the requests it carries, by a label of each.
+type Counter struct {
+	next  aws.HTTPClient
+	label func(*http.Request) string
+	mu    sync.Mutex
+	n     map[string]int
+}
+
+// NewCounter returns a Counter that sends requests on through next
+// (http.DefaultClient if nil) and counts them by label: ByMethod,
+// ByOperation.
+func NewCounter(next aws.HTTPClient, label func(*http.Request) string) *Counter {
+	if next == nil {
+		next = http.DefaultClient
+	}
+	return &Counter{next: next, label: label, n: map[string]int{}}
+}
+
+// ByMethod labels a request with its HTTP method: S3's GET, PUT.
+func ByMethod(r *http.Request) string { return r.Method }
+
+// ByOperation labels a request of a JSON-protocol service with the
+// operation in its X-Amz-Target header: DynamoDB's "GetItem" for
+// "DynamoDB_20120810.GetItem".
+func ByOperation(r *http.Request) string {
+	target := r.Header.Get("X-Amz-Target")
+	return target[strings.LastIndexByte(target, '.')+1:]
+}
+
+// Do implements aws.HTTPClient.
+func (c *Counter) Do(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n[c.label(r)]++
+	c.mu.Unlock()
+	return c.next.Do(r)
+}
+
+// Take returns the counts since the last Take, by label, and resets them.
+func (c *Counter) Take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// Answer is a canned HTTP response.
+type Answer struct {
+	Status  int
+	Body    string
+	Headers map[string]string
+}
+
+// Server is a fake service endpoint on loopback: it answers each request
+// with the Answer its route gives, and records the requests.
+type Server struct {
+	// URL is the endpoint's base URL.
+	URL   string
+	route func(*http.Request) Answer
+	mu    sync.Mutex
+	reqs  []*http.Request
+}
+
+// NewServer starts a Server that answers with route, until the test ends.
+func NewServer(t *testing.T, route func(r *http.Request) Answer) *Server {
+	t.Helper()
+	s := &Server{route: route}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// Always returns a route that answers every request with a.
+func Always(a Answer) func(*http.Request) Answer {
+	return func(*http.Request) Answer { return a }
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rec := r.Clone(context.Background())
+	rec.Body = io.NopCloser(bytes.NewReader(body))
+	s.mu.Lock()
+	s.reqs = append(s.reqs, rec)
+	s.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	a := s.route(r)
+	for k, v := range a.Headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(a.Status)
+	fmt.Fprint(w, a.Body)
+}
+
+// Requests returns the requests received so far; each one's Body can be
+// read again.
+func (s *Server) Requests() []*http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*http.Request(nil), s.reqs...)
+}
+
+// ClosedPort returns the address of a loopback port nobody listens on.
+func ClosedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+// SilentServer returns the address of a loopback server that accepts
+// connections and never answers.
+func SilentServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, conn)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}

@@ -1,0 +1,173 @@
+package awstest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/smithy-go"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/leasetest"
+)
+
+// ConformanceTTL keeps the conformance suite's waits short.
+const ConformanceTTL = 2 * time.Second
+
+// Harness is a leasetest.Harness made of two functions.
+type Harness struct {
+	// OpenLease opens the lease called name; its CallTimeout is set.
+	OpenLease func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error)
+	// Foreign stores an item or object that leasehold did not write at
+	// the key of the lease called name.
+	Foreign func(ctx context.Context, name string) error
+	// CallTimeout is the CallTimeout the suite's leases get: the one their
+	// server needs under the suite's load.
+	CallTimeout time.Duration
+}
+
+// Open implements leasetest.Harness.
+func (h *Harness) Open(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = h.CallTimeout
+	}
+	return h.OpenLease(ctx, name, opts)
+}
+
+// WriteForeign implements leasetest.Harness.
+func (h *Harness) WriteForeign(ctx context.Context, name string) error { return h.Foreign(ctx, name) }
+
+// RunConformance runs leasetest's suite on h, as a CAS backend, in real
+// time, with ConformanceTTL.
+func RunConformance(t *testing.T, h *Harness) {
+	t.Helper()
+	leasetest.RunConformanceTests(t, leasetest.Config{
+		NewHarness: func(*testing.T) leasetest.Harness { return h },
+		TTL:        ConformanceTTL,
+		CAS:        true,
+	})
+}
+
+// CheckError checks the error of a call the test describes as what: it
+// must match want, be retryable exactly when lease.Retryable(want) is, say
+// mention, and, if code is set, wrap an SDK error (a smithy.APIError) with
+// that code.
+func CheckError(t *testing.T, what string, err, want error, mention, code string) {
+	t.Helper()
+	t.Logf("%s: %v", what, err)
+	if !errors.Is(err, want) || lease.Retryable(err) != lease.Retryable(want) {
+		t.Errorf("%s: %v, want an error matching %v, retryable %t", what, err, want, lease.Retryable(want))
+	}
+	if err != nil && !strings.Contains(err.Error(), mention) {
+		t.Errorf("%s: error %q does not say %q", what, err, mention)
+	}
+	var apiErr smithy.APIError
+	if code != "" && (!errors.As(err, &apiErr) || apiErr.ErrorCode() != code) {
+		t.Errorf("%s: errors.As(err, &smithy.APIError) finds %v, want the SDK's %s", what, apiErr, code)
+	}
+}
+
+// ContextErrors checks that a backend's calls return their context's own
+// error, unwrapped, for the engine to tell a caller's cancellation from its
+// own CallTimeout. calls, given the endpoint of a server that never
+// answers, returns the calls to check by name; each is made with a
+// cancelled context and with one that times out.
+func ContextErrors(t *testing.T, calls func(endpoint string) map[string]func(ctx context.Context) error) {
+	t.Helper()
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	for name, call := range calls(SilentServer(t)) {
+		if err := call(cancelled); err != context.Canceled {
+			t.Errorf("%s with a cancelled context: %v (%T), want context.Canceled itself", name, err, err)
+		}
+		short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		if err := call(short); err != context.DeadlineExceeded {
+			t.Errorf("%s past its deadline: %v (%T), want context.DeadlineExceeded itself", name, err, err)
+		}
+		cancel()
+	}
+}
+
+// UseURL opens the lease urlstr names with lease.Open, acquires and renews
+// it, has check look at what is stored, and releases it.
+func UseURL(t *testing.T, urlstr string, ttl time.Duration, check func(term lease.Term)) {
+	t.Helper()
+	l, err := lease.Open(t.Context(), urlstr, lease.Options{Identity: "worker-1", TTL: ttl})
+	if err != nil {
+		t.Fatalf("lease.Open(%q): %v", urlstr, err)
+	}
+	term, err := l.Acquire(t.Context())
+	if err != nil {
+		t.Fatalf("Acquire through %q: %v", urlstr, err)
+	}
+	if term, err = l.Renew(t.Context(), term); err != nil {
+		t.Fatalf("Renew through %q: %v", urlstr, err)
+	}
+	check(term)
+	if err := l.Release(t.Context(), term); err != nil {
+		t.Fatalf("Release through %q: %v", urlstr, err)
+	}
+}
+
+// CountRequests runs the lease operations whose requests set a lease's
+// cost, leader's and follower's on one free lease, each through a client
+// that carries its requests through its Counter, and checks how many
+// requests each operation makes, by label: read and write are the labels
+// of the backend's read and conditional write (GET and PUT,
+// GetItem and PutItem). A renewal is one write, a follower's poll of a
+// held lease one read; acquiring a free lease is one write after the
+// engine's read, which finds nothing.
+func CountRequests(t *testing.T, leader, follower lease.Lease, leaderHTTP, followerHTTP *Counter, read, write string) {
+	t.Helper()
+	check := func(step string, c *Counter, want map[string]int) {
+		t.Helper()
+		got := c.Take()
+		t.Logf("%-40s %v", step, got)
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", step, got, want)
+		}
+	}
+	ctx := t.Context()
+	leaderHTTP.Take()
+	followerHTTP.Take()
+
+	term, err := leader.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("leader's Acquire: %v", err)
+	}
+	check("Acquire of a free lease", leaderHTTP, map[string]int{read: 1, write: 1})
+	for i := range 3 {
+		if term, err = leader.Renew(ctx, term); err != nil {
+			t.Fatalf("Renew %d: %v", i+1, err)
+		}
+		check(fmt.Sprintf("Renew %d", i+1), leaderHTTP, map[string]int{write: 1})
+	}
+	for i := range 3 {
+		if _, err := follower.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
+			t.Fatalf("follower's Acquire %d: %v, want lease.ErrHeld", i+1, err)
+		}
+		check(fmt.Sprintf("follower's poll (Acquire, held) %d", i+1), followerHTTP, map[string]int{read: 1})
+	}
+	if _, err := follower.Observe(ctx); err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	check("Observe", followerHTTP, map[string]int{read: 1})
+	if err := leader.Release(ctx, term); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	check("Release", leaderHTTP, map[string]int{write: 1})
+	if _, err := follower.Acquire(ctx); err != nil {
+		t.Fatalf("follower's Acquire of the released lease: %v", err)
+	}
+	check("Acquire of a released lease", followerHTTP, map[string]int{read: 1, write: 1})
+	// A deposed holder's renewal: the failed condition, then the read that
+	// tells a lost term from an unknown outcome.
+	if _, err := leader.Renew(ctx, term); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("deposed leader's Renew: %v, want lease.ErrLost", err)
+	}
+	check("Renew after being deposed", leaderHTTP, map[string]int{read: 1, write: 1})
+}
