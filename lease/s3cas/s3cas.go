@@ -88,9 +88,12 @@ type driver struct {
 }
 
 // callOptions apply to every request: no SDK retries (the caller retries,
-// within its own deadlines), and path-style addressing when asked for.
+// within its own deadlines), request bodies that cannot close a connection
+// under an answered request (see awsdriver.PlainBodies: every PutObject has
+// a body), and path-style addressing when asked for.
 func (d *driver) callOptions(o *s3.Options) {
 	awsdriver.NoRetries(&o.Retryer, &o.RetryMaxAttempts)
+	o.HTTPClient = awsdriver.PlainBodies(o.HTTPClient)
 	if d.pathStyle {
 		o.UsePathStyle = true
 	}
