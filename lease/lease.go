@@ -21,19 +21,37 @@ type Lease interface {
 	//
 	// It returns a Term when the lease was free (never held, or released) and
 	// this contender wrote itself in as holder, or when the current holder's
-	// record has stayed unchanged for that holder's full TTL as measured on
-	// this contender's own monotonic clock from the moment one of its reads
-	// first returned that version. A contender that has not watched the
-	// record for a TTL cannot take it over, however old the record is, so a
-	// new contender's first Acquire of a held lease always fails.
+	// term has lapsed. Who judges the lapse depends on the store:
+	//
+	//   - On a compare-and-swap store (NewCAS), this contender does: the
+	//     holder's record must have stayed unchanged for that holder's full
+	//     TTL as measured on this contender's own monotonic clock from the
+	//     moment one of its reads first returned that version. A contender
+	//     that has not watched the record for a TTL cannot take it over,
+	//     however old the record is, so a new contender's first Acquire of a
+	//     held lease always fails.
+	//   - On a store with native leases (Azure Blob), the store does, on its
+	//     own clock: the holder's lease lapses a TTL after the store received
+	//     its latest acquire or renewal, so a contender's first Acquire may
+	//     take over a lease that lapsed before the contender started.
+	//
+	// Either way the lapse comes no earlier than a TTL after the holder sent
+	// its latest successful acquire or renewal (Term.Sent), assuming clocks
+	// tick at nearly the same rate, so a holder that stops acting as leader
+	// before Term.Expires is never deposed while it still acts.
 	//
 	// It returns an error for which errors.Is(err, ErrHeld) is true, and
 	// errors.As yields a *HeldError naming the holder, when someone else
 	// holds the lease. That includes this contender's own identity when the
-	// record names it but is not this Lease's latest write (another process
-	// with the same identity, or an earlier run of this one): it too must
-	// lapse before this contender takes over. A record that is this Lease's
-	// latest write is replaced at once, with a new token.
+	// lease is not held by this Lease's latest term (another process with
+	// the same identity, or an earlier run of this one): it too must lapse
+	// before this contender takes over. A lease held by this Lease's latest
+	// term (on a CAS store: the record is this Lease's latest write; on a
+	// native lease: the store's lease carries this Lease's latest lease ID)
+	// is replaced at once, with a new token, and that earlier term ends.
+	// When the store shows the lease held but not by whom (a native lease
+	// taken by another tool, or by a contender that has not yet written its
+	// name), the HeldError's Record has an empty Holder and Token 0.
 	//
 	// It returns ErrCorrupt when the object at the lease's key is not a
 	// lease record; such an object is never taken over.
@@ -44,14 +62,17 @@ type Lease interface {
 	// sent, and the holder's deadlines count from it.
 	//
 	// It returns ErrLost when the record no longer names this holder with
-	// t's token: the lease was taken over or released, and the caller must
-	// stop acting as leader at once. Any other error leaves the outcome
-	// undecided: the caller may retry with t until its deadline passes.
+	// t's token, or, on a native lease, the store no longer holds the lease
+	// for t (it was broken): the lease was taken over or released, and the
+	// caller must stop acting as leader at once. Any other error leaves the
+	// outcome undecided: the caller may retry with t until its deadline
+	// passes.
 	Renew(ctx context.Context, t Term) (Term, error)
 
 	// Release gives the lease up, keeping its fencing counter, so that the
 	// next contender may acquire it at once with a greater token. It returns
-	// nil when the record was released by this call or already was released
+	// nil when the record was released by this call (also when the term had
+	// lapsed but nobody has taken the lease since) or already was released
 	// by this term, ErrLost when the term had already ended (the lease was
 	// taken over), and another error when the outcome is unknown; the lease
 	// then lapses after its TTL.
@@ -78,7 +99,9 @@ type Record struct {
 	// TTL is the holder's time to live: how long a contender must see the
 	// record unchanged before it may take the lease over.
 	TTL time.Duration
-	// Released reports whether the holder gave the lease up.
+	// Released reports whether the holder gave the lease up. On a native
+	// lease it is also true once the holder's lease lapsed, as the store
+	// then holds it for no one.
 	Released bool
 	// Nonce is fresh random text written with every write, so that every
 	// write changes the stored bytes and therefore the version, even on

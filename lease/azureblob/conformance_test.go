@@ -1,0 +1,47 @@
+package azureblob_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/leasetest"
+)
+
+// TestConformance runs the conformance suite in real time with Azure's
+// shortest lease, 15s, so expiry is Azure's own: TakeoverOnlyAfterTTL waits
+// for a 15s lease to lapse on the server. The subtests run in parallel;
+// the longest waits about three TTLs.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	cs := connectionString(t)
+	c := newClient(t, cs)
+	h := &harness{c: c, container: newContainer(t, c)}
+	leasetest.RunConformanceTests(t, leasetest.Config{
+		NewHarness: func(*testing.T) leasetest.Harness { return h },
+		TTL:        testTTL,
+		CAS:        false,
+	})
+}
+
+// harness opens leases in the test's container, one blob per lease name.
+type harness struct {
+	c         *azblob.Client
+	container string
+}
+
+func (h *harness) Open(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
+	return azureblob.Open(ctx, azureblob.Options{Container: h.container, Blob: name, Client: h.c}, opts)
+}
+
+// WriteForeign stores what another tool would: a blob with content and
+// metadata of its own.
+func (h *harness) WriteForeign(ctx context.Context, name string) error {
+	owner, locked := "another-tool", "true"
+	_, err := h.c.UploadBuffer(ctx, h.container, name, []byte(`{"owner":"another-tool","locked":true}`),
+		&azblob.UploadBufferOptions{Metadata: map[string]*string{"owner": &owner, "locked": &locked}})
+	return err
+}

@@ -1,0 +1,153 @@
+// Package azureblob is a lease backend on one Azure Blob Storage blob,
+// using the blob's native lease (Lease Blob: acquire, renew, change,
+// release). It is the port of the MSDN Leader Election sample's
+// BlobLeaseManager, and it implements lease.Lease itself rather than
+// driving package lease's compare-and-swap engine: Azure, not the
+// contender, judges when a lease has lapsed.
+//
+// # What it guarantees
+//
+// At most one contender holds the lease at a time: Azure grants a blob's
+// lease to one lease ID at a time, for the TTL (15s to 60s), and lets
+// another contender acquire it only once the holder released it or did not
+// renew it for the TTL, measured on Azure's clock from when Azure received
+// the last acquire or renewal. The holder counts from when it sent that
+// request (lease.Term.Sent), so it gives up first, assuming only that
+// clocks tick at nearly the same rate.
+//
+// Every acquisition gets a fencing token greater than all earlier ones.
+// The token lives in the blob's metadata: a contender that has acquired the
+// Azure lease reads the metadata, writes the next token under its new
+// lease ID (the write is conditional on the ETag it read before acquiring,
+// so no acquisition in between is missed), and only then reports the
+// acquisition. If the write fails, it releases the Azure lease and reports
+// the error. Release marks the record released and keeps the token; the
+// blob is never deleted.
+//
+// A contender that calls Acquire again while it holds the lease gets a new
+// term with a new token: the Azure lease moves to a new lease ID (Lease
+// Blob change, then renew), so the earlier term's Renew and Release find
+// it lost.
+//
+// It does not guarantee anything if something other than leasehold writes
+// the blob's metadata or breaks its lease, other than that the contender
+// notices (see below). A write whose outcome is unknown is resolved by
+// reading the blob back; an acquire whose outcome is unknown is undone
+// with a release of its lease ID.
+//
+// # What it stores
+//
+// The lease blob is an empty block blob whose metadata is the record:
+//
+//	leasehold = 1                  the format version
+//	holder    = worker-1           the holder's identity, percent-encoded
+//	token     = 7                  the fencing token
+//	ttl_ms    = 15000              the holder's TTL in milliseconds
+//	released  = false              whether the holder released it
+//	nonce     = 4f1c9a0b7e22d3c5   fresh random text with every write
+//
+// Azure keeps metadata keys case-insensitively, and some services return
+// them in another case (Azurite capitalises them: Holder, Token): they are
+// read case-insensitively. Anyone who may read the blob can see who leads:
+//
+//	az storage blob metadata show --container-name CONTAINER --name BLOB --auth-mode login
+//
+// lease.Record.Released is true when no Azure lease holds the blob (the
+// holder released it, or its lease lapsed); Version is the blob's ETag,
+// which metadata writes change and lease renewals do not.
+//
+// The blob is created, empty, by the first Acquire if it does not exist
+// (a create that never overwrites). It must be used for nothing but this
+// lease. A blob with content, or with metadata that leasehold did not write
+// (another key, no leasehold=1, a token that is not a number, ...) is
+// reported as lease.ErrCorrupt and never touched. A blob that an Azure
+// lease holds while its metadata names no current holder (a contender
+// between its acquire and its metadata write, or another tool) is
+// lease.ErrHeld with an empty Holder and token 0; if that lease is infinite
+// (taken by another tool or by hand: az storage blob lease acquire
+// --lease-duration -1), the error says so, because it never lapses: break
+// it (az storage blob lease break) to let contenders in. That is also a
+// way to pause an election: hold an infinite lease by hand, and break it
+// to resume.
+//
+// Never delete the blob: the fencing token lives in it, and a new blob
+// would start the tokens again at 1.
+//
+// # The container and the role
+//
+// The container must exist; azureblob never creates one, and reports a
+// missing container as lease.ErrNotFound naming it. The identity the lease
+// runs as needs the built-in role RoleDefinitionName, Storage Blob Data
+// Contributor, assigned with the container as its scope (not the account):
+// it reads properties, writes metadata, creates the blob and leases it.
+// Refused credentials are reported as lease.ErrPermission naming the role
+// and the container. Keep leases in a container of their own: the role
+// lets its holder write every blob in the container.
+//
+// # Configuration
+//
+// In Go, Open takes the container, the blob, and one of: an *azblob.Client,
+// a connection string, or the account's service URL, which Open reaches
+// with azidentity.NewDefaultAzureCredential (a managed identity on Azure
+// workers, workload identity, environment variables, or an Azure CLI
+// login). By URL, after importing this package for its side effect:
+//
+//	import _ "github.com/leasehold/leasehold/lease/azureblob"
+//
+//	l, err := lease.Open(ctx, "azblob://leases/nightly-report?account=mystorageaccount", lease.Options{Identity: host})
+//
+// The URL's host is the container and its path the blob. Its query
+// parameters (URLParams) are account=NAME (https://NAME.blob.core.windows.net/),
+// endpoint=URL (another cloud or a custom domain; https only), or
+// connection_string_env=VAR (a connection string in the variable VAR);
+// with none of them, the connection string is read from
+// AZURE_STORAGE_CONNECTION_STRING. infinite_lease=true sets
+// Options.InfiniteLease. Any other parameter is rejected with
+// lease.ErrInvalid naming it.
+//
+// The TTL must be a whole number of seconds from 15s to 60s, the
+// durations an Azure lease can have; Open rejects any other with an
+// *lease.OptionError giving the range. The default, 15s, fits. An infinite
+// Azure lease is taken only with Options.InfiniteLease, whose doc says why
+// it is rarely what you want: a holder that crashes keeps it until a person
+// breaks it.
+//
+// The SDK's retries are off for every call (each call is one request,
+// bounded by lease.Options.CallTimeout; the runner retries within its
+// deadlines), even with a Client built to retry.
+//
+// # Azurite
+//
+// Azurite, Microsoft's emulator, implements blob leases and honours their
+// expiry. Start it with --skipApiVersionCheck (this SDK sends a newer API
+// version than Azurite knows, and Azurite refuses it with 400
+// InvalidHeaderValue, reported as lease.ErrInvalid):
+//
+//	azurite-blob --blobHost 127.0.0.1 --blobPort 10000 --skipApiVersionCheck --inMemoryPersistence
+//
+// (scripts/stack up azurite does that), create a container, and use its
+// full connection string; the Go SDK does not understand the shorthand
+// UseDevelopmentStorage=true, which Open rejects saying so:
+//
+//	DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;
+//
+// # Requests and cost
+//
+// A renewal is one request (Lease Blob renew). A follower's poll of a held
+// lease is one Get Blob Properties. Acquiring a free lease is Get Blob
+// Properties, Lease Blob acquire and Set Blob Metadata (plus a Put Blob
+// and a second read, once, when the blob does not exist yet); a release is
+// Set Blob Metadata and Lease Blob release. TestRequestCounts checks these.
+//
+// At the runner's defaults (TTL 15s; it renews every RenewInterval =
+// TTL/3 = 5s, and a follower polls every CampaignInterval = 5s plus up to
+// 20% jitter), a leader makes 720 renewals an hour and each follower 600 to
+// 720 polls an hour. Lease Blob and Get Blob Properties are billed as
+// "other operations" (Set Blob Metadata and Put Blob, a few per change of
+// leader, at most at the write price: negligible). At the Hot LRS list
+// price of $0.0044 per 10,000 other operations (Azure Blob Storage pricing
+// page, as of 2026; prices vary by region), that is 720 × $0.0044 / 10,000
+// = $0.00032 an hour, about $0.23 a month (730 hours), for the leader, and
+// $0.19 to $0.23 a month for each follower. Storage of one empty blob is negligible. A
+// longer TTL costs proportionally less: at 60s, a quarter.
+package azureblob

@@ -1,0 +1,119 @@
+package azureblob
+
+import (
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// The blob's metadata keys: the record, one field a key. Azure keeps
+// metadata keys case-insensitively and may return them in another case
+// (Azurite capitalises them), so they are compared case-insensitively.
+const (
+	keyFormat   = "leasehold" // lease.FormatVersion, "1"
+	keyHolder   = "holder"    // the identity, percent-encoded
+	keyToken    = "token"     // the fencing token, decimal
+	keyTTL      = "ttl_ms"    // the holder's TTL in milliseconds, decimal
+	keyReleased = "released"  // "true" or "false"
+	keyNonce    = "nonce"     // fresh random text, new with every write
+)
+
+var metadataKeys = []string{keyFormat, keyHolder, keyToken, keyTTL, keyReleased, keyNonce}
+
+// encodeMetadata returns r as blob metadata. The holder is percent-encoded
+// as a URL path segment: metadata values travel as HTTP header values, which
+// lose leading and trailing spaces, and identities may have them.
+func encodeMetadata(r lease.Record) map[string]*string {
+	md := map[string]string{
+		keyFormat:   strconv.Itoa(lease.FormatVersion),
+		keyHolder:   url.PathEscape(r.Holder),
+		keyToken:    strconv.FormatUint(r.Token, 10),
+		keyTTL:      strconv.FormatInt(r.TTL.Milliseconds(), 10),
+		keyReleased: strconv.FormatBool(r.Released),
+		keyNonce:    r.Nonce,
+	}
+	out := make(map[string]*string, len(md))
+	for k, v := range md {
+		out[k] = &v
+	}
+	return out
+}
+
+// decodeMetadata returns the record the blob's metadata holds, without its
+// Version, or nil when the blob has no metadata at all (it was created but
+// never acquired). Metadata that leasehold did not write (a key it does not
+// write, no "leasehold" marker, another format version, a value it could
+// not have written) yields an error wrapping lease.ErrCorrupt.
+func decodeMetadata(md map[string]*string) (*lease.Record, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	vals := make(map[string]string, len(md))
+	var foreign []string
+	for k, v := range md {
+		lk := strings.ToLower(k)
+		if !slices.Contains(metadataKeys, lk) {
+			foreign = append(foreign, k)
+			continue
+		}
+		if _, dup := vals[lk]; dup {
+			return nil, lease.Corruptf("metadata key %q appears twice, in different cases", lk)
+		}
+		if v == nil {
+			vals[lk] = ""
+		} else {
+			vals[lk] = *v
+		}
+	}
+	format, marked := vals[keyFormat]
+	switch {
+	case !marked:
+		return nil, lease.Corruptf("the blob's metadata (keys %s) has no %q key: leasehold did not write it", strings.Join(slices.Sorted(maps.Keys(md)), ", "), keyFormat)
+	case format != strconv.Itoa(lease.FormatVersion):
+		return nil, lease.Corruptf("metadata %q is %q, want %d", keyFormat, format, lease.FormatVersion)
+	case len(foreign) > 0:
+		slices.Sort(foreign)
+		return nil, lease.Corruptf("metadata has key(s) %s, which leasehold does not write", strings.Join(foreign, ", "))
+	}
+	for _, k := range metadataKeys {
+		if _, ok := vals[k]; !ok {
+			return nil, lease.Corruptf("metadata has no %q key", k)
+		}
+	}
+	holder, err := url.PathUnescape(vals[keyHolder])
+	if err != nil {
+		return nil, lease.Corruptf("metadata %q is %q, not percent-encoded text: %v", keyHolder, vals[keyHolder], err)
+	}
+	token, err := strconv.ParseUint(vals[keyToken], 10, 64)
+	if err != nil {
+		return nil, lease.Corruptf("metadata %q is %q, not a fencing token", keyToken, vals[keyToken])
+	}
+	ttl, err := strconv.ParseInt(vals[keyTTL], 10, 64)
+	if err != nil || ttl > int64(time.Duration(1<<63-1)/time.Millisecond) {
+		return nil, lease.Corruptf("metadata %q is %q, not a number of milliseconds", keyTTL, vals[keyTTL])
+	}
+	var released bool
+	switch vals[keyReleased] {
+	case "true":
+		released = true
+	case "false":
+	default:
+		return nil, lease.Corruptf("metadata %q is %q, want true or false", keyReleased, vals[keyReleased])
+	}
+	r := lease.Record{
+		Holder:   holder,
+		Token:    token,
+		TTL:      time.Duration(ttl) * time.Millisecond,
+		Released: released,
+		Nonce:    vals[keyNonce],
+	}
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

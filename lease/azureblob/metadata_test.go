@@ -1,0 +1,53 @@
+package azureblob
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+func TestMetadataRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, holder := range []string{"worker-1", " leading and trailing spaces ", "100% sure", "pod/ns:name@host"} {
+		r := lease.Record{Holder: holder, Token: 1<<64 - 1, TTL: 15 * time.Second, Released: true, Nonce: "0123456789abcdef"}
+		md := encodeMetadata(r)
+		for k, v := range md {
+			if strings.TrimSpace(*v) != *v || strings.ContainsAny(*v, " \t") {
+				t.Errorf("metadata %s=%q: header values must not contain spaces", k, *v)
+			}
+		}
+		got, err := decodeMetadata(md)
+		if err != nil || *got != r {
+			t.Errorf("decodeMetadata(encodeMetadata(%+v)) = %+v, %v", r, got, err)
+		}
+	}
+}
+
+// TestMetadataKeyCase: Azure keeps keys case-insensitively and Azurite
+// returns them capitalised: any case reads, but the same key twice in two
+// cases is corrupt.
+func TestMetadataKeyCase(t *testing.T) {
+	t.Parallel()
+	md := map[string]*string{}
+	for k, v := range encodeMetadata(lease.Record{Holder: "worker-1", Token: 7, TTL: 15 * time.Second, Nonce: "n"}) {
+		md[strings.ToUpper(k[:1])+k[1:]] = v // Holder, Token, Ttl_ms, ...
+	}
+	r, err := decodeMetadata(md)
+	if err != nil || r.Holder != "worker-1" || r.Token != 7 {
+		t.Fatalf("decodeMetadata of capitalised keys: %+v, %v", r, err)
+	}
+	md["holder"] = md["Holder"]
+	if _, err := decodeMetadata(md); !errors.Is(err, lease.ErrCorrupt) {
+		t.Errorf("decodeMetadata with holder and Holder: %v, want lease.ErrCorrupt", err)
+	}
+}
+
+func TestMetadataNone(t *testing.T) {
+	t.Parallel()
+	if r, err := decodeMetadata(nil); r != nil || err != nil {
+		t.Errorf("decodeMetadata(nil) = %v, %v; want no record and no error", r, err)
+	}
+}

@@ -1,0 +1,94 @@
+package azureblob_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// TestRequestCounts counts the requests of each lease operation against
+// the service. They set the cost of a lease (see the package doc): a
+// renewal is one LeaseBlob renew, and a follower's poll of a held lease one
+// GetBlobProperties.
+func TestRequestCounts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	leaderReqs, followerReqs := newCounter(), newCounter()
+	leader := e.open(newClient(t, e.cs, leaderReqs), "jobs", "leader")
+	follower := e.open(newClient(t, e.cs, followerReqs), "jobs", "follower")
+
+	check := func(step string, c *counter, want map[string]int) {
+		t.Helper()
+		got := c.take()
+		var parts []string
+		for _, op := range slices.Sorted(maps.Keys(got)) {
+			parts = append(parts, fmt.Sprintf("%s %d", op, got[op]))
+		}
+		t.Logf("%-44s %s", step, strings.Join(parts, ", "))
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: requests %v, want %v", step, got, want)
+		}
+	}
+
+	term, err := leader.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("leader's Acquire: %v", err)
+	}
+	check("Acquire (the blob does not exist yet)", leaderReqs, map[string]int{"GetBlobProperties": 2, "PutBlob": 1, "LeaseBlob acquire": 1, "SetBlobMetadata": 1})
+	for i := range 3 {
+		if term, err = leader.Renew(ctx, term); err != nil {
+			t.Fatalf("Renew %d: %v", i+1, err)
+		}
+		check(fmt.Sprintf("Renew %d", i+1), leaderReqs, map[string]int{"LeaseBlob renew": 1})
+	}
+	for i := range 3 {
+		if _, err := follower.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
+			t.Fatalf("follower's Acquire %d: %v, want lease.ErrHeld", i+1, err)
+		}
+		check(fmt.Sprintf("follower's poll (Acquire, held) %d", i+1), followerReqs, map[string]int{"GetBlobProperties": 1})
+	}
+	if _, err := follower.Observe(ctx); err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	check("Observe", followerReqs, map[string]int{"GetBlobProperties": 1})
+
+	if term, err = leader.Acquire(ctx); err != nil {
+		t.Fatalf("leader's second Acquire: %v", err)
+	}
+	check("Acquire by the holder (a new term)", leaderReqs, map[string]int{"GetBlobProperties": 1, "LeaseBlob change": 1, "LeaseBlob renew": 1, "SetBlobMetadata": 1})
+
+	if err := leader.Release(ctx, term); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	check("Release", leaderReqs, map[string]int{"SetBlobMetadata": 1, "LeaseBlob release": 1})
+	if err := leader.Release(ctx, term); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	check("Release again (already released)", leaderReqs, map[string]int{"SetBlobMetadata": 1, "GetBlobProperties": 1})
+
+	if _, err := follower.Acquire(ctx); err != nil {
+		t.Fatalf("follower's Acquire of the released lease: %v", err)
+	}
+	check("Acquire of a released lease", followerReqs, map[string]int{"GetBlobProperties": 1, "LeaseBlob acquire": 1, "SetBlobMetadata": 1})
+
+	if _, err := leader.Renew(ctx, term); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("deposed leader's Renew: %v, want lease.ErrLost", err)
+	}
+	check("Renew after being deposed", leaderReqs, map[string]int{"LeaseBlob renew": 1})
+	if err := leader.Release(ctx, term); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("deposed leader's Release: %v, want lease.ErrLost", err)
+	}
+	check("Release after being deposed", leaderReqs, map[string]int{"SetBlobMetadata": 1, "GetBlobProperties": 1})
+
+	// At the runner's defaults (TTL 15s: RenewInterval 5s, CampaignInterval
+	// 5s plus up to 20% jitter), per hour:
+	t.Logf("per hour at the defaults: leader %d renewals; each follower %d to %d polls",
+		int(time.Hour/(5*time.Second)), int(time.Hour/(6*time.Second)), int(time.Hour/(5*time.Second)))
+}
