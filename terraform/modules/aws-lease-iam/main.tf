@@ -1,0 +1,115 @@
+# A least-privilege policy for leasehold workers: exactly the actions the
+# backends declare (s3cas.IAMActions, s3cas.IAMBucketActions,
+# dynamodb.IAMActions), each on the lease resources only. The action lists are
+# written out here, and terraform/terraform_test.go checks them against the
+# Go code: change them together.
+
+locals {
+  s3_enabled       = var.s3_bucket_arn != null
+  dynamodb_enabled = var.dynamodb_table_arn != null
+  s3_lease_keys    = [for n in var.s3_lease_names : "${var.s3_prefix}/${n}"]
+}
+
+data "aws_region" "current" {}
+
+data "aws_iam_policy_document" "this" {
+  # s3cas.IAMActions on each lease object, named one by one.
+  dynamic "statement" {
+    for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
+    content {
+      sid       = "LeaseObjects"
+      effect    = "Allow"
+      actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = [for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}"]
+    }
+  }
+
+  # s3cas.IAMActions on every key under the prefix: only when asked for
+  # (s3_whole_prefix), for workers that name their leases at run time. The
+  # wildcard scopes the resource to the prefix; the actions stay exact.
+  dynamic "statement" {
+    for_each = local.s3_enabled && var.s3_whole_prefix ? [1] : []
+    content {
+      sid       = "LeaseObjectsUnderPrefix"
+      effect    = "Allow"
+      actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = ["${var.s3_bucket_arn}/${var.s3_prefix}/*"]
+    }
+  }
+
+  # s3cas.IAMBucketActions on the bucket. Never called by leasehold: S3
+  # answers a read of a missing key with 404 (not 403) only to a caller that
+  # may list the bucket, and evaluates that with s3:prefix set to the key.
+  # So the listing is limited to the lease keys (or the prefix).
+  dynamic "statement" {
+    for_each = local.s3_enabled ? [1] : []
+    content {
+      sid       = "LeaseBucket"
+      effect    = "Allow"
+      actions   = ["s3:ListBucket"]
+      resources = [var.s3_bucket_arn]
+
+      condition {
+        test     = var.s3_whole_prefix ? "StringLike" : "StringEquals"
+        variable = "s3:prefix"
+        values   = var.s3_whole_prefix ? ["${var.s3_prefix}/*"] : local.s3_lease_keys
+      }
+    }
+  }
+
+  # A customer-managed KMS key on the lease objects: S3 decrypts on
+  # GetObject and asks for a data key on PutObject, as the caller, and only
+  # through S3 in this region.
+  dynamic "statement" {
+    for_each = var.s3_kms_key_arn != null ? [1] : []
+    content {
+      sid       = "LeaseObjectsKMS"
+      effect    = "Allow"
+      actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+      resources = [var.s3_kms_key_arn]
+
+      condition {
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = ["s3.${data.aws_region.current.region}.amazonaws.com"]
+      }
+    }
+  }
+
+  # dynamodb.IAMActions on the table, optionally only on the lease items.
+  dynamic "statement" {
+    for_each = local.dynamodb_enabled ? [1] : []
+    content {
+      sid       = "LeaseTable"
+      effect    = "Allow"
+      actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"]
+      resources = [var.dynamodb_table_arn]
+
+      # ForAllValues: every partition key the request touches is a lease
+      # name. DescribeTable names no key, so it passes (an empty set of keys
+      # satisfies ForAllValues).
+      dynamic "condition" {
+        for_each = length(var.dynamodb_lease_names) > 0 ? [1] : []
+        content {
+          test     = "ForAllValues:StringEquals"
+          variable = "dynamodb:LeadingKeys"
+          values   = var.dynamodb_lease_names
+        }
+      }
+    }
+  }
+}
+
+resource "aws_iam_policy" "this" {
+  name        = var.name
+  path        = var.path
+  description = "leasehold: read and write the lease objects/items, nothing else"
+  policy      = data.aws_iam_policy_document.this.json
+  tags        = var.tags
+}
+
+resource "aws_iam_role_policy_attachment" "this" {
+  count      = var.role_name != null ? 1 : 0
+  role       = var.role_name
+  policy_arn = aws_iam_policy.this.arn
+}

@@ -1,0 +1,11 @@
+terraform {
+  # 1.9 or later: variable validations refer to other variables.
+  required_version = "~> 1.9"
+
+  required_providers {
+    azurerm = {
+      source  = "hashicorp/azurerm"
+      version = "~> 5.0"
+    }
+  }
+}

@@ -1,0 +1,622 @@
+// Package terraform_test checks the Terraform modules against the Go code
+// they provision for, by static analysis of the .tf files (HCL native
+// syntax): no terraform binary, no provider, no cloud. What each backend
+// declares (its IAM actions, its DynamoDB key, its Azure role, its URL
+// scheme) is read from the backend packages, so changing one side without
+// the other fails here.
+package terraform_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/s3cas"
+)
+
+// The modules and examples, as directories under terraform/.
+var (
+	modules  = []string{"modules/aws-s3-lease", "modules/aws-dynamodb-lease", "modules/aws-lease-iam", "modules/azure-blob-lease"}
+	examples = []string{"examples/aws-ecs", "examples/azure"}
+)
+
+// kmsActions are what S3 needs from a caller on a customer-managed KMS key
+// that encrypts the lease objects: Decrypt for GetObject, GenerateDataKey for
+// PutObject. No backend declares them (S3 calls KMS, not leasehold); the IAM
+// module grants them only when given the key, through S3 only.
+var kmsActions = []string{"kms:Decrypt", "kms:GenerateDataKey"}
+
+// prefixWildcardSid is the one statement whose resource may end in a
+// wildcard: the lease objects under a prefix, granted only when the user asks
+// for a whole prefix (s3_whole_prefix), for lease names chosen at run time.
+const prefixWildcardSid = "LeaseObjectsUnderPrefix"
+
+func TestDynamoDBTableHasTheBackendsKeySchema(t *testing.T) {
+	m := load(t, "modules/aws-dynamodb-lease")
+	table := m.resource(t, "aws_dynamodb_table", "this")
+
+	if got := m.stringOf(t, attr(t, table, "hash_key")); got != dynamodb.DefaultKeyAttribute {
+		t.Errorf("aws_dynamodb_table.this: hash_key is %q, want dynamodb.DefaultKeyAttribute %q", got, dynamodb.DefaultKeyAttribute)
+	}
+	if _, ok := table.Body.Attributes["range_key"]; ok {
+		t.Errorf("aws_dynamodb_table.this has a range_key: the backend wants a table with one HASH key and no sort key")
+	}
+	attrs := blocksOf(table.Body, "attribute")
+	if len(attrs) != 1 {
+		t.Fatalf("aws_dynamodb_table.this declares %d attribute blocks, want exactly 1 (the hash key)", len(attrs))
+	}
+	if got := m.stringOf(t, attr(t, attrs[0], "name")); got != dynamodb.DefaultKeyAttribute {
+		t.Errorf("aws_dynamodb_table.this: attribute name is %q, want %q", got, dynamodb.DefaultKeyAttribute)
+	}
+	if got := m.stringOf(t, attr(t, attrs[0], "type")); got != "S" {
+		t.Errorf("aws_dynamodb_table.this: key attribute type is %q, want \"S\"", got)
+	}
+	if got := m.stringOf(t, attr(t, table, "billing_mode")); got != "PAY_PER_REQUEST" {
+		t.Errorf("aws_dynamodb_table.this: billing_mode is %q, want PAY_PER_REQUEST", got)
+	}
+	// DynamoDB TTL would delete lease items, and with them the fencing
+	// counters; the item's ttl_ms is a duration, not an expiry time.
+	if ttl := blocksOf(table.Body, "ttl"); len(ttl) > 0 {
+		t.Errorf("aws_dynamodb_table.this has a ttl block (%s): DynamoDB TTL must never delete lease items", ttl[0].DefRange())
+	}
+	if got := m.stringOf(t, m.local(t, "default_key_attribute")); got != dynamodb.DefaultKeyAttribute {
+		t.Errorf("local.default_key_attribute (which URLs leave out) is %q, want %q", got, dynamodb.DefaultKeyAttribute)
+	}
+}
+
+func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
+	m := load(t, "modules/aws-lease-iam")
+	doc := m.data(t, "aws_iam_policy_document", "this")
+	stmts := m.statements(t, doc)
+
+	want := map[string][]string{
+		"LeaseObjects":    s3cas.IAMActions,
+		prefixWildcardSid: s3cas.IAMActions,
+		"LeaseBucket":     s3cas.IAMBucketActions,
+		"LeaseObjectsKMS": kmsActions,
+		"LeaseTable":      dynamodb.IAMActions,
+	}
+	seen := map[string]bool{}
+	for _, s := range stmts {
+		wantActions, ok := want[s.sid]
+		if !ok {
+			t.Errorf("%s: statement %q is not one the test knows; each statement must grant one backend's declared actions", s.pos, s.sid)
+			continue
+		}
+		seen[s.sid] = true
+		if s.effect != "Allow" {
+			t.Errorf("%s: statement %q has effect %q, want Allow", s.pos, s.sid, s.effect)
+		}
+		if !slices.Equal(sorted(s.actions), sorted(wantActions)) {
+			t.Errorf("%s: statement %q grants %v, want exactly %v", s.pos, s.sid, sorted(s.actions), sorted(wantActions))
+		}
+	}
+	for sid := range want {
+		if !seen[sid] {
+			t.Errorf("no statement %q in data.aws_iam_policy_document.this", sid)
+		}
+	}
+
+	// Across statements, per service: the union is exactly what the
+	// backends declare, no more, no less.
+	union := map[string][]string{}
+	for _, s := range stmts {
+		for _, a := range s.actions {
+			svc, _, _ := strings.Cut(a, ":")
+			union[svc] = append(union[svc], a)
+		}
+	}
+	for svc, declared := range map[string][]string{
+		"s3":       slices.Concat(s3cas.IAMActions, s3cas.IAMBucketActions),
+		"dynamodb": dynamodb.IAMActions,
+		"kms":      kmsActions,
+	} {
+		if !slices.Equal(dedup(union[svc]), dedup(declared)) {
+			t.Errorf("the policy grants %s actions %v, want exactly %v", svc, dedup(union[svc]), dedup(declared))
+		}
+		delete(union, svc)
+	}
+	for svc, actions := range union {
+		t.Errorf("the policy grants %v: no backend declares %s actions", actions, svc)
+	}
+
+	// Resources: the bucket, the table, the key, the lease objects.
+	for _, c := range []struct {
+		sid, resources string
+	}{
+		{"LeaseBucket", "[var.s3_bucket_arn]"},
+		{"LeaseTable", "[var.dynamodb_table_arn]"},
+		{"LeaseObjectsKMS", "[var.s3_kms_key_arn]"},
+		{"LeaseObjects", `[for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}"]`},
+		{prefixWildcardSid, `["${var.s3_bucket_arn}/${var.s3_prefix}/*"]`},
+	} {
+		s := find(stmts, c.sid)
+		if s == nil {
+			continue // reported above
+		}
+		if got := squeeze(s.resources); got != squeeze(c.resources) {
+			t.Errorf("%s: statement %q has resources %s, want %s", s.pos, c.sid, got, c.resources)
+		}
+	}
+	if s := find(stmts, prefixWildcardSid); s != nil && !strings.Contains(s.forEach, "var.s3_whole_prefix") {
+		t.Errorf("%s: statement %q must exist only when the user asks for a whole prefix (var.s3_whole_prefix); its for_each is %s", s.pos, prefixWildcardSid, s.forEach)
+	}
+	// ListBucket is limited to the lease keys with s3:prefix; the table
+	// grant can be limited to the lease items with dynamodb:LeadingKeys.
+	for sid, key := range map[string]string{"LeaseBucket": "s3:prefix", "LeaseTable": "dynamodb:LeadingKeys"} {
+		if s := find(stmts, sid); s != nil && !slices.Contains(s.conditionKeys, key) {
+			t.Errorf("%s: statement %q has no %s condition (conditions on %v)", s.pos, sid, key, s.conditionKeys)
+		}
+	}
+}
+
+func TestNoPolicyGrantsWildcards(t *testing.T) {
+	for _, dir := range slices.Concat(modules, examples) {
+		m := load(t, dir)
+		for _, doc := range m.blocks("data", "aws_iam_policy_document") {
+			for _, s := range m.statements(t, doc) {
+				if s.effect == "Deny" {
+					// A Deny takes permissions away: its wildcards grant
+					// nothing (the bucket's TLS-only policy denies s3:* to *).
+					continue
+				}
+				for _, a := range s.actions {
+					if strings.Contains(a, "*") || strings.Contains(a, "?") {
+						t.Errorf("%s: statement %q allows the wildcard action %q", s.pos, s.sid, a)
+					}
+				}
+				if strings.Contains(s.resources, "*") && s.sid != prefixWildcardSid {
+					t.Errorf("%s: statement %q allows a wildcard resource %s (only %q may, for a whole prefix)", s.pos, s.sid, squeeze(s.resources), prefixWildcardSid)
+				}
+				if strings.Contains(s.principals, `"*"`) {
+					t.Errorf("%s: statement %q allows any principal", s.pos, s.sid)
+				}
+			}
+		}
+	}
+}
+
+func TestS3BucketIsPrivateEncryptedAndTLSOnly(t *testing.T) {
+	m := load(t, "modules/aws-s3-lease")
+
+	ownership := m.resource(t, "aws_s3_bucket_ownership_controls", "this")
+	if got := m.stringOf(t, attr(t, oneBlock(t, ownership, "rule"), "object_ownership")); got != "BucketOwnerEnforced" {
+		t.Errorf("object_ownership is %q, want BucketOwnerEnforced", got)
+	}
+	pab := m.resource(t, "aws_s3_bucket_public_access_block", "this")
+	for _, name := range []string{"block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"} {
+		if v := m.value(t, attr(t, pab, name)); !v.RawEquals(cty.True) {
+			t.Errorf("aws_s3_bucket_public_access_block.this: %s is %#v, want true", name, v)
+		}
+	}
+	sse := m.resource(t, "aws_s3_bucket_server_side_encryption_configuration", "this")
+	byDefault := oneBlock(t, oneBlock(t, sse, "rule"), "apply_server_side_encryption_by_default")
+	if got := m.stringOf(t, attr(t, byDefault, "sse_algorithm")); got != "AES256" && got != "aws:kms" {
+		t.Errorf("sse_algorithm is %q, want AES256 or aws:kms", got)
+	}
+	if v := m.variableDefault(t, "versioning_enabled"); !v.RawEquals(cty.False) {
+		t.Errorf("var.versioning_enabled defaults to %#v, want false", v)
+	}
+	// Versioning and the rule expiring noncurrent versions come together.
+	versioning := m.resource(t, "aws_s3_bucket_versioning", "this")
+	lifecycle := m.resource(t, "aws_s3_bucket_lifecycle_configuration", "this")
+	if a, b := m.source(attr(t, versioning, "count")), m.source(attr(t, lifecycle, "count")); a != b || !strings.Contains(a, "var.versioning_enabled") {
+		t.Errorf("versioning (count = %s) and the noncurrent-version lifecycle rule (count = %s) must both follow var.versioning_enabled", a, b)
+	}
+	if len(blocksOf(oneBlock(t, lifecycle, "rule").Body, "noncurrent_version_expiration")) != 1 {
+		t.Errorf("the lifecycle rule does not expire noncurrent versions")
+	}
+
+	deny := m.statements(t, m.data(t, "aws_iam_policy_document", "tls_only"))
+	if len(deny) != 1 || deny[0].effect != "Deny" || !slices.Contains(deny[0].conditionKeys, "aws:SecureTransport") {
+		t.Fatalf("the bucket policy must be one Deny statement on aws:SecureTransport, got %+v", deny)
+	}
+	if got := squeeze(deny[0].conditionValues["aws:SecureTransport"]); got != `["false"]` {
+		t.Errorf("the TLS-only statement denies when aws:SecureTransport is %s, want [\"false\"]", got)
+	}
+}
+
+func TestAzureRoleIsTheBackendsOnTheContainerOnly(t *testing.T) {
+	m := load(t, "modules/azure-blob-lease")
+
+	assignments := m.blocks("resource", "azurerm_role_assignment")
+	if len(assignments) != 1 {
+		t.Fatalf("%d azurerm_role_assignment resources, want exactly 1", len(assignments))
+	}
+	ra := assignments[0]
+	if got := m.stringOf(t, attr(t, ra, "role_definition_name")); got != azureblob.RoleDefinitionName {
+		t.Errorf("role_definition_name is %q, want azureblob.RoleDefinitionName %q", got, azureblob.RoleDefinitionName)
+	}
+	// The scope is a container of this module: not the account, the
+	// resource group or the subscription.
+	scope := m.source(attr(t, ra, "scope"))
+	ref := regexp.MustCompile(`^azurerm_storage_container\.([a-z0-9_]+)\.id$`).FindStringSubmatch(scope)
+	if ref == nil {
+		t.Fatalf("%s: the role assignment's scope is %s, want azurerm_storage_container.NAME.id", ra.DefRange(), scope)
+	}
+	container := m.resource(t, "azurerm_storage_container", ref[1])
+	if got := m.stringOf(t, attr(t, container, "container_access_type")); got != "private" {
+		t.Errorf("azurerm_storage_container.%s: container_access_type is %q, want private", ref[1], got)
+	}
+
+	account := m.resource(t, "azurerm_storage_account", "this")
+	for name, want := range map[string]cty.Value{
+		"min_tls_version":                 cty.StringVal("TLS1_2"),
+		"https_traffic_only_enabled":      cty.True,
+		"allow_nested_items_to_be_public": cty.False,
+	} {
+		if got := m.value(t, attr(t, account, name)); !got.RawEquals(want) {
+			t.Errorf("azurerm_storage_account.this: %s is %#v, want %#v", name, got, want)
+		}
+	}
+	if got := m.value(t, attr(t, account, "shared_access_key_enabled")); !got.RawEquals(cty.False) {
+		t.Errorf("azurerm_storage_account.this: shared_access_key_enabled defaults to %#v, want false", got)
+	}
+}
+
+// secretAttr matches the names of provider attributes that hold secrets:
+// account keys, connection strings, SAS tokens, passwords.
+var secretAttr = regexp.MustCompile(`(?i)access_key|connection_string|sas|password|secret|private_key`)
+
+func TestOutputsHoldNoUnmarkedSecret(t *testing.T) {
+	for _, dir := range slices.Concat(modules, examples) {
+		m := load(t, dir)
+		for _, out := range m.blocks("output") {
+			value := attr(t, out, "value")
+			var secrets []string
+			for _, tr := range value.Variables() {
+				for _, step := range tr {
+					if a, ok := step.(hcl.TraverseAttr); ok && secretAttr.MatchString(a.Name) {
+						secrets = append(secrets, a.Name)
+					}
+				}
+			}
+			if len(secrets) == 0 {
+				continue
+			}
+			if dir == "modules/azure-blob-lease" {
+				t.Errorf("%s: output %q holds %v: the Azure module outputs no key or connection string", out.DefRange(), out.Labels[0], secrets)
+			}
+			if a, ok := out.Body.Attributes["sensitive"]; !ok || !m.value(t, a.Expr).RawEquals(cty.True) {
+				t.Errorf("%s: output %q holds %v and is not sensitive = true", out.DefRange(), out.Labels[0], secrets)
+			}
+		}
+	}
+}
+
+func TestLeaseURLsUseTheBackendsSchemes(t *testing.T) {
+	for _, c := range []struct {
+		dir, scheme string
+		params      []string // the query parameters the backend accepts
+	}{
+		{"modules/aws-s3-lease", s3cas.Scheme, s3cas.URLParams},
+		{"modules/aws-dynamodb-lease", dynamodb.Scheme, dynamodb.URLParams},
+		{"modules/azure-blob-lease", azureblob.Scheme, azureblob.URLParams},
+	} {
+		m := load(t, c.dir)
+		src := m.source(attr(t, m.output(t, "lease_urls"), "value"))
+		if !strings.Contains(src, `"`+c.scheme+"://") {
+			t.Errorf("%s: lease_urls = %s, want URLs beginning %s://", c.dir, src, c.scheme)
+		}
+		for _, q := range regexp.MustCompile(`[?&]([a-z_]+)=`).FindAllStringSubmatch(m.valuesSource(), -1) {
+			if !slices.Contains(c.params, q[1]) {
+				t.Errorf("%s: a URL carries the parameter %q, which the backend does not accept (it accepts %v)", c.dir, q[1], c.params)
+			}
+		}
+	}
+}
+
+func TestModulesAreDocumentedTypedAndPinned(t *testing.T) {
+	for _, dir := range slices.Concat(modules, examples) {
+		t.Run(dir, func(t *testing.T) {
+			for _, f := range []string{"main.tf", "variables.tf", "outputs.tf", "versions.tf", "README.md"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("missing %s", f)
+				}
+			}
+			m := load(t, dir)
+			readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+			for _, v := range m.blocks("variable") {
+				name := v.Labels[0]
+				for _, a := range []string{"type", "description"} {
+					if _, ok := v.Body.Attributes[a]; !ok {
+						t.Errorf("%s: variable %q has no %s", v.DefRange(), name, a)
+					}
+				}
+				if !strings.Contains(string(readme), "`"+name+"`") {
+					t.Errorf("README.md does not describe variable `%s`", name)
+				}
+			}
+			for _, o := range m.blocks("output") {
+				if !strings.Contains(string(readme), "`"+o.Labels[0]+"`") {
+					t.Errorf("README.md does not describe output `%s`", o.Labels[0])
+				}
+			}
+			tf := m.blocks("terraform")
+			if len(tf) != 1 {
+				t.Fatalf("%d terraform blocks, want 1", len(tf))
+			}
+			if got := m.stringOf(t, attr(t, tf[0], "required_version")); !regexp.MustCompile(`^~> 1\.\d+$`).MatchString(got) {
+				t.Errorf("required_version is %q, want ~> 1.N (Terraform 1 only)", got)
+			}
+			for _, rp := range blocksOf(tf[0].Body, "required_providers") {
+				for name, a := range rp.Body.Attributes {
+					v := m.value(t, a.Expr)
+					if !v.Type().IsObjectType() || !v.Type().HasAttribute("version") {
+						t.Errorf("provider %s has no version constraint", name)
+						continue
+					}
+					if got := v.GetAttr("version").AsString(); !regexp.MustCompile(`^~> \d+\.0$`).MatchString(got) {
+						t.Errorf("provider %s is pinned to %q, want a major version (~> N.0)", name, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// ---- reading HCL ----------------------------------------------------------------
+
+// mod is one Terraform module (or example): its .tf files, parsed.
+type mod struct {
+	dir    string
+	files  map[string][]byte // source, by file name
+	bodies []*hclsyntax.Body
+}
+
+func load(t *testing.T, dir string) *mod {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no .tf files in %s (%v)", dir, err)
+	}
+	p := hclparse.NewParser()
+	m := &mod{dir: dir, files: map[string][]byte{}}
+	for _, name := range names {
+		f, diags := p.ParseHCLFile(name)
+		if diags.HasErrors() {
+			t.Fatalf("parsing %s: %s", name, diags.Error())
+		}
+		m.files[name] = f.Bytes
+		m.bodies = append(m.bodies, f.Body.(*hclsyntax.Body))
+	}
+	return m
+}
+
+// blocks returns the module's top-level blocks of a type whose first labels
+// are labels.
+func (m *mod) blocks(typ string, labels ...string) []*hclsyntax.Block {
+	var out []*hclsyntax.Block
+	for _, b := range m.bodies {
+		for _, blk := range b.Blocks {
+			if blk.Type == typ && len(blk.Labels) >= len(labels) && slices.Equal(blk.Labels[:len(labels)], labels) {
+				out = append(out, blk)
+			}
+		}
+	}
+	return out
+}
+
+func (m *mod) one(t *testing.T, typ string, labels ...string) *hclsyntax.Block {
+	t.Helper()
+	bs := m.blocks(typ, labels...)
+	if len(bs) != 1 {
+		t.Fatalf("%s: %d blocks %s %q, want 1", m.dir, len(bs), typ, labels)
+	}
+	return bs[0]
+}
+
+func (m *mod) resource(t *testing.T, typ, name string) *hclsyntax.Block {
+	t.Helper()
+	return m.one(t, "resource", typ, name)
+}
+
+func (m *mod) data(t *testing.T, typ, name string) *hclsyntax.Block {
+	t.Helper()
+	return m.one(t, "data", typ, name)
+}
+
+func (m *mod) output(t *testing.T, name string) *hclsyntax.Block {
+	t.Helper()
+	return m.one(t, "output", name)
+}
+
+func (m *mod) local(t *testing.T, name string) hclsyntax.Expression {
+	t.Helper()
+	for _, b := range m.blocks("locals") {
+		if a, ok := b.Body.Attributes[name]; ok {
+			return a.Expr
+		}
+	}
+	t.Fatalf("%s: no local.%s", m.dir, name)
+	return nil
+}
+
+func (m *mod) variableDefault(t *testing.T, name string) cty.Value {
+	t.Helper()
+	v := m.one(t, "variable", name)
+	a, ok := v.Body.Attributes["default"]
+	if !ok {
+		t.Fatalf("%s: variable %q has no default", m.dir, name)
+	}
+	return m.value(t, a.Expr)
+}
+
+// value evaluates an expression statically. A reference to a variable is
+// replaced by the variable's default: the value a user gets unless they
+// choose otherwise.
+func (m *mod) value(t *testing.T, e hclsyntax.Expression) cty.Value {
+	t.Helper()
+	if tr, diags := hcl.AbsTraversalForExpr(e); !diags.HasErrors() && len(tr) == 2 && tr.RootName() == "var" {
+		return m.variableDefault(t, tr[1].(hcl.TraverseAttr).Name)
+	}
+	v, diags := e.Value(nil)
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s is not a constant or a variable's default: %s", e.Range(), m.source(e), diags.Error())
+	}
+	return v
+}
+
+func (m *mod) stringOf(t *testing.T, e hclsyntax.Expression) string {
+	t.Helper()
+	v := m.value(t, e)
+	if v.IsNull() || !v.Type().Equals(cty.String) {
+		t.Fatalf("%s: %s is %#v, want a string", e.Range(), m.source(e), v)
+	}
+	return v.AsString()
+}
+
+// source is an expression's text as written.
+func (m *mod) source(e hclsyntax.Expression) string {
+	r := e.Range()
+	return string(r.SliceBytes(m.files[r.Filename]))
+}
+
+// valuesSource is the text of the module's locals and output values (not
+// their descriptions).
+func (m *mod) valuesSource() string {
+	var b strings.Builder
+	for _, l := range m.blocks("locals") {
+		for _, a := range l.Body.Attributes {
+			b.WriteString(m.source(a.Expr) + "\n")
+		}
+	}
+	for _, o := range m.blocks("output") {
+		if a, ok := o.Body.Attributes["value"]; ok {
+			b.WriteString(m.source(a.Expr) + "\n")
+		}
+	}
+	return b.String()
+}
+
+func attr(t *testing.T, b *hclsyntax.Block, name string) hclsyntax.Expression {
+	t.Helper()
+	a, ok := b.Body.Attributes[name]
+	if !ok {
+		t.Fatalf("%s: %s %q has no %s", b.DefRange(), b.Type, b.Labels, name)
+	}
+	return a.Expr
+}
+
+// blocksOf returns the nested blocks of a type, static or dynamic ("dynamic
+// TYPE" blocks stand for their content blocks).
+func blocksOf(body *hclsyntax.Body, typ string) []*hclsyntax.Block {
+	var out []*hclsyntax.Block
+	for _, b := range body.Blocks {
+		switch {
+		case b.Type == typ:
+			out = append(out, b)
+		case b.Type == "dynamic" && len(b.Labels) == 1 && b.Labels[0] == typ:
+			for _, c := range b.Body.Blocks {
+				if c.Type == "content" {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func oneBlock(t *testing.T, b *hclsyntax.Block, typ string) *hclsyntax.Block {
+	t.Helper()
+	bs := blocksOf(b.Body, typ)
+	if len(bs) != 1 {
+		t.Fatalf("%s: %d %s blocks, want 1", b.DefRange(), len(bs), typ)
+	}
+	return bs[0]
+}
+
+// statement is one statement of an aws_iam_policy_document.
+type statement struct {
+	pos             hcl.Range
+	sid, effect     string
+	actions         []string
+	resources       string            // the expression, as written
+	principals      string            // the identifiers, as written
+	forEach         string            // of its dynamic block, if any
+	conditionKeys   []string          // the condition variables
+	conditionValues map[string]string // their values, as written
+}
+
+func (m *mod) statements(t *testing.T, doc *hclsyntax.Block) []statement {
+	t.Helper()
+	var out []statement
+	for _, b := range doc.Body.Blocks {
+		var body *hclsyntax.Body
+		s := statement{pos: b.DefRange(), effect: "Allow", conditionValues: map[string]string{}}
+		switch {
+		case b.Type == "statement":
+			body = b.Body
+		case b.Type == "dynamic" && len(b.Labels) == 1 && b.Labels[0] == "statement":
+			body = oneBlock(t, b, "content").Body
+			s.forEach = m.source(attr(t, b, "for_each"))
+		default:
+			continue
+		}
+		if a, ok := body.Attributes["sid"]; ok {
+			s.sid = m.stringOf(t, a.Expr)
+		}
+		if a, ok := body.Attributes["effect"]; ok {
+			s.effect = m.stringOf(t, a.Expr)
+		}
+		a, ok := body.Attributes["actions"]
+		if !ok {
+			t.Fatalf("%s: statement %q has no actions (not_actions is not allowed)", s.pos, s.sid)
+		}
+		actions := m.value(t, a.Expr)
+		for it := actions.ElementIterator(); it.Next(); {
+			_, v := it.Element()
+			s.actions = append(s.actions, v.AsString())
+		}
+		if a, ok := body.Attributes["resources"]; ok {
+			s.resources = m.source(a.Expr)
+		}
+		if _, ok := body.Attributes["not_resources"]; ok {
+			t.Errorf("%s: statement %q uses not_resources", s.pos, s.sid)
+		}
+		for _, p := range blocksOf(body, "principals") {
+			s.principals += m.source(attr(t, p, "identifiers"))
+		}
+		for _, c := range blocksOf(body, "condition") {
+			key := m.stringOf(t, attr(t, c, "variable"))
+			s.conditionKeys = append(s.conditionKeys, key)
+			s.conditionValues[key] = m.source(attr(t, c, "values"))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func find(stmts []statement, sid string) *statement {
+	for i := range stmts {
+		if stmts[i].sid == sid {
+			return &stmts[i]
+		}
+	}
+	return nil
+}
+
+// dedup returns the distinct elements of s, sorted.
+func dedup(s []string) []string {
+	return slices.Compact(sorted(s))
+}
+
+func sorted(s []string) []string {
+	return slices.Sorted(slices.Values(s))
+}
+
+// squeeze removes the spaces from an expression's text, for comparisons
+// that do not care how it is laid out.
+func squeeze(s string) string {
+	return strings.Join(strings.Fields(s), "")
+}
