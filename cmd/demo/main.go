@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	_ "github.com/leasehold/leasehold/lease/azureblob"
+	_ "github.com/leasehold/leasehold/lease/dynamodb"
 	_ "github.com/leasehold/leasehold/lease/memlease"
 	_ "github.com/leasehold/leasehold/lease/s3cas"
 	"github.com/leasehold/leasehold/runner"
