@@ -63,6 +63,20 @@ type Config struct {
 	// ReleaseTimeout bounds the release after leadership ends. Default: 3
 	// times the lease's CallTimeout (a write, a read-back and a retry).
 	ReleaseTimeout time.Duration
+	// DrainTimeout, if set, keeps the lease renewed after a voluntary
+	// step-down, while the task finishes: when the context given to Run or
+	// RunOnce ends (Stopped) or the leader becomes Unhealthy, the task's
+	// context is cancelled at once as always, but the renew loop goes on
+	// until the task has returned, for at most DrainTimeout, and the lease
+	// is released after that. It is for tasks that need time to stop and
+	// must not lose the lease meanwhile, such as a child process given a
+	// grace period. Draining never weakens the deadlines: a renewal that
+	// finds the lease lost, or no successful renewal within RenewDeadline,
+	// still ends the renewals at once (RenewalsDone(ctx) is closed and
+	// Expiry(ctx) says until when the task may still act), and those
+	// step-downs are never drained. Default: 0, the renewals stop as soon
+	// as the task's context is cancelled.
+	DrainTimeout time.Duration
 
 	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
 	// returned by itself and the lease has been released. By default Run
@@ -78,6 +92,11 @@ type Config struct {
 	// OnLeaderChanged, if set, is called with the identity of the leader
 	// whenever the one this contender observes changes, including itself.
 	OnLeaderChanged func(identity string)
+	// OnRenew, if set, is called after every renewal attempt (each call
+	// to the lease's Renew, retries included) with how long it took and
+	// its error, nil when it succeeded: the hook for renewal latency and
+	// failure metrics.
+	OnRenew func(took time.Duration, err error)
 	// Callbacks run on the runner's goroutines and must return quickly.
 
 	// Logger receives the runner's structured logs. Default: slog.Default(),
@@ -107,6 +126,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"CampaignInterval", c.CampaignInterval}, {"HealthInterval", c.HealthInterval},
 		{"HealthTimeout", c.HealthTimeout}, {"StallTimeout", c.StallTimeout},
 		{"CoolDown", c.CoolDown}, {"ReleaseTimeout", c.ReleaseTimeout},
+		{"DrainTimeout", c.DrainTimeout},
 	} {
 		if d.value < 0 {
 			return c, invalid(d.name, d.value, "must not be negative")

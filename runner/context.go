@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
 )
@@ -12,11 +13,38 @@ import (
 type term struct {
 	mu       sync.Mutex
 	current  lease.Term
+	lostAt   time.Time // when a renewal found the lease lost; zero until then
 	progress chan struct{}
+	// renewalsDone is closed when the renew loop has returned.
+	renewalsDone chan struct{}
 }
 
 func newTerm(t lease.Term) *term {
-	return &term{current: t, progress: make(chan struct{}, 1)}
+	return &term{current: t, progress: make(chan struct{}, 1), renewalsDone: make(chan struct{})}
+}
+
+// setLost records that a renewal found the lease lost.
+func (t *term) setLost() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lostAt = time.Now()
+}
+
+// lost reports whether a renewal found the lease lost.
+func (t *term) lost() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.lostAt.IsZero()
+}
+
+// expiry is Expiry's answer.
+func (t *term) expiry() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.lostAt.IsZero() && t.lostAt.Before(t.current.Expires()) {
+		return t.lostAt
+	}
+	return t.current.Expires()
 }
 
 func (t *term) get() lease.Term {
@@ -34,8 +62,10 @@ func (t *term) set(lt lease.Term) {
 type termKey struct{}
 
 // Term returns the leader's current term from the context Task was given:
-// its fencing token, and the Sent time of the last successful renewal. ok is
-// false outside a task's context.
+// its fencing token, and the Sent time of the last successful renewal. It
+// keeps reporting the latest renewal after the task's context is cancelled,
+// while the runner drains (Config.DrainTimeout). ok is false outside a
+// task's context.
 func Term(ctx context.Context) (t lease.Term, ok bool) {
 	st, ok := ctx.Value(termKey{}).(*term)
 	if !ok {
@@ -54,4 +84,34 @@ func Progress(ctx context.Context) {
 		default:
 		}
 	}
+}
+
+// Expiry returns the instant, on this process's monotonic clock, after which
+// the lease of the term ctx belongs to may be someone else's, so by which a
+// task that cannot stop at once (a child process, say) must have stopped
+// acting as leader: Term(ctx).Expires() of the latest successful acquire or
+// renew, or the moment a renewal found the lease lost, whichever is earlier.
+// It moves forward with each renewal, including those made while draining
+// (Config.DrainTimeout), and no longer changes once RenewalsDone(ctx) is
+// closed. Subtract a margin for latency and scheduling before acting on it.
+// It returns the zero time outside a task's context.
+func Expiry(ctx context.Context) time.Time {
+	if st, ok := ctx.Value(termKey{}).(*term); ok {
+		return st.expiry()
+	}
+	return time.Time{}
+}
+
+// RenewalsDone returns a channel that is closed when the runner stops
+// renewing the lease of the term ctx belongs to: when a renewal found it
+// lost, when no renewal succeeded within RenewDeadline, when the task's
+// context was cancelled (without DrainTimeout), or when a drain ended
+// (the task returned, or DrainTimeout passed). Call Expiry again when it
+// closes: it is final from then on. Outside a task's context it returns
+// nil, a channel that never closes.
+func RenewalsDone(ctx context.Context) <-chan struct{} {
+	if st, ok := ctx.Value(termKey{}).(*term); ok {
+		return st.renewalsDone
+	}
+	return nil
 }

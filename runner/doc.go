@@ -19,6 +19,19 @@
 // token (Term(ctx)) that is greater than every earlier one, so downstream
 // systems can refuse a deposed leader whose task did not stop in time.
 //
+// # Draining a voluntary step-down
+//
+// A task that needs time to stop, such as a child process given a grace
+// period, sets Config.DrainTimeout. When the step-down is voluntary (the
+// context given to Run ends, or the leader is unhealthy) the task's context
+// is still cancelled at once, but the runner keeps renewing the lease until
+// the task has returned, at most DrainTimeout, and releases it after that,
+// so no one else takes over while the task winds down. Lease loss and the
+// renew deadline are never drained: they end the renewals at once, even
+// mid-drain. Such a task watches RenewalsDone(ctx) and Expiry(ctx), the
+// instant after which the lease may be someone else's, and must have stopped
+// by then.
+//
 // # What it assumes
 //
 // Clocks on all machines tick at nearly the same rate. Nothing depends on
@@ -31,4 +44,8 @@
 // It does not guarantee that a leader exists at every moment: after a
 // leader dies the lease lapses only after TTL, and followers notice within
 // a CampaignInterval more.
+//
+// Callbacks report elections (OnElected), demotions with their reason
+// (OnDemoted), the observed leader (OnLeaderChanged) and every renewal
+// request with its latency and error (OnRenew), for logs and metrics.
 package runner

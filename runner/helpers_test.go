@@ -170,13 +170,21 @@ func start(t *testing.T, cfg runner.Config) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
+	// stop may be called from several goroutines (a test's and its
+	// cleanup); they wait on a channel, which inside a bubble is durably
+	// blocking, unlike a sync.Once in progress.
 	var once sync.Once
 	var result error
+	stopped := make(chan struct{})
 	stop = func() error {
 		once.Do(func() {
-			cancel()
-			result = <-done
+			go func() {
+				cancel()
+				result = <-done
+				close(stopped)
+			}()
 		})
+		<-stopped
 		return result
 	}
 	t.Cleanup(func() { _ = stop() })

@@ -13,13 +13,18 @@ import (
 // keepRenewing renews the term every RenewInterval until ctx ends, retrying
 // failures with backoff. It ends the term (through end) when a renewal finds
 // the lease lost or unrenewable, and a timer ends it at RenewDeadline after
-// the last successful renewal was sent, even while a renewal hangs. It
-// returns only when no renewal is in flight, so none can land after the
-// release.
+// the last successful renewal was sent, even while a renewal hangs; either
+// also ends the renewals, even while draining. It returns only when no
+// renewal is in flight, so none can land after the release, and then closes
+// the term's RenewalsDone channel.
 func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelCauseFunc) {
+	defer close(st.renewalsDone)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	t := st.get()
 	stepDownTimer := time.AfterFunc(time.Until(t.Sent.Add(r.cfg.RenewDeadline)), func() {
 		end(&stepDown{reason: DeadlinePassed})
+		stop()
 	})
 	defer stepDownTimer.Stop()
 	for {
@@ -31,10 +36,12 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 		nt, err := r.renew(rctx, t)
 		cancel()
 		switch {
-		case ctx.Err() != nil:
-			return
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
+			st.setLost()
+			r.cfg.Logger.Warn("renewal found the lease lost", "token", t.Token, "err", err)
 			end(&stepDown{reason: LeaseLost, err: err})
+			return
+		case ctx.Err() != nil:
 			return
 		case err != nil: // retried until the renew deadline
 			end(&stepDown{reason: DeadlinePassed, err: err})
@@ -56,7 +63,11 @@ func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		backoff.WithMaxElapsedTime(0),
 	)
 	return backoff.RetryNotifyWithData(func() (lease.Term, error) {
+		began := time.Now()
 		nt, err := r.cfg.Lease.Renew(ctx, t)
+		if r.cfg.OnRenew != nil {
+			r.cfg.OnRenew(time.Since(began), err)
+		}
 		if err != nil && (errors.Is(err, lease.ErrLost) || !lease.Retryable(err)) {
 			return nt, backoff.Permanent(err)
 		}

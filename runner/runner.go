@@ -114,25 +114,36 @@ type holderWatch struct {
 
 // gaveUp notes the latest refusal (nil after another error) and reports
 // whether to stop waiting: the holder's record changed, so the holder is
-// alive, or it has not lapsed within its TTL plus two polls.
+// alive; or the store judges expiry itself and still says the holder's
+// lease is live; or it has not lapsed within its TTL plus two polls.
 func (w *holderWatch) gaveUp(held *lease.HeldError, poll time.Duration) bool {
 	if w.first == nil {
 		if held == nil {
 			return false
 		}
 		w.first, w.since = held, time.Now()
+		return false
 	}
 	changed := held != nil && held.Record.Version != w.first.Record.Version
-	return changed || time.Since(w.since) > w.first.Record.TTL+2*poll
+	// A store that judges expiry itself (Azure's native blob lease) asks a
+	// later refusal to wait a full TTL again, for as long as the holder's
+	// lease is live, and its renewals need not change the version; on a
+	// compare-and-swap store the wait shrinks while the version stays.
+	live := held != nil && held.Wait >= held.Record.TTL && time.Since(w.since) > 0
+	return changed || live || time.Since(w.since) > w.first.Record.TTL+2*poll
 }
 
 // lead runs one term: the task, the renew loop and the health watch share
-// one context, and the first of them to end cancels the others. It returns
-// once the task has returned and the lease has been released.
+// one context, and the first of them to end cancels the others. The
+// renewals have a context of their own, which ends with the task's unless
+// a voluntary step-down is drained (see drain). It returns once the task
+// has returned and the lease has been released.
 func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
 	st := newTerm(lt)
 	termCtx, end := context.WithCancelCause(ctx)
 	defer end(nil)
+	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRenewing()
 	r.cfg.Logger.Info("elected", "token", lt.Token)
 	r.observeLeader(lt.Holder)
 	if r.cfg.OnElected != nil {
@@ -140,14 +151,16 @@ func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
 	}
 
 	var wg sync.WaitGroup
-	wg.Go(func() { r.keepRenewing(termCtx, st, end) })
+	wg.Go(func() { r.keepRenewing(renewCtx, st, end) })
 	wg.Go(func() { r.watchHealth(termCtx, st, end) })
+	wg.Go(func() { r.drain(termCtx, renewCtx, stopRenewing) })
 	taskErr := r.cfg.Task(context.WithValue(termCtx, termKey{}, st))
 	end(&stepDown{reason: TaskEnded, err: taskErr})
+	stopRenewing()
 	wg.Wait()
 
 	d := demotionOf(context.Cause(termCtx), lt.Token)
-	if d.Reason != LeaseLost {
+	if !st.lost() {
 		d.Released = r.release(ctx, st.get())
 	}
 	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released)
@@ -155,6 +168,33 @@ func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
 		r.cfg.OnDemoted(d)
 	}
 	return d
+}
+
+// drain stops the renewals once the task's context has ended, except
+// after a voluntary step-down (Stopped, Unhealthy) with DrainTimeout set:
+// then the renewals go on until the task has returned (renewCtx ends) or
+// DrainTimeout has passed. The renew loop's own step-downs (lease lost,
+// renew deadline) end the renewals by themselves, drained or not.
+func (r *Runner) drain(termCtx, renewCtx context.Context, stopRenewing context.CancelFunc) {
+	select {
+	case <-renewCtx.Done():
+		return
+	case <-termCtx.Done():
+	}
+	reason := demotionOf(context.Cause(termCtx), 0).Reason
+	if r.cfg.DrainTimeout == 0 || reason != Stopped && reason != Unhealthy {
+		stopRenewing()
+		return
+	}
+	r.cfg.Logger.Info("draining: renewing the lease until the task returns", "reason", reason.String(), "drain_timeout", r.cfg.DrainTimeout)
+	timer := time.NewTimer(r.cfg.DrainTimeout)
+	defer timer.Stop()
+	select {
+	case <-renewCtx.Done():
+	case <-timer.C:
+		r.cfg.Logger.Warn("drain timed out: renewals stop while the task still runs; the lease will lapse", "drain_timeout", r.cfg.DrainTimeout)
+		stopRenewing()
+	}
 }
 
 // release gives the lease up with a context of its own, bounded by

@@ -406,6 +406,24 @@ func TestRunOnce(t *testing.T) {
 			}
 		})
 	})
+	t.Run("live leader on a store that judges expiry means not elected", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			native := &nativeLease{Lease: openLease(t, memlease.NewStore(), "b")}
+			r, err := runner.New(runner.Config{Lease: native, Logger: quiet,
+				Task: func(context.Context) error { t.Error("b ran"); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			began := time.Now()
+			ran, err := r.RunOnce(context.Background())
+			if ran || err != nil {
+				t.Fatalf("ran=%v err=%v, want not elected", ran, err)
+			}
+			if took := time.Since(began); took >= ttl {
+				t.Fatalf("RunOnce waited %v for a live leader the store vouches for, want about a poll", took)
+			}
+		})
+	})
 	t.Run("dead leader's lease is taken after its TTL", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			store := memlease.NewStore()
@@ -497,4 +515,13 @@ func TestStepDownTimerFiresWhileRenewIgnoresCancellation(t *testing.T) {
 		}
 		close(l.release)
 	})
+}
+
+// nativeLease is a lease on a store that judges expiry itself, as Azure's
+// blob lease does, held by a live holder: every Acquire is refused with the
+// same version and a full TTL to wait.
+type nativeLease struct{ lease.Lease }
+
+func (n *nativeLease) Acquire(context.Context) (lease.Term, error) {
+	return lease.Term{}, &lease.HeldError{Record: lease.Record{Holder: "az", Token: 1, TTL: ttl, Version: "etag"}, Wait: ttl}
 }

@@ -1,0 +1,294 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// supervisor runs the command as the runner's task: it starts the command
+// when elected, and makes sure it is dead before the lease can be anyone
+// else's.
+type supervisor struct {
+	argv     []string
+	env      []string // the command's environment, before the LEASEHOLD_ variables of the term
+	leaseURL string
+	identity string
+	// grace is how long the command has between SIGTERM and SIGKILL on a
+	// voluntary step-down; margin is how long before the lease's expiry
+	// it is killed at the latest.
+	grace, margin time.Duration
+	// progressFile and progressOnStdout feed runner.Progress.
+	progressFile     string
+	progressOnStdout bool
+	stdout, stderr   io.Writer
+	log              *slog.Logger
+	// hurry is closed when leasehold is asked to stop a second time: the
+	// grace period ends at once.
+	hurry <-chan struct{}
+	// leading is told when the command starts leading and when it stops.
+	leading func(on bool, token uint64)
+
+	mu      sync.Mutex
+	started bool // a command was started at least once
+}
+
+// ran reports whether the command was started at least once.
+func (s *supervisor) ran() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// task is the runner's Task: it runs the command for one term. It returns
+// the command's own end (nil or a *childExit) when the command exited by
+// itself, an *exitError when it could not be started, and nil when it was
+// stopped because leadership ended.
+func (s *supervisor) task(ctx context.Context) error {
+	if ctx.Err() != nil { // elected, but already stepping down
+		return nil
+	}
+	t, _ := runner.Term(ctx)
+	c, err := s.start(ctx, t)
+	if err != nil {
+		code := exitCannotRun
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			code = exitNotFound
+		}
+		return &exitError{code: code, err: fmt.Errorf("cannot start %s: %w", s.argv[0], err)}
+	}
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+	s.log.Info("command started", "token", t.Token, "pid", c.pid, "command", s.argv[0])
+	s.leading(true, t.Token)
+	select {
+	case <-c.exited:
+		s.leading(false, t.Token)
+		end := childExitOf(c.err)
+		s.log.Info("command exited by itself", "token", t.Token, "status", statusText(end))
+		return end
+	case <-ctx.Done():
+	}
+	s.leading(false, t.Token)
+	s.stop(ctx, c)
+	s.log.Info("command stopped", "token", t.Token, "status", statusText(childExitOf(c.err)))
+	return nil
+}
+
+func statusText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// killDeadline is when the command gets SIGKILL: at the end of its grace
+// period, or margin before the lease may be someone else's (expiry),
+// whichever comes first.
+func killDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
+	if hard := expiry.Add(-margin); hard.Before(graceEnd) {
+		return hard
+	}
+	return graceEnd
+}
+
+// stop ends the command once the term's context is cancelled: SIGTERM to
+// its process group, then SIGKILL at killDeadline, which follows the lease:
+// while the runner drains a voluntary step-down, renewals push the expiry
+// on and the grace period decides; after the lease was lost, or renewals
+// stopped at the renew deadline, the expiry does.
+func (s *supervisor) stop(ctx context.Context, c *child) {
+	why := context.Cause(ctx)
+	graceEnd := time.Now().Add(s.grace)
+	renewalsDone, hurry := runner.RenewalsDone(ctx), s.hurry
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	termSent := false
+	for {
+		expiry := runner.Expiry(ctx)
+		wait := time.Until(killDeadline(graceEnd, expiry, s.margin))
+		if wait <= 0 {
+			break
+		}
+		if !termSent {
+			s.log.Info("stopping the command: SIGTERM to its process group",
+				"reason", why.Error(), "pid", c.pid, "kill_in", wait.Round(time.Millisecond))
+			c.signal(syscall.SIGTERM)
+			termSent = true
+		}
+		timer.Reset(wait)
+		select {
+		case <-c.exited:
+			return
+		case <-timer.C:
+		case <-renewalsDone: // the expiry is final now: recompute
+			renewalsDone = nil
+		case <-hurry:
+			hurry, graceEnd = nil, time.Now()
+		}
+	}
+	reason := "grace period over"
+	if !time.Now().Before(runner.Expiry(ctx).Add(-s.margin)) {
+		reason = "the lease is about to expire or was lost"
+	}
+	s.log.Warn("killing the command: SIGKILL to its process group", "reason", reason, "pid", c.pid)
+	c.signal(syscall.SIGKILL)
+	for {
+		select {
+		case <-c.exited:
+			return
+		case <-time.After(5 * time.Second):
+			s.log.Error("the command has not exited 5s after SIGKILL (uninterruptible sleep?)", "pid", c.pid)
+		}
+	}
+}
+
+// child is one run of the command.
+type child struct {
+	pid    int
+	exited chan struct{} // closed when the command has exited and been reaped
+	err    error         // exec.Cmd.Wait's error, once exited is closed
+
+	mu     sync.Mutex
+	reaped bool // the process ID may have been reused: send no more signals
+}
+
+// signal sends sig to the command's process group, unless it has been
+// reaped.
+func (c *child) signal(sig syscall.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped {
+		_ = syscall.Kill(-c.pid, sig)
+	}
+}
+
+// start starts the command for term t, with the term in its environment.
+func (s *supervisor) start(ctx context.Context, t lease.Term) (*child, error) {
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	cmd.Env = append(append([]string(nil), s.env...),
+		"LEASEHOLD_TOKEN="+strconv.FormatUint(t.Token, 10),
+		"LEASEHOLD_LEASE="+s.leaseURL,
+		"LEASEHOLD_IDENTITY="+s.identity,
+	)
+	if s.progressFile != "" {
+		cmd.Env = append(cmd.Env, "LEASEHOLD_PROGRESS_FILE="+s.progressFile)
+	}
+	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
+	cmd.SysProcAttr = sysProcAttr()
+	var stdoutR, stdoutW *os.File
+	if s.progressOnStdout {
+		var err error
+		if stdoutR, stdoutW, err = os.Pipe(); err != nil {
+			return nil, err
+		}
+		cmd.Stdout = stdoutW
+	}
+
+	c := &child{exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// Pdeathsig fires when the thread that started the command ends,
+		// not the process: keep this thread until the command has exited.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		c.pid = cmd.Process.Pid
+		started <- nil
+		if waitExited(c.pid) {
+			// What the command left behind in its process group dies with
+			// it: nothing it started may outlive the term.
+			c.signal(syscall.SIGKILL)
+		}
+		c.mu.Lock()
+		c.reaped = true
+		c.mu.Unlock()
+		c.err = cmd.Wait()
+		close(c.exited)
+	}()
+	err := <-started
+	if stdoutW != nil {
+		stdoutW.Close()
+		if err != nil {
+			stdoutR.Close()
+		} else {
+			go s.copyStdout(ctx, stdoutR)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.progressFile != "" {
+		go s.watchProgressFile(ctx, c.exited)
+	}
+	return c, nil
+}
+
+// copyStdout passes the command's standard output on, and counts each
+// line as progress.
+func (s *supervisor) copyStdout(ctx context.Context, r *os.File) {
+	defer r.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = s.stdout.Write(buf[:n])
+			if bytes.IndexByte(buf[:n], '\n') >= 0 {
+				runner.Progress(ctx)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// watchProgressFile counts each change of the progress file's modification
+// time (or its appearance) as progress, until the command exits.
+func (s *supervisor) watchProgressFile(ctx context.Context, exited <-chan struct{}) {
+	mtime := func() time.Time {
+		if fi, err := os.Stat(s.progressFile); err == nil {
+			return fi.ModTime()
+		}
+		return time.Time{}
+	}
+	last := mtime()
+	tick := time.NewTicker(progressPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if m := mtime(); !m.Equal(last) {
+				last = m
+				runner.Progress(ctx)
+			}
+		}
+	}
+}
+
+// progressPoll is how often the progress file is looked at.
+const progressPoll = 250 * time.Millisecond

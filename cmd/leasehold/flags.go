@@ -1,0 +1,164 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// envPrefix starts the environment variable of every flag: --health-url is
+// also LEASEHOLD_HEALTH_URL. A flag on the command line wins over its
+// variable; an empty variable counts as unset.
+const envPrefix = "LEASEHOLD_"
+
+// envName is the environment variable that sets the flag name.
+func envName(name string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// flagSet is a flag.FlagSet whose flags can also be set from environment
+// variables, listed in the order they were defined, under headings.
+type flagSet struct {
+	fs     *flag.FlagSet
+	cmd    string
+	groups []flagGroup
+}
+
+type flagGroup struct {
+	title string
+	names []string
+}
+
+// flagDefault describes a default that is computed, not a constant.
+type flagDefault struct{ text string }
+
+func newFlagSet(cmd string) *flagSet {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are returned, and printed as one line
+	fs.Usage = func() {}
+	return &flagSet{fs: fs, cmd: cmd}
+}
+
+// group starts a new heading for the flags defined after it.
+func (f *flagSet) group(title string) { f.groups = append(f.groups, flagGroup{title: title}) }
+
+func (f *flagSet) add(name string) {
+	g := &f.groups[len(f.groups)-1]
+	g.names = append(g.names, name)
+}
+
+func (f *flagSet) String(p *string, name, value, usage string) {
+	f.fs.StringVar(p, name, value, usage)
+	f.add(name)
+}
+
+func (f *flagSet) Bool(p *bool, name string, usage string) {
+	f.fs.BoolVar(p, name, false, usage)
+	f.add(name)
+}
+
+func (f *flagSet) Int(p *int, name string, value int, usage string) {
+	f.fs.IntVar(p, name, value, usage)
+	f.add(name)
+}
+
+// alias makes -short another name of the flag long, with no variable of
+// its own.
+func (f *flagSet) alias(short, long string) {
+	fl := f.fs.Lookup(long)
+	f.fs.Var(fl.Value, short, "the same as --"+long)
+}
+
+// Duration defines a duration flag; 0 means "the default", which usage
+// states when it is computed.
+func (f *flagSet) Duration(p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	f.fs.Var((*durationValue)(p), name, usage)
+	f.add(name)
+}
+
+// durationValue is a non-negative duration in Go syntax, with an error
+// message that says so.
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+
+func (d *durationValue) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return errors.New("not a duration (Go syntax: 500ms, 15s, 1m30s)")
+	case v < 0:
+		return errors.New("must not be negative")
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// parse sets flags from their environment variables (getenv), then from
+// args, and returns the arguments after the flags.
+func (f *flagSet) parse(args []string, getenv func(string) string) ([]string, error) {
+	var errs []error
+	for _, g := range f.groups {
+		for _, name := range g.names {
+			v := getenv(envName(name))
+			if v == "" {
+				continue
+			}
+			if err := f.fs.Set(name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%s: %v", envName(name), strconv.Quote(v), err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	if err := f.fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return f.fs.Args(), nil
+}
+
+// set reports whether the flag name was given, on the command line or in
+// its environment variable.
+func (f *flagSet) set(name string) bool {
+	found := false
+	f.fs.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
+	return found
+}
+
+// usage writes the flags, with their variables and defaults, under their
+// headings. defaults overrides the default shown for computed ones.
+func (f *flagSet) usage(w io.Writer, defaults map[string]string) {
+	for _, g := range f.groups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.names {
+			fl := f.fs.Lookup(name)
+			kind, usage := flag.UnquoteUsage(fl)
+			if _, ok := fl.Value.(*durationValue); ok {
+				kind = "duration"
+			}
+			head := "  --" + name
+			if kind != "" {
+				head += " " + kind
+			}
+			fmt.Fprintf(w, "%s\n", head)
+			fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(usage, "\n", "\n        "))
+			def, ok := defaults[name]
+			if !ok && fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0s" && fl.DefValue != "0" {
+				def = fl.DefValue
+			}
+			if def != "" {
+				fmt.Fprintf(w, "        (env %s; default %s)\n", envName(name), def)
+			} else {
+				fmt.Fprintf(w, "        (env %s)\n", envName(name))
+			}
+		}
+	}
+}

@@ -1,0 +1,231 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, `leasehold runs a command only while this instance is the leader.
+
+Start "leasehold run" on every instance of a service (ECS tasks, Azure
+workers, VMs, cron hosts). They compete for one lease, a small object in
+cloud storage; the one that holds it runs the command, keeps the lease by
+renewing it, and the others wait. When the leader stops, its lease is
+released and another instance takes over at once; when it crashes or is cut
+off, the lease lapses after its TTL and another takes over then. The command
+never outlives the lease.
+
+Usage:
+  leasehold run --lease URL [flags] -- COMMAND [ARGS...]
+  leasehold run --once --lease URL [flags] -- COMMAND [ARGS...]
+  leasehold status --lease URL [--watch DURATION] [-o json]
+  leasehold help [run | status]
+
+Lease URLs (schemes in this build: %s):
+  s3://BUCKET/KEY?region=REGION
+        an object in Amazon S3 (MinIO, LocalStack: add
+        &endpoint=http://HOST:PORT&use_path_style=true). The bucket must
+        exist. IAM: s3:GetObject and s3:PutObject on the key, s3:ListBucket
+        on the bucket.
+  dynamodb://TABLE/NAME?region=REGION
+        an item in a DynamoDB table whose partition key is the string
+        "lease". IAM: dynamodb:DescribeTable, GetItem and PutItem on the
+        table.
+  azblob://CONTAINER/BLOB?account=ACCOUNT
+        a blob's native lease in Azure Blob Storage (or
+        ?connection_string_env=VAR; with neither, the connection string in
+        AZURE_STORAGE_CONNECTION_STRING). The container must exist; the
+        identity needs Storage Blob Data Contributor on it. TTL 15s to 60s.
+  mem://NAME
+        in this process only: to try leasehold out.
+  AWS credentials come from the default chain (environment, profile, ECS
+  task role), Azure ones from managed identity, workload identity or az
+  login. Never delete a lease object: it holds the fencing counter.
+
+Every flag can also be set by an environment variable named after it:
+--lease is LEASEHOLD_LEASE, --health-url is LEASEHOLD_HEALTH_URL. A flag on
+the command line wins. Durations are in Go syntax: 500ms, 15s, 1m30s.
+
+Try it:
+  leasehold run --lease mem://try -- sh -c 'echo "leading with token $LEASEHOLD_TOKEN"'
+
+Then see "leasehold run --help" for what the command gets, how it is
+stopped, exit statuses, and examples for ECS and Azure.
+`, strings.Join(lease.Schemes(), ", "))
+}
+
+func printRunHelp(w io.Writer, f *flagSet) {
+	fmt.Fprint(w, `Usage: leasehold run --lease URL [flags] -- COMMAND [ARGS...]
+
+Campaigns for the lease; once elected, starts COMMAND and keeps renewing the
+lease while it runs. The "--" ends leasehold's flags: everything after it is
+the command and its arguments, run without a shell (write sh -c '...' for
+one).
+
+The command gets:
+  LEASEHOLD_TOKEN     the fencing token of this term: greater than every
+                      earlier one. Send it with every write the leader
+                      makes, so that the systems it writes to can refuse a
+                      deposed leader's late writes.
+  LEASEHOLD_LEASE     the lease URL
+  LEASEHOLD_IDENTITY  this instance's identity
+  LEASEHOLD_PROGRESS_FILE  with --progress-file
+  leasehold's own environment, its stdout and stderr; stdin is /dev/null.
+It runs in a process group of its own: signals go to the whole group.
+
+When the command exits by itself, leasehold releases the lease and exits
+with the command's status (or, with --rerun, campaigns again).
+
+How the command is stopped:
+  - Voluntary step-down: leasehold gets SIGTERM or SIGINT (ECS, systemd,
+    Ctrl-C), or the health check fails: SIGTERM to the command's process
+    group. leasehold keeps renewing the lease for up to --grace, sends
+    SIGKILL if the command is still running then, and releases the lease
+    only after the command has exited; another instance takes over at once.
+    A second SIGTERM/SIGINT skips the rest of the grace period.
+  - The lease is lost or cannot be renewed (store unreachable, leader cut
+    off): SIGTERM, then SIGKILL no later than --kill-margin before the lease
+    could be taken over (its TTL counted from when the last successful
+    renewal was sent), whatever --grace says. A lost lease means SIGKILL at
+    once.
+  - leasehold itself is killed (SIGKILL, OOM): on Linux the kernel kills the
+    command too (parent-death signal). Only the command itself: if it is a
+    shell script, let it "exec" its worker, or run leasehold as the
+    container's entry point so the container dies with it.
+  Set --grace below your orchestrator's stop timeout (ECS stopTimeout, 30s
+  by default; Azure Container Apps terminationGracePeriodSeconds, 30s;
+  systemd TimeoutStopSec, 90s), leaving time for the release.
+
+Health (optional; after --health-threshold failures in a row, or no
+progress within --stall-timeout, the leader steps down as above, releases
+the lease and waits --cool-down before campaigning again):
+  --health-cmd 'CMD'     run with sh -c; exit status 0 is healthy
+  --health-url URL       GET; a 2xx answer is healthy
+  --stall-timeout D      with --progress-file PATH (the command touches the
+                         file to show progress; polled every 250ms) or
+                         --progress-on-stdout (every line the command prints
+                         counts; its stdout then goes through a pipe, so a
+                         program that buffers output when not on a terminal
+                         must flush each line)
+
+Exit status:
+  0        the command ran and exited 0; or, without --once, leasehold was
+           stopped by SIGTERM/SIGINT and stepped down cleanly
+  1-125    the command ran and exited with this status
+  128+N    the command was killed by signal N; with --once, leasehold was
+           stopped by signal N (130 SIGINT, 143 SIGTERM)
+  64       bad flags, environment variables or arguments
+  69       the store could not be reached within --start-timeout, or did
+           not answer while campaigning with --once
+  70       --once: leadership ended before the command finished (lease lost,
+           renew deadline passed, unhealthy) and the command was stopped
+  75       --once: not elected, another instance holds the lease
+  78       the lease cannot be used as configured: unknown scheme or bad
+           URL, missing bucket, credentials refused, an object at the key
+           that is not a lease, --listen cannot bind
+  126/127  the command cannot be run / was not found
+  A command that itself exits 64-78 cannot be told from leasehold but by
+  the log line leasehold prints on stderr.
+`)
+	f.usage(w, merge(commonDefaults, runDefaults))
+	fmt.Fprint(w, `
+/healthz answers 200 while leasehold runs. /leader answers 200 while this
+instance leads and its command runs, 503 otherwise (also while it steps
+down). /metrics has leasehold_is_leader, leasehold_transitions_total{reason},
+leasehold_renew_duration_seconds and leasehold_renew_failures_total{reason}.
+
+Examples:
+
+  Amazon ECS: every task of the service runs the worker under leasehold;
+  one at a time works. In the task definition's container:
+
+    "command": ["leasehold", "run", "--", "python", "worker.py"],
+    "environment": [
+      {"name": "LEASEHOLD_LEASE", "value": "s3://my-leases/reconciler?region=eu-west-1"},
+      {"name": "LEASEHOLD_GRACE", "value": "20s"},
+      {"name": "LEASEHOLD_LISTEN", "value": ":9090"},
+      {"name": "LEASEHOLD_LOG_FORMAT", "value": "json"}
+    ],
+    "stopTimeout": 30
+
+  The identity defaults to "ecs-" and the task ID; the task role needs the
+  permissions "leasehold help" lists. (terraform/examples/aws-ecs and
+  terraform/examples/azure in leasehold's repository set all this up.)
+
+  Azure Container Apps: the same in the app's YAML (az containerapp update
+  -n reconciler -g my-rg --yaml app.yaml), with a managed identity that has
+  Storage Blob Data Contributor on the container; the identity defaults to
+  the replica name (CONTAINER_APP_REPLICA_NAME; on App Service, the
+  instance: WEBSITE_INSTANCE_ID):
+
+    template:
+      containers:
+      - name: reconciler
+        image: myregistry.azurecr.io/reconciler:1
+        command: ["leasehold", "run", "--"]
+        args: ["./reconcile"]
+        env:
+        - {name: LEASEHOLD_LEASE, value: "azblob://leases/reconciler?account=mystorageaccount"}
+        - {name: LEASEHOLD_GRACE, value: "20s"}
+        - {name: AZURE_CLIENT_ID, value: "CLIENT ID of the managed identity"}
+
+  A cron job that must run on one host only, each night:
+
+    0 2 * * *  leasehold run --once --lease s3://my-leases/nightly -- /opt/report.sh
+
+  A health check and a stall watchdog:
+
+    leasehold run --lease URL --health-url http://127.0.0.1:8080/healthz \
+      --stall-timeout 2m --progress-file /tmp/progress -- ./worker
+`)
+}
+
+func printStatusHelp(w io.Writer, f *flagSet) {
+	fmt.Fprint(w, `Usage: leasehold status --lease URL [--watch DURATION] [-o json]
+
+Reads the lease and says who holds it. It never writes to it.
+
+With --watch, it reads the lease again after that long: a leader renews
+its lease every third of the TTL or so, and on S3, DynamoDB and memory
+every renewal changes the record's version, so a record that did not
+change during a watch as long as the TTL belongs to a leader that is gone.
+(Azure judges its blob leases itself: there a lapsed lease reads as
+released, and renewals do not change the version.)
+
+Fields (text and -o json):
+  state          none: never acquired; released: free, the next contender
+                 takes it at once; held; lapsed: held, but unchanged for at
+                 least its TTL during the watch (the holder stopped renewing;
+                 not on Azure)
+  holder         the identity that last acquired it
+  token          the fencing token of that acquisition
+  ttl            the holder's time to live
+  released       whether the holder gave it up
+  version        the store's version of the record (an ETag); every write,
+                 every renewal, changes it
+  changed        whether the record changed during the watch (json: changed)
+  unchanged for  how long it was seen unchanged: the whole watch, or 0 if it
+                 changed or was read once (json: unchanged_for, _ms)
+  meaning        the same in a sentence
+
+Exit status: 0 when the lease could be read (whatever its state), 64 bad
+flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
+`)
+	f.usage(w, commonDefaults)
+}
+
+func merge(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+//go:build unix
+
+// Command leasehold runs any program only while this instance is the
+// leader: of many instances running `leasehold run`, the one that holds a
+// lease on a cloud storage object runs the command; the others wait, and
+// one of them takes over when the leader stops, crashes or loses the lease.
+// It is for workers not written in Go (ECS tasks, Azure workers, cron jobs),
+// as `consul lock` is, but on the cloud's own storage.
+//
+//	leasehold run --lease s3://my-leases/reconciler?region=eu-west-1 -- ./reconcile.sh
+//	leasehold run --once --lease s3://my-leases/nightly -- python report.py
+//	leasehold status --lease s3://my-leases/reconciler --watch 20s
+//
+// The command never outlives the lease: leasehold stops it (SIGTERM, then
+// SIGKILL) before any other instance could take the lease over, and on
+// Linux the kernel kills it if leasehold itself is killed. Run `leasehold
+// help`, `leasehold run --help` and `leasehold status --help` for the
+// details: flags and their environment variables, exit statuses, examples
+// for ECS and Azure.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	_ "github.com/leasehold/leasehold/lease/azureblob"
+	_ "github.com/leasehold/leasehold/lease/dynamodb"
+	_ "github.com/leasehold/leasehold/lease/memlease"
+	_ "github.com/leasehold/leasehold/lease/s3cas"
+)
+
+// environment is what leasehold takes from its process: tests give their
+// own.
+type environment struct {
+	getenv         func(string) string
+	environ        []string // the command's environment
+	stdout, stderr io.Writer
+	hostname       string
+	pid            int
+}
+
+func main() {
+	ctx, hurry := signalContext()
+	host, _ := os.Hostname()
+	env := &environment{
+		getenv:   os.Getenv,
+		environ:  os.Environ(),
+		stdout:   os.Stdout,
+		stderr:   os.Stderr,
+		hostname: host,
+		pid:      os.Getpid(),
+	}
+	os.Exit(mainWith(ctx, hurry, os.Args[1:], env))
+}
+
+// signalContext returns a context cancelled, with a *signalCause, by the
+// first SIGINT or SIGTERM, and a channel closed by the second: the command
+// is then killed without waiting for the rest of its grace period. A third
+// kills leasehold itself (and, on Linux, the command with it).
+func signalContext() (context.Context, <-chan struct{}) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	hurry := make(chan struct{})
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-ch
+		cancel(&signalCause{sig: sig.(syscall.Signal)})
+		<-ch
+		close(hurry)
+		signal.Stop(ch)
+	}()
+	return ctx, hurry
+}
+
+// mainWith runs leasehold with args and returns its exit status, having
+// printed one line on stderr for any error.
+func mainWith(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) int {
+	code, line := exitCode(dispatch(ctx, hurry, args, env))
+	if line != "" {
+		fmt.Fprintln(env.stderr, "leasehold: "+oneLine(line))
+	}
+	return code
+}
+
+// oneLine folds a multi-line error message (the Azure SDK's, say) into one
+// line, leaving out rules and blank lines.
+func oneLine(msg string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.Trim(l, "-=") == "" {
+			continue
+		}
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, " | ")
+}
+
+func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) error {
+	if len(args) == 0 {
+		return exitf(exitUsage, "no command given: want run, status or help (see leasehold help)")
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(ctx, hurry, args[1:], env)
+	case "status":
+		err = cmdStatus(ctx, args[1:], env)
+	case "help", "-h", "-help", "--help":
+		return help(args[1:], env)
+	default:
+		return exitf(exitUsage, "unknown command %q: want run, status or help (see leasehold help)", args[0])
+	}
+	if err == errHelp {
+		return nil
+	}
+	return err
+}
+
+// help is leasehold help [run|status].
+func help(args []string, env *environment) error {
+	if len(args) == 0 {
+		printHelp(env.stdout)
+		return nil
+	}
+	switch args[0] {
+	case "run":
+		printRunHelp(env.stdout, runFlags(&runOptions{}))
+	case "status":
+		printStatusHelp(env.stdout, statusFlags(&statusOptions{}))
+	default:
+		return exitf(exitUsage, "help: unknown command %q: want run or status", args[0])
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// newLogger returns the logger for --log-format and --log-level, writing to
+// w (stderr, shared with the command's own).
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// metrics are the Prometheus metrics of one leasehold process.
+type metrics struct {
+	registry      *prometheus.Registry
+	isLeader      prometheus.Gauge
+	transitions   *prometheus.CounterVec
+	renewDuration prometheus.Histogram
+	renewFailures *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		isLeader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "leasehold_is_leader",
+			Help: "1 while this instance leads and its command runs, 0 otherwise (also while it steps down).",
+		}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "leasehold_transitions_total",
+			Help: "Leadership changes of this instance: reason is elected, or why a term ended (task_ended, lease_lost, renew_deadline_passed, unhealthy, stopped).",
+		}, []string{"reason"}),
+		renewDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "leasehold_renew_duration_seconds",
+			Help:    "Duration of each renewal request to the store, retries included, successful or not.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
+		renewFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "leasehold_renew_failures_total",
+			Help: "Failed renewal requests, by reason: lost, unavailable, timeout, not_found, permission, corrupt, invalid, other.",
+		}, []string{"reason"}),
+	}
+	m.registry.MustRegister(m.isLeader, m.transitions, m.renewDuration, m.renewFailures,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, r := range []string{"elected", "task_ended", "lease_lost", "renew_deadline_passed", "unhealthy", "stopped"} {
+		m.transitions.WithLabelValues(r)
+	}
+	return m
+}
+
+// renewed is the runner's OnRenew.
+func (m *metrics) renewed(took time.Duration, err error) {
+	m.renewDuration.Observe(took.Seconds())
+	if err != nil {
+		m.renewFailures.WithLabelValues(failureReason(err)).Inc()
+	}
+}
+
+// failureReason is the label of a failed renewal.
+func failureReason(err error) string {
+	for _, r := range []struct {
+		err    error
+		reason string
+	}{
+		{lease.ErrLost, "lost"}, {context.DeadlineExceeded, "timeout"}, {lease.ErrUnavailable, "unavailable"},
+		{lease.ErrNotFound, "not_found"}, {lease.ErrPermission, "permission"},
+		{lease.ErrCorrupt, "corrupt"}, {lease.ErrInvalid, "invalid"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.reason
+		}
+	}
+	return "other"
+}
+
+// reasonLabel is a demotion reason as a label value: "renew deadline
+// passed" becomes renew_deadline_passed.
+func reasonLabel(r runner.Reason) string {
+	return strings.ReplaceAll(r.String(), " ", "_")
+}
+
+// leaderState is what /leader reports.
+type leaderState struct {
+	mu      sync.Mutex
+	leading bool
+	token   uint64
+	leader  string // the leader last observed
+	m       *metrics
+}
+
+func (s *leaderState) setLeading(on bool, token uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leading, s.token = on, token
+	if on {
+		s.m.isLeader.Set(1)
+	} else {
+		s.m.isLeader.Set(0)
+	}
+}
+
+func (s *leaderState) observed(identity string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leader = identity
+}
+
+func (s *leaderState) elected(lease.Term) {
+	s.m.transitions.WithLabelValues("elected").Inc()
+}
+
+func (s *leaderState) demoted(d runner.Demotion) {
+	s.setLeading(false, d.Token)
+	s.m.transitions.WithLabelValues(reasonLabel(d.Reason)).Inc()
+}
+
+// handler serves /healthz (the process is alive), /leader (200 while this
+// instance leads and its command runs, 503 otherwise) and /metrics.
+func (s *leaderState) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /leader", func(w http.ResponseWriter, _ *http.Request) {
+		s.mu.Lock()
+		leading, token, leader := s.leading, s.token, s.leader
+		s.mu.Unlock()
+		if leading {
+			fmt.Fprintf(w, "leader (token %d)\n", token)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		if leader == "" {
+			fmt.Fprintln(w, "not the leader")
+		} else {
+			fmt.Fprintf(w, "not the leader (last seen leader: %s)\n", leader)
+		}
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// serve listens on addr and serves s's handler until ctx ends. It returns
+// once it listens, or with the error that kept it from listening.
+func (s *leaderState) serve(ctx context.Context, addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+	log.Info("serving /healthz, /leader and /metrics", "addr", ln.Addr().String())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("--listen server stopped", "err", err)
+		}
+	}()
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-done
+	}, nil
+}

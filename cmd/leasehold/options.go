@@ -1,0 +1,209 @@
+//go:build unix
+
+package main
+
+import (
+	"cmp"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// errHelp is returned by the parsers after they printed the help that
+// --help asked for.
+var errHelp = errors.New("help shown")
+
+// commonOptions are the flags of every subcommand.
+type commonOptions struct {
+	lease        string
+	identity     string
+	ttl          time.Duration
+	callTimeout  time.Duration
+	startTimeout time.Duration
+	logFormat    string
+	logLevel     string
+}
+
+func (o *commonOptions) defineLease(f *flagSet) {
+	f.String(&o.lease, "lease", "", "the lease, as a `URL`: s3://BUCKET/KEY, dynamodb://TABLE/NAME,\nazblob://CONTAINER/BLOB, mem://NAME (see leasehold help)")
+	f.String(&o.identity, "identity", "", "this instance's `name` in the lease record and the logs; unique among\nthe instances")
+	f.Duration(&o.ttl, "ttl", lease.DefaultTTL, "how long the lease lasts without renewal: a crashed leader is replaced\nafter this long")
+	f.Duration(&o.callTimeout, "call-timeout", 0, "bound on each request to the store")
+	f.Duration(&o.startTimeout, "start-timeout", 10*time.Second, "how long to retry reaching the store at start before giving up (exit 69)")
+}
+
+func (o *commonOptions) defineLogs(f *flagSet) {
+	f.String(&o.logFormat, "log-format", "text", "`format` of the logs on stderr: text or json")
+	f.String(&o.logLevel, "log-level", "info", "least severe `level` logged: debug, info, warn or error")
+}
+
+// commonDefaults are the computed defaults usage shows.
+var commonDefaults = map[string]string{
+	"identity":     "ecs-TASKID, the Azure replica or instance name, else HOSTNAME-PID",
+	"call-timeout": "TTL/5",
+}
+
+// finish validates the common flags and fills in the identity.
+func (o *commonOptions) finish(env *environment) error {
+	if o.lease == "" {
+		return errors.New("--lease (or LEASEHOLD_LEASE) is required")
+	}
+	if o.identity == "" {
+		o.identity = defaultIdentity(env.getenv, env.hostname, env.pid)
+	}
+	if err := lease.ValidateIdentity(o.identity); err != nil {
+		return fmt.Errorf("--identity: %v", err)
+	}
+	if o.ttl == 0 {
+		return errors.New("--ttl must be positive")
+	}
+	if o.startTimeout == 0 {
+		return errors.New("--start-timeout must be positive")
+	}
+	return nil
+}
+
+func (o *commonOptions) leaseOptions() lease.Options {
+	return lease.Options{Identity: o.identity, TTL: o.ttl, CallTimeout: o.callTimeout}
+}
+
+// runOptions are the flags and arguments of leasehold run.
+type runOptions struct {
+	commonOptions
+	renewDeadline, renewInterval, campaignInterval time.Duration
+
+	once, rerun bool
+	grace       time.Duration
+	killMargin  time.Duration
+
+	healthCmd, healthURL          string
+	healthInterval, healthTimeout time.Duration
+	healthThreshold               int
+	stallTimeout                  time.Duration
+	progressFile                  string
+	progressOnStdout              bool
+	coolDown                      time.Duration
+
+	listen string
+
+	command []string
+}
+
+func runFlags(o *runOptions) *flagSet {
+	f := newFlagSet("run")
+	f.group("Lease")
+	o.defineLease(f)
+	f.Duration(&o.renewDeadline, "renew-deadline", 0, "the leader stops the command when no renewal has succeeded for this long")
+	f.Duration(&o.renewInterval, "renew-interval", 0, "time between renewals")
+	f.Duration(&o.campaignInterval, "campaign-interval", 0, "time between a follower's attempts to take the lease")
+
+	f.group("The command")
+	f.Bool(&o.once, "once", "try once: run the command if elected, else exit 75 (for cron and serverless jobs)")
+	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status")
+	f.Duration(&o.grace, "grace", 10*time.Second, "on a voluntary step-down, how long the command has between SIGTERM and\nSIGKILL; the lease is kept renewed meanwhile")
+	f.Duration(&o.killMargin, "kill-margin", 0, "the command is killed at the latest this long before the lease could be\ntaken over")
+
+	f.group("Health")
+	f.String(&o.healthCmd, "health-cmd", "", "`command` run with sh -c while leading; exit status 0 is healthy")
+	f.String(&o.healthURL, "health-url", "", "`URL` fetched with GET while leading; a 2xx answer is healthy")
+	f.Duration(&o.healthInterval, "health-interval", 0, "time between health checks")
+	f.Duration(&o.healthTimeout, "health-timeout", 0, "a health check that takes longer has failed")
+	f.Int(&o.healthThreshold, "health-threshold", 3, "failed checks in a row that make the leader step down")
+	f.Duration(&o.stallTimeout, "stall-timeout", 0, "step down when the command shows no progress for this long (needs\n--progress-file or --progress-on-stdout)")
+	f.String(&o.progressFile, "progress-file", "", "`path` whose modification time the command updates (touch) to show\nprogress; passed to it as LEASEHOLD_PROGRESS_FILE")
+	f.Bool(&o.progressOnStdout, "progress-on-stdout", "every line the command writes to stdout shows progress")
+	f.Duration(&o.coolDown, "cool-down", 0, "after stepping down as unhealthy, wait this long before campaigning again")
+
+	f.group("Logs and metrics")
+	o.defineLogs(f)
+	f.String(&o.listen, "listen", "", "serve /healthz, /leader and /metrics on this `address` (e.g. :9090)")
+	return f
+}
+
+// runDefaults are the computed defaults of leasehold run's usage.
+var runDefaults = map[string]string{
+	"renew-deadline":    "2/3 of TTL",
+	"renew-interval":    "1/3 of TTL",
+	"campaign-interval": "1/3 of TTL",
+	"kill-margin":       "half of TTL - renew deadline",
+	"health-interval":   "the renew interval",
+	"health-timeout":    "half the health interval",
+	"cool-down":         "TTL",
+}
+
+// parseRun parses leasehold run's flags, environment and command.
+func parseRun(args []string, env *environment) (*runOptions, error) {
+	o := &runOptions{}
+	f := runFlags(o)
+	rest, err := f.parse(args, env.getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		printRunHelp(env.stdout, f)
+		return nil, errHelp
+	}
+	if err != nil {
+		return nil, usageError("run", err)
+	}
+	o.command = rest
+	if err := o.finish(env); err != nil {
+		return nil, usageError("run", err)
+	}
+	if err := o.validate(f); err != nil {
+		return nil, usageError("run", err)
+	}
+	return o, nil
+}
+
+// renewDeadlineOrDefault is the renew deadline the runner will use.
+func (o *runOptions) renewDeadlineOrDefault() time.Duration {
+	return cmp.Or(o.renewDeadline, o.ttl*2/3)
+}
+
+func (o *runOptions) campaignIntervalOrDefault() time.Duration {
+	return cmp.Or(o.campaignInterval, o.ttl/3)
+}
+
+func (o *runOptions) validate(f *flagSet) error {
+	switch {
+	case len(o.command) == 0:
+		return errors.New("no command given: leasehold run --lease URL [flags] -- COMMAND [ARGS...]")
+	case o.once && o.rerun:
+		return errors.New("--once and --rerun exclude each other")
+	case o.stallTimeout > 0 && o.progressFile == "" && !o.progressOnStdout:
+		return errors.New("--stall-timeout needs a progress signal: --progress-file PATH or --progress-on-stdout")
+	case o.stallTimeout == 0 && (o.progressFile != "" || o.progressOnStdout):
+		return errors.New("--progress-file and --progress-on-stdout need --stall-timeout")
+	case o.healthThreshold < 1:
+		return fmt.Errorf("--health-threshold (%d) must be at least 1", o.healthThreshold)
+	case f.set("health-interval") || f.set("health-timeout") || f.set("health-threshold"):
+		if o.healthCmd == "" && o.healthURL == "" {
+			return errors.New("--health-interval, --health-timeout and --health-threshold need --health-cmd or --health-url")
+		}
+	}
+	if o.healthURL != "" {
+		u, err := url.Parse(o.healthURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--health-url %q: want an http:// or https:// URL", o.healthURL)
+		}
+	}
+	rd := o.renewDeadlineOrDefault()
+	if o.killMargin == 0 {
+		o.killMargin = (o.ttl - rd) / 2
+	}
+	if o.killMargin <= 0 || o.killMargin >= o.ttl {
+		return fmt.Errorf("--kill-margin (%v) must be positive and less than --ttl (%v)", o.killMargin, o.ttl)
+	}
+	return nil
+}
+
+// usageError is a bad flag, variable or argument: one line, exit 64.
+func usageError(cmd string, err error) error {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "flag provided but not defined: -", "unknown flag --")
+	msg = strings.ReplaceAll(msg, "for flag -", "for flag --")
+	return exitf(exitUsage, "%s: %s (see leasehold %s --help)", cmd, msg, cmd)
+}

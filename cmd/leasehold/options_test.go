@@ -1,0 +1,178 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEnvName(t *testing.T) {
+	for flag, want := range map[string]string{
+		"lease": "LEASEHOLD_LEASE", "health-url": "LEASEHOLD_HEALTH_URL", "progress-on-stdout": "LEASEHOLD_PROGRESS_ON_STDOUT",
+	} {
+		if got := envName(flag); got != want {
+			t.Errorf("envName(%q) = %q, want %q", flag, got, want)
+		}
+	}
+}
+
+func TestParseRun(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		check func(t *testing.T, o *runOptions)
+	}{
+		{
+			name: "defaults",
+			args: []string{"--lease", "mem://a", "--", "worker", "-v"},
+			check: func(t *testing.T, o *runOptions) {
+				if o.ttl != 15*time.Second || o.grace != 10*time.Second || o.killMargin != 2500*time.Millisecond || o.startTimeout != 10*time.Second {
+					t.Errorf("ttl %v grace %v kill margin %v start timeout %v, want 15s 10s 2.5s 10s", o.ttl, o.grace, o.killMargin, o.startTimeout)
+				}
+				if o.identity != "host-42" || strings.Join(o.command, " ") != "worker -v" {
+					t.Errorf("identity %q command %q, want host-42 and worker -v", o.identity, o.command)
+				}
+			},
+		},
+		{
+			name: "every flag from the environment",
+			env: map[string]string{
+				"LEASEHOLD_LEASE": "mem://b", "LEASEHOLD_IDENTITY": "w1", "LEASEHOLD_TTL": "30s",
+				"LEASEHOLD_RENEW_DEADLINE": "20s", "LEASEHOLD_ONCE": "true", "LEASEHOLD_GRACE": "1m",
+				"LEASEHOLD_HEALTH_CMD": "true", "LEASEHOLD_HEALTH_THRESHOLD": "5",
+				"LEASEHOLD_STALL_TIMEOUT": "2m", "LEASEHOLD_PROGRESS_ON_STDOUT": "1",
+				"LEASEHOLD_LISTEN": ":9090", "LEASEHOLD_LOG_FORMAT": "json",
+			},
+			args: []string{"worker"},
+			check: func(t *testing.T, o *runOptions) {
+				if o.lease != "mem://b" || o.identity != "w1" || o.ttl != 30*time.Second || o.renewDeadline != 20*time.Second ||
+					!o.once || o.grace != time.Minute || o.healthCmd != "true" || o.healthThreshold != 5 ||
+					o.stallTimeout != 2*time.Minute || !o.progressOnStdout || o.listen != ":9090" || o.logFormat != "json" {
+					t.Errorf("options from the environment: %+v", o)
+				}
+				if o.killMargin != 5*time.Second {
+					t.Errorf("kill margin %v, want half of TTL - renew deadline (5s)", o.killMargin)
+				}
+			},
+		},
+		{
+			name: "a flag beats its variable, an empty variable is unset",
+			env:  map[string]string{"LEASEHOLD_LEASE": "mem://env", "LEASEHOLD_TTL": "", "LEASEHOLD_GRACE": "1s"},
+			args: []string{"--lease=mem://flag", "--grace", "2s", "--", "worker"},
+			check: func(t *testing.T, o *runOptions) {
+				if o.lease != "mem://flag" || o.grace != 2*time.Second || o.ttl != 15*time.Second {
+					t.Errorf("lease %q grace %v ttl %v, want the flags' and the default TTL", o.lease, o.grace, o.ttl)
+				}
+			},
+		},
+		{
+			name: "command without --",
+			args: []string{"-lease", "mem://a", "sh", "-c", "exit 0"},
+			check: func(t *testing.T, o *runOptions) {
+				if strings.Join(o.command, "|") != "sh|-c|exit 0" {
+					t.Errorf("command %q", o.command)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, _ := testEnv(tc.env)
+			o, err := parseRun(tc.args, env)
+			if err != nil {
+				t.Fatalf("parseRun: %v", err)
+			}
+			tc.check(t, o)
+		})
+	}
+}
+
+func TestParseRunRejectsBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"no lease", nil, []string{"--", "worker"}, "--lease (or LEASEHOLD_LEASE) is required"},
+		{"no command", nil, []string{"--lease", "mem://a"}, "no command given"},
+		{"no command after --", nil, []string{"--lease", "mem://a", "--"}, "no command given"},
+		{"malformed duration", nil, []string{"--lease", "mem://a", "--ttl", "15", "--", "w"}, `invalid value "15" for flag --ttl: not a duration (Go syntax`},
+		{"negative duration", nil, []string{"--lease", "mem://a", "--grace", "-1s", "--", "w"}, "must not be negative"},
+		{"malformed variable", map[string]string{"LEASEHOLD_GRACE": "soon"}, []string{"--lease", "mem://a", "--", "w"}, `LEASEHOLD_GRACE="soon": not a duration`},
+		{"malformed bool variable", map[string]string{"LEASEHOLD_ONCE": "yes please"}, []string{"--lease", "mem://a", "--", "w"}, `LEASEHOLD_ONCE="yes please"`},
+		{"unknown flag", nil, []string{"--lease", "mem://a", "--frobnicate", "--", "w"}, "unknown flag --frobnicate"},
+		{"once and rerun", nil, []string{"--lease", "mem://a", "--once", "--rerun", "--", "w"}, "--once and --rerun exclude each other"},
+		{"stall without progress", nil, []string{"--lease", "mem://a", "--stall-timeout", "1m", "--", "w"}, "--stall-timeout needs a progress signal"},
+		{"progress without stall", nil, []string{"--lease", "mem://a", "--progress-on-stdout", "--", "w"}, "need --stall-timeout"},
+		{"health tuning without a check", nil, []string{"--lease", "mem://a", "--health-interval", "1s", "--", "w"}, "need --health-cmd or --health-url"},
+		{"health URL not http", nil, []string{"--lease", "mem://a", "--health-url", "localhost:8080/x", "--", "w"}, "want an http:// or https:// URL"},
+		{"kill margin too large", nil, []string{"--lease", "mem://a", "--kill-margin", "15s", "--", "w"}, "--kill-margin (15s) must be positive and less than --ttl (15s)"},
+		{"bad identity", nil, []string{"--lease", "mem://a", "--identity", "caf\u00e9", "--", "w"}, "--identity: lease: Identity"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, _ := testEnv(tc.env)
+			_, err := parseRun(tc.args, env)
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("parseRun: %v, want exit %d and an error containing %q", err, exitUsage, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("the error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestDefaultIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"ECS Fargate", map[string]string{"ECS_CONTAINER_METADATA_URI_V4": "http://169.254.170.2/v4/8f03e41243824aea923aca126495f665-3681984407"},
+			"ecs-8f03e41243824aea923aca126495f665"},
+		{"ECS on EC2", map[string]string{"ECS_CONTAINER_METADATA_URI_V4": "http://169.254.170.2/v4/0206b271-b33f-47ab-86c6-a0ba208a70a9"},
+			"ecs-0206b271-b33f-47ab-86c6-a0ba208a70a9"},
+		{"ECS v3 only", map[string]string{"ECS_CONTAINER_METADATA_URI": "http://169.254.170.2/v3/8f03e41243824aea923aca126495f665-1/"},
+			"ecs-8f03e41243824aea923aca126495f665"},
+		{"ECS without a path", map[string]string{"ECS_CONTAINER_METADATA_URI_V4": "http://169.254.170.2/v4/"}, "host-42"},
+		{"Azure Container Apps", map[string]string{"CONTAINER_APP_REPLICA_NAME": "reconciler--x1y2z3-5d8f7c9b6-abcde"},
+			"reconciler--x1y2z3-5d8f7c9b6-abcde"},
+		{"Azure App Service", map[string]string{"WEBSITE_INSTANCE_ID": "a1b2c3"}, "azure-a1b2c3"},
+		{"ECS wins", map[string]string{"WEBSITE_INSTANCE_ID": "a1b2c3",
+			"ECS_CONTAINER_METADATA_URI_V4": "http://169.254.170.2/v4/8f03e41243824aea923aca126495f665-1"}, "ecs-8f03e41243824aea923aca126495f665"},
+		{"elsewhere", nil, "host-42"},
+		{"odd bytes", map[string]string{"CONTAINER_APP_REPLICA_NAME": "r\u00e9plica 1"}, "r__plica_1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := defaultIdentity(func(k string) string { return tc.env[k] }, "host", 42)
+			if got != tc.want {
+				t.Fatalf("identity %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKillDeadline(t *testing.T) {
+	t0 := time.Now()
+	for _, tc := range []struct {
+		name             string
+		graceEnd, expiry time.Time
+		margin           time.Duration
+		want             time.Time
+	}{
+		{"grace ends first", t0.Add(10 * time.Second), t0.Add(15 * time.Second), time.Second, t0.Add(10 * time.Second)},
+		{"the lease expires first", t0.Add(10 * time.Second), t0.Add(5 * time.Second), time.Second, t0.Add(4 * time.Second)},
+		{"lost: expired already", t0.Add(10 * time.Second), t0, time.Second, t0.Add(-time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := killDeadline(tc.graceEnd, tc.expiry, tc.margin); !got.Equal(tc.want) {
+				t.Fatalf("killDeadline = %v, want %v", got.Sub(t0), tc.want.Sub(t0))
+			}
+		})
+	}
+}

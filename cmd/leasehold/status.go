@@ -1,0 +1,213 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// statusOptions are the flags of leasehold status.
+type statusOptions struct {
+	commonOptions
+	output string
+	watch  time.Duration
+}
+
+func statusFlags(o *statusOptions) *flagSet {
+	f := newFlagSet("status")
+	f.group("Lease")
+	o.defineLease(f)
+	f.group("Output")
+	f.String(&o.output, "output", "text", "output `format`: text or json (-o for short)")
+	f.alias("o", "output")
+	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(0: read it once)")
+	f.group("Logs")
+	o.defineLogs(f)
+	return f
+}
+
+// statusReport is what leasehold status prints; -o json prints it as JSON
+// with these keys.
+type statusReport struct {
+	// Lease is the lease's URL.
+	Lease string `json:"lease"`
+	// State is "none" (never acquired), "released" (free: the next
+	// contender takes it at once), "held", or "lapsed" (held, but seen
+	// unchanged for at least its TTL: the holder has stopped renewing and
+	// any contender that has watched it as long may take it over).
+	State string `json:"state"`
+	// Holder, Token, TTL and Released are the record's, as last read.
+	Holder   string `json:"holder,omitempty"`
+	Token    uint64 `json:"token"`
+	TTL      string `json:"ttl,omitempty"`
+	TTLMs    int64  `json:"ttl_ms,omitempty"`
+	Released bool   `json:"released"`
+	// Version is the store's version of the record (an ETag); it changes
+	// with every write, renewals included.
+	Version string `json:"version,omitempty"`
+	// Watch is how long the record was watched (--watch).
+	Watch string `json:"watch"`
+	// Changed reports whether the record changed during the watch: the
+	// holder renewed it (or the lease changed hands).
+	Changed bool `json:"changed"`
+	// UnchangedFor is how long this command saw the record unchanged:
+	// the whole watch if it did not change, 0 if it did or was read once.
+	UnchangedFor   string `json:"unchanged_for"`
+	UnchangedForMs int64  `json:"unchanged_for_ms"`
+	// Meaning says the same in a sentence.
+	Meaning string `json:"meaning"`
+}
+
+// cmdStatus is leasehold status.
+func cmdStatus(ctx context.Context, args []string, env *environment) error {
+	o := &statusOptions{}
+	f := statusFlags(o)
+	rest, err := f.parse(args, env.getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		printStatusHelp(env.stdout, f)
+		return errHelp
+	}
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("unexpected argument %q", rest[0])
+	}
+	if err == nil {
+		err = o.finish(env)
+	}
+	if err == nil && o.output != "text" && o.output != "json" {
+		err = fmt.Errorf("--output %q: want text or json", o.output)
+	}
+	if err != nil {
+		return usageError("status", err)
+	}
+	log, err := newLogger(env.stderr, o.logFormat, o.logLevel)
+	if err != nil {
+		return usageError("status", err)
+	}
+	l, err := openLease(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
+	if err != nil {
+		return err
+	}
+	rep, err := observeStatus(ctx, l, o, log)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printStatus(env.stdout, rep)
+	return nil
+}
+
+// observeStatus reads the lease, and with --watch reads it again after the
+// watch, and says what it saw.
+func observeStatus(ctx context.Context, l lease.Lease, o *statusOptions, log *slog.Logger) (statusReport, error) {
+	first, err := readLease(ctx, l, o.lease, o.startTimeout, log)
+	if err != nil {
+		return statusReport{}, err
+	}
+	last := first
+	if o.watch > 0 {
+		select {
+		case <-ctx.Done():
+			return statusReport{}, interrupted(ctx, "while watching the lease")
+		case <-time.After(o.watch):
+		}
+		if last, err = readLease(ctx, l, o.lease, o.startTimeout, log); err != nil {
+			return statusReport{}, err
+		}
+	}
+	return describe(o.lease, first, last, o.watch, storeJudgesExpiry(o.lease)), nil
+}
+
+// storeJudgesExpiry reports whether the lease's store decides itself when
+// a holder's lease has lapsed, as Azure's native blob lease does: its
+// renewals do not change the record's version, and a lapsed lease reads as
+// released. On the compare-and-swap stores (S3, DynamoDB, memory) every
+// renewal changes the version, and contenders judge expiry by watching it.
+func storeJudgesExpiry(leaseURL string) bool {
+	u, err := url.Parse(leaseURL)
+	return err == nil && u.Scheme == "azblob"
+}
+
+// describe reports on a lease read as first and, watch later, as last.
+// native says the store judges expiry itself (see storeJudgesExpiry).
+func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool) statusReport {
+	rep := statusReport{
+		Lease:    leaseURL,
+		Holder:   last.Holder,
+		Token:    last.Token,
+		Released: last.Released,
+		Version:  last.Version,
+		Watch:    watch.String(),
+		Changed:  first.Version != last.Version,
+	}
+	if last.TTL > 0 {
+		rep.TTL, rep.TTLMs = last.TTL.String(), last.TTL.Milliseconds()
+	}
+	unchanged := time.Duration(0)
+	if watch > 0 && !rep.Changed {
+		unchanged = watch
+	}
+	rep.UnchangedFor, rep.UnchangedForMs = unchanged.String(), unchanged.Milliseconds()
+	switch {
+	case last.Holder == "" && last.Token == 0:
+		rep.State = "none"
+		rep.Meaning = "never acquired: the first contender takes it at once"
+	case last.Released && native:
+		rep.State = "released"
+		rep.Meaning = fmt.Sprintf("free (released by %s, or its lease lapsed): the next contender takes it at once, with token %d", last.Holder, last.Token+1)
+	case last.Released:
+		rep.State = "released"
+		rep.Meaning = fmt.Sprintf("released by %s: the next contender takes it at once, with token %d", last.Holder, last.Token+1)
+	case rep.Changed && first.Token != last.Token:
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("changed hands during the watch (token %d to %d): now held by %s", first.Token, last.Token, last.Holder)
+	case rep.Changed:
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("held by %s, who renewed it during the watch: the leader is alive", last.Holder)
+	case native:
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("held by %s: the store's own lease on it is live (it judges expiry itself; renewals do not change the version)", last.Holder)
+	case watch == 0:
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("held by %s (read once: use --watch %v to see whether it is renewed)", last.Holder, last.TTL)
+	case unchanged >= last.TTL:
+		rep.State = "lapsed"
+		rep.Meaning = fmt.Sprintf("held by %s, but not renewed for at least its TTL (%v): the holder is gone, and a contender that watched it as long may take it over", last.Holder, last.TTL)
+	default:
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("held by %s, not renewed during the %v watch, which is shorter than its renew interval may be: watch for the TTL (%v) to tell", last.Holder, watch, last.TTL)
+	}
+	return rep
+}
+
+func printStatus(w io.Writer, r statusReport) {
+	row := func(k, v string) { fmt.Fprintf(w, "%-14s %s\n", k, v) }
+	row("lease", r.Lease)
+	row("state", r.State)
+	if r.State != "none" {
+		row("holder", r.Holder)
+		row("token", fmt.Sprint(r.Token))
+		row("ttl", r.TTL)
+		row("released", fmt.Sprint(r.Released))
+		row("version", r.Version)
+	}
+	if r.Watch != "0s" {
+		row("changed", fmt.Sprintf("%t (watched %s)", r.Changed, r.Watch))
+		row("unchanged for", r.UnchangedFor)
+	}
+	row("meaning", strings.TrimSpace(r.Meaning))
+}

@@ -1,0 +1,17 @@
+//go:build unix && !linux
+
+package main
+
+import "syscall"
+
+// sysProcAttr starts the command in a process group of its own. Only Linux
+// can make it die with leasehold (Pdeathsig): elsewhere a leasehold killed
+// with SIGKILL leaves its command running.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+const diesWithLeasehold = false
+
+// waitExited cannot wait without reaping here; it returns false at once.
+func waitExited(int) bool { return false }
