@@ -63,7 +63,7 @@ func Open(ctx context.Context, urlstr string, opts Options) (Lease, error) {
 	opener, ok := registry.openers[u.Scheme]
 	registry.RUnlock()
 	if !ok {
-		return nil, &OptionError{Field: "URL", Value: quote(urlstr), Reason: fmt.Sprintf("has unknown scheme %q (registered: %s)", u.Scheme, strings.Join(Schemes(), ", "))}
+		return nil, &OptionError{Field: "URL", Value: quote(u.Redacted()), Reason: fmt.Sprintf("has unknown scheme %q (registered: %s)", u.Scheme, strings.Join(Schemes(), ", "))}
 	}
 	opts, err = opts.Validate()
 	if err != nil {

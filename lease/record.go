@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -63,6 +64,9 @@ func DecodeJSON(b []byte) (Record, error) {
 	}
 	if j.Format != FormatVersion {
 		return Record{}, Corruptf(`"leasehold" is %d, want %d`, j.Format, FormatVersion)
+	}
+	if j.TTLms > math.MaxInt64/int64(time.Millisecond) || j.TTLms < math.MinInt64/int64(time.Millisecond) {
+		return Record{}, Corruptf(`"ttl_ms" is %d, beyond any duration`, j.TTLms)
 	}
 	r := Record{
 		Holder:   j.Holder,

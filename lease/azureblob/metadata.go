@@ -2,6 +2,7 @@ package azureblob
 
 import (
 	"maps"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -94,7 +95,7 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 		return nil, lease.Corruptf("metadata %q is %q, not a fencing token", keyToken, vals[keyToken])
 	}
 	ttl, err := strconv.ParseInt(vals[keyTTL], 10, 64)
-	if err != nil || ttl > int64(time.Duration(1<<63-1)/time.Millisecond) {
+	if err != nil || ttl > math.MaxInt64/int64(time.Millisecond) || ttl < math.MinInt64/int64(time.Millisecond) {
 		return nil, lease.Corruptf("metadata %q is %q, not a number of milliseconds", keyTTL, vals[keyTTL])
 	}
 	var released bool

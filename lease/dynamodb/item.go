@@ -2,6 +2,7 @@ package dynamodb
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -133,7 +134,7 @@ func (d *decoder) int(name string) int64 {
 		return 0
 	}
 	n, err := strconv.ParseInt(v.Value, 10, 64)
-	if err != nil || n > int64(1<<63-1)/int64(time.Millisecond) {
+	if err != nil || n > math.MaxInt64/int64(time.Millisecond) || n < math.MinInt64/int64(time.Millisecond) {
 		d.err = lease.Corruptf("attribute %q is N %q, want a whole number of milliseconds", name, v.Value)
 	}
 	return n
@@ -160,6 +161,8 @@ func describe(v types.AttributeValue) string {
 		return strconv.Quote(s)
 	}
 	switch v := v.(type) {
+	case nil:
+		return "no value" // an attribute of JSON null, or {}: the SDK's deserializer gives nil
 	case *types.AttributeValueMemberS:
 		return "S " + short(v.Value)
 	case *types.AttributeValueMemberN:
@@ -169,7 +172,11 @@ func describe(v types.AttributeValue) string {
 	}
 	// The other types (NULL, B, SS, NS, BS, M, L) by name, with their size.
 	typ := strings.TrimPrefix(fmt.Sprintf("%T", v), "*types.AttributeValueMember")
-	if val := reflect.ValueOf(v).Elem().FieldByName("Value"); val.IsValid() && (val.Kind() == reflect.Slice || val.Kind() == reflect.Map) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return typ // a nil *AttributeValueMemberX, or an implementation of another shape
+	}
+	if val := rv.Elem().FieldByName("Value"); val.IsValid() && (val.Kind() == reflect.Slice || val.Kind() == reflect.Map) {
 		unit := "values"
 		if typ == "B" {
 			unit = "bytes"

@@ -1,0 +1,106 @@
+package dynamodb
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// cannedItem is an HTTP client that answers every request, without a
+// network, with a GetItem answer whose Item is item (DynamoDB's JSON: an
+// object of attribute values such as {"holder":{"S":"worker-1"}}).
+type cannedItem struct{ item []byte }
+
+func (c cannedItem) Do(r *http.Request) (*http.Response, error) {
+	body := append(append([]byte(`{"Item":`), c.item...), '}')
+	return &http.Response{
+		StatusCode:    200,
+		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       r,
+	}, nil
+}
+
+// FuzzDecodeItem: whatever item sits at a lease's key, as DynamoDB's JSON
+// that the SDK's own deserializer reads, the driver's Get must not panic
+// and must fail with one of package lease's sentinels, and decodeItem must
+// report every item it does not accept as lease.ErrCorrupt and accept only
+// records that pass Record.Check, with the nonce as Version, and that
+// encodeItem writes back as the same record. Seeds: testdata/fuzz/FuzzDecodeItem.
+func FuzzDecodeItem(f *testing.F) {
+	valid := `{"lease":{"S":"jobs"},"leasehold":{"N":"1"},"holder":{"S":"worker-1"},"token":{"N":"7"},"ttl_ms":{"N":"15000"},"released":{"BOOL":false},"nonce":{"S":"4f1c9a0b7e22d3c5"}}`
+	for _, s := range []string{
+		valid,
+		`{"lease":{"S":"jobs"},"leasehold":{"N":"1"},"holder":{"S":"w"},"token":{"N":"18446744073709551615"},"ttl_ms":{"N":"9223372036854"},"released":{"BOOL":true},"nonce":{"S":"n"}}`,
+		`{"lease":{"S":"jobs"},"leasehold":{"N":"2"},"holder":{"S":"worker-1"},"token":{"N":"7"},"ttl_ms":{"N":"15000"},"released":{"BOOL":false},"nonce":{"S":"n"}}`,
+		`{"lease":{"S":"jobs"},"owner":{"S":"someone else"},"expires":{"N":"1700000000"}}`,
+		`{"lease":{"S":"jobs"},"leasehold":{"N":"1"},"extra":{"M":{"a":{"S":"b"}}},"holder":{"S":"w"},"token":{"N":"1"},"ttl_ms":{"N":"1"},"released":{"BOOL":false},"nonce":{"S":"n"}}`,
+		`{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, item []byte) {
+		ctx := context.Background()
+		client := ddb.New(ddb.Options{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String("http://dynamodb.fuzz.invalid"),
+			Credentials:  aws.AnonymousCredentials{},
+			HTTPClient:   cannedItem{item: item},
+		})
+		d := &driver{client: client, table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
+
+		// The driver's whole read: never a panic, always a sentinel.
+		got, getErr := d.Get(ctx)
+		if getErr != nil && !isSentinel(getErr) {
+			t.Fatalf("Get of item %s: %v, want an error wrapping one of package lease's sentinels", item, getErr)
+		}
+
+		// decodeItem itself, on what the SDK made of the item.
+		out, err := client.GetItem(ctx, &ddb.GetItemInput{TableName: aws.String("leases"), Key: d.key()}, callOptions)
+		if err != nil || len(out.Item) == 0 {
+			return // not an item: the SDK's deserializer refused it, or it is empty (ErrNoRecord)
+		}
+		r, err := decodeItem(out.Item, DefaultKeyAttribute)
+		if err != nil {
+			if !errors.Is(err, lease.ErrCorrupt) {
+				t.Fatalf("decodeItem(%s): %v, want an error matching lease.ErrCorrupt", item, err)
+			}
+			if !errors.Is(getErr, lease.ErrCorrupt) {
+				t.Fatalf("Get of item %s: %v, want lease.ErrCorrupt as decodeItem says: %v", item, getErr, err)
+			}
+			return
+		}
+		if getErr != nil || got != r {
+			t.Fatalf("Get of item %s = %+v, %v; decodeItem says %+v", item, got, getErr, r)
+		}
+		if err := r.Check(); err != nil || r.Version != r.Nonce {
+			t.Fatalf("decodeItem(%s) accepted %+v (Check: %v), want a record that passes Check with Version = Nonce", item, r, err)
+		}
+		again, err := decodeItem(encodeItem(r, DefaultKeyAttribute, "jobs"), DefaultKeyAttribute)
+		if err != nil || again != r {
+			t.Fatalf("decodeItem(%s) = %+v, but encodeItem of it reads back as %+v, %v: the item was not read as written (ttl_ms %s)",
+				item, r, again, err, strconv.Quote(describe(out.Item[attrTTL])))
+		}
+	})
+}
+
+// isSentinel reports whether err wraps one of package lease's errors.
+func isSentinel(err error) bool {
+	for _, s := range []error{lease.ErrHeld, lease.ErrLost, lease.ErrCorrupt, lease.ErrUnavailable, lease.ErrNotFound,
+		lease.ErrPermission, lease.ErrInvalid, lease.ErrNoRecord, lease.ErrConflict} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}

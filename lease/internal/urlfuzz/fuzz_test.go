@@ -1,0 +1,134 @@
+package urlfuzz_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	_ "github.com/leasehold/leasehold/lease/azureblob"
+	_ "github.com/leasehold/leasehold/lease/dynamodb"
+	_ "github.com/leasehold/leasehold/lease/memlease"
+	_ "github.com/leasehold/leasehold/lease/s3cas"
+)
+
+// tripwire listens on loopback and counts the connections made to it: the
+// endpoint, proxy and Azure blob endpoint that the environment points
+// every client at, so that any request sent during Open shows.
+func tripwire(f *testing.F) (addr string, dialled *atomic.Int64) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { ln.Close() })
+	dialled = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dialled.Add(1)
+			c.Close()
+		}
+	}()
+	return ln.Addr().String(), dialled
+}
+
+// FuzzOpen: lease.Open with every backend registered must not panic, and
+// must either open the lease or refuse the URL or options with
+// lease.ErrInvalid, whose message never shows the URL's password. No
+// opener may send a request: s3 and azblob send none at Open, and
+// dynamodb's one DescribeTable is made with a cancelled context (so its
+// URL parsing runs in full and the call returns context.Canceled before
+// net/http dials); the environment points every default endpoint, the
+// HTTP(S) proxy and Azure's connection string at a tripwire that fails the
+// test if anything connects. Seeds: testdata/fuzz/FuzzOpen.
+func FuzzOpen(f *testing.F) {
+	addr, dialled := tripwire(f)
+	empty := filepath.Join(f.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		f.Fatal(err)
+	}
+	azurite := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://" + addr + "/devstoreaccount1;"
+	for k, v := range map[string]string{
+		"AWS_CONFIG_FILE": empty, "AWS_SHARED_CREDENTIALS_FILE": empty, "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_PROFILE": "", "AWS_DEFAULT_PROFILE": "", "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "",
+		"AWS_ACCESS_KEY_ID": "fuzz", "AWS_SECRET_ACCESS_KEY": "fuzz", "AWS_SESSION_TOKEN": "",
+		"AWS_ENDPOINT_URL": "http://" + addr, "AWS_ENDPOINT_URL_S3": "http://" + addr, "AWS_ENDPOINT_URL_DYNAMODB": "http://" + addr,
+		"HTTP_PROXY": "http://" + addr, "HTTPS_PROXY": "http://" + addr, "NO_PROXY": "", "http_proxy": "", "https_proxy": "", "no_proxy": "",
+		"AZURE_STORAGE_CONNECTION_STRING": azurite, "LEASEHOLD_FUZZ_CS": azurite,
+		"AZURE_CLIENT_ID": "", "AZURE_TENANT_ID": "", "AZURE_CLIENT_SECRET": "", "AZURE_FEDERATED_TOKEN_FILE": "",
+		"IDENTITY_ENDPOINT": "", "MSI_ENDPOINT": "",
+	} {
+		f.Setenv(k, v)
+	}
+
+	for _, s := range []string{
+		"mem://jobs",
+		"mem://jobs/nightly?x=1",
+		"s3://bucket/jobs/nightly?region=eu-west-1",
+		"s3://bucket/key?region=us-east-1&endpoint=http://127.0.0.1:9000&use_path_style=true",
+		"s3://user:secret-password@bucket/key",
+		"s3://bucket:9000/key",
+		"s3://bucket/key?use_path_style=maybe&region=a&region=b",
+		"s3://bucket/key?rate_limiter_capacity=5&awssdk=v1&request_checksum_calculation=when_required",
+		"dynamodb://leases/jobs/nightly?region=eu-west-1",
+		"dynamodb://leases/jobs?key_attribute=id&endpoint=http://127.0.0.1:8000&hostname_immutable=true",
+		"dynamodb://leases/jobs?key_attribute=&profile=p&role=arn:aws:iam::1:role/r",
+		"dynamodb://le/jobs?key_attribute=token",
+		"dynamodb://user:secret-password@leases/jobs",
+		"azblob://leases/nightly-report?account=mystorageaccount",
+		"azblob://leases/nightly-report?connection_string_env=LEASEHOLD_FUZZ_CS&infinite_lease=true",
+		"azblob://leases/b?endpoint=https://acct.blob.core.windows.net/",
+		"azblob://leases/b?endpoint=http://user:secret-password@127.0.0.1:1/x",
+		"azblob://Leases--x/b?account=A&endpoint=x",
+		"azblob://user:secret-password@leases/b",
+		"bucket/key",
+		"mem://jobs%zz",
+		"",
+	} {
+		f.Add(s, int64(15000))
+	}
+	f.Add("azblob://leases/b", int64(10000))
+	f.Add("s3://bucket/key", int64(0))
+	f.Add("mem://jobs", int64(-1))
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	f.Fuzz(func(t *testing.T, urlstr string, ttlMS int64) {
+		opts := lease.Options{Identity: "fuzz", TTL: time.Duration(ttlMS) * time.Millisecond}
+		l, err := lease.Open(cancelled, urlstr, opts)
+		if n := dialled.Load(); n > 0 {
+			t.Fatalf("lease.Open(%q): %d connection(s) to the tripwire: an opener sent a request", urlstr, n)
+		}
+		u, perr := url.Parse(urlstr)
+		if err == nil {
+			if l == nil || l.Options() != opts.WithDefaults() {
+				t.Fatalf("lease.Open(%q) = %v, want a lease with options %+v", urlstr, l, opts.WithDefaults())
+			}
+			return
+		}
+		if l != nil {
+			t.Fatalf("lease.Open(%q) = %v and error %v, want no lease with an error", urlstr, l, err)
+		}
+		dynamo := perr == nil && u.Scheme == "dynamodb"
+		if !errors.Is(err, lease.ErrInvalid) && !(dynamo && err == context.Canceled) {
+			t.Fatalf("lease.Open(%q, TTL %dms): %v, want an error matching lease.ErrInvalid", urlstr, ttlMS, err)
+		}
+		if perr == nil && u.User != nil {
+			pw, ok := u.User.Password()
+			userinfo := u.User.Username() + ":" + pw
+			if ok && pw != "" && strings.Count(urlstr, userinfo) == 1 && strings.Contains(err.Error(), userinfo) {
+				t.Fatalf("lease.Open(%q): error %q shows the URL's password", urlstr, err)
+			}
+		}
+	})
+}
