@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,9 @@ import (
 	_ "github.com/leasehold/leasehold/lease/memlease"
 	_ "github.com/leasehold/leasehold/lease/s3cas"
 )
+
+// rawUserinfo finds "user:password@" right after a URL's first "://".
+var rawUserinfo = regexp.MustCompile(`^[^:/?#]*://([^/?#@:]*):([^/?#@]+)@`)
 
 // tripwire listens on loopback and counts the connections made to it: the
 // endpoint, proxy and Azure blob endpoint that the environment points
@@ -44,7 +48,8 @@ func tripwire(f *testing.F) (addr string, dialled *atomic.Int64) {
 
 // FuzzOpen: lease.Open with every backend registered must not panic, and
 // must either open the lease or refuse the URL or options with
-// lease.ErrInvalid, whose message never shows the URL's password. No
+// lease.ErrInvalid, whose message never shows the URL's password (also when
+// the URL is malformed). No
 // opener may send a request: s3 and azblob send none at Open, and
 // dynamodb's one DescribeTable is made with a cancelled context (so its
 // URL parsing runs in full and the call returns context.Canceled before
@@ -123,12 +128,18 @@ func FuzzOpen(f *testing.F) {
 		if !errors.Is(err, lease.ErrInvalid) && !(dynamo && err == context.Canceled) {
 			t.Fatalf("lease.Open(%q, TTL %dms): %v, want an error matching lease.ErrInvalid", urlstr, ttlMS, err)
 		}
+		// The password, as url.Parse reads it, or for a URL it refuses, as
+		// written between "://" and "@".
+		var userinfo string
 		if perr == nil && u.User != nil {
-			pw, ok := u.User.Password()
-			userinfo := u.User.Username() + ":" + pw
-			if ok && pw != "" && strings.Count(urlstr, userinfo) == 1 && strings.Contains(err.Error(), userinfo) {
-				t.Fatalf("lease.Open(%q): error %q shows the URL's password", urlstr, err)
+			if pw, ok := u.User.Password(); ok && pw != "" {
+				userinfo = u.User.Username() + ":" + pw
 			}
+		} else if m := rawUserinfo.FindStringSubmatch(urlstr); m != nil && m[2] != "xxxxx" {
+			userinfo = m[1] + ":" + m[2] + "@"
+		}
+		if userinfo != "" && strings.Count(urlstr, userinfo) == 1 && strings.Contains(err.Error(), userinfo) {
+			t.Fatalf("lease.Open(%q): error %q shows the URL's password", urlstr, err)
 		}
 	})
 }
