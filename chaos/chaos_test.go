@@ -1,0 +1,771 @@
+//go:build chaos
+
+package chaos_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sys/unix"
+
+	"github.com/leasehold/leasehold/chaos"
+)
+
+// defaultDuration is how long each backend's chaos runs unless
+// LEASEHOLD_CHAOS_DURATION says otherwise: short enough for CI, with every
+// backend at once.
+const defaultDuration = 90 * time.Second
+
+// contenders is how many contender processes compete for each lease.
+const contenders = 3
+
+// backend is one store the chaos test runs against.
+type backend struct {
+	name string
+	// variable locates the store; the backend is skipped, naming it, when
+	// it is not set.
+	variable string
+	ttl      time.Duration
+	// prepare creates the bucket, table or container from the store's
+	// address, and returns the upstream (host:port) for the proxies and
+	// a function giving a contender's lease URL and environment, given its
+	// proxy's address.
+	prepare func(t *testing.T, value string) (upstream string, contender func(proxy string) (string, []string))
+}
+
+var backends = []backend{
+	{name: "minio", variable: "LEASEHOLD_MINIO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string)) {
+		return prepareS3(t, ep, os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY"))
+	}},
+	{name: "moto-s3", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string)) {
+		return prepareS3(t, ep, "chaos", "chaos")
+	}},
+	{name: "dynalite", variable: "LEASEHOLD_DYNALITE_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo},
+	{name: "moto-dynamodb", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo},
+	{name: "azurite", variable: "LEASEHOLD_AZURITE_CONNECTION_STRING", ttl: 15 * time.Second, prepare: prepareAzure},
+}
+
+// The contenders: a Go program on the runner (chaos/contender), or the
+// leasehold command running chaos/contender -child as its command.
+type mode string
+
+const (
+	runnerMode    mode = "runner"
+	leaseholdMode mode = "leasehold"
+)
+
+// TestMain lets every backend's chaos run at once: they wait on TTLs and
+// faults, not on the CPU, and go test's default -parallel (GOMAXPROCS)
+// would run them a few at a time.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", "32")
+	}
+	code := m.Run()
+	if built.contender != "" {
+		os.RemoveAll(filepath.Dir(built.contender))
+	}
+	os.Exit(code)
+}
+
+// TestChaos runs contenders on every backend of the stack, each behind a
+// toxiproxy proxy of its own, injects faults for the chaos duration, and
+// checks the leaders' records: no overlap, tokens increasing in time, no
+// leaderless gap beyond the TTL, the retry period and the faults. It does
+// so with each kind of contender in LEASEHOLD_CHAOS_CONTENDERS (default
+// "runner,leasehold"): TestChaos/runner/minio, TestChaos/leasehold/minio.
+func TestChaos(t *testing.T) {
+	t.Parallel()
+	tp, bins, duration := setup(t)
+	modes := []mode{runnerMode, leaseholdMode}
+	if v := os.Getenv("LEASEHOLD_CHAOS_CONTENDERS"); v != "" {
+		modes = nil
+		for m := range strings.SplitSeq(v, ",") {
+			if m := mode(strings.TrimSpace(m)); m == runnerMode || m == leaseholdMode {
+				modes = append(modes, m)
+			} else {
+				t.Fatalf("LEASEHOLD_CHAOS_CONTENDERS=%q: want runner, leasehold or both", v)
+			}
+		}
+	}
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			t.Parallel()
+			for _, b := range backends {
+				t.Run(b.name, func(t *testing.T) {
+					t.Parallel()
+					value := os.Getenv(b.variable)
+					if value == "" {
+						t.Skipf("chaos: %s is not configured: set %s (scripts/stack up; eval \"$(scripts/stack env)\")", b.name, b.variable)
+					}
+					d := duration
+					if b.ttl > 10*time.Second {
+						d *= 2 // a TTL of 15s: fewer faults fit in the time
+					}
+					upstream, contender := b.prepare(t, value)
+					c := newChaos(t, tp, bins, m, b, upstream, contender, 0)
+					c.run(d, allFaults)
+					res := c.check()
+					t.Logf("%s contenders on %s, TTL %v, %v:\n%s", m, b.name, b.ttl, d, res.Summary(c.faults))
+					if !res.OK() {
+						t.Errorf("%s: the leaders' records break a safety rule (above); logs in %s", b.name, c.dir)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestChaosCatchesUnsafeContenders shows that the checker finds overlaps
+// when a safety rule is broken on purpose: the contenders run with
+// -unsafe-renew-deadline 1.5 (RenewDeadline = 1.5 × TTL, beyond the TTL), and
+// the leader is cut off from the store (its proxy disabled) for two TTLs at
+// a time, so it keeps acting while another contender takes over.
+func TestChaosCatchesUnsafeContenders(t *testing.T) {
+	t.Parallel()
+	tp, bins, _ := setup(t)
+	i := slices.IndexFunc(backends, func(b backend) bool { return os.Getenv(b.variable) != "" && b.ttl < 10*time.Second })
+	if i < 0 {
+		t.Skip("chaos: no backend with a short TTL is configured: set LEASEHOLD_DYNALITE_ENDPOINT or LEASEHOLD_MINIO_ENDPOINT (scripts/stack up; eval \"$(scripts/stack env)\")")
+	}
+	b := backends[i]
+	upstream, contender := b.prepare(t, os.Getenv(b.variable))
+	c := newChaos(t, tp, bins, runnerMode, b, upstream, contender, 1.5)
+	c.run(12*b.ttl, []faultKind{partitionLeader})
+	res := c.check()
+	t.Logf("%s with RenewDeadline 1.5 × TTL:\n%s", b.name, res.Summary(c.faults))
+	if len(res.Overlaps) == 0 {
+		t.Errorf("%s: no overlap found although the contenders outlast their TTL when cut off; the checker or the faults do not work (logs in %s)", b.name, c.dir)
+	}
+}
+
+// setup returns the toxiproxy client, the binaries and the chaos duration,
+// or skips the test.
+func setup(t *testing.T) (*toxiproxy, binaries, time.Duration) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("chaos: skipped in -short mode")
+	}
+	tpURL := os.Getenv("LEASEHOLD_TOXIPROXY_URL")
+	if tpURL == "" {
+		t.Skip(`chaos: toxiproxy is not configured: set LEASEHOLD_TOXIPROXY_URL (scripts/stack up toxiproxy; eval "$(scripts/stack env)")`)
+	}
+	duration := defaultDuration
+	if v := os.Getenv("LEASEHOLD_CHAOS_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("LEASEHOLD_CHAOS_DURATION=%q: %v", v, err)
+		}
+		duration = d
+	}
+	return newToxiproxy(tpURL), build(t), duration
+}
+
+// binaries are the programs the contenders run.
+type binaries struct{ contender, leasehold string }
+
+var (
+	buildOnce sync.Once
+	built     binaries
+	buildErr  error
+)
+
+// build builds chaos/contender and cmd/leasehold once per test binary,
+// with the race detector when this test has it.
+func build(t *testing.T) binaries {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "leasehold-chaos-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = binaries{contender: filepath.Join(dir, "contender"), leasehold: filepath.Join(dir, "leasehold")}
+		for pkg, out := range map[string]string{"./contender": built.contender, "../cmd/leasehold": built.leasehold} {
+			args := []string{"build", "-o", out}
+			if raceEnabled {
+				args = append(args, "-race")
+			}
+			if b, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return built
+}
+
+// monotonic reads CLOCK_MONOTONIC in ns: the contenders' clock.
+func monotonic() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err)
+	}
+	return ts.Nano()
+}
+
+// faultKind is a fault the test can inject.
+type faultKind string
+
+const (
+	killLeader      faultKind = "kill-leader"      // SIGKILL, restarted after 0.5-2 TTL
+	slowLeader      faultKind = "latency-leader"   // responses delayed beyond the renew deadline
+	hangLeader      faultKind = "hang-leader"      // requests or responses held (timeout toxic)
+	resetLeader     faultKind = "reset-leader"     // every connection reset
+	partitionLeader faultKind = "partition-leader" // the leader's proxy disabled: cut off alone
+	slowStore       faultKind = "latency-all"      // every contender's responses delayed beyond the renew deadline
+)
+
+var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore}
+
+// slot is one contender: its proxy, and the process currently running in
+// it (restarted after a kill).
+type slot struct {
+	id, proxy string
+	leaseURL  string
+	env       []string
+
+	cmd   *exec.Cmd
+	done  chan struct{}
+	log   string
+	logs  []string
+	kills map[string]int64 // log file → when its process was dead
+	n     int
+}
+
+type chaosRun struct {
+	t      *testing.T
+	tp     *toxiproxy
+	bins   binaries
+	mode   mode
+	b      backend
+	dir    string
+	unsafe float64
+	slots  []*slot
+	faults []chaos.Fault
+	rng    *rand.Rand
+	deaths *deathWatch // leasehold mode: when each command's process was gone
+}
+
+func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, upstream string, contender func(string) (string, []string), unsafe float64) *chaosRun {
+	t.Helper()
+	// The contenders' logs and stderr stay for a look when the test fails.
+	dir, err := os.MkdirTemp("", "leasehold-chaos-"+b.name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	c := &chaosRun{t: t, tp: tp, bins: bins, mode: m, b: b, dir: dir, unsafe: unsafe, rng: rand.New(rand.NewPCG(rand.Uint64(), 0))}
+	if m == leaseholdMode {
+		c.deaths = watchDeaths(func() []string {
+			logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+			return logs
+		})
+		t.Cleanup(c.deaths.stop)
+	}
+	run := unique(string(m)) // proxies are global to toxiproxy: names of this run's own
+	for i := range contenders {
+		name := fmt.Sprintf("chaos-%s-%s-%d", b.name, run, i)
+		listen := tp.proxy(t, name, upstream)
+		u, env := contender(listen)
+		c.slots = append(c.slots, &slot{id: fmt.Sprintf("c%d", i), proxy: name, leaseURL: u, env: env, kills: map[string]int64{}})
+	}
+	t.Cleanup(c.stopAll)
+	for _, s := range c.slots {
+		c.start(s)
+	}
+	return c
+}
+
+// start runs a new process in the slot, logging to a file of its own.
+func (c *chaosRun) start(s *slot) {
+	c.t.Helper()
+	s.n++
+	s.log = filepath.Join(c.dir, fmt.Sprintf("%s-%d.log", s.id, s.n))
+	s.logs = append(s.logs, s.log)
+	stderr, err := os.Create(strings.TrimSuffix(s.log, ".log") + ".stderr")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	bin, args := c.bins.contender, []string{"-lease", s.leaseURL, "-id", s.id, "-ttl", c.b.ttl.String(), "-log", s.log}
+	if c.unsafe > 0 {
+		args = append(args, "-unsafe-renew-deadline", strconv.FormatFloat(c.unsafe, 'f', -1, 64))
+	}
+	if c.mode == leaseholdMode {
+		bin, args = c.bins.leasehold, []string{"run", "--lease", s.leaseURL, "--identity", s.id, "--ttl", c.b.ttl.String(),
+			"--grace", "1s", "--", c.bins.contender, "-child", "-log", s.log}
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), s.env...)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	s.cmd, s.done = cmd, make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		stderr.Close()
+		close(s.done)
+	}()
+}
+
+func (s *slot) alive() bool {
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill SIGKILLs the slot's process and notes when it was gone.
+func (c *chaosRun) kill(s *slot) {
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.kills[s.log] = monotonic()
+}
+
+// stopAll stops every process gracefully (SIGTERM: the leader releases),
+// killing those that do not stop.
+func (c *chaosRun) stopAll() {
+	for _, s := range c.slots {
+		if s.alive() {
+			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	for _, s := range c.slots {
+		if s.cmd == nil {
+			continue
+		}
+		select {
+		case <-s.done:
+		case <-time.After(2*c.b.ttl + 10*time.Second):
+			c.t.Errorf("%s: %s did not stop within %v of SIGTERM; killing it", c.b.name, s.id, 2*c.b.ttl+10*time.Second)
+			c.kill(s)
+		}
+	}
+}
+
+// leader returns the slot whose process says it leads now, if any.
+func (c *chaosRun) leader() *slot {
+	for _, s := range c.slots {
+		if !s.alive() {
+			continue
+		}
+		lines := readLines(s.log)
+		if len(lines) > 0 && strings.HasPrefix(lines[len(lines)-1], "start ") {
+			return s
+		}
+	}
+	return nil
+}
+
+func readLines(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}
+
+// between returns a random duration from lo to hi TTLs.
+func (c *chaosRun) between(lo, hi float64) time.Duration {
+	return time.Duration((lo + c.rng.Float64()*(hi-lo)) * float64(c.b.ttl))
+}
+
+// run injects faults of the given kinds, one at a time with quiet spells
+// between them, for d; then stops every contender.
+func (c *chaosRun) run(d time.Duration, kinds []faultKind) {
+	deadline := time.Now().Add(d)
+	time.Sleep(c.between(1, 1.5)) // the first election
+	for time.Now().Before(deadline) {
+		c.inject(kinds[c.rng.IntN(len(kinds))])
+		time.Sleep(c.between(1, 2)) // a new leader settles in
+	}
+	c.stopAll()
+}
+
+// inject applies one fault to the current leader (or, with none, to a
+// random contender) and heals it.
+func (c *chaosRun) inject(kind faultKind) {
+	target := c.leader()
+	if target == nil {
+		target = c.slots[c.rng.IntN(len(c.slots))]
+	}
+	// Beyond the renew deadline (2/3 TTL, or the unsafe one): renewals
+	// time out until the leader steps down.
+	slow := map[string]int{"latency": int(c.between(1, 1.5).Milliseconds()), "jitter": 0}
+	f := chaos.Fault{Kind: string(kind), Target: target.id, Start: monotonic()}
+	hold := c.between(0.5, 2.5)
+	var err error
+	switch kind {
+	case killLeader:
+		alive := 0
+		for _, s := range c.slots {
+			if s.alive() {
+				alive++
+			}
+		}
+		if alive < 2 || !target.alive() {
+			return
+		}
+		c.kill(target)
+		f.End = f.Start
+		c.faults = append(c.faults, f)
+		time.Sleep(c.between(0.5, 2))
+		c.start(target)
+		return
+	case slowLeader:
+		err = c.tp.toxic(target.proxy, "chaos", "latency", "downstream", slow)
+	case hangLeader:
+		// Upstream: requests never reach the store. Downstream: they are
+		// applied, their answers lost: the unknown outcome.
+		stream := []string{"upstream", "downstream"}[c.rng.IntN(2)]
+		f.Kind += "-" + stream
+		err = c.tp.toxic(target.proxy, "chaos", "timeout", stream, map[string]int{"timeout": 0})
+	case resetLeader:
+		err = c.tp.toxic(target.proxy, "chaos", "reset_peer", "upstream", map[string]int{"timeout": 0})
+	case partitionLeader:
+		err = c.tp.enable(target.proxy, false)
+	case slowStore:
+		f.Target = "all"
+		for _, s := range c.slots {
+			if err = c.tp.toxic(s.proxy, "chaos", "latency", "downstream", slow); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		c.t.Fatalf("%s: injecting %s: %v", c.b.name, kind, err)
+	}
+	time.Sleep(hold)
+	switch kind {
+	case partitionLeader:
+		err = c.tp.enable(target.proxy, true)
+	case slowStore:
+		for _, s := range c.slots {
+			if e := c.tp.removeToxic(s.proxy, "chaos"); e != nil {
+				err = e
+			}
+		}
+	default:
+		err = c.tp.removeToxic(target.proxy, "chaos")
+	}
+	if err != nil {
+		c.t.Fatalf("%s: healing %s: %v", c.b.name, kind, err)
+	}
+	f.End = monotonic()
+	c.faults = append(c.faults, f)
+}
+
+// check reads every process's records and checks them.
+func (c *chaosRun) check() *chaos.Result {
+	c.t.Helper()
+	if c.deaths != nil {
+		c.deaths.stop()
+	}
+	var ivs []chaos.Interval
+	for _, s := range c.slots {
+		for _, log := range s.logs {
+			ivs = append(ivs, c.intervals(log, s.kills[log])...)
+		}
+	}
+	retry := c.b.ttl / 3 * 12 / 10 // CampaignInterval + 20% jitter
+	callTimeout := c.b.ttl / 5
+	return chaos.Check(ivs, c.faults, chaos.Bounds{TTL: c.b.ttl, Retry: retry, Slack: 3 * callTimeout})
+}
+
+// record is one line of a contender's log: "start <ns> <token> [<pid>]" or
+// "end <ns> <token>".
+type record struct {
+	what  string
+	at    int64
+	token uint64
+	pid   int // of leasehold's command, on its start lines
+}
+
+func parseRecord(line string) (record, error) {
+	f := strings.Fields(line)
+	if len(f) < 3 || len(f) > 4 {
+		return record{}, fmt.Errorf("%q: want WHAT NS TOKEN [PID]", line)
+	}
+	r := record{what: f[0]}
+	var err1, err2, err3 error
+	r.at, err1 = strconv.ParseInt(f[1], 10, 64)
+	r.token, err2 = strconv.ParseUint(f[2], 10, 64)
+	if len(f) == 4 {
+		r.pid, err3 = strconv.Atoi(f[3])
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return record{}, fmt.Errorf("%q: %v", line, err)
+	}
+	return r, nil
+}
+
+// intervals parses one process's records. An election without an end is
+// one that a kill ended: of leasehold's command, when the death watch saw
+// its process gone; of a contender, when the process killed (at killed)
+// had been reaped.
+func (c *chaosRun) intervals(log string, killed int64) []chaos.Interval {
+	c.t.Helper()
+	var ivs []chaos.Interval
+	var open *chaos.Interval
+	var openPID int
+	for i, line := range readLines(log) {
+		r, err := parseRecord(line)
+		if err != nil {
+			c.t.Fatalf("%s:%d: %v", log, i+1, err)
+		}
+		switch {
+		case r.what == "start" && open == nil:
+			open, openPID = &chaos.Interval{Process: filepath.Base(log), Token: r.token, Start: r.at}, r.pid
+		case r.what == "end" && open != nil && open.Token == r.token:
+			open.End = r.at
+			ivs = append(ivs, *open)
+			open = nil
+		default:
+			c.t.Errorf("%s:%d: %q out of order", log, i+1, line)
+		}
+	}
+	if open != nil {
+		end := killed
+		if c.deaths != nil && openPID != 0 {
+			end = c.deaths.diedAt(openPID)
+		}
+		if end == 0 {
+			c.t.Errorf("%s: elected at %d (token %d), never ended, and its process was not seen to die", log, open.Start, open.Token)
+			end = monotonic()
+		}
+		open.End, open.Killed = end, true
+		ivs = append(ivs, *open)
+	}
+	return ivs
+}
+
+// deathWatch notes when the commands that leasehold run started are gone:
+// every few milliseconds it reads the new start lines of the logs, and
+// checks whether each started command that has not recorded its end is
+// still alive. A killed command cannot record its end itself; the time the
+// watch saw it gone is a little after it died, which makes its interval, if
+// anything, longer.
+type deathWatch struct {
+	logs    func() []string
+	offsets map[string]int64
+	alive   map[string]int // log → the PID of its command that has not ended
+	mu      sync.Mutex
+	dead    map[int]int64 // PID → when it was seen gone
+	quit    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+}
+
+func watchDeaths(logs func() []string) *deathWatch {
+	w := &deathWatch{logs: logs, offsets: map[string]int64{}, alive: map[string]int{}, dead: map[int]int64{},
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			w.sweep()
+			select {
+			case <-w.quit:
+				w.sweep()
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// stop ends the watch after a last sweep.
+func (w *deathWatch) stop() {
+	w.once.Do(func() { close(w.quit) })
+	<-w.done
+}
+
+func (w *deathWatch) diedAt(pid int) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dead[pid]
+}
+
+func (w *deathWatch) sweep() {
+	for _, log := range w.logs() {
+		b, err := os.ReadFile(log)
+		if err != nil {
+			continue
+		}
+		b = b[w.offsets[log]:]
+		last := bytes.LastIndexByte(b, '\n') // whole lines only
+		if last < 0 {
+			continue
+		}
+		w.offsets[log] += int64(last + 1)
+		for line := range strings.SplitSeq(string(b[:last]), "\n") {
+			r, err := parseRecord(line)
+			switch {
+			case err != nil:
+			case r.what == "start" && r.pid != 0:
+				w.alive[log] = r.pid
+			case r.what == "end":
+				delete(w.alive, log)
+			}
+		}
+	}
+	for log, pid := range w.alive {
+		if gone(pid) {
+			w.mu.Lock()
+			w.dead[pid] = monotonic()
+			w.mu.Unlock()
+			delete(w.alive, log)
+		}
+	}
+}
+
+// gone reports whether process pid has exited (a zombie has).
+func gone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+// ---- the stores ----------------------------------------------------------------------------
+
+func hostPort(t *testing.T, endpoint string) string {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		t.Fatalf("endpoint %q: want http://HOST:PORT", endpoint)
+	}
+	return u.Host
+}
+
+// awsEnv is the environment of a contender of an AWS emulator: fixed keys,
+// and nothing from the machine's AWS configuration.
+func awsEnv(t *testing.T, key, secret string) []string {
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{
+		"AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_SESSION_TOKEN=", "AWS_REGION=us-east-1",
+		"AWS_CONFIG_FILE=" + empty, "AWS_SHARED_CREDENTIALS_FILE=" + empty, "AWS_PROFILE=", "AWS_EC2_METADATA_DISABLED=true",
+		"AWS_ENDPOINT_URL=", "AWS_ENDPOINT_URL_S3=", "AWS_ENDPOINT_URL_DYNAMODB=",
+	}
+}
+
+func unique(prefix string) string {
+	return fmt.Sprintf("%s-%08x", prefix, rand.Uint32())
+}
+
+func prepareS3(t *testing.T, endpoint, key, secret string) (string, func(string) (string, []string)) {
+	bucket := unique("chaos")
+	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(key, secret, "")})
+	if _, err := c.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatalf("CreateBucket %s: %v", bucket, err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, _ = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: aws.String("lease")})
+		_, _ = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
+	})
+	env := awsEnv(t, key, secret)
+	return hostPort(t, endpoint), func(proxy string) (string, []string) {
+		return fmt.Sprintf("s3://%s/lease?region=us-east-1&endpoint=http://%s&use_path_style=true", bucket, proxy), env
+	}
+}
+
+func prepareDynamo(t *testing.T, endpoint string) (string, func(string) (string, []string)) {
+	table := unique("chaos")
+	c := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("chaos", "chaos", "")})
+	key := "lease"
+	_, err := c.CreateTable(t.Context(), &ddb.CreateTableInput{
+		TableName:            &table,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: &key, AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: &key, KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		t.Fatalf("CreateTable %s: %v", table, err)
+	}
+	if err := ddb.NewTableExistsWaiter(c).Wait(t.Context(), &ddb.DescribeTableInput{TableName: &table}, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.DeleteTable(context.Background(), &ddb.DeleteTableInput{TableName: &table}) })
+	env := awsEnv(t, "chaos", "chaos")
+	return hostPort(t, endpoint), func(proxy string) (string, []string) {
+		return fmt.Sprintf("dynamodb://%s/lease?region=us-east-1&endpoint=http://%s", table, proxy), env
+	}
+}
+
+var blobEndpoint = regexp.MustCompile(`BlobEndpoint=([a-z]+://)([^/;]+)(/[^;]*)?`)
+
+func prepareAzure(t *testing.T, cs string) (string, func(string) (string, []string)) {
+	m := blobEndpoint.FindStringSubmatch(cs)
+	if m == nil {
+		t.Fatalf("the Azurite connection string has no BlobEndpoint")
+	}
+	container := unique("chaos")
+	c, err := azblob.NewClientFromConnectionString(cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateContainer(t.Context(), container, nil); err != nil {
+		t.Fatalf("CreateContainer %s: %v", container, err)
+	}
+	t.Cleanup(func() { _, _ = c.DeleteContainer(context.Background(), container, nil) })
+	return m[2], func(proxy string) (string, []string) {
+		viaProxy := blobEndpoint.ReplaceAllLiteralString(cs, "BlobEndpoint="+m[1]+proxy+m[3])
+		return fmt.Sprintf("azblob://%s/lease?connection_string_env=LEASEHOLD_CHAOS_CONNECTION_STRING", container),
+			[]string{"LEASEHOLD_CHAOS_CONNECTION_STRING=" + viaProxy}
+	}
+}

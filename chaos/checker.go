@@ -1,0 +1,200 @@
+// Package chaos proves leasehold's safety under faults: several contender
+// processes (chaos/contender: a runner on lease.Open) compete for one lease
+// on a real store, each reaching it through a toxiproxy proxy of its own,
+// while the test kills and restarts the leader, delays, hangs and resets
+// its connection, and cuts it off alone. Every leader records its own
+// leadership intervals on CLOCK_MONOTONIC with its fencing token, and Check
+// proves, from those records alone, that no two intervals overlap, that
+// tokens strictly increase in time order, and that no leaderless gap
+// outlasted what the TTL, the campaign polling and the faults explain.
+//
+// The test, chaos_test.go, is built only with the tag chaos: it runs for
+// LEASEHOLD_CHAOS_DURATION (90s by default) per backend, all backends at
+// once, about four minutes in all; set it to 30m for a soak:
+//
+//	scripts/stack up; eval "$(scripts/stack env)"
+//	go test -tags chaos ./chaos -run TestChaos -v
+//	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 40m
+//
+// Without the tag, go test runs the checker's own tests only.
+package chaos
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Interval is one leadership as its leader recorded it: from its election
+// to the moment its task's context was cancelled, on CLOCK_MONOTONIC (ns).
+type Interval struct {
+	// Process names the contender process (its log file).
+	Process string
+	Token   uint64
+	Start   int64
+	// End is when the leader stopped acting as leader: recorded by itself,
+	// or, if it was killed while leading, when the kill had taken effect.
+	End    int64
+	Killed bool
+}
+
+func (iv Interval) String() string { return iv.since(0) }
+
+// since shows iv with its times in seconds after base.
+func (iv Interval) since(base int64) string {
+	how := ""
+	if iv.Killed {
+		how = ", killed"
+	}
+	sec := func(t int64) string { return fmt.Sprintf("%.3fs", float64(t-base)/1e9) }
+	return fmt.Sprintf("%s token %d [%s, %s]%s", iv.Process, iv.Token, sec(iv.Start), sec(iv.End), how)
+}
+
+// Fault is one fault the test injected, from Start to End (equal for an
+// instant fault: a SIGKILL).
+type Fault struct {
+	Kind   string
+	Target string
+	Start  int64
+	End    int64
+}
+
+// Bounds are the timing the gap check allows.
+type Bounds struct {
+	// TTL is the lease's TTL.
+	TTL time.Duration
+	// Retry is the longest a follower waits between two attempts: the
+	// CampaignInterval plus its jitter.
+	Retry time.Duration
+	// Slack covers the requests of one takeover (a read and a write, each
+	// bounded by the CallTimeout) and scheduling.
+	Slack time.Duration
+}
+
+// Gap is a time without a leader, between two intervals.
+type Gap struct {
+	From, To Interval
+	Length   time.Duration
+	// Allowed is TTL + Retry + Slack + the length of every fault that
+	// overlaps the gap or the TTL before it.
+	Allowed time.Duration
+	Faults  []Fault
+}
+
+// Result is what Check found.
+type Result struct {
+	Intervals []Interval // sorted by Start
+	// Overlaps are pairs of intervals that overlap: each must be empty.
+	Overlaps [][2]Interval
+	// TokenErrors are intervals whose token is not greater than the one
+	// before it in time.
+	TokenErrors [][2]Interval
+	// LongGaps are gaps longer than allowed.
+	LongGaps []Gap
+	// Worst is the longest gap, and WorstRatio the largest Length/Allowed.
+	Worst      Gap
+	WorstRatio float64
+}
+
+// OK reports whether every check passed.
+func (r *Result) OK() bool {
+	return len(r.Overlaps) == 0 && len(r.TokenErrors) == 0 && len(r.LongGaps) == 0
+}
+
+// Check checks the intervals recorded while faults were injected.
+func Check(intervals []Interval, faults []Fault, b Bounds) *Result {
+	r := &Result{Intervals: slices.Clone(intervals)}
+	slices.SortFunc(r.Intervals, func(a, b Interval) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End)) })
+	ivs := r.Intervals
+
+	// Overlaps: each interval against every later-starting one that starts
+	// before it ends.
+	for i, a := range ivs {
+		for _, b := range ivs[i+1:] {
+			if b.Start >= a.End {
+				break
+			}
+			r.Overlaps = append(r.Overlaps, [2]Interval{a, b})
+		}
+	}
+	// Tokens: strictly increasing in the order of election.
+	for i := 1; i < len(ivs); i++ {
+		if ivs[i].Token <= ivs[i-1].Token {
+			r.TokenErrors = append(r.TokenErrors, [2]Interval{ivs[i-1], ivs[i]})
+		}
+	}
+	// Gaps: from the latest end so far to the next start.
+	if len(ivs) == 0 {
+		return r
+	}
+	latest := ivs[0]
+	for _, next := range ivs[1:] {
+		if next.Start > latest.End {
+			r.gap(latest, next, faults, b)
+		}
+		if next.End > latest.End {
+			latest = next
+		}
+	}
+	return r
+}
+
+// gap checks the leaderless time between prev's end and next's start.
+func (r *Result) gap(prev, next Interval, faults []Fault, b Bounds) {
+	g := Gap{From: prev, To: next, Length: time.Duration(next.Start - prev.End), Allowed: b.TTL + b.Retry + b.Slack}
+	windowStart := prev.End - int64(b.TTL)
+	for _, f := range faults {
+		if f.End >= windowStart && f.Start <= next.Start {
+			g.Faults = append(g.Faults, f)
+			g.Allowed += time.Duration(f.End - f.Start)
+		}
+	}
+	if g.Length > g.Allowed {
+		r.LongGaps = append(r.LongGaps, g)
+	}
+	if g.Length > r.Worst.Length {
+		r.Worst = g
+	}
+	if ratio := float64(g.Length) / float64(g.Allowed); ratio > r.WorstRatio {
+		r.WorstRatio = ratio
+	}
+}
+
+// Summary describes the result in a few lines: transitions, faults by
+// kind, the worst gap, overlaps and token errors.
+func (r *Result) Summary(faults []Fault) string {
+	var sb strings.Builder
+	kinds := map[string]int{}
+	for _, f := range faults {
+		kinds[f.Kind]++
+	}
+	var fs []string
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		fs = append(fs, fmt.Sprintf("%s %d", k, kinds[k]))
+	}
+	fmt.Fprintf(&sb, "%d leadership intervals (%d transitions), %d faults (%s)\n",
+		len(r.Intervals), max(len(r.Intervals)-1, 0), len(faults), strings.Join(fs, ", "))
+	fmt.Fprintf(&sb, "worst leaderless gap %v (allowed %v, %d fault(s) in it); worst gap/allowed %.2f\n",
+		r.Worst.Length.Round(time.Millisecond), r.Worst.Allowed.Round(time.Millisecond), len(r.Worst.Faults), r.WorstRatio)
+	fmt.Fprintf(&sb, "overlaps %d, token order errors %d, gaps over the bound %d", len(r.Overlaps), len(r.TokenErrors), len(r.LongGaps))
+	var base int64 // times are shown from the first election
+	if len(r.Intervals) > 0 {
+		base = r.Intervals[0].Start
+	}
+	for _, o := range r.Overlaps {
+		fmt.Fprintf(&sb, "\n  OVERLAP: %s and %s, by %v", o[0].since(base), o[1].since(base), time.Duration(min(o[0].End, o[1].End)-o[1].Start))
+	}
+	for _, o := range r.TokenErrors {
+		fmt.Fprintf(&sb, "\n  TOKEN ORDER: %s, then %s", o[0].since(base), o[1].since(base))
+	}
+	for _, g := range r.LongGaps {
+		fmt.Fprintf(&sb, "\n  LONG GAP: %v after %s, before %s (allowed %v; %d fault(s))", g.Length, g.From.since(base), g.To.since(base), g.Allowed, len(g.Faults))
+		for _, f := range g.Faults {
+			fmt.Fprintf(&sb, "\n    fault %s on %s from %.3fs to %.3fs", f.Kind, f.Target, float64(f.Start-base)/1e9, float64(f.End-base)/1e9)
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,264 @@
+// Command leasebench measures leasehold on the local test stack and prints
+// a table: per backend, acquire and renew latency; crash failover time as a
+// ratio to the TTL; graceful handover time; store requests per hour for a
+// leader and a follower at the defaults, and what they cost a month at list
+// prices; and what holding 1,000 leases costs one process in memory and
+// CPU. It also measures a peer, the npm package dynamodb-lock-client, on
+// the same dynalite, and prints the two side by side.
+//
+//	scripts/stack up; eval "$(scripts/stack env)"
+//	go run ./cmd/leasebench                      # everything the stack offers, ~5 min
+//	go run ./cmd/leasebench -backends mem,dynalite -trials 40 -markdown
+//
+// Backends whose variables scripts/stack env does not set are skipped with
+// a note. How each figure is measured:
+//
+//   - Latency: one contender on one connection acquires a released lease
+//     (a read and a conditional write on CAS stores), renews it and
+//     releases it, -samples times; acquire and renew are timed.
+//   - Crash failover: a holder and a follower, each a runner at the
+//     defaults for -ttl (RenewInterval and CampaignInterval TTL/3, jitter
+//     0.2) on a connection of its own, in this process. At a random moment
+//     the holder crashes right after a successful renewal: from then on
+//     its calls hang and send nothing, so it neither renews nor releases.
+//     Failover is the time from that renewal's Sent to the follower's
+//     successful Acquire returning, divided by the TTL. -trials trials, run
+//     at once on leases of their own (-parallel), so Azure's 15s minimum
+//     TTL costs no more wall time than the emulators' 2s.
+//   - Handover: the same pair; at a random moment the holder's runner is
+//     stopped and releases; from the Release call to the follower's
+//     successful Acquire returning.
+//   - Requests: a leader and a follower run for -count-for; each one's
+//     requests are counted by a counting HTTP proxy in front of the store
+//     (memlease counts its own calls), by operation, and scaled from -ttl
+//     to the default TTL of 15s (every interval of the runner is a fixed
+//     fraction of the TTL). Cost: those rates at list prices (pricing.go),
+//     for 730 hours a month.
+//   - 1,000 leases: one process holds -leases leases at -resource-ttl
+//     (default 15s, the default TTL) through one connection, a runner each;
+//     once all are held, the process's CPU time (user + system) over
+//     -resource-window is scaled to an hour, and the heap and goroutine
+//     stacks in use after a GC are compared with those before.
+//   - The peer: peer/peer.js runs dynamodb-lock-client's FailOpen lock with
+//     leaseDurationMs = TTL and heartbeatPeriodMs = TTL/3, one node process
+//     per contender; a crash is SIGKILL right after a successful heartbeat;
+//     the same trials, counting proxies and scaling as leasehold's. Its
+//     packages are installed with npm ci into -peer-install (under the
+//     ignored .stack/), outside the Go module.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	backends       []string
+	trials         int
+	parallel       int
+	ttl            time.Duration
+	samples        int
+	countFor       time.Duration
+	resources      []string
+	leases         int
+	resourceTTL    time.Duration
+	resourceWindow time.Duration
+	peer           bool
+	peerDir        string
+	peerInstall    string
+	markdown       bool
+}
+
+func main() {
+	var c config
+	var backends, resourceStores string
+	flag.StringVar(&backends, "backends", strings.Join(storeNames, ","), "backends to measure, comma-separated")
+	flag.IntVar(&c.trials, "trials", 20, "crash failover and handover trials per backend")
+	flag.IntVar(&c.parallel, "parallel", 0, "trials run at once, each on a lease of its own (0: all)")
+	flag.DurationVar(&c.ttl, "ttl", 2*time.Second, "TTL of the timing measurements (Azure: at least 15s, its shortest lease)")
+	flag.IntVar(&c.samples, "samples", 200, "acquisitions and renewals timed per backend")
+	flag.DurationVar(&c.countFor, "count-for", time.Minute, "how long a leader's and a follower's requests are counted")
+	flag.StringVar(&resourceStores, "resources", "mem,dynalite", "backends on which one process holds -leases leases (empty: none)")
+	flag.IntVar(&c.leases, "leases", 1000, "leases held by one process for the memory and CPU figures")
+	flag.DurationVar(&c.resourceTTL, "resource-ttl", 15*time.Second, "TTL of the leases held for the memory and CPU figures")
+	flag.DurationVar(&c.resourceWindow, "resource-window", 30*time.Second, "how long CPU time is measured for")
+	flag.BoolVar(&c.peer, "peer", true, "also measure dynamodb-lock-client (npm) on dynalite")
+	flag.StringVar(&c.peerDir, "peer-dir", "cmd/leasebench/peer", "directory of peer.js and its package.json")
+	flag.StringVar(&c.peerInstall, "peer-install", ".stack/leasebench-peer", "where npm installs the peer's packages")
+	flag.BoolVar(&c.markdown, "markdown", false, "print markdown tables (for the README)")
+	flag.Parse()
+	c.backends = splitList(backends)
+	c.resources = splitList(resourceStores)
+	if c.parallel <= 0 {
+		c.parallel = c.trials
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench(ctx, c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "leasebench:", err)
+		os.Exit(1)
+	}
+	rep.print(os.Stdout, c.markdown)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "leasebench: "+format+"\n", args...)
+}
+
+// bench runs every measurement and returns the report.
+func bench(ctx context.Context, c config) (*report, error) {
+	rep := &report{config: c, began: time.Now()}
+	var stores []*store
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		for _, st := range stores {
+			st.cleanup(cctx)
+		}
+	}()
+	for _, name := range c.backends {
+		st, why, err := setupStore(ctx, name, c.ttl)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			rep.notef("%s: skipped: %s (scripts/stack up; eval \"$(scripts/stack env)\")", name, why)
+			progress("%s: skipped: %s", name, why)
+			continue
+		}
+		stores = append(stores, st)
+	}
+
+	// Latency first, one store at a time, with nothing else running.
+	for _, st := range stores {
+		r := &result{st: st}
+		rep.results = append(rep.results, r)
+		progress("%s: latency (%d acquisitions and renewals)", st.name, c.samples)
+		var err error
+		if r.acquire, r.renew, err = latencies(ctx, st, c.samples); err != nil {
+			r.fail("latency", err)
+		}
+	}
+
+	// Failover, handover and requests: every store at once, as they mostly
+	// wait for TTLs.
+	var wg sync.WaitGroup
+	for _, r := range rep.results {
+		st := r.st
+		if st.service == azureService && st.ttl != c.ttl {
+			rep.notef("%s: TTL %v, Azure's shortest lease, instead of -ttl %v", st.name, st.ttl, c.ttl)
+		}
+		wg.Go(func() {
+			progress("%s: %d crash failovers (TTL %v)", st.name, c.trials, st.ttl)
+			var err error
+			r.failover, r.failoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st) })
+			if err != nil {
+				r.fail("failover", err)
+			}
+			progress("%s: %d handovers", st.name, c.trials)
+			r.handover, r.handoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st) })
+			if err != nil {
+				r.fail("handover", err)
+			}
+		})
+		wg.Go(func() {
+			progress("%s: counting requests for %v", st.name, c.countFor)
+			var err error
+			if r.leader, r.follower, err = requestRates(ctx, st, c.countFor); err != nil {
+				r.fail("requests", err)
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	if c.peer {
+		if err := benchPeer(ctx, c, rep, stores); err != nil {
+			return nil, err
+		}
+	}
+
+	for _, name := range c.resources {
+		i := slices.IndexFunc(stores, func(st *store) bool { return st.name == name })
+		if i < 0 {
+			rep.notef("1,000 leases on %s: skipped: the backend is not measured in this run", name)
+			continue
+		}
+		progress("%s: holding %d leases (TTL %v) for %v", name, c.leases, c.resourceTTL, c.resourceWindow)
+		use, err := resources(ctx, stores[i], c.leases, c.resourceTTL, c.resourceWindow)
+		if err != nil {
+			rep.notef("%d leases on %s: %v", c.leases, name, err)
+			continue
+		}
+		rep.resources = append(rep.resources, resourceRow{store: name, use: use})
+	}
+	rep.took = time.Since(rep.began)
+	return rep, ctx.Err()
+}
+
+// benchPeer measures dynamodb-lock-client on dynalite, next to leasehold's
+// dynalite result.
+func benchPeer(ctx context.Context, c config, rep *report, stores []*store) error {
+	i := slices.IndexFunc(stores, func(st *store) bool { return st.name == "dynalite" })
+	if i < 0 {
+		rep.notef("peer: skipped: dynalite is not measured in this run")
+		return nil
+	}
+	st := stores[i]
+	setup, why, err := installPeer(c.peerDir, c.peerInstall)
+	if err != nil {
+		return err
+	}
+	if setup == nil {
+		rep.notef("peer: skipped: %s", why)
+		return nil
+	}
+	table := "leasebench-peer-" + randomHex(4)
+	admin := dynamoClient(st.endpoint)
+	if err := createTable(ctx, admin, table, "id"); err != nil {
+		return fmt.Errorf("peer: %w", err)
+	}
+	defer func() {
+		_, _ = admin.DeleteTable(context.WithoutCancel(ctx), deleteTable(table))
+	}()
+	pc := peerConfig{setup: setup, table: table, key: "id", ttl: st.ttl, endpoint: st.endpoint}
+	p := &peerResult{version: setup.version}
+	rep.peer = p
+	// Node processes are heavier than runners: ten pairs at a time.
+	parallel := min(c.parallel, 10)
+	progress("peer: %d crash failovers", c.trials)
+	if p.failover, p.failoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return peerFailoverTrial(ctx, pc) }); err != nil {
+		p.fail("failover", err)
+	}
+	progress("peer: %d handovers", c.trials)
+	if p.handover, p.handoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return peerHandoverTrial(ctx, pc) }); err != nil {
+		p.fail("handover", err)
+	}
+	progress("peer: counting requests for %v", c.countFor)
+	if p.leader, p.follower, err = peerRequestRates(ctx, pc, st.label, c.countFor); err != nil {
+		p.fail("requests", err)
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+var (
+	quiet      = slog.New(slog.DiscardHandler)
+	discardLog = log.New(io.Discard, "", 0)
+)
+
+// probe wraps one contender's Lease for the measurements: it notes when
+// an acquisition succeeded, the Sent of the latest successful acquire or
+// renew, and when Release was called; and it can crash the contender. After
+// a crash every call hangs until its context ends and sends nothing, as if
+// the process had died: the lease is neither renewed nor released.
+type probe struct {
+	lease.Lease
+
+	mu          sync.Mutex
+	acquiredAt  time.Time // when the first successful Acquire returned
+	acquired    chan struct{}
+	lastSent    time.Time // Term.Sent of the latest successful acquire or renew
+	releaseSent time.Time // when Release was called
+	armed       bool      // crash right after the next successful renewal
+	crashed     chan struct{}
+	isCrashed   bool
+}
+
+func newProbe(l lease.Lease) *probe {
+	return &probe{Lease: l, acquired: make(chan struct{}), crashed: make(chan struct{})}
+}
+
+// dead reports whether the contender has crashed.
+func (p *probe) dead() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.isCrashed
+}
+
+// hang is a dead contender's call.
+func hang(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (p *probe) Acquire(ctx context.Context) (lease.Term, error) {
+	if p.dead() {
+		return lease.Term{}, hang(ctx)
+	}
+	t, err := p.Lease.Acquire(ctx)
+	if err == nil {
+		p.mu.Lock()
+		p.lastSent = t.Sent
+		if p.acquiredAt.IsZero() {
+			p.acquiredAt = time.Now()
+			close(p.acquired)
+		}
+		p.mu.Unlock()
+	}
+	return t, err
+}
+
+func (p *probe) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if p.dead() {
+		return lease.Term{}, hang(ctx)
+	}
+	nt, err := p.Lease.Renew(ctx, t)
+	if err == nil {
+		p.mu.Lock()
+		p.lastSent = nt.Sent
+		if p.armed && !p.isCrashed {
+			p.isCrashed = true
+			close(p.crashed)
+		}
+		p.mu.Unlock()
+	}
+	return nt, err
+}
+
+func (p *probe) Release(ctx context.Context, t lease.Term) error {
+	if p.dead() {
+		return hang(ctx)
+	}
+	p.mu.Lock()
+	p.releaseSent = time.Now()
+	p.mu.Unlock()
+	return p.Lease.Release(ctx, t)
+}
+
+func (p *probe) Observe(ctx context.Context) (lease.Record, error) {
+	if p.dead() {
+		return lease.Record{}, hang(ctx)
+	}
+	return p.Lease.Observe(ctx)
+}
+
+// armCrash makes the contender crash right after its next successful
+// renewal, so that the Sent of that renewal is the last the store saw.
+func (p *probe) armCrash() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed = true
+}
+
+func (p *probe) times() (acquiredAt, lastSent, releaseSent time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acquiredAt, p.lastSent, p.releaseSent
+}
+
+// contender is a runner at the package's defaults for the lease's TTL,
+// running until stop is called.
+type contender struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	mu      sync.Mutex
+	demoted []runner.Demotion
+}
+
+// startContender runs r's campaign for l in the background. onRenew, if
+// not nil, is the runner's OnRenew.
+func startContender(ctx context.Context, l lease.Lease, onRenew func(time.Duration, error)) (*contender, error) {
+	c := &contender{done: make(chan struct{})}
+	r, err := runner.New(runner.Config{
+		Lease:  l,
+		Logger: quiet,
+		Task: func(ctx context.Context) error {
+			<-ctx.Done()
+			return nil
+		},
+		OnRenew: onRenew,
+		OnDemoted: func(d runner.Demotion) {
+			c.mu.Lock()
+			c.demoted = append(c.demoted, d)
+			c.mu.Unlock()
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, c.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(c.done)
+		_ = r.Run(ctx)
+	}()
+	return c, nil
+}
+
+// stop ends the campaign and waits for Run to return.
+func (c *contender) stop() {
+	c.cancel()
+	<-c.done
+}
+
+// demotions returns the terms that ended so far.
+func (c *contender) demotions() []runner.Demotion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]runner.Demotion(nil), c.demoted...)
+}

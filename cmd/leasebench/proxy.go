@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+)
+
+// countingProxy is a reverse proxy on loopback in front of a store that
+// counts the requests it carries, by label. One contender's requests go
+// through one proxy, so its counts are that contender's. It keeps the
+// request's Host header, which AWS signatures cover.
+type countingProxy struct {
+	url   string
+	srv   *http.Server
+	label func(*http.Request) string
+
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// newCountingProxy starts a proxy to target, whose requests label names.
+func newCountingProxy(target string, label func(*http.Request) string) (*countingProxy, error) {
+	to, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &countingProxy{url: "http://" + ln.Addr().String(), label: label, n: map[string]int{}}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(to)
+			r.Out.Host = r.In.Host
+		},
+		ErrorLog: discardLog,
+	}
+	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.n[p.label(r)]++
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	})}
+	go func() {
+		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			panic(err)
+		}
+	}()
+	return p, nil
+}
+
+// take returns the counts since the last take, and resets them.
+func (p *countingProxy) take() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := maps.Clone(p.n)
+	clear(p.n)
+	return n
+}
+
+func (p *countingProxy) close() { _ = p.srv.Close() }

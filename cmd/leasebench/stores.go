@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/lease/s3cas"
+)
+
+// region is the AWS region the emulators are addressed in.
+const region = "us-east-1"
+
+// opener opens the lease called name through one connection (one client)
+// to a store: a contender process's view of the store.
+type opener func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error)
+
+// store is one backend of the local test stack, as leasebench reaches it.
+type store struct {
+	// name is the store's row in the tables: "minio", "dynalite", ...
+	name string
+	// service is what it emulates, and so how its requests are priced.
+	service service
+	// ttl is the TTL its leases get in the timing measurements.
+	ttl time.Duration
+	// endpoint is the store's own base URL ("" for memory). Requests that
+	// are counted go through a countingProxy in front of it instead.
+	endpoint string
+	// connect returns an opener whose requests go to endpoint.
+	connect func(endpoint string) (opener, error)
+	// label names a request for counting (by operation).
+	label func(*http.Request) string
+	// mem is the in-memory store, whose calls memlease counts itself.
+	mem *memlease.Store
+	// cleanup removes what setup made.
+	cleanup func(ctx context.Context)
+}
+
+// service is a cloud service whose requests cost money.
+type service int
+
+const (
+	memory service = iota
+	s3Service
+	dynamoService
+	azureService
+)
+
+func (s service) String() string {
+	return [...]string{"memory", "S3", "DynamoDB", "Azure Blob"}[s]
+}
+
+// The stores leasebench knows, in table order, with the variables of
+// scripts/stack env that locate them.
+var storeNames = []string{"mem", "minio", "moto-s3", "dynalite", "moto-dynamodb", "azurite"}
+
+// setupStore makes the store called name ready: a bucket, table or
+// container of this run's own. It returns a nil store and the reason when
+// the store is not configured (its variable is not set).
+func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, string, error) {
+	run := "leasebench-" + randomHex(4)
+	env := func(v string) string { return os.Getenv(v) }
+	switch name {
+	case "mem":
+		m := memlease.NewStore()
+		return &store{name: name, service: memory, ttl: ttl, mem: m,
+			connect: func(string) (opener, error) {
+				return func(_ context.Context, n string, opts lease.Options) (lease.Lease, error) { return m.Open(n, opts) }, nil
+			},
+			cleanup: func(context.Context) {},
+		}, "", nil
+	case "minio":
+		ep := env("LEASEHOLD_MINIO_ENDPOINT")
+		if ep == "" {
+			return nil, "LEASEHOLD_MINIO_ENDPOINT is not set", nil
+		}
+		return setupS3(ctx, name, ep, env("LEASEHOLD_MINIO_ACCESS_KEY"), env("LEASEHOLD_MINIO_SECRET_KEY"), run, ttl)
+	case "moto-s3":
+		ep := env("LEASEHOLD_MOTO_ENDPOINT")
+		if ep == "" {
+			return nil, "LEASEHOLD_MOTO_ENDPOINT is not set", nil
+		}
+		return setupS3(ctx, name, ep, "bench", "bench", run, ttl)
+	case "dynalite":
+		ep := env("LEASEHOLD_DYNALITE_ENDPOINT")
+		if ep == "" {
+			return nil, "LEASEHOLD_DYNALITE_ENDPOINT is not set", nil
+		}
+		return setupDynamo(ctx, name, ep, run, ttl)
+	case "moto-dynamodb":
+		ep := env("LEASEHOLD_MOTO_ENDPOINT")
+		if ep == "" {
+			return nil, "LEASEHOLD_MOTO_ENDPOINT is not set", nil
+		}
+		return setupDynamo(ctx, name, ep, run, ttl)
+	case "azurite":
+		cs := env("LEASEHOLD_AZURITE_CONNECTION_STRING")
+		if cs == "" {
+			return nil, "LEASEHOLD_AZURITE_CONNECTION_STRING is not set", nil
+		}
+		return setupAzure(ctx, name, cs, run, max(ttl, azureblob.MinTTL))
+	}
+	return nil, "", fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(storeNames, ", "))
+}
+
+func setupS3(ctx context.Context, name, endpoint, key, secret, bucket string, ttl time.Duration) (*store, string, error) {
+	client := func(ep string) *s3.Client {
+		return s3.New(s3.Options{
+			Region: region, BaseEndpoint: aws.String(ep), UsePathStyle: true,
+			Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""),
+		})
+	}
+	admin := client(endpoint)
+	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		return nil, "", fmt.Errorf("%s: CreateBucket %s: %w", name, bucket, err)
+	}
+	return &store{
+		name: name, service: s3Service, ttl: ttl, endpoint: endpoint,
+		connect: func(ep string) (opener, error) {
+			c := client(ep)
+			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
+				return s3cas.Open(ctx, s3cas.Options{Bucket: bucket, Key: n, Client: c, UsePathStyle: true}, opts)
+			}, nil
+		},
+		label: func(r *http.Request) string { return r.Method },
+		cleanup: func(ctx context.Context) {
+			var token *string
+			for {
+				out, err := admin.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, ContinuationToken: token})
+				if err != nil {
+					return
+				}
+				for _, o := range out.Contents {
+					_, _ = admin.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: o.Key})
+				}
+				if out.NextContinuationToken == nil {
+					break
+				}
+				token = out.NextContinuationToken
+			}
+			_, _ = admin.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
+		},
+	}, "", nil
+}
+
+func setupDynamo(ctx context.Context, name, endpoint, table string, ttl time.Duration) (*store, string, error) {
+	admin := dynamoClient(endpoint)
+	if err := createTable(ctx, admin, table, dynamodb.DefaultKeyAttribute); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	return &store{
+		name: name, service: dynamoService, ttl: ttl, endpoint: endpoint,
+		connect: func(ep string) (opener, error) {
+			c := dynamoClient(ep)
+			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
+				return dynamodb.Open(ctx, dynamodb.Options{Table: table, Name: n, Client: c}, opts)
+			}, nil
+		},
+		label: byTarget,
+		cleanup: func(ctx context.Context) {
+			_, _ = admin.DeleteTable(ctx, &ddb.DeleteTableInput{TableName: &table})
+		},
+	}, "", nil
+}
+
+// dynamoClient is a client of a DynamoDB emulator at endpoint.
+func dynamoClient(endpoint string) *ddb.Client {
+	return ddb.New(ddb.Options{
+		Region: region, BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("bench", "bench", ""),
+	})
+}
+
+// createTable creates an on-demand table with one HASH key of type S.
+func createTable(ctx context.Context, c *ddb.Client, table, key string) error {
+	_, err := c.CreateTable(ctx, &ddb.CreateTableInput{
+		TableName:            &table,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: &key, AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: &key, KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		return fmt.Errorf("CreateTable %s: %w", table, err)
+	}
+	w := ddb.NewTableExistsWaiter(c)
+	return w.Wait(ctx, &ddb.DescribeTableInput{TableName: &table}, 30*time.Second)
+}
+
+// byTarget labels a DynamoDB request with its operation: "GetItem".
+func byTarget(r *http.Request) string {
+	t := r.Header.Get("X-Amz-Target")
+	return t[strings.LastIndexByte(t, '.')+1:]
+}
+
+var blobEndpoint = regexp.MustCompile(`BlobEndpoint=[^;]*`)
+
+func setupAzure(ctx context.Context, name, connectionString, container string, ttl time.Duration) (*store, string, error) {
+	m := blobEndpoint.FindString(connectionString)
+	if m == "" {
+		return nil, "", fmt.Errorf("%s: the connection string has no BlobEndpoint", name)
+	}
+	endpoint := strings.TrimPrefix(m, "BlobEndpoint=")
+	// The account's name is the endpoint's path: the proxy keeps it.
+	base, account, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(endpoint, "http://"), "https://"), "/")
+	scheme := endpoint[:strings.Index(endpoint, "://")+3]
+	client := func(ep string) (*azblob.Client, error) {
+		cs := blobEndpoint.ReplaceAllLiteralString(connectionString, "BlobEndpoint="+strings.TrimSuffix(ep, "/")+"/"+account)
+		return azblob.NewClientFromConnectionString(cs, &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+	}
+	admin, err := client(scheme + base)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := admin.CreateContainer(ctx, container, nil); err != nil {
+		return nil, "", fmt.Errorf("%s: CreateContainer %s: %w", name, container, err)
+	}
+	return &store{
+		name: name, service: azureService, ttl: ttl, endpoint: scheme + base,
+		connect: func(ep string) (opener, error) {
+			c, err := client(ep)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
+				return azureblob.Open(ctx, azureblob.Options{Container: container, Blob: n, Client: c}, opts)
+			}, nil
+		},
+		label: byBlobOperation,
+		cleanup: func(ctx context.Context) {
+			_, _ = admin.DeleteContainer(ctx, container, nil)
+		},
+	}, "", nil
+}
+
+// byBlobOperation labels an Azure Blob request: "HEAD" (Get Blob
+// Properties), "PUT lease/renew", "PUT metadata", "PUT" (Put Blob).
+func byBlobOperation(r *http.Request) string {
+	label := r.Method
+	if comp := r.URL.Query().Get("comp"); comp != "" {
+		label += " " + comp
+	}
+	if action := r.Header.Get("X-Ms-Lease-Action"); action != "" {
+		label += "/" + action
+	}
+	return label
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
