@@ -63,37 +63,17 @@ func Open(ctx context.Context, urlstr string, opts Options) (Lease, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, &OptionError{Field: "URL", Value: quote(redactUnparsed(urlstr)), Reason: "is malformed: " + err.Error()}
+		return nil, &OptionError{Field: "URL", Value: quote(RedactURL(urlstr)), Reason: "is malformed: " + err.Error()}
 	}
 	registry.RLock()
 	opener, ok := registry.openers[u.Scheme]
 	registry.RUnlock()
 	if !ok {
-		return nil, &OptionError{Field: "URL", Value: quote(u.Redacted()), Reason: fmt.Sprintf("has unknown scheme %q (registered: %s)", u.Scheme, strings.Join(Schemes(), ", "))}
+		return nil, &OptionError{Field: "URL", Value: quote(RedactURL(u.String())), Reason: fmt.Sprintf("has unknown scheme %q (registered: %s)", u.Scheme, strings.Join(Schemes(), ", "))}
 	}
 	opts, err = opts.Validate()
 	if err != nil {
 		return nil, err
 	}
 	return opener.OpenLeaseURL(ctx, u, opts)
-}
-
-// redactUnparsed hides the password of a URL that url.Parse refused, as
-// url.URL.Redacted does for one it accepts: "s3://user:pw@b/k%zz" becomes
-// "s3://user:xxxxx@b/k%zz".
-func redactUnparsed(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return s
-	}
-	authority := s[i+3:]
-	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
-		authority = authority[:end]
-	}
-	at := strings.LastIndexByte(authority, '@')
-	colon := strings.IndexByte(authority, ':')
-	if at < 0 || colon < 0 || colon > at {
-		return s
-	}
-	return s[:i+3] + authority[:colon+1] + "xxxxx" + s[i+3+at:]
 }

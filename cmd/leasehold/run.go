@@ -256,9 +256,9 @@ func atStart[T any](ctx context.Context, leaseURL string, timeout time.Duration,
 		case errors.Is(err, lease.ErrInvalid): // the message names the URL or option
 			return v, exitf(exitConfig, "%v", err)
 		case !lease.Retryable(err):
-			return v, exitf(exitConfig, "cannot use the lease %s: %v", leaseURL, err)
+			return v, exitf(exitConfig, "cannot use the lease %s: %v", lease.RedactURL(leaseURL), err)
 		case time.Now().Add(wait).After(deadline):
-			return v, exitf(exitUnavailable, "cannot reach the store of %s within --start-timeout (%v): %v", leaseURL, timeout, err)
+			return v, exitf(exitUnavailable, "cannot reach the store of %s within --start-timeout (%v): %v", lease.RedactURL(leaseURL), timeout, err)
 		}
 		log.Debug("cannot reach the store; retrying", "err", err, "retry_in", wait)
 		select {

@@ -146,7 +146,7 @@ func storeJudgesExpiry(leaseURL string) bool {
 // native says the store judges expiry itself (see storeJudgesExpiry).
 func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool) statusReport {
 	rep := statusReport{
-		Lease:    leaseURL,
+		Lease:    lease.RedactURL(leaseURL),
 		Holder:   last.Holder,
 		Token:    last.Token,
 		Released: last.Released,

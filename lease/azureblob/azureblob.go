@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -188,18 +189,21 @@ func (o Options) client() (*azblob.Client, error) {
 	default:
 		u, err := url.Parse(o.AccountURL)
 		if err != nil || u.Host == "" || u.User != nil {
-			return nil, invalid("AccountURL", fmt.Sprintf("%q", o.AccountURL), "is not a service URL such as https://NAME.blob.core.windows.net/")
+			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "is not a service URL such as https://NAME.blob.core.windows.net/")
+		}
+		if u.RawQuery != "" {
+			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "has a query (a SAS token?): give the service URL alone; leasehold signs in with Entra ID")
 		}
 		if u.Scheme != "https" {
-			return nil, invalid("AccountURL", fmt.Sprintf("%q", o.AccountURL), "must be https: Entra ID tokens are never sent over plain http (for Azurite, use a ConnectionString)")
+			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "must be https: Entra ID tokens are never sent over plain http (for Azurite, use a ConnectionString)")
 		}
 		cred, err := newCredential()
 		if err != nil {
-			return nil, invalid("AccountURL", fmt.Sprintf("%q", o.AccountURL), "has no credential: azidentity.NewDefaultAzureCredential: "+err.Error())
+			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "has no credential: azidentity.NewDefaultAzureCredential: "+err.Error())
 		}
 		c, err := azblob.NewClient(o.AccountURL, cred, clientOptions())
 		if err != nil {
-			return nil, invalid("AccountURL", fmt.Sprintf("%q", o.AccountURL), "is not usable: "+err.Error())
+			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "is not usable: "+err.Error())
 		}
 		return c, nil
 	}

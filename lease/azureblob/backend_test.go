@@ -172,12 +172,17 @@ func TestOpenOptions(t *testing.T) {
 		{"no-blob", azureblob.Options{Container: "leases", ConnectionString: cs}, `azureblob: Blob ("") must not be empty`},
 		{"development-storage", azureblob.Options{Container: "leases", Blob: "jobs", ConnectionString: "UseDevelopmentStorage=true"}, "is not understood by the Go Azure SDK"},
 		{"http-account-url", azureblob.Options{Container: "leases", Blob: "jobs", AccountURL: "http://127.0.0.1:10000/devstoreaccount1"}, "must be https"},
+		{"account-url-password", azureblob.Options{Container: "leases", Blob: "jobs", AccountURL: "https://me:s3cret@a.blob.core.windows.net/"}, `AccountURL ("https://me:xxxxx@a.blob.core.windows.net/") is not a service URL`},
+		{"account-url-sas", azureblob.Options{Container: "leases", Blob: "jobs", AccountURL: "https://a.blob.core.windows.net/?sv=2022-11-02&sig=s3cret"}, `AccountURL ("https://a.blob.core.windows.net/?sv=2022-11-02&sig=xxxxx") has a query (a SAS token?)`},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			_, err := azureblob.Open(t.Context(), row.opts, lease.Options{Identity: "worker-1"})
 			t.Logf("%v", err)
 			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), row.want) {
 				t.Errorf("Open: %v, want lease.ErrInvalid with %q", err, row.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("Open: %v shows a secret", err)
 			}
 		})
 	}

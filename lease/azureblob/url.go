@@ -57,7 +57,7 @@ type URLOpener struct {
 // OpenLeaseURL implements lease.URLOpener.
 func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Options) (lease.Lease, error) {
 	bad := func(reason string) error {
-		return invalid("URL", strconv.Quote(u.Redacted()), reason)
+		return invalid("URL", strconv.Quote(lease.RedactURL(u.String())), reason)
 	}
 	opts := Options{Container: u.Host, Blob: strings.TrimPrefix(u.Path, "/"), Client: o.Client}
 	switch {

@@ -47,7 +47,7 @@ type URLOpener struct {
 func (o *URLOpener) OpenLeaseURL(_ context.Context, u *url.URL, opts lease.Options) (lease.Lease, error) {
 	name := u.Host + u.Path
 	if len(u.Query()) > 0 {
-		return nil, &lease.OptionError{Field: "URL", Value: strconv.Quote(u.Redacted()), Reason: "has query parameters; mem URLs take none"}
+		return nil, &lease.OptionError{Field: "URL", Value: strconv.Quote(lease.RedactURL(u.String())), Reason: "has query parameters; mem URLs take none"}
 	}
 	return o.Store.Open(name, opts)
 }

@@ -54,7 +54,7 @@ type URLForm struct {
 // Invalid returns the *lease.OptionError for the URL u, which is invalid
 // for reason. The error shows u without its password.
 func (f *URLForm) Invalid(u *url.URL, reason string) error {
-	return &lease.OptionError{Pkg: f.Pkg, Field: "URL", Value: strconv.Quote(u.Redacted()), Reason: reason}
+	return &lease.OptionError{Pkg: f.Pkg, Field: "URL", Value: strconv.Quote(lease.RedactURL(u.String())), Reason: reason}
 }
 
 // Parse checks u's shape and returns its host, its path without the leading

@@ -95,6 +95,9 @@ func FuzzOpen(f *testing.F) {
 		"azblob://leases/b?endpoint=https://acct.blob.core.windows.net/",
 		"azblob://leases/b?endpoint=http://user:secret-password@127.0.0.1:1/x",
 		"azblob://Leases--x/b?account=A&endpoint=x",
+		"azblob://leases/b?endpoint=https://user:secret-password@acct.blob.core.windows.net/&x=1",
+		"s3://bucket/key?endpoint=http://user:secret-password@127.0.0.1:9000&x=1",
+		"dynamodb://leases/jobs?endpoint=http%3A%2F%2Fu%3Asecret-password%40127.0.0.1%3A8000&bogus=1",
 		"azblob://user:secret-password@leases/b",
 		"bucket/key",
 		"mem://jobs%zz",
@@ -140,6 +143,19 @@ func FuzzOpen(f *testing.F) {
 		}
 		if userinfo != "" && strings.Count(urlstr, userinfo) == 1 && strings.Contains(err.Error(), userinfo) {
 			t.Fatalf("lease.Open(%q): error %q shows the URL's password", urlstr, err)
+		}
+		// Nor the password of a URL in its query, such as ?endpoint=.
+		if perr == nil {
+			for _, values := range u.Query() {
+				for _, v := range values {
+					if nu, perr := url.Parse(v); perr == nil && nu.User != nil {
+						pw, ok := nu.User.Password()
+						if secret := nu.User.Username() + ":" + pw + "@"; ok && pw != "" && pw != "xxxxx" && strings.Count(urlstr, secret) == 1 && strings.Contains(err.Error(), secret) {
+							t.Fatalf("lease.Open(%q): error %q shows the password of %q", urlstr, err, v)
+						}
+					}
+				}
+			}
 		}
 	})
 }

@@ -1,0 +1,73 @@
+package lease
+
+import (
+	"net/url"
+	"strings"
+)
+
+// RedactURL returns the URL s fit for an error or a log: the password of its
+// user info is replaced by "xxxxx", as url.URL.Redacted does, and so is the
+// password of any URL in its query (?endpoint=https://user:pw@host/), and
+// any sig= (an Azure SAS signature) in it or in such a URL. It also works on
+// a URL that url.Parse refuses, and leaves everything else as written.
+// Every error that quotes a lease URL quotes it through RedactURL.
+func RedactURL(s string) string {
+	s = redactUserinfo(s)
+	i := strings.IndexByte(s, '?')
+	if i < 0 {
+		return s
+	}
+	query, fragment, hasFragment := strings.Cut(s[i+1:], "#")
+	pieces := strings.Split(query, "&")
+	for j, piece := range pieces {
+		pieces[j] = redactQueryPiece(piece)
+	}
+	out := s[:i+1] + strings.Join(pieces, "&")
+	if hasFragment {
+		out += "#" + fragment
+	}
+	return out
+}
+
+// redactQueryPiece redacts one "key=value" of a query: a sig, or a value
+// that is itself a URL with a password or a sig (shown unescaped when it
+// is redacted, which a message can afford).
+func redactQueryPiece(piece string) string {
+	key, value, ok := strings.Cut(piece, "=")
+	if !ok || value == "" {
+		return piece
+	}
+	if k, err := url.QueryUnescape(key); err == nil && strings.EqualFold(k, "sig") {
+		return key + "=xxxxx"
+	}
+	v, err := url.QueryUnescape(value)
+	if err != nil {
+		v = value
+	}
+	if !strings.Contains(v, "://") {
+		return piece
+	}
+	if r := RedactURL(v); r != v {
+		return key + "=" + r
+	}
+	return piece
+}
+
+// redactUserinfo hides the password between s's "://" and the "@" that ends
+// its authority: "s3://user:pw@b/k%zz" becomes "s3://user:xxxxx@b/k%zz".
+func redactUserinfo(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	authority := s[i+3:]
+	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+		authority = authority[:end]
+	}
+	at := strings.LastIndexByte(authority, '@')
+	colon := strings.IndexByte(authority, ':')
+	if at < 0 || colon < 0 || colon > at {
+		return s
+	}
+	return s[:i+3] + authority[:colon+1] + "xxxxx" + s[i+3+at:]
+}
