@@ -80,7 +80,10 @@ type Config struct {
 
 	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
 	// returned by itself and the lease has been released. By default Run
-	// campaigns again, as the MSDN sample does.
+	// campaigns again, as the MSDN sample does, after a jittered
+	// CampaignInterval (so that followers get their turn), doubled for each
+	// time in a row that Task failed quickly, up to 16 CampaignIntervals:
+	// a task that fails at once is not restarted in a tight loop.
 	StopWhenTaskEnds bool
 
 	// OnElected, if set, is called when this contender becomes leader,

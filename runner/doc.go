@@ -6,7 +6,8 @@
 // renew loop (KeepRenewingLease) and a health watch on one context: the
 // first of them to end cancels the others (CancelAllWhenAnyCompletes). The
 // lease is released only after the task has returned, and then Run
-// campaigns again. RunOnce does the same once, for scheduled and serverless
+// campaigns again, after a wait that grows while the task keeps failing
+// (see Config.StopWhenTaskEnds). RunOnce does the same once, for scheduled and serverless
 // jobs.
 //
 // # What it guarantees

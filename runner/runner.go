@@ -35,17 +35,24 @@ func New(cfg Config) (*Runner, error) {
 // person's help (see lease.Retryable), and, with StopWhenTaskEnds, the
 // task's error once the task has returned.
 func (r *Runner) Run(ctx context.Context) error {
+	failures := 0 // tasks in a row that failed quickly (see restartDelay)
 	for {
 		t, err := r.campaign(ctx, false)
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
+		elected := time.Now()
 		d := r.lead(ctx, t)
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case d.Reason == TaskEnded && r.cfg.StopWhenTaskEnds:
 			return d.Err
+		case d.Reason == TaskEnded:
+			var wait time.Duration
+			wait, failures = r.restartDelay(d.Err, time.Since(elected), failures)
+			r.cfg.Logger.Info("task ended; campaigning again after a wait", "err", d.Err, "wait", wait, "failures_in_a_row", failures)
+			sleep(ctx, wait)
 		case d.Reason == Unhealthy:
 			r.cfg.Logger.Info("cooling down before campaigning again", "cool_down", r.cfg.CoolDown)
 			sleep(ctx, r.cfg.CoolDown)
@@ -221,6 +228,32 @@ func (r *Runner) observeLeader(identity string) {
 	if r.cfg.OnLeaderChanged != nil {
 		r.cfg.OnLeaderChanged(identity)
 	}
+}
+
+// maxRestartDoublings caps restartDelay at 2^4 = 16 CampaignIntervals
+// (80s at the default TTL).
+const maxRestartDoublings = 4
+
+// restartDelay is how long Run waits before campaigning again after its task
+// returned taskErr by itself, ran after the election, following failures
+// quick failures in a row; it also returns the new count. The wait is one
+// jittered CampaignInterval, so that followers get their turn at the lease,
+// doubled for each quick failure in a row, so that a task that fails at
+// once is not restarted, nor the store asked, in a tight loop. A task that
+// returned nil, or failed after running longer than the longest wait, starts
+// the count again.
+func (r *Runner) restartDelay(taskErr error, ran time.Duration, failures int) (time.Duration, int) {
+	longest := r.cfg.CampaignInterval << maxRestartDoublings
+	switch {
+	case taskErr == nil:
+		failures = 0
+	case ran > longest:
+		failures = 1
+	default:
+		failures++
+	}
+	doublings := max(0, min(failures-1, maxRestartDoublings))
+	return r.jittered(r.cfg.CampaignInterval << doublings), failures
 }
 
 func (r *Runner) jittered(d time.Duration) time.Duration {

@@ -326,6 +326,84 @@ func TestTaskEndedCampaignsAgain(t *testing.T) {
 	})
 }
 
+// restarts runs a runner whose task ends by itself with the results of
+// outcome(i) for the i-th run, after running for ran(i), for a fake
+// duration, and returns how long Run waited after each run ended before the
+// next one started.
+func restarts(t *testing.T, d time.Duration, ran func(int) time.Duration, outcome func(int) error) []time.Duration {
+	t.Helper()
+	var waits []time.Duration
+	var ended time.Time
+	runs := 0
+	stop := start(t, runner.Config{Lease: openLease(t, memlease.NewStore(), "a"),
+		Task: func(context.Context) error {
+			if runs > 0 {
+				waits = append(waits, time.Since(ended))
+			}
+			advance(ran(runs))
+			err := outcome(runs)
+			runs++
+			ended = time.Now()
+			return err
+		}})
+	advance(d)
+	_ = stop() // Run has returned: waits is ours to read
+	return waits
+}
+
+// TestFailingTaskIsRestartedWithBackoff: a task that fails at once is run
+// again after CampaignInterval, then twice, four times... that, up to 16
+// times; a run that succeeds, or fails after running longer than that,
+// starts again from one CampaignInterval.
+func TestFailingTaskIsRestartedWithBackoff(t *testing.T) {
+	const campaign = ttl / 3 // the default CampaignInterval
+	const jitter = 0.2       // the default Jitter
+	boom := errors.New("boom")
+	check := func(t *testing.T, waits []time.Duration, want []int) {
+		t.Helper()
+		if len(waits) < len(want) {
+			t.Fatalf("waits before restarts = %v, want at least %d", waits, len(want))
+		}
+		for i, n := range want {
+			lo := time.Duration(n) * campaign
+			// The release and the next acquire take no fake time.
+			if hi := time.Duration(float64(lo) * (1 + jitter)); waits[i] < lo || waits[i] > hi {
+				t.Fatalf("wait %d before a restart = %v, want %d × CampaignInterval (%v to %v); first waits %v", i, waits[i], n, lo, hi, waits[:len(want)])
+			}
+		}
+	}
+	t.Run("fails-at-once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			waits := restarts(t, 30*time.Minute, func(int) time.Duration { return 0 }, func(int) error { return boom })
+			check(t, waits, []int{1, 2, 4, 8, 16, 16, 16})
+		})
+	})
+	t.Run("success-resets", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// fail, fail, fail, succeed, fail, fail
+			waits := restarts(t, 10*time.Minute, func(int) time.Duration { return 0 }, func(i int) error {
+				if i == 3 {
+					return nil
+				}
+				return boom
+			})
+			check(t, waits, []int{1, 2, 4, 1, 1, 2})
+		})
+	})
+	t.Run("long-run-resets", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// Every run fails; the third ran longer than the longest wait.
+			waits := restarts(t, 20*time.Minute, func(i int) time.Duration {
+				if i == 2 {
+					return 17 * campaign
+				}
+				return 0
+			}, func(int) error { return boom })
+			check(t, waits, []int{1, 2, 1, 2, 4})
+		})
+	})
+}
+
 func TestLeaderChangedIsReportedToFollowers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()

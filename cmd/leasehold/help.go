@@ -80,7 +80,9 @@ The command gets:
 It runs in a process group of its own: signals go to the whole group.
 
 When the command exits by itself, leasehold releases the lease and exits
-with the command's status (or, with --rerun, campaigns again).
+with the command's status (or, with --rerun, campaigns again after
+--campaign-interval, doubled each time in a row that the command fails
+quickly, up to 16 times that).
 
 How the command is stopped:
   - Voluntary step-down: leasehold gets SIGTERM or SIGINT (ECS, systemd,

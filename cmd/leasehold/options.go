@@ -104,7 +104,7 @@ func runFlags(o *runOptions) *flagSet {
 
 	f.group("The command")
 	f.Bool(&o.once, "once", "try once: run the command if elected, else exit 75 (for cron and serverless jobs)")
-	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status")
+	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status (after a wait that grows while it keeps failing)")
 	f.Duration(&o.grace, "grace", 10*time.Second, "on a voluntary step-down, how long the command has between SIGTERM and\nSIGKILL; the lease is kept renewed meanwhile")
 	f.Duration(&o.killMargin, "kill-margin", 0, "the command is killed at the latest this long before the lease could be\ntaken over")
 
