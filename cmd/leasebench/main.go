@@ -42,11 +42,9 @@
 //   - The peer: peer/peer.js runs dynamodb-lock-client's FailOpen lock with
 //     leaseDurationMs = TTL and heartbeatPeriodMs = TTL/3, one node process
 //     per contender; a crash is SIGKILL right after a successful heartbeat;
-//     the same trials, counting proxies and scaling as leasehold's; its
-//     processes reach dynalite through a proxy that reads each request
-//     whole first, as a killed process's half-sent request would kill
-//     dynalite 4.0.0. Its packages are installed with npm ci into
-//     -peer-install (under the ignored .stack/), outside the Go module.
+//     the same trials, counting proxies and scaling as leasehold's. Its
+//     packages are installed with npm ci into -peer-install (under the
+//     ignored .stack/), outside the Go module.
 package main
 
 import (
@@ -245,14 +243,7 @@ func benchPeer(ctx context.Context, c config, rep *report, stores []*store) erro
 	defer func() {
 		_, _ = admin.DeleteTable(context.WithoutCancel(ctx), deleteTable(table))
 	}()
-	// The peer's node processes are killed, maybe while sending: they reach
-	// dynalite through a proxy that keeps cut-off requests from it.
-	shield, err := newCountingProxy(st.endpoint, st.label)
-	if err != nil {
-		return err
-	}
-	defer shield.close()
-	pc := peerConfig{setup: setup, table: table, key: "id", ttl: st.ttl, endpoint: shield.url}
+	pc := peerConfig{setup: setup, table: table, key: "id", ttl: st.ttl, endpoint: st.endpoint}
 	p := &peerResult{version: setup.version}
 	rep.peer = p
 	// Node processes are heavier than runners: ten pairs at a time.

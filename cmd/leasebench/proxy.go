@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
-	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -16,11 +13,7 @@ import (
 // countingProxy is a reverse proxy on loopback in front of a store that
 // counts the requests it carries, by label. One contender's requests go
 // through one proxy, so its counts are that contender's. It keeps the
-// request's Host header, which AWS signatures cover. It also shields the
-// store from requests cut off mid-body (a client killed while sending,
-// such as the peer's node processes): it reads each request whole before
-// forwarding it, and then forwards it to the end. dynalite 4.0.0 dies of
-// such a request (an unhandled "aborted" error).
+// request's Host header, which AWS signatures cover.
 type countingProxy struct {
 	url   string
 	srv   *http.Server
@@ -49,15 +42,10 @@ func newCountingProxy(target string, label func(*http.Request) string) (*countin
 		ErrorLog: discardLog,
 	}
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return // cut off mid-body: the store never hears of it
-		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		p.mu.Lock()
 		p.n[p.label(r)]++
 		p.mu.Unlock()
-		rp.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+		rp.ServeHTTP(w, r)
 	})}
 	go func() {
 		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
