@@ -243,9 +243,13 @@ const (
 	resetLeader     faultKind = "reset-leader"     // every connection reset
 	partitionLeader faultKind = "partition-leader" // the leader's proxy disabled: cut off alone
 	slowStore       faultKind = "latency-all"      // every contender's responses delayed beyond the renew deadline
+	// A follower's faults: it must neither take over a live lease when it
+	// comes back, nor lose track of a takeover whose answer it never got.
+	hangFollower      faultKind = "hang-follower"      // as hang-leader, on a follower
+	partitionFollower faultKind = "partition-follower" // a follower's proxy disabled
 )
 
-var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore}
+var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore, hangFollower, partitionFollower}
 
 // slot is one contender: its proxy, and the process currently running in
 // it (restarted after a kill).
@@ -428,9 +432,22 @@ func (c *chaosRun) run(d time.Duration, kinds []faultKind) {
 }
 
 // inject applies one fault to the current leader (or, with none, to a
-// random contender) and heals it.
+// random contender), or for a follower's fault to a random live follower,
+// and heals it.
 func (c *chaosRun) inject(kind faultKind) {
 	target := c.leader()
+	if kind == hangFollower || kind == partitionFollower {
+		var followers []*slot
+		for _, s := range c.slots {
+			if s != target && s.alive() {
+				followers = append(followers, s)
+			}
+		}
+		if len(followers) == 0 {
+			return
+		}
+		target = followers[c.rng.IntN(len(followers))]
+	}
 	if target == nil {
 		target = c.slots[c.rng.IntN(len(c.slots))]
 	}
@@ -459,7 +476,7 @@ func (c *chaosRun) inject(kind faultKind) {
 		return
 	case slowLeader:
 		err = c.tp.toxic(target.proxy, "chaos", "latency", "downstream", slow)
-	case hangLeader:
+	case hangLeader, hangFollower:
 		// Upstream: requests never reach the store. Downstream: they are
 		// applied, their answers lost: the unknown outcome.
 		stream := []string{"upstream", "downstream"}[c.rng.IntN(2)]
@@ -467,7 +484,7 @@ func (c *chaosRun) inject(kind faultKind) {
 		err = c.tp.toxic(target.proxy, "chaos", "timeout", stream, map[string]int{"timeout": 0})
 	case resetLeader:
 		err = c.tp.toxic(target.proxy, "chaos", "reset_peer", "upstream", map[string]int{"timeout": 0})
-	case partitionLeader:
+	case partitionLeader, partitionFollower:
 		err = c.tp.enable(target.proxy, false)
 	case slowStore:
 		f.Target = "all"
@@ -482,7 +499,7 @@ func (c *chaosRun) inject(kind faultKind) {
 	}
 	time.Sleep(hold)
 	switch kind {
-	case partitionLeader:
+	case partitionLeader, partitionFollower:
 		err = c.tp.enable(target.proxy, true)
 	case slowStore:
 		for _, s := range c.slots {

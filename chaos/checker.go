@@ -2,19 +2,22 @@
 // processes (chaos/contender: a runner on lease.Open) compete for one lease
 // on a real store, each reaching it through a toxiproxy proxy of its own,
 // while the test kills and restarts the leader, delays, hangs and resets
-// its connection, and cuts it off alone. Every leader records its own
+// its connection, cuts it off alone, and hangs or cuts off a follower.
+// Every leader records its own
 // leadership intervals on CLOCK_MONOTONIC with its fencing token, and Check
 // proves, from those records alone, that no two intervals overlap, that
 // tokens strictly increase in time order, and that no leaderless gap
 // outlasted what the TTL, the campaign polling and the faults explain.
 //
 // The test, chaos_test.go, is built only with the tag chaos: it runs for
-// LEASEHOLD_CHAOS_DURATION (90s by default) per backend, all backends at
-// once, about four minutes in all; set it to 30m for a soak:
+// LEASEHOLD_CHAOS_DURATION (90s by default) per backend, twice that on
+// Azurite (its TTL is 15s), all backends at once, about four minutes in
+// all; scripts/test runs it so. Set it to 30m for a soak (an hour, for
+// Azurite):
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
 //	go test -tags chaos ./chaos -run TestChaos -v
-//	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 40m
+//	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 90m
 //
 // Without the tag, go test runs the checker's own tests only.
 package chaos
