@@ -12,7 +12,11 @@ import (
 // a URL that url.Parse refuses, and leaves everything else as written.
 // Every error that quotes a lease URL quotes it through RedactURL.
 func RedactURL(s string) string {
-	s = redactUserinfo(s)
+	if u, err := url.Parse(s); err != nil {
+		s = redactUserinfo(s)
+	} else if u.User != nil {
+		s = u.Redacted()
+	}
 	i := strings.IndexByte(s, '?')
 	if i < 0 {
 		return s
@@ -44,7 +48,7 @@ func redactQueryPiece(piece string) string {
 	if err != nil {
 		v = value
 	}
-	if !strings.Contains(v, "://") {
+	if !strings.Contains(v, "//") { // no authority, so no user info
 		return piece
 	}
 	if r := RedactURL(v); r != v {
@@ -53,8 +57,9 @@ func redactQueryPiece(piece string) string {
 	return piece
 }
 
-// redactUserinfo hides the password between s's "://" and the "@" that ends
-// its authority: "s3://user:pw@b/k%zz" becomes "s3://user:xxxxx@b/k%zz".
+// redactUserinfo hides the password of a URL that url.Parse refused, between
+// its "://" and the "@" that ends its authority: "s3://user:pw@b/k%zz"
+// becomes "s3://user:xxxxx@b/k%zz".
 func redactUserinfo(s string) string {
 	i := strings.Index(s, "://")
 	if i < 0 {

@@ -15,6 +15,8 @@ func TestRedactURL(t *testing.T) {
 		{"s3://user:pw@bucket/key", "s3://user:xxxxx@bucket/key"},
 		{"s3://user@bucket/key", "s3://user@bucket/key"},
 		{"s3://user:pw@b/k%zz", "s3://user:xxxxx@b/k%zz"},
+		{"//:0@", "//:xxxxx@"},
+		{"s3://b/k?endpoint=//u:pw@h", "s3://b/k?endpoint=//u:xxxxx@h"},
 		{"s3://b/k?endpoint=http://user:pw@127.0.0.1:9000&region=x", "s3://b/k?endpoint=http://user:xxxxx@127.0.0.1:9000&region=x"},
 		{"s3://b/k?region=x&endpoint=http%3A%2F%2Fuser%3Apw%40127.0.0.1%3A9000", "s3://b/k?region=x&endpoint=http://user:xxxxx@127.0.0.1:9000"},
 		{"s3://b/k?endpoint=http%3A%2F%2F127.0.0.1%3A9000", "s3://b/k?endpoint=http%3A%2F%2F127.0.0.1%3A9000"},
