@@ -131,12 +131,13 @@ func FuzzOpen(f *testing.F) {
 		if !errors.Is(err, lease.ErrInvalid) && !(dynamo && err == context.Canceled) {
 			t.Fatalf("lease.Open(%q, TTL %dms): %v, want an error matching lease.ErrInvalid", urlstr, ttlMS, err)
 		}
-		// The password, as url.Parse reads it, or for a URL it refuses, as
-		// written between "://" and "@".
+		// "user:password@", as url.Parse reads it, or for a URL it refuses,
+		// as written between "://" and "@"; not when the password is
+		// "xxxxx", which is what redaction shows.
 		var userinfo string
 		if perr == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok && pw != "" {
-				userinfo = u.User.Username() + ":" + pw
+			if pw, ok := u.User.Password(); ok && pw != "" && pw != "xxxxx" {
+				userinfo = u.User.Username() + ":" + pw + "@"
 			}
 		} else if m := rawUserinfo.FindStringSubmatch(urlstr); m != nil && m[2] != "xxxxx" {
 			userinfo = m[1] + ":" + m[2] + "@"
