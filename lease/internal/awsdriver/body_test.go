@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
@@ -38,20 +37,13 @@ func (b *smithyBody) Close() error {
 }
 
 // TestPlainBodies: a server answers as soon as it has read the request's
-// body, and sends the response's body a little later; the client closes
-// the request's body as soon as the response arrives, as smithy-go does.
+// body, and sends the response's body only once the client has closed the
+// request's body, which it does as soon as the response arrives, as
+// smithy-go does.
 // Through the plain transport the response's body is lost (as of Go 1.26);
 // through PlainBodies it arrives.
 func TestPlainBodies(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.ReadAll(r.Body)
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		time.Sleep(100 * time.Millisecond)
-		_, _ = io.WriteString(w, `{"answered":true}`)
-	}))
-	t.Cleanup(srv.Close)
 	for _, row := range []struct {
 		name    string
 		client  func(aws.HTTPClient) aws.HTTPClient
@@ -62,6 +54,19 @@ func TestPlainBodies(t *testing.T) {
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
+			closed := make(chan struct{}) // the client closed the request's body
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.ReadAll(r.Body)
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				select {
+				case <-closed:
+				case <-r.Context().Done():
+					return
+				}
+				_, _ = io.WriteString(w, `{"answered":true}`)
+			}))
+			t.Cleanup(srv.Close)
 			hc := row.client(&http.Client{Transport: &http.Transport{}})
 			body := newSmithyBody(`{"TableName":"leases"}`)
 			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, body)
@@ -74,6 +79,7 @@ func TestPlainBodies(t *testing.T) {
 				t.Fatalf("Do: %v", err)
 			}
 			body.Close()
+			close(closed)
 			got, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			t.Logf("response body %q, %v", got, err)
