@@ -12,17 +12,19 @@
 //
 // # What it guarantees
 //
-// For compare-and-swap stores, NewCAS is the one implementation of the
-// safety rules, over a three-method CASDriver:
+// Every backend keeps the same rules (package lease/driver holds what
+// backends share, and applications never need):
 //
-//   - Expiry is judged on the contender's own monotonic clock: a held
-//     record is taken over only after the contender has seen the same
-//     version, unchanged, for the holder's full TTL, and only by a write
-//     conditional on that version. Clocks must tick at nearly the same rate;
-//     they need not agree on the time.
-//   - Every write carries a fresh nonce, so it changes the stored version.
-//   - Fencing tokens strictly increase: each acquisition writes the previous
-//     token plus one, and records are never deleted.
+//   - At most one contender holds the lease at any instant, assuming only
+//     that clocks tick at nearly the same rate; they need not agree on the
+//     time. Who judges that a holder's term has lapsed depends on the store
+//     (Lease.Judge): on compare-and-swap stores (S3, DynamoDB, memory) the
+//     contender does, on its own monotonic clock, by seeing the same record
+//     version unchanged for the holder's full TTL; on native leases (Azure
+//     Blob) the store does.
+//   - Every write changes the stored version.
+//   - Fencing tokens strictly increase: each acquisition's token is greater
+//     than every earlier one, and records are never deleted.
 //   - A write whose outcome is unknown is resolved by reading the record
 //     back, never by guessing.
 //   - A record that leasehold did not write is reported as ErrCorrupt and

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -33,13 +32,9 @@ var (
 	ErrInvalid = errors.New("lease: invalid option")
 )
 
-// Errors that only a CAS driver returns to the engine (see CASDriver).
-var (
-	// ErrNoRecord: the key holds nothing yet.
-	ErrNoRecord = errors.New("lease: no record")
-	// ErrConflict: a conditional write's condition did not hold.
-	ErrConflict = errors.New("lease: version conflict")
-)
+// ErrNoRecord: the lease has never been acquired: its key holds nothing yet.
+// Observe returns it; Acquire treats it as a free lease.
+var ErrNoRecord = errors.New("lease: no record")
 
 // HeldError is returned by Acquire when another contender holds the lease.
 type HeldError struct {
@@ -78,31 +73,6 @@ func (e *OptionError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *OptionError) Is(target error) bool { return target == ErrInvalid }
-
-// Corruptf returns an error wrapping ErrCorrupt, for decoders.
-func Corruptf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
-}
-
-// Call runs one request to a store, f, under timeout: the per-call bound
-// every backend applies (Options.CallTimeout). When the caller's own ctx
-// ends first, Call returns ctx's error, unwrapped; when only the timeout
-// fired, it returns an error wrapping ErrUnavailable that names the
-// timeout. Otherwise it returns f's error as it is.
-func Call(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := f(cctx)
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case cctx.Err() != nil && !errors.Is(err, ErrUnavailable):
-		return fmt.Errorf("%w: no answer within CallTimeout (%v): %w", ErrUnavailable, timeout, err)
-	}
-	return err
-}
 
 // Retryable reports whether err is worth retrying: the lease is held (it may
 // be released or lapse), or the store is unavailable or answered something

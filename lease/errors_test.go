@@ -40,13 +40,6 @@ func TestOptionError(t *testing.T) {
 	}
 }
 
-func TestCorruptf(t *testing.T) {
-	err := lease.Corruptf("token %d is odd", 3)
-	if !errors.Is(err, lease.ErrCorrupt) || err.Error() != "lease: not a lease record: token 3 is odd" {
-		t.Errorf("Corruptf = %q (matches ErrCorrupt: %t), want %q matching ErrCorrupt", err, errors.Is(err, lease.ErrCorrupt), "lease: not a lease record: token 3 is odd")
-	}
-}
-
 func TestRetryable(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -62,7 +55,7 @@ func TestRetryable(t *testing.T) {
 		{name: "invalid", err: &lease.OptionError{Field: "TTL"}, want: false},
 		{name: "not found", err: fmt.Errorf("no bucket: %w", lease.ErrNotFound), want: false},
 		{name: "permission", err: fmt.Errorf("403: %w", lease.ErrPermission), want: false},
-		{name: "corrupt", err: lease.Corruptf("garbage"), want: false},
+		{name: "corrupt", err: fmt.Errorf("%w: garbage", lease.ErrCorrupt), want: false},
 		{name: "corrupt found while unavailable", err: fmt.Errorf("%w (reading back: %w)", lease.ErrUnavailable, lease.ErrCorrupt), want: false},
 	} {
 		if got := lease.Retryable(tc.err); got != tc.want {

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -23,14 +24,16 @@ type Lease interface {
 	// this contender wrote itself in as holder, or when the current holder's
 	// term has lapsed. Who judges the lapse depends on the store:
 	//
-	//   - On a compare-and-swap store (NewCAS), this contender does: the
+	//   - On a compare-and-swap store (Judge returns JudgedByContender),
+	//     this contender does: the
 	//     holder's record must have stayed unchanged for that holder's full
 	//     TTL as measured on this contender's own monotonic clock from the
 	//     moment one of its reads first returned that version. A contender
 	//     that has not watched the record for a TTL cannot take it over,
 	//     however old the record is, so a new contender's first Acquire of a
 	//     held lease always fails.
-	//   - On a store with native leases (Azure Blob), the store does, on its
+	//   - On a store with native leases (Azure Blob; Judge returns
+	//     JudgedByStore), the store does, on its
 	//     own clock: the holder's lease lapses a TTL after the store received
 	//     its latest acquire or renewal, so a contender's first Acquire may
 	//     take over a lease that lapsed before the contender started.
@@ -87,6 +90,40 @@ type Lease interface {
 	// Options returns the options the lease was opened with, defaults filled
 	// in.
 	Options() Options
+
+	// Judge says who decides that a holder's term has lapsed: this
+	// contender, on its own clock (compare-and-swap stores), or the store
+	// (native leases). It never changes and sends no request.
+	Judge() Judge
+}
+
+// Judge names who decides that a holder's term has lapsed (see
+// Lease.Acquire). Code that waits on a held lease reads it instead of
+// guessing from a URL scheme or a HeldError's Wait.
+type Judge int
+
+const (
+	// JudgedByContender: a compare-and-swap store (S3, DynamoDB, memory).
+	// Every write, renewals included, changes the record's Version; a
+	// contender takes a held lease over only after seeing the same
+	// Version for the holder's TTL on its own monotonic clock, so a
+	// HeldError's Wait shrinks while the record stays unchanged.
+	JudgedByContender Judge = iota + 1
+	// JudgedByStore: a store with native leases (Azure Blob). The store
+	// ends a holder's lease a TTL after its latest renewal, which need not
+	// change the Version; a lapsed lease reads as Released, and as long as
+	// the store refuses an Acquire the holder's lease is live.
+	JudgedByStore
+)
+
+func (j Judge) String() string {
+	switch j {
+	case JudgedByContender:
+		return "contender"
+	case JudgedByStore:
+		return "store"
+	}
+	return "Judge(" + strconv.Itoa(int(j)) + ")"
 }
 
 // Record is a lease's state as stored.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -144,7 +145,7 @@ func TestLeaseLossDuringDrainEndsRenewalsAtOnce(t *testing.T) {
 		advance(time.Second)
 		go func() { _ = stop() }()
 		advance(2 * time.Second)
-		intruder := lease.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: ttl, Nonce: "x"})
+		intruder := driver.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: ttl, Nonce: "x"})
 		store.Put("job", intruder)
 		lostBy := time.Now().Add(renewInterval)
 		advance(2 * time.Minute)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -160,7 +161,7 @@ func TestLostLeaseStepsDownWithoutRelease(t *testing.T) {
 		j := newJournal()
 		start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a"), OnDemoted: j.demoted("a")})
 		advance(time.Second)
-		intruder := lease.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: ttl, Nonce: "x"})
+		intruder := driver.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: ttl, Nonce: "x"})
 		store.Put("job", intruder)
 		advance(renewInterval)
 		d := j.demotionsOf("a")

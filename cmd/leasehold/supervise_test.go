@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -143,7 +144,7 @@ func TestLostLeaseKillsTheCommandAtOnce(t *testing.T) {
 	wait, stderr := started(t, context.Background(), append([]string{"run", "--once", "--lease", "mem://" + name, "--identity", "l", "--ttl", "1s", "--grace", "1m", "--"},
 		stubborn(pidFile)...)...)
 	pid := pidIn(t, pidFile)
-	intruder := lease.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: time.Minute, Nonce: "x"})
+	intruder := driver.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: time.Minute, Nonce: "x"})
 	memlease.Default.Put(name, intruder)
 	eventually(t, 5*time.Second, "the command killed", func() bool { return !alive(pid) })
 	if code := wait(); code != exitSteppedDown {

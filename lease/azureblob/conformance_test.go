@@ -23,7 +23,6 @@ func TestConformance(t *testing.T) {
 	leasetest.RunConformanceTests(t, leasetest.Config{
 		NewHarness: func(*testing.T) leasetest.Harness { return h },
 		TTL:        testTTL,
-		CAS:        false,
 	})
 }
 

@@ -66,7 +66,7 @@ var permissionCodes = []bloberror.Code{
 // the lease codes it expects (lostCodes, heldCodes) before calling it. The
 // result wraps both the sentinel and err, so errors.Is(err, lease.ErrNotFound)
 // and errors.As(err, &*azcore.ResponseError) both work. When ctx (the call's
-// own context) has ended, err is returned unclassified, and lease.Call
+// own context) has ended, err is returned unclassified, and driver.Call
 // reports the caller's context error or the CallTimeout.
 //
 //   - 404 BlobNotFound: lease.ErrNoRecord.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // metadataOf reads blob metadata from fuzz input: one entry a line,
@@ -32,7 +33,7 @@ func metadataOf(b []byte) map[string]*string {
 // any case, any values, nil values), decodeMetadata must not panic, must
 // report metadata it does not accept as lease.ErrCorrupt, must return no
 // record and no error only for no metadata at all, and must accept only
-// records that pass Record.Check and that encodeMetadata writes back as
+// records that pass driver.Check and that encodeMetadata writes back as
 // the same record. Seeds: testdata/fuzz/FuzzDecodeMetadata.
 func FuzzDecodeMetadata(f *testing.F) {
 	for _, s := range []string{
@@ -59,7 +60,7 @@ func FuzzDecodeMetadata(f *testing.F) {
 			}
 			return
 		}
-		if err := r.Check(); err != nil || r.Version != "" {
+		if err := driver.Check(*r); err != nil || r.Version != "" {
 			t.Fatalf("decodeMetadata of %q accepted %+v (Check: %v), want a record that passes Check, without Version", b, *r, err)
 		}
 		again, err := decodeMetadata(encodeMetadata(*r))

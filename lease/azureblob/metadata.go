@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // The blob's metadata keys: the record, one field a key. Azure keeps
 // metadata keys case-insensitively and may return them in another case
 // (Azurite capitalises them), so they are compared case-insensitively.
 const (
-	keyFormat   = "leasehold" // lease.FormatVersion, "1"
+	keyFormat   = "leasehold" // driver.FormatVersion, "1"
 	keyHolder   = "holder"    // the identity, percent-encoded
 	keyToken    = "token"     // the fencing token, decimal
 	keyTTL      = "ttl_ms"    // the holder's TTL in milliseconds, decimal
@@ -31,7 +32,7 @@ var metadataKeys = []string{keyFormat, keyHolder, keyToken, keyTTL, keyReleased,
 // lose leading and trailing spaces, and identities may have them.
 func encodeMetadata(r lease.Record) map[string]*string {
 	md := map[string]string{
-		keyFormat:   strconv.Itoa(lease.FormatVersion),
+		keyFormat:   strconv.Itoa(driver.FormatVersion),
 		keyHolder:   url.PathEscape(r.Holder),
 		keyToken:    strconv.FormatUint(r.Token, 10),
 		keyTTL:      strconv.FormatInt(r.TTL.Milliseconds(), 10),
@@ -63,7 +64,7 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 			continue
 		}
 		if _, dup := vals[lk]; dup {
-			return nil, lease.Corruptf("metadata key %q appears twice, in different cases", lk)
+			return nil, driver.Corruptf("metadata key %q appears twice, in different cases", lk)
 		}
 		if v == nil {
 			vals[lk] = ""
@@ -74,29 +75,29 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 	format, marked := vals[keyFormat]
 	switch {
 	case !marked:
-		return nil, lease.Corruptf("the blob's metadata (keys %s) has no %q key: leasehold did not write it", strings.Join(slices.Sorted(maps.Keys(md)), ", "), keyFormat)
-	case format != strconv.Itoa(lease.FormatVersion):
-		return nil, lease.Corruptf("metadata %q is %q, want %d", keyFormat, format, lease.FormatVersion)
+		return nil, driver.Corruptf("the blob's metadata (keys %s) has no %q key: leasehold did not write it", strings.Join(slices.Sorted(maps.Keys(md)), ", "), keyFormat)
+	case format != strconv.Itoa(driver.FormatVersion):
+		return nil, driver.Corruptf("metadata %q is %q, want %d", keyFormat, format, driver.FormatVersion)
 	case len(foreign) > 0:
 		slices.Sort(foreign)
-		return nil, lease.Corruptf("metadata has key(s) %s, which leasehold does not write", strings.Join(foreign, ", "))
+		return nil, driver.Corruptf("metadata has key(s) %s, which leasehold does not write", strings.Join(foreign, ", "))
 	}
 	for _, k := range metadataKeys {
 		if _, ok := vals[k]; !ok {
-			return nil, lease.Corruptf("metadata has no %q key", k)
+			return nil, driver.Corruptf("metadata has no %q key", k)
 		}
 	}
 	holder, err := url.PathUnescape(vals[keyHolder])
 	if err != nil {
-		return nil, lease.Corruptf("metadata %q is %q, not percent-encoded text: %v", keyHolder, vals[keyHolder], err)
+		return nil, driver.Corruptf("metadata %q is %q, not percent-encoded text: %v", keyHolder, vals[keyHolder], err)
 	}
 	token, err := strconv.ParseUint(vals[keyToken], 10, 64)
 	if err != nil {
-		return nil, lease.Corruptf("metadata %q is %q, not a fencing token", keyToken, vals[keyToken])
+		return nil, driver.Corruptf("metadata %q is %q, not a fencing token", keyToken, vals[keyToken])
 	}
 	ttl, err := strconv.ParseInt(vals[keyTTL], 10, 64)
 	if err != nil || ttl > math.MaxInt64/int64(time.Millisecond) || ttl < math.MinInt64/int64(time.Millisecond) {
-		return nil, lease.Corruptf("metadata %q is %q, not a number of milliseconds", keyTTL, vals[keyTTL])
+		return nil, driver.Corruptf("metadata %q is %q, not a number of milliseconds", keyTTL, vals[keyTTL])
 	}
 	var released bool
 	switch vals[keyReleased] {
@@ -104,7 +105,7 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 		released = true
 	case "false":
 	default:
-		return nil, lease.Corruptf("metadata %q is %q, want true or false", keyReleased, vals[keyReleased])
+		return nil, driver.Corruptf("metadata %q is %q, want true or false", keyReleased, vals[keyReleased])
 	}
 	r := lease.Record{
 		Holder:   holder,
@@ -113,7 +114,7 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 		Released: released,
 		Nonce:    vals[keyNonce],
 	}
-	if err := r.Check(); err != nil {
+	if err := driver.Check(r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -1,6 +1,6 @@
 // Package dynamodb is a lease backend on one Amazon DynamoDB item, written
 // only with DynamoDB's conditional writes: a driver of the compare-and-swap
-// engine in package lease (lease.NewCAS), so it has that engine's
+// engine in package lease (driver.NewCAS), so it has that engine's
 // guarantees. At most one contender holds the lease at a time, assuming
 // only that clocks tick at nearly the same rate: a contender takes a held
 // lease over only after it has seen the same version, unchanged, for the
@@ -34,7 +34,7 @@
 // (here for a lease called "jobs/nightly" with the default KeyAttribute):
 //
 //	lease      S     "jobs/nightly"       the key: the lease's name
-//	leasehold  N     1                    format marker (lease.FormatVersion)
+//	leasehold  N     1                    format marker (driver.FormatVersion)
 //	holder     S     "worker-1"           the holder's identity
 //	token      N     7                    the fencing token
 //	ttl_ms     N     15000                the holder's TTL, in milliseconds

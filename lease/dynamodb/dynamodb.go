@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
@@ -82,11 +83,11 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{client: client, table: opts.Table, name: opts.Name, keyAttr: opts.KeyAttribute}
+	d := &conn{client: client, table: opts.Table, name: opts.Name, keyAttr: opts.KeyAttribute}
 	if err := d.checkTable(ctx, lopts.CallTimeout); err != nil {
 		return nil, err
 	}
-	return lease.NewCAS(d, lopts)
+	return driver.NewCAS(d, lopts)
 }
 
 func (o Options) withDefaults() Options {
@@ -115,10 +116,10 @@ func (o Options) validate() error {
 	return nil
 }
 
-// driver is the lease.CASDriver for one item. A record's version is its
+// driver is the driver.CAS for one item. A record's version is its
 // nonce, which every write makes afresh: Replace is a PutItem conditional
 // on the stored nonce being the version read.
-type driver struct {
+type conn struct {
 	client  *ddb.Client
 	table   string
 	name    string
@@ -134,11 +135,11 @@ func callOptions(o *ddb.Options) {
 	o.HTTPClient = awsdriver.PlainBodies(o.HTTPClient)
 }
 
-func (d *driver) key() map[string]types.AttributeValue {
+func (d *conn) key() map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{d.keyAttr: &types.AttributeValueMemberS{Value: d.name}}
 }
 
-func (d *driver) Get(ctx context.Context) (lease.Record, error) {
+func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	out, err := d.client.GetItem(ctx, &ddb.GetItemInput{TableName: &d.table, Key: d.key(), ConsistentRead: aws.Bool(true)}, callOptions)
 	if err != nil {
 		return lease.Record{}, d.classify(ctx, opGet, err)
@@ -153,14 +154,14 @@ func (d *driver) Get(ctx context.Context) (lease.Record, error) {
 	return r, nil
 }
 
-func (d *driver) Create(ctx context.Context, r lease.Record) (string, error) {
+func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
 	return d.put(ctx, opCreate, r, &ddb.PutItemInput{
 		ConditionExpression:      aws.String("attribute_not_exists(#key)"),
 		ExpressionAttributeNames: map[string]string{"#key": d.keyAttr},
 	})
 }
 
-func (d *driver) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
+func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
 	return d.put(ctx, opReplace, r, &ddb.PutItemInput{
 		ConditionExpression:       aws.String("#version = :version"),
 		ExpressionAttributeNames:  map[string]string{"#version": attrNonce},
@@ -170,7 +171,7 @@ func (d *driver) Replace(ctx context.Context, r lease.Record, version string) (s
 
 // put writes r with in's condition and returns the new version, r's
 // nonce.
-func (d *driver) put(ctx context.Context, op op, r lease.Record, in *ddb.PutItemInput) (string, error) {
+func (d *conn) put(ctx context.Context, op op, r lease.Record, in *ddb.PutItemInput) (string, error) {
 	in.TableName = &d.table
 	in.Item = encodeItem(r, d.keyAttr, d.name)
 	if _, err := d.client.PutItem(ctx, in, callOptions); err != nil {
@@ -180,7 +181,7 @@ func (d *driver) put(ctx context.Context, op op, r lease.Record, in *ddb.PutItem
 }
 
 // url names the item in errors, as a URL that would open it.
-func (d *driver) url() string {
+func (d *conn) url() string {
 	u := Scheme + "://" + d.table + "/" + d.name
 	if d.keyAttr != DefaultKeyAttribute {
 		u += "?key_attribute=" + d.keyAttr

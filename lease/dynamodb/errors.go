@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
@@ -49,10 +50,10 @@ var (
 // classify maps an error of the DynamoDB SDK to the lease package's
 // sentinels. It is the driver's only error mapping, on top of
 // awsdriver.Classify. The result wraps both the sentinel and err, so
-// errors.Is(err, lease.ErrConflict) and errors.As(err, &smithy.APIError)
+// errors.Is(err, driver.ErrConflict) and errors.As(err, &smithy.APIError)
 // both work. When ctx has ended, ctx's own error is returned, unwrapped.
 //
-//   - ConditionalCheckFailedException: lease.ErrConflict. (The engine reads
+//   - ConditionalCheckFailedException: driver.ErrConflict. (The engine reads
 //     the item back; the driver does not ask for the old item, which
 //     dynalite would not return anyway.)
 //   - ResourceNotFoundException: lease.ErrNotFound, naming the table.
@@ -68,13 +69,13 @@ var (
 //     RequestLimitExceeded: lease.ErrUnavailable, as throttled.
 //   - Everything else, among it 500 and 503 answers, connection errors and
 //     timeouts: lease.ErrUnavailable, which the caller may retry.
-func (d *driver) classify(ctx context.Context, o op, err error) error {
+func (d *conn) classify(ctx context.Context, o op, err error) error {
 	return awsdriver.Classify(ctx, err, fmt.Sprintf("dynamodb: %s %s", o, d.url()), func(f awsdriver.Failure) error {
 		switch code := f.Code; {
 		case code == "ConditionalCheckFailedException" && o == opCreate:
-			return f.Wrap(lease.ErrConflict, "an item exists at the key")
+			return f.Wrap(driver.ErrConflict, "an item exists at the key")
 		case code == "ConditionalCheckFailedException":
-			return f.Wrap(lease.ErrConflict, "the item's nonce is not the version expected, or the item no longer exists")
+			return f.Wrap(driver.ErrConflict, "the item's nonce is not the version expected, or the item no longer exists")
 		case code == "ResourceNotFoundException":
 			return f.Wrap(lease.ErrNotFound, fmt.Sprintf("table %q does not exist", d.table))
 		case code == "ValidationException":

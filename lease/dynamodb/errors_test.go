@@ -17,6 +17,7 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -61,13 +62,13 @@ func TestClassify(t *testing.T) {
 		{"GetTransactionConflict", opGet, "", 400, "TransactionConflictException", lease.ErrUnavailable, ""},
 
 		{"CreateOK", opCreate, `{}`, 200, "", nil, ""},
-		{"CreateConditionFailed", opCreate, "", 400, "ConditionalCheckFailedException", lease.ErrConflict, "an item exists at the key"},
+		{"CreateConditionFailed", opCreate, "", 400, "ConditionalCheckFailedException", driver.ErrConflict, "an item exists at the key"},
 		{"CreateThrottled", opCreate, "", 400, "ProvisionedThroughputExceededException", lease.ErrUnavailable, "throttled"},
 		{"CreateResourceNotFound", opCreate, "", 400, "ResourceNotFoundException", lease.ErrNotFound, `table "leases"`},
 		{"CreateAccessDenied", opCreate, "", 400, "AccessDeniedException", lease.ErrPermission, "dynamodb:PutItem"},
 
 		{"ReplaceOK", opReplace, `{}`, 200, "", nil, ""},
-		{"ReplaceConditionFailed", opReplace, "", 400, "ConditionalCheckFailedException", lease.ErrConflict, "nonce is not the version expected"},
+		{"ReplaceConditionFailed", opReplace, "", 400, "ConditionalCheckFailedException", driver.ErrConflict, "nonce is not the version expected"},
 		{"ReplaceValidation", opReplace, "", 400, "ValidationException", lease.ErrNotFound, "key schema"},
 		{"ReplaceInternalServerError", opReplace, "", 500, "InternalServerError", lease.ErrUnavailable, ""},
 	}
@@ -79,7 +80,7 @@ func TestClassify(t *testing.T) {
 				answer = ddbError(row.status, row.code, row.answer)
 			}
 			srv := fakeServer(t, leaseTable, answer)
-			d := &driver{client: fakeClient(srv), table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
+			d := &conn{client: fakeClient(srv), table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
 			version, err := row.op.call(t, d)
 			if row.want == nil {
 				if err != nil || version != testRecord.Nonce {
@@ -100,7 +101,7 @@ func TestClassify(t *testing.T) {
 // call makes the driver call o with testRecord, on the version
 // "fedcba9876543210" for Replace, and returns the version it returns or
 // reads. A record read must be testRecord.
-func (o op) call(t *testing.T, d *driver) (string, error) {
+func (o op) call(t *testing.T, d *conn) (string, error) {
 	t.Helper()
 	if o != opGet {
 		write := map[op]func(context.Context, lease.Record) (string, error){
@@ -283,7 +284,7 @@ func TestClassifyContextErrors(t *testing.T) {
 	t.Parallel()
 	awstest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
 		c := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
-		d := &driver{client: c, table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
+		d := &conn{client: c, table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
 		return map[string]func(context.Context) error{
 			"Get":     func(ctx context.Context) error { _, err := d.Get(ctx); return err },
 			"Replace": func(ctx context.Context) error { _, err := d.Replace(ctx, testRecord, "fedcba9876543210"); return err },

@@ -13,6 +13,7 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // cannedItem is an HTTP client that answers every request, without a
@@ -35,7 +36,7 @@ func (c cannedItem) Do(r *http.Request) (*http.Response, error) {
 // that the SDK's own deserializer reads, the driver's Get must not panic
 // and must fail with one of package lease's sentinels, and decodeItem must
 // report every item it does not accept as lease.ErrCorrupt and accept only
-// records that pass Record.Check, with the nonce as Version, and that
+// records that pass driver.Check, with the nonce as Version, and that
 // encodeItem writes back as the same record. Seeds: testdata/fuzz/FuzzDecodeItem.
 func FuzzDecodeItem(f *testing.F) {
 	valid := `{"lease":{"S":"jobs"},"leasehold":{"N":"1"},"holder":{"S":"worker-1"},"token":{"N":"7"},"ttl_ms":{"N":"15000"},"released":{"BOOL":false},"nonce":{"S":"4f1c9a0b7e22d3c5"}}`
@@ -57,7 +58,7 @@ func FuzzDecodeItem(f *testing.F) {
 			Credentials:  aws.AnonymousCredentials{},
 			HTTPClient:   cannedItem{item: item},
 		})
-		d := &driver{client: client, table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
+		d := &conn{client: client, table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
 
 		// The driver's whole read: never a panic, always a sentinel.
 		got, getErr := d.Get(ctx)
@@ -83,7 +84,7 @@ func FuzzDecodeItem(f *testing.F) {
 		if getErr != nil || got != r {
 			t.Fatalf("Get of item %s = %+v, %v; decodeItem says %+v", item, got, getErr, r)
 		}
-		if err := r.Check(); err != nil || r.Version != r.Nonce {
+		if err := driver.Check(r); err != nil || r.Version != r.Nonce {
 			t.Fatalf("decodeItem(%s) accepted %+v (Check: %v), want a record that passes Check with Version = Nonce", item, r, err)
 		}
 		again, err := decodeItem(encodeItem(r, DefaultKeyAttribute, "jobs"), DefaultKeyAttribute)
@@ -97,7 +98,7 @@ func FuzzDecodeItem(f *testing.F) {
 // isSentinel reports whether err wraps one of package lease's errors.
 func isSentinel(err error) bool {
 	for _, s := range []error{lease.ErrHeld, lease.ErrLost, lease.ErrCorrupt, lease.ErrUnavailable, lease.ErrNotFound,
-		lease.ErrPermission, lease.ErrInvalid, lease.ErrNoRecord, lease.ErrConflict} {
+		lease.ErrPermission, lease.ErrInvalid, lease.ErrNoRecord, driver.ErrConflict} {
 		if errors.Is(err, s) {
 			return true
 		}

@@ -12,12 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // The attributes of a lease item besides its key. Each holds the lease
 // Record field of the same name (see the package doc).
 const (
-	attrFormat   = "leasehold" // N: lease.FormatVersion, the mark of a leasehold item
+	attrFormat   = "leasehold" // N: driver.FormatVersion, the mark of a leasehold item
 	attrHolder   = "holder"    // S
 	attrToken    = "token"     // N
 	attrTTL      = "ttl_ms"    // N: milliseconds
@@ -33,7 +34,7 @@ var recordAttributes = []string{attrFormat, attrHolder, attrToken, attrTTL, attr
 func encodeItem(r lease.Record, keyAttr, name string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		keyAttr:      &types.AttributeValueMemberS{Value: name},
-		attrFormat:   &types.AttributeValueMemberN{Value: strconv.Itoa(lease.FormatVersion)},
+		attrFormat:   &types.AttributeValueMemberN{Value: strconv.Itoa(driver.FormatVersion)},
 		attrHolder:   &types.AttributeValueMemberS{Value: r.Holder},
 		attrToken:    &types.AttributeValueMemberN{Value: strconv.FormatUint(r.Token, 10)},
 		attrTTL:      &types.AttributeValueMemberN{Value: strconv.FormatInt(r.TTL.Milliseconds(), 10)},
@@ -43,17 +44,17 @@ func encodeItem(r lease.Record, keyAttr, name string) map[string]types.Attribute
 }
 
 // decodeItem parses an item written by encodeItem, checks it with
-// lease.Record.Check, and sets its Version to its nonce. Anything else,
+// driver.Check, and sets its Version to its nonce. Anything else,
 // among it an item of another format version, one with an attribute
 // missing, of another type or unparsable, and one with attributes a lease
 // item does not have, yields an error wrapping lease.ErrCorrupt.
 func decodeItem(item map[string]types.AttributeValue, keyAttr string) (lease.Record, error) {
 	format, ok := item[attrFormat]
 	if !ok {
-		return lease.Record{}, lease.Corruptf("item has no %q attribute, so leasehold did not write it (attributes: %s)", attrFormat, strings.Join(names(item), ", "))
+		return lease.Record{}, driver.Corruptf("item has no %q attribute, so leasehold did not write it (attributes: %s)", attrFormat, strings.Join(names(item), ", "))
 	}
-	if n, ok := format.(*types.AttributeValueMemberN); !ok || n.Value != strconv.Itoa(lease.FormatVersion) {
-		return lease.Record{}, lease.Corruptf("attribute %q is %s, want N %q", attrFormat, describe(format), strconv.Itoa(lease.FormatVersion))
+	if n, ok := format.(*types.AttributeValueMemberN); !ok || n.Value != strconv.Itoa(driver.FormatVersion) {
+		return lease.Record{}, driver.Corruptf("attribute %q is %s, want N %q", attrFormat, describe(format), strconv.Itoa(driver.FormatVersion))
 	}
 	var extra []string
 	for _, name := range names(item) {
@@ -62,7 +63,7 @@ func decodeItem(item map[string]types.AttributeValue, keyAttr string) (lease.Rec
 		}
 	}
 	if len(extra) > 0 {
-		return lease.Record{}, lease.Corruptf("item has attribute(s) a lease item does not have: %s", strings.Join(extra, ", "))
+		return lease.Record{}, driver.Corruptf("item has attribute(s) a lease item does not have: %s", strings.Join(extra, ", "))
 	}
 	d := decoder{item: item}
 	r := lease.Record{
@@ -76,7 +77,7 @@ func decodeItem(item map[string]types.AttributeValue, keyAttr string) (lease.Rec
 		return lease.Record{}, d.err
 	}
 	r.Version = r.Nonce
-	return r, r.Check()
+	return r, driver.Check(r)
 }
 
 // decoder reads attributes of an item and keeps the first error.
@@ -93,12 +94,12 @@ func get[T types.AttributeValue](d *decoder, name, typ string) (T, bool) {
 	}
 	v, ok := d.item[name]
 	if !ok {
-		d.err = lease.Corruptf("attribute %q is missing", name)
+		d.err = driver.Corruptf("attribute %q is missing", name)
 		return zero, false
 	}
 	t, ok := v.(T)
 	if !ok {
-		d.err = lease.Corruptf("attribute %q is %s, want %s", name, describe(v), typ)
+		d.err = driver.Corruptf("attribute %q is %s, want %s", name, describe(v), typ)
 	}
 	return t, ok
 }
@@ -123,7 +124,7 @@ func (d *decoder) uint(name string) uint64 {
 	}
 	n, err := strconv.ParseUint(v.Value, 10, 64)
 	if err != nil {
-		d.err = lease.Corruptf("attribute %q is N %q, want a whole number from 0 to %d", name, v.Value, uint64(1<<64-1))
+		d.err = driver.Corruptf("attribute %q is N %q, want a whole number from 0 to %d", name, v.Value, uint64(1<<64-1))
 	}
 	return n
 }
@@ -135,7 +136,7 @@ func (d *decoder) int(name string) int64 {
 	}
 	n, err := strconv.ParseInt(v.Value, 10, 64)
 	if err != nil || n > math.MaxInt64/int64(time.Millisecond) || n < math.MinInt64/int64(time.Millisecond) {
-		d.err = lease.Corruptf("attribute %q is N %q, want a whole number of milliseconds", name, v.Value)
+		d.err = driver.Corruptf("attribute %q is N %q, want a whole number of milliseconds", name, v.Value)
 	}
 	return n
 }

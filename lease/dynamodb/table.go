@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // tableKey names a table as one client reaches it, without keeping the
@@ -38,7 +39,7 @@ var checkedTables sync.Map
 // d.keyAttr. A success is remembered for the client and table, so each is
 // described once however many leases are opened; a failure is not, so a
 // later Open tries again.
-func (d *driver) checkTable(ctx context.Context, callTimeout time.Duration) error {
+func (d *conn) checkTable(ctx context.Context, callTimeout time.Duration) error {
 	k := tableKey{client: weak.Make(d.client), table: d.table, keyAttr: d.keyAttr}
 	v, loaded := checkedTables.LoadOrStore(k, &tableCheck{})
 	if !loaded {
@@ -51,7 +52,7 @@ func (d *driver) checkTable(ctx context.Context, callTimeout time.Duration) erro
 		return nil
 	}
 	var out *ddb.DescribeTableOutput
-	err := lease.Call(ctx, callTimeout, func(ctx context.Context) (err error) {
+	err := driver.Call(ctx, callTimeout, func(ctx context.Context) (err error) {
 		out, err = d.client.DescribeTable(ctx, &ddb.DescribeTableInput{TableName: &d.table}, callOptions)
 		if err != nil {
 			return d.classify(ctx, opDescribe, err)
@@ -69,7 +70,7 @@ func (d *driver) checkTable(ctx context.Context, callTimeout time.Duration) erro
 }
 
 // checkDescription checks the table's status and key schema.
-func (d *driver) checkDescription(t *types.TableDescription) error {
+func (d *conn) checkDescription(t *types.TableDescription) error {
 	what := fmt.Sprintf("dynamodb: DescribeTable %s", d.url())
 	if t == nil {
 		return fmt.Errorf("%w: %s: the answer describes no table", lease.ErrUnavailable, what)

@@ -9,9 +9,11 @@
 //     token and moves Term.Sent forward;
 //   - a holder that stops renewing is taken over, but not before half a TTL
 //     after its last write, and within a TTL and a margin of the
-//     contender's first look; on compare-and-swap stores (Config.CAS) not
+//     contender's first look; where the contender judges expiry
+//     (Lease.Judge is lease.JudgedByContender: compare-and-swap stores) not
 //     before a full TTL after the contender's first sight of the record, so
-//     expiry counts from first sight, never from the record's age;
+//     expiry counts from first sight, never from the record's age, and
+//     every write changes the record's Version;
 //   - a deposed holder's Renew and Release fail with lease.ErrLost and leave
 //     the new holder's term untouched;
 //   - a released lease is acquired at once by the next contender;
@@ -25,7 +27,7 @@
 //
 // It does not test how a backend resolves unknown outcomes (lost responses,
 // timeouts): those depend on the engine and are tested with memlease's fault
-// hooks in package lease's own tests.
+// hooks in package lease/driver's own tests.
 //
 // A backend's test builds a Harness and calls RunConformanceTests:
 //
@@ -33,8 +35,11 @@
 //		leasetest.RunConformanceTests(t, leasetest.Config{
 //			NewHarness: func(t *testing.T) leasetest.Harness { return newHarness(t) },
 //			TTL:        2 * time.Second,
-//			CAS:        true,
 //		})
+//
+// The suite asks one lease of the backend for its Judge, and adds the
+// properties of contender-judged expiry when it is lease.JudgedByContender.
+//
 //	}
 //
 // With FakeTime set, each subtest runs inside a testing/synctest bubble, so

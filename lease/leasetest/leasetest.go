@@ -40,12 +40,6 @@ type Config struct {
 	// waiting takes no real time. Only for backends that do no network I/O
 	// (memlease). When false, subtests run in parallel, in real time.
 	FakeTime bool
-	// CAS declares a driver of lease's compare-and-swap engine (memory, S3,
-	// DynamoDB). It adds the properties only such stores have: every write
-	// changes the record's Version, and a contender's expiry counts from its
-	// own first sight of a version, not from when the version was written.
-	// Leave it false for a native lease whose expiry the store judges.
-	CAS bool
 }
 
 // RunConformanceTests runs the suite against the backend cfg describes, one
@@ -58,22 +52,48 @@ func RunConformanceTests(t *testing.T, cfg Config) {
 	if cfg.TTL <= 0 {
 		t.Fatalf("leasetest: Config.TTL is %v, want a positive TTL the backend accepts", cfg.TTL)
 	}
+	judge := judgeOf(t, cfg)
 	for _, tc := range cases {
-		if tc.cas && !cfg.CAS {
-			continue // not a property of native leases: nothing to skip
+		if tc.cas && judge != lease.JudgedByContender {
+			continue // not a property of store-judged leases: nothing to skip
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			if cfg.FakeTime {
-				synctest.Test(t, func(t *testing.T) { tc.run(newEnv(t, cfg, tc.name)) })
+				synctest.Test(t, func(t *testing.T) { tc.run(newEnv(t, cfg, tc.name, judge)) })
 				return
 			}
 			t.Parallel()
-			tc.run(newEnv(t, cfg, tc.name))
+			tc.run(newEnv(t, cfg, tc.name, judge))
 		})
 	}
 }
 
-// cases are the suite's subtests; cas marks properties of CAS stores only.
+// judgeOf opens one lease of the backend and returns its Judge, which says
+// which of the suite's properties apply: the backend declares nothing else.
+func judgeOf(t *testing.T, cfg Config) lease.Judge {
+	t.Helper()
+	var judge lease.Judge
+	probe := func(t *testing.T) {
+		t.Helper()
+		l, err := cfg.NewHarness(t).Open(t.Context(), UniqueName("judge"), lease.Options{Identity: "judge-probe", TTL: cfg.TTL})
+		if err != nil {
+			t.Fatalf("leasetest: opening a lease to ask its Judge: %v", err)
+		}
+		judge = l.Judge()
+	}
+	if cfg.FakeTime {
+		synctest.Test(t, probe)
+	} else {
+		probe(t)
+	}
+	if judge != lease.JudgedByContender && judge != lease.JudgedByStore {
+		t.Fatalf("leasetest: Lease.Judge() = %v, want lease.JudgedByContender or lease.JudgedByStore", judge)
+	}
+	return judge
+}
+
+// cases are the suite's subtests; cas marks properties of the stores whose
+// contenders judge expiry (lease.JudgedByContender) only.
 var cases = []struct {
 	name string
 	cas  bool
@@ -117,22 +137,23 @@ func UniqueName(prefix string) string {
 // env is one subtest's view of the backend: its harness, its lease name and
 // its timing.
 type env struct {
-	t    *testing.T
-	cfg  Config
-	h    Harness
-	ctx  context.Context
-	name string
-	ttl  time.Duration
+	t     *testing.T
+	cfg   Config
+	h     Harness
+	ctx   context.Context
+	name  string
+	ttl   time.Duration
+	judge lease.Judge
 }
 
-func newEnv(t *testing.T, cfg Config, subtest string) *env {
+func newEnv(t *testing.T, cfg Config, subtest string, judge lease.Judge) *env {
 	t.Helper()
 	h := cfg.NewHarness(t)
 	if h == nil {
 		t.Fatal("leasetest: Config.NewHarness returned nil")
 	}
-	e := &env{t: t, cfg: cfg, h: h, ctx: t.Context(), name: UniqueName(subtest), ttl: cfg.TTL}
-	t.Logf("lease %q, TTL %v, fake time %t, CAS %t", e.name, e.ttl, cfg.FakeTime, cfg.CAS)
+	e := &env{t: t, cfg: cfg, h: h, ctx: t.Context(), name: UniqueName(subtest), ttl: cfg.TTL, judge: judge}
+	t.Logf("lease %q, TTL %v, fake time %t, expiry judged by the %v", e.name, e.ttl, cfg.FakeTime, judge)
 	return e
 }
 
@@ -271,7 +292,7 @@ func (e *env) takeOver(l lease.Lease, last lease.Term, firstLook time.Time) leas
 			if early := last.Sent.Add(e.ttl / 2); now.Before(early) {
 				e.t.Errorf("%s took the lease over %v after %s's last write was sent, want at least half the TTL (%v)", id, now.Sub(last.Sent), last.Holder, e.ttl/2)
 			}
-			if e.cfg.CAS && now.Before(firstLook.Add(e.ttl)) {
+			if e.judge == lease.JudgedByContender && now.Before(firstLook.Add(e.ttl)) {
 				e.t.Errorf("%s took the lease over %v after its first look at the record, want at least the TTL (%v): expiry must count from the contender's first sight", id, now.Sub(firstLook), e.ttl)
 			}
 			if term.Token <= last.Token {
@@ -623,7 +644,7 @@ func testRaceExactlyOneWins(e *env) {
 			}
 			// The losers of round 2 may have seen the winner's record before
 			// the polls began, but not before it was sent.
-			if e.cfg.CAS && at.Before(t2.Sent.Add(e.ttl)) {
+			if e.judge == lease.JudgedByContender && at.Before(t2.Sent.Add(e.ttl)) {
 				e.t.Errorf("round 3: contender-%d took over %v after the holder's last write was sent, want at least the TTL (%v)", i, at.Sub(t2.Sent), e.ttl)
 			}
 			if at.After(start.Add(e.ttl + e.margin())) {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // Scheme is the URL scheme memlease registers with lease.Open.
@@ -76,7 +77,7 @@ func (s *Store) Open(name string, opts lease.Options) (lease.Lease, error) {
 	if name == "" {
 		return nil, &lease.OptionError{Field: "name", Value: `""`, Reason: "must not be empty"}
 	}
-	return lease.NewCAS(&driver{store: s, name: name, identity: opts.Identity}, opts)
+	return driver.NewCAS(&conn{store: s, name: name, identity: opts.Identity}, opts)
 }
 
 // Put stores data under name as it is, bypassing the lease engine: a foreign
@@ -101,14 +102,14 @@ func digest(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// driver is one contender's connection to the store.
-type driver struct {
+// conn is one contender's connection to the store: a driver.CAS.
+type conn struct {
 	store    *Store
 	name     string
 	identity string
 }
 
-func (d *driver) Get(ctx context.Context) (lease.Record, error) {
+func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	var o object
 	var ok bool
 	err := d.store.do(ctx, d.identity, false, func() error {
@@ -121,7 +122,7 @@ func (d *driver) Get(ctx context.Context) (lease.Record, error) {
 	case !ok:
 		return lease.Record{}, fmt.Errorf("%w: mem://%s", lease.ErrNoRecord, d.name)
 	}
-	r, err := lease.DecodeJSON(o.data)
+	r, err := driver.DecodeJSON(o.data)
 	if err != nil {
 		return lease.Record{}, fmt.Errorf("mem://%s: %w", d.name, err)
 	}
@@ -129,22 +130,22 @@ func (d *driver) Get(ctx context.Context) (lease.Record, error) {
 	return r, nil
 }
 
-func (d *driver) Create(ctx context.Context, r lease.Record) (string, error) {
+func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
 	return d.put(ctx, r, func(_ object, exists bool) bool { return !exists })
 }
 
-func (d *driver) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
+func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
 	return d.put(ctx, r, func(o object, exists bool) bool { return exists && o.version == version })
 }
 
 // put stores r if cond holds for the current object, atomically.
-func (d *driver) put(ctx context.Context, r lease.Record, cond func(object, bool) bool) (string, error) {
-	data := lease.EncodeJSON(r)
+func (d *conn) put(ctx context.Context, r lease.Record, cond func(object, bool) bool) (string, error) {
+	data := driver.EncodeJSON(r)
 	o := object{data: data, version: digest(data)}
 	err := d.store.do(ctx, d.identity, true, func() error {
 		cur, exists := d.store.objects[d.name]
 		if !cond(cur, exists) {
-			return fmt.Errorf("%w: mem://%s", lease.ErrConflict, d.name)
+			return fmt.Errorf("%w: mem://%s", driver.ErrConflict, d.name)
 		}
 		d.store.objects[d.name] = o
 		return nil

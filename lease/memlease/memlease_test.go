@@ -35,7 +35,6 @@ func TestConformance(t *testing.T) {
 		NewHarness: func(*testing.T) leasetest.Harness { return harness{memlease.NewStore()} },
 		TTL:        ttl,
 		FakeTime:   true,
-		CAS:        true,
 	})
 }
 

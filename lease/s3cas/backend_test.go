@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
@@ -62,7 +63,7 @@ func TestStoredJSON(t *testing.T) {
 			t.Fatalf("Release: %v", err)
 		}
 		body, _, _ = tg.get(t, c, key)
-		if r, err := lease.DecodeJSON(body); err != nil || !r.Released || r.Token != term.Token {
+		if r, err := driver.DecodeJSON(body); err != nil || !r.Released || r.Token != term.Token {
 			t.Errorf("after Release the object is %s (%+v, %v), want a released record with token %d", body, r, err, term.Token)
 		}
 	})
@@ -76,7 +77,7 @@ func TestIdenticalBytesKeepETag(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
 		key := "s3cas-" + awstest.UniqueName("same-bytes")
-		body := lease.EncodeJSON(lease.Record{Holder: "worker-1", Token: 1, TTL: testTTL, Nonce: "0123456789abcdef"})
+		body := driver.EncodeJSON(lease.Record{Holder: "worker-1", Token: 1, TTL: testTTL, Nonce: "0123456789abcdef"})
 		e1, err := tg.put(t.Context(), c, key, body)
 		if err != nil {
 			t.Fatalf("first PutObject: %v", err)

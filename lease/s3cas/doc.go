@@ -1,6 +1,6 @@
 // Package s3cas is a lease backend on one Amazon S3 object, written only
 // with S3's conditional writes: a driver of the compare-and-swap engine in
-// package lease (lease.NewCAS), so it has that engine's guarantees. At most
+// package lease (driver.NewCAS), so it has that engine's guarantees. At most
 // one contender holds the lease at a time, assuming only that clocks tick
 // at nearly the same rate: a contender takes a held lease over only after
 // it has seen the same ETag, unchanged, for the holder's whole TTL on its

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
@@ -32,11 +33,11 @@ func (o op) String() string {
 // classify maps an error of the S3 SDK to the lease package's sentinels. It
 // is the driver's only error mapping, on top of awsdriver.Classify. The
 // result wraps both the sentinel and err, so errors.Is(err,
-// lease.ErrConflict) and errors.As(err, &smithy.APIError) both work. When
+// driver.ErrConflict) and errors.As(err, &smithy.APIError) both work. When
 // ctx has ended, ctx's own error is returned, unwrapped.
 //
-//   - 412 PreconditionFailed: lease.ErrConflict.
-//   - 404 NoSuchKey: lease.ErrNoRecord from GetObject; lease.ErrConflict from
+//   - 412 PreconditionFailed: driver.ErrConflict.
+//   - 404 NoSuchKey: lease.ErrNoRecord from GetObject; driver.ErrConflict from
 //     a conditional put (If-Match on a missing key).
 //   - NoSuchBucket: lease.ErrNotFound, naming the bucket.
 //   - 501 NotImplemented: lease.ErrNotFound: the store has no conditional
@@ -47,17 +48,17 @@ func (o op) String() string {
 //   - Everything else, among it 409 ConditionalRequestConflict, 503
 //     SlowDown, 500, 502, 504, connection errors and timeouts:
 //     lease.ErrUnavailable, which the caller may retry.
-func (d *driver) classify(ctx context.Context, o op, err error) error {
+func (d *conn) classify(ctx context.Context, o op, err error) error {
 	return awsdriver.Classify(ctx, err, fmt.Sprintf("s3cas: %s %s", o, d.url()), func(f awsdriver.Failure) error {
 		switch code, status := f.Code, f.Status; {
 		case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
-			return f.Wrap(lease.ErrConflict, "the object's ETag is not the one expected")
+			return f.Wrap(driver.ErrConflict, "the object's ETag is not the one expected")
 		case code == "NoSuchBucket":
 			return f.Wrap(lease.ErrNotFound, fmt.Sprintf("bucket %q does not exist", d.bucket))
 		case code == "NoSuchKey" && o == opGet:
 			return f.Wrap(lease.ErrNoRecord, "")
 		case code == "NoSuchKey":
-			return f.Wrap(lease.ErrConflict, "the object no longer exists")
+			return f.Wrap(driver.ErrConflict, "the object no longer exists")
 		case code == "NotImplemented" || status == http.StatusNotImplemented:
 			return f.Wrap(lease.ErrNotFound, "the store does not implement a request the lease needs (S3 conditional writes: If-None-Match and If-Match on PutObject)")
 		case code == "RequestTimeTooSkewed":

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -24,7 +25,7 @@ func s3Error(code string) string {
 // fakeDriver returns a driver for s3://leases/jobs on a fake server that
 // answers every request with a, with a client whose own configuration
 // would retry up to 5 times.
-func fakeDriver(t *testing.T, a awstest.Answer) (*driver, *awstest.Server) {
+func fakeDriver(t *testing.T, a awstest.Answer) (*conn, *awstest.Server) {
 	t.Helper()
 	srv := awstest.NewServer(t, awstest.Always(a))
 	c := s3.New(s3.Options{
@@ -33,7 +34,7 @@ func fakeDriver(t *testing.T, a awstest.Answer) (*driver, *awstest.Server) {
 		Credentials:      credentials.NewStaticCredentialsProvider("test", "test", ""),
 		RetryMaxAttempts: 5,
 	})
-	return &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}, srv
+	return &conn{client: c, bucket: "leases", key: "jobs", pathStyle: true}, srv
 }
 
 var testRecord = lease.Record{Holder: "worker-1", Token: 3, TTL: 15 * time.Second, Nonce: "0123456789abcdef"}
@@ -43,7 +44,7 @@ var testRecord = lease.Record{Holder: "worker-1", Token: 3, TTL: 15 * time.Secon
 // the SDK's retries are off even for a client configured to retry.
 func TestClassify(t *testing.T) {
 	t.Parallel()
-	record := string(lease.EncodeJSON(testRecord))
+	record := string(driver.EncodeJSON(testRecord))
 	rows := []struct {
 		name    string
 		op      op
@@ -69,20 +70,20 @@ func TestClassify(t *testing.T) {
 		{"GetUnknownCode", opGet, 400, s3Error("SomethingNew"), nil, lease.ErrUnavailable, "SomethingNew", ""},
 		{"GetNotImplemented", opGet, 501, s3Error("NotImplemented"), nil, lease.ErrNotFound, "NotImplemented", "conditional writes"},
 		{"GetGarbage", opGet, 200, "<html>hello</html>", map[string]string{"ETag": `"abc"`}, lease.ErrCorrupt, "", "s3://leases/jobs"},
-		{"GetOversized", opGet, 200, `{"leasehold":1,"holder":"` + strings.Repeat("x", lease.MaxRecordSize) + `"}`, map[string]string{"ETag": `"abc"`}, lease.ErrCorrupt, "", "4096"},
+		{"GetOversized", opGet, 200, `{"leasehold":1,"holder":"` + strings.Repeat("x", driver.MaxRecordSize) + `"}`, map[string]string{"ETag": `"abc"`}, lease.ErrCorrupt, "", "4096"},
 		{"GetNoETag", opGet, 200, record, nil, lease.ErrUnavailable, "", "no ETag"},
 
 		{"CreateOK", opCreate, 200, "", map[string]string{"ETag": `"new"`}, nil, "", ""},
 		{"CreateNoETag", opCreate, 200, "", nil, lease.ErrUnavailable, "", "no ETag"},
-		{"CreatePreconditionFailed", opCreate, 412, s3Error("PreconditionFailed"), nil, lease.ErrConflict, "PreconditionFailed", ""},
+		{"CreatePreconditionFailed", opCreate, 412, s3Error("PreconditionFailed"), nil, driver.ErrConflict, "PreconditionFailed", ""},
 		{"CreateConditionalRequestConflict", opCreate, 409, s3Error("ConditionalRequestConflict"), nil, lease.ErrUnavailable, "ConditionalRequestConflict", ""},
 		{"CreateNoSuchBucket", opCreate, 404, s3Error("NoSuchBucket"), nil, lease.ErrNotFound, "NoSuchBucket", `bucket "leases"`},
 		{"CreateSlowDown", opCreate, 503, s3Error("SlowDown"), nil, lease.ErrUnavailable, "SlowDown", ""},
 		{"CreateNotImplemented", opCreate, 501, s3Error("NotImplemented"), nil, lease.ErrNotFound, "NotImplemented", "If-None-Match"},
 
 		{"ReplaceOK", opReplace, 200, "", map[string]string{"ETag": `"new"`}, nil, "", ""},
-		{"ReplacePreconditionFailed", opReplace, 412, s3Error("PreconditionFailed"), nil, lease.ErrConflict, "PreconditionFailed", ""},
-		{"ReplaceNoSuchKey", opReplace, 404, s3Error("NoSuchKey"), nil, lease.ErrConflict, "NoSuchKey", "no longer exists"},
+		{"ReplacePreconditionFailed", opReplace, 412, s3Error("PreconditionFailed"), nil, driver.ErrConflict, "PreconditionFailed", ""},
+		{"ReplaceNoSuchKey", opReplace, 404, s3Error("NoSuchKey"), nil, driver.ErrConflict, "NoSuchKey", "no longer exists"},
 		{"ReplaceConditionalRequestConflict", opReplace, 409, s3Error("ConditionalRequestConflict"), nil, lease.ErrUnavailable, "ConditionalRequestConflict", ""},
 		{"ReplaceAccessDenied", opReplace, 403, s3Error("AccessDenied"), nil, lease.ErrPermission, "AccessDenied", "s3:PutObject"},
 		{"ReplaceInternalError", opReplace, 500, s3Error("InternalError"), nil, lease.ErrUnavailable, "InternalError", ""},
@@ -149,7 +150,7 @@ func TestClassifyContextErrors(t *testing.T) {
 	t.Parallel()
 	awstest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
 		c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
-		d := &driver{client: c, bucket: "leases", key: "jobs", pathStyle: true}
+		d := &conn{client: c, bucket: "leases", key: "jobs", pathStyle: true}
 		return map[string]func(context.Context) error{
 			"Get":    func(ctx context.Context) error { _, err := d.Get(ctx); return err },
 			"Create": func(ctx context.Context) error { _, err := d.Create(ctx, testRecord); return err },

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // cannedObject is an HTTP client that answers every request, without a
@@ -38,7 +39,7 @@ func (c cannedObject) Do(r *http.Request) (*http.Response, error) {
 
 // FuzzGetObject: whatever object sits at a lease's key, with whatever
 // ETag, the driver's Get must not panic; it must report an object that
-// lease.DecodeJSON does not accept (of any size: Get reads at most
+// driver.DecodeJSON does not accept (of any size: Get reads at most
 // MaxRecordSize+1 bytes) as lease.ErrCorrupt, a record without an ETag as
 // lease.ErrUnavailable, and otherwise return the record with its ETag as
 // Version. Seeds: testdata/fuzz/FuzzGetObject.
@@ -47,7 +48,7 @@ func FuzzGetObject(f *testing.F) {
 	for _, s := range []struct{ body, etag string }{
 		{valid, `"9b2cf535f27731c974343645a3985328"`},
 		{valid, ""},
-		{valid + string(bytes.Repeat([]byte(" "), lease.MaxRecordSize)), `"e"`},
+		{valid + string(bytes.Repeat([]byte(" "), driver.MaxRecordSize)), `"e"`},
 		{`<?xml version="1.0"?><Error><Code>NoSuchKey</Code></Error>`, `"x"`},
 		{"", `"d41d8cd98f00b204e9800998ecf8427e"`},
 	} {
@@ -60,9 +61,9 @@ func FuzzGetObject(f *testing.F) {
 			Credentials:  aws.AnonymousCredentials{},
 			HTTPClient:   cannedObject{body: body, etag: etag},
 		})
-		d := &driver{client: client, bucket: "leases", key: "jobs", pathStyle: true}
+		d := &conn{client: client, bucket: "leases", key: "jobs", pathStyle: true}
 		r, err := d.Get(context.Background())
-		want, decodeErr := lease.DecodeJSON(body[:min(len(body), lease.MaxRecordSize+1)])
+		want, decodeErr := driver.DecodeJSON(body[:min(len(body), driver.MaxRecordSize+1)])
 		switch {
 		case decodeErr != nil:
 			if !errors.Is(err, lease.ErrCorrupt) {

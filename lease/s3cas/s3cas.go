@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
@@ -62,7 +63,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err != nil {
 		return nil, err
 	}
-	return lease.NewCAS(&driver{client: client, bucket: opts.Bucket, key: opts.Key, pathStyle: opts.UsePathStyle}, lopts)
+	return driver.NewCAS(&conn{client: client, bucket: opts.Bucket, key: opts.Key, pathStyle: opts.UsePathStyle}, lopts)
 }
 
 func (o Options) validate() error {
@@ -77,10 +78,10 @@ func (o Options) validate() error {
 	return nil
 }
 
-// driver is the lease.CASDriver for one object. A record's version is the
+// driver is the driver.CAS for one object. A record's version is the
 // object's ETag, exactly as S3 returns it (quotes included), and goes back
 // to S3 unchanged in If-Match.
-type driver struct {
+type conn struct {
 	client    *s3.Client
 	bucket    string
 	key       string
@@ -91,7 +92,7 @@ type driver struct {
 // within its own deadlines), request bodies that cannot close a connection
 // under an answered request (see awsdriver.PlainBodies: every PutObject has
 // a body), and path-style addressing when asked for.
-func (d *driver) callOptions(o *s3.Options) {
+func (d *conn) callOptions(o *s3.Options) {
 	awsdriver.NoRetries(&o.Retryer, &o.RetryMaxAttempts)
 	o.HTTPClient = awsdriver.PlainBodies(o.HTTPClient)
 	if d.pathStyle {
@@ -99,7 +100,7 @@ func (d *driver) callOptions(o *s3.Options) {
 	}
 }
 
-func (d *driver) Get(ctx context.Context) (lease.Record, error) {
+func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &d.bucket, Key: &d.key}, d.callOptions)
 	if err != nil {
 		return lease.Record{}, d.classify(ctx, opGet, err)
@@ -107,11 +108,11 @@ func (d *driver) Get(ctx context.Context) (lease.Record, error) {
 	defer out.Body.Close()
 	// One byte more than a record may have, so that DecodeJSON sees an
 	// oversized object as such, without reading all of it.
-	b, err := io.ReadAll(io.LimitReader(out.Body, lease.MaxRecordSize+1))
+	b, err := io.ReadAll(io.LimitReader(out.Body, driver.MaxRecordSize+1))
 	if err != nil {
 		return lease.Record{}, d.classify(ctx, opGet, err)
 	}
-	r, err := lease.DecodeJSON(b)
+	r, err := driver.DecodeJSON(b)
 	if err != nil {
 		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
 	}
@@ -122,17 +123,17 @@ func (d *driver) Get(ctx context.Context) (lease.Record, error) {
 	return r, nil
 }
 
-func (d *driver) Create(ctx context.Context, r lease.Record) (string, error) {
+func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
 	return d.put(ctx, opCreate, r, &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
 }
 
-func (d *driver) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
+func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
 	return d.put(ctx, opReplace, r, &s3.PutObjectInput{IfMatch: &version})
 }
 
 // put writes r with in's condition and returns the new ETag.
-func (d *driver) put(ctx context.Context, op op, r lease.Record, in *s3.PutObjectInput) (string, error) {
-	body := lease.EncodeJSON(r)
+func (d *conn) put(ctx context.Context, op op, r lease.Record, in *s3.PutObjectInput) (string, error) {
+	body := driver.EncodeJSON(r)
 	in.Bucket, in.Key = &d.bucket, &d.key
 	in.Body = bytes.NewReader(body)
 	in.ContentLength = aws.Int64(int64(len(body)))
@@ -149,4 +150,4 @@ func (d *driver) put(ctx context.Context, op op, r lease.Record, in *s3.PutObjec
 	return *out.ETag, nil
 }
 
-func (d *driver) url() string { return "s3://" + d.bucket + "/" + d.key }
+func (d *conn) url() string { return "s3://" + d.bucket + "/" + d.key }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
@@ -26,7 +27,7 @@ func TestOpenURL(t *testing.T) {
 		tg.track(key)
 		awstest.UseURL(t, urlstr, testTTL, func(term lease.Term) {
 			body, etag, _ := tg.get(t, tg.newClient(nil), key)
-			if r, err := lease.DecodeJSON(body); err != nil || r.Holder != "worker-1" || etag != term.Version {
+			if r, err := driver.DecodeJSON(body); err != nil || r.Holder != "worker-1" || etag != term.Version {
 				t.Errorf("object at %s is %s (ETag %s), want worker-1's record at ETag %s", key, body, etag, term.Version)
 			}
 		})

@@ -50,7 +50,7 @@ func (f Failure) CodeOrStatus() string {
 // Classify maps err, the SDK's error from the call what names, to the lease
 // package's sentinels; it is the part of a backend's one error mapping
 // that every AWS service shares. When ctx has ended, it returns ctx's own
-// error, unwrapped, for lease.Call to tell the caller's cancellation from
+// error, unwrapped, for driver.Call to tell the caller's cancellation from
 // its own CallTimeout. Otherwise rules, the backend's mapping of its
 // service's codes, gets the failure and returns the error for it
 // (usually Failure.Wrap), or nil for a failure it does not claim: that is

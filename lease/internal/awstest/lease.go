@@ -48,7 +48,6 @@ func RunConformance(t *testing.T, h *Harness) {
 	leasetest.RunConformanceTests(t, leasetest.Config{
 		NewHarness: func(*testing.T) leasetest.Harness { return h },
 		TTL:        ConformanceTTL,
-		CAS:        true,
 	})
 }
 

@@ -1,4 +1,4 @@
-package lease_test
+package driver_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 )
 
@@ -314,7 +315,7 @@ func TestCASTokenCannotGrow(t *testing.T) {
 	for _, released := range []bool{true, false} {
 		t.Run(fmt.Sprintf("released=%t", released), func(t *testing.T) {
 			bubble(t, func(t *testing.T, store *memlease.Store) {
-				data := lease.EncodeJSON(lease.Record{Holder: "old", Token: math.MaxUint64, TTL: ttl, Released: released, Nonce: "n"})
+				data := driver.EncodeJSON(lease.Record{Holder: "old", Token: math.MaxUint64, TTL: ttl, Released: released, Nonce: "n"})
 				store.Put("job", data)
 				a := openLease(t, store, "a")
 				if !released {
@@ -580,7 +581,7 @@ func TestCASReleaseKeepsTheRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		data, ok := store.Bytes("job")
-		r, err := lease.DecodeJSON(data)
+		r, err := driver.DecodeJSON(data)
 		if !ok || err != nil || r.Holder != "a" || r.Token != ta.Token || !r.Released {
 			t.Errorf("stored after Release: %s (%v), want a's record, released, with token %d", data, err, ta.Token)
 		}
@@ -601,22 +602,22 @@ func (d *stubDriver) Get(context.Context) (lease.Record, error) { return d.rec, 
 
 func (d *stubDriver) Create(context.Context, lease.Record) (string, error) {
 	d.writes++
-	return "", lease.ErrConflict
+	return "", driver.ErrConflict
 }
 
 func (d *stubDriver) Replace(context.Context, lease.Record, string) (string, error) {
 	d.writes++
-	return "", lease.ErrConflict
+	return "", driver.ErrConflict
 }
 
 func TestNewCAS(t *testing.T) {
-	if _, err := lease.NewCAS(nil, lease.Options{Identity: "a"}); !errors.Is(err, lease.ErrInvalid) {
+	if _, err := driver.NewCAS(nil, lease.Options{Identity: "a"}); !errors.Is(err, lease.ErrInvalid) {
 		t.Errorf("NewCAS(nil): %v, want ErrInvalid", err)
 	}
-	if _, err := lease.NewCAS(&stubDriver{}, lease.Options{}); !errors.Is(err, lease.ErrInvalid) {
+	if _, err := driver.NewCAS(&stubDriver{}, lease.Options{}); !errors.Is(err, lease.ErrInvalid) {
 		t.Errorf("NewCAS without an identity: %v, want ErrInvalid", err)
 	}
-	l, err := lease.NewCAS(&stubDriver{}, lease.Options{Identity: "a"})
+	l, err := driver.NewCAS(&stubDriver{}, lease.Options{Identity: "a"})
 	if err != nil || l.Options() != (lease.Options{Identity: "a", TTL: lease.DefaultTTL, CallTimeout: lease.DefaultTTL / 5}) {
 		t.Errorf("NewCAS: options %+v, %v; want the defaults filled in", l.Options(), err)
 	}
@@ -633,7 +634,7 @@ func TestCASChecksDriverRecords(t *testing.T) {
 		{name: "store missing", d: &stubDriver{err: fmt.Errorf("no such bucket: %w", lease.ErrNotFound)}, want: lease.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := lease.NewCAS(tc.d, lease.Options{Identity: "a", TTL: ttl})
+			l, err := driver.NewCAS(tc.d, lease.Options{Identity: "a", TTL: ttl})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package lease_test
+package driver_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 func TestDecodeJSONRejects(t *testing.T) {
@@ -33,10 +34,10 @@ func TestDecodeJSONRejects(t *testing.T) {
 		{name: "non-ASCII holder", data: strings.Replace(valid, `"holder":"worker-1"`, `"holder":"wörker"`, 1)},
 		{name: "trailing data", data: valid + `{}`},
 		{name: "trailing garbage", data: valid + ` x`},
-		{name: "over 4096 bytes", data: valid + strings.Repeat(" ", lease.MaxRecordSize)},
+		{name: "over 4096 bytes", data: valid + strings.Repeat(" ", driver.MaxRecordSize)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := lease.DecodeJSON([]byte(tc.data))
+			r, err := driver.DecodeJSON([]byte(tc.data))
 			if !errors.Is(err, lease.ErrCorrupt) {
 				t.Errorf("DecodeJSON(%.80q) = %+v, %v; want an error matching lease.ErrCorrupt", tc.data, r, err)
 			}
@@ -62,7 +63,7 @@ func TestDecodeJSONAccepts(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := lease.DecodeJSON([]byte(tc.data))
+			got, err := driver.DecodeJSON([]byte(tc.data))
 			if err != nil || got != tc.want {
 				t.Errorf("DecodeJSON = %+v, %v; want %+v, nil", got, err, tc.want)
 			}
@@ -75,28 +76,28 @@ func TestJSONRoundTrip(t *testing.T) {
 		{Holder: "worker-1", Token: 1, TTL: 15 * time.Second, Nonce: "0123456789abcdef"},
 		{Holder: strings.Repeat("h", lease.MaxIdentityLen), Token: math.MaxUint64, TTL: time.Millisecond, Released: true, Nonce: `"quoted" \ nonce`},
 	} {
-		b := lease.EncodeJSON(r)
-		if len(b) > lease.MaxRecordSize {
+		b := driver.EncodeJSON(r)
+		if len(b) > driver.MaxRecordSize {
 			t.Errorf("EncodeJSON of %+v is %d bytes, over MaxRecordSize", r, len(b))
 		}
-		got, err := lease.DecodeJSON(b)
+		got, err := driver.DecodeJSON(b)
 		if err != nil || got != r {
 			t.Errorf("DecodeJSON(EncodeJSON(%+v)) = %+v, %v; want the record back", r, got, err)
 		}
 	}
 	// The version is the store's, not part of the record's bytes.
 	r := lease.Record{Holder: "w", Token: 3, TTL: time.Second, Nonce: "n", Version: "etag-1"}
-	if got, _ := lease.DecodeJSON(lease.EncodeJSON(r)); got.Version != "" {
+	if got, _ := driver.DecodeJSON(driver.EncodeJSON(r)); got.Version != "" {
 		t.Errorf("Version %q survived encoding, want it left out", got.Version)
 	}
-	if want := `{"leasehold":1,"holder":"w","token":3,"ttl_ms":1000,"released":false,"nonce":"n"}`; string(lease.EncodeJSON(r)) != want {
-		t.Errorf("EncodeJSON = %s, want %s", lease.EncodeJSON(r), want)
+	if want := `{"leasehold":1,"holder":"w","token":3,"ttl_ms":1000,"released":false,"nonce":"n"}`; string(driver.EncodeJSON(r)) != want {
+		t.Errorf("EncodeJSON = %s, want %s", driver.EncodeJSON(r), want)
 	}
 }
 
 func TestRecordCheck(t *testing.T) {
 	ok := lease.Record{Holder: "w", Token: 1, TTL: time.Millisecond, Nonce: "n"}
-	if err := ok.Check(); err != nil {
+	if err := driver.Check(ok); err != nil {
 		t.Errorf("Check(%+v) = %v, want nil", ok, err)
 	}
 	for _, tc := range []struct {
@@ -112,7 +113,7 @@ func TestRecordCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ok
 			tc.change(&r)
-			if err := r.Check(); !errors.Is(err, lease.ErrCorrupt) {
+			if err := driver.Check(r); !errors.Is(err, lease.ErrCorrupt) {
 				t.Errorf("Check(%+v) = %v, want an error matching lease.ErrCorrupt", r, err)
 			}
 		})

@@ -1,12 +1,12 @@
-package lease
+package driver
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"math"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 // FormatVersion is the value of the "leasehold" field of the JSON record.
@@ -31,7 +31,7 @@ type jsonRecord struct {
 }
 
 // EncodeJSON returns the record's JSON form, one line, without its Version.
-func EncodeJSON(r Record) []byte {
+func EncodeJSON(r lease.Record) []byte {
 	b, err := json.Marshal(jsonRecord{
 		Format:   FormatVersion,
 		Holder:   r.Holder,
@@ -47,44 +47,45 @@ func EncodeJSON(r Record) []byte {
 }
 
 // DecodeJSON parses a record written by EncodeJSON and checks it with
-// Record.Check. Anything else, including a record of another format version,
-// yields an error wrapping ErrCorrupt.
-func DecodeJSON(b []byte) (Record, error) {
+// Check. Anything else, including a record of another format version,
+// yields an error wrapping lease.ErrCorrupt.
+func DecodeJSON(b []byte) (lease.Record, error) {
 	if len(b) > MaxRecordSize {
-		return Record{}, Corruptf("object is %d bytes or more, a record at most %d", len(b), MaxRecordSize)
+		return lease.Record{}, Corruptf("object is %d bytes or more, a record at most %d", len(b), MaxRecordSize)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var j jsonRecord
 	if err := dec.Decode(&j); err != nil {
-		return Record{}, Corruptf("object is not a JSON lease record: %v", err)
+		return lease.Record{}, Corruptf("object is not a JSON lease record: %v", err)
 	}
 	if dec.More() {
-		return Record{}, Corruptf("object has data after the JSON record")
+		return lease.Record{}, Corruptf("object has data after the JSON record")
 	}
 	if j.Format != FormatVersion {
-		return Record{}, Corruptf(`"leasehold" is %d, want %d`, j.Format, FormatVersion)
+		return lease.Record{}, Corruptf(`"leasehold" is %d, want %d`, j.Format, FormatVersion)
 	}
 	if j.TTLms > math.MaxInt64/int64(time.Millisecond) || j.TTLms < math.MinInt64/int64(time.Millisecond) {
-		return Record{}, Corruptf(`"ttl_ms" is %d, beyond any duration`, j.TTLms)
+		return lease.Record{}, Corruptf(`"ttl_ms" is %d, beyond any duration`, j.TTLms)
 	}
-	r := Record{
+	r := lease.Record{
 		Holder:   j.Holder,
 		Token:    j.Token,
 		TTL:      time.Duration(j.TTLms) * time.Millisecond,
 		Released: j.Released,
 		Nonce:    j.Nonce,
 	}
-	return r, r.Check()
+	return r, Check(r)
 }
 
-// Check reports, wrapping ErrCorrupt, a record that no leasehold writer
-// could have written: no holder, token 0, a TTL that is not positive, or no
-// nonce. The CAS engine checks every record its driver returns.
-func (r Record) Check() error {
+// Check reports, wrapping lease.ErrCorrupt, a record that no leasehold
+// writer could have written: no valid holder, token 0, a TTL that is not
+// positive, or no nonce. The CAS engine checks every record its driver
+// returns, and every decoder checks what it decodes.
+func Check(r lease.Record) error {
 	switch {
-	case ValidateIdentity(r.Holder) != nil:
-		return Corruptf("holder %s is not a valid identity", quote(r.Holder))
+	case lease.ValidateIdentity(r.Holder) != nil:
+		return Corruptf("holder %+.64q is not a valid identity", r.Holder)
 	case r.Token == 0:
 		return Corruptf("token is 0")
 	case r.TTL <= 0 || r.TTL.Milliseconds() <= 0:
@@ -93,11 +94,4 @@ func (r Record) Check() error {
 		return Corruptf("nonce is empty")
 	}
 	return nil
-}
-
-// newNonce returns 16 random hex digits.
-func newNonce() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b[:])
 }

@@ -1,39 +1,40 @@
-package lease
+package driver
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
 	"sync"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
-// CASDriver is a compare-and-swap store holding one lease record at one key.
-// Memory, S3 and DynamoDB implement it; NewCAS turns one into a Lease. A
-// driver only moves records: it judges nothing. All timing, fencing and
-// resolution of unknown outcomes lives once, in the engine.
+// CAS is a compare-and-swap store holding one lease record at one key.
+// Memory, S3 and DynamoDB implement it; NewCAS turns one into a
+// lease.Lease. A driver only moves records: it judges nothing. All timing,
+// fencing and resolution of unknown outcomes lives once, in the engine.
 //
 // Every method must return promptly once ctx ends. Errors must wrap one of
-// this package's sentinels: a driver maps its SDK's errors to them once.
-// Records passed to Create and Replace have passed Record.Check.
-type CASDriver interface {
+// package lease's sentinels, or ErrConflict: a driver maps its SDK's
+// errors to them once. Records passed to Create and Replace have passed
+// Check.
+type CAS interface {
 	// Get returns the stored record with its Version set. It returns an
-	// error wrapping ErrNoRecord when the key holds nothing, ErrCorrupt
-	// when it holds something that is not a record, and ErrNotFound when
-	// the bucket or table itself is missing.
-	Get(ctx context.Context) (Record, error)
+	// error wrapping lease.ErrNoRecord when the key holds nothing,
+	// lease.ErrCorrupt when it holds something that is not a record, and
+	// lease.ErrNotFound when the bucket or table itself is missing.
+	Get(ctx context.Context) (lease.Record, error)
 	// Create stores r only if the key holds nothing, and returns the new
 	// version. It returns ErrConflict if the key holds anything.
-	Create(ctx context.Context, r Record) (version string, err error)
+	Create(ctx context.Context, r lease.Record) (version string, err error)
 	// Replace stores r only if the key's current version is version, and
 	// returns the new version, which must differ from every version the key
 	// has had, as long as r's Nonce is fresh. It returns ErrConflict if the
 	// version differs or the key holds nothing.
-	Replace(ctx context.Context, r Record, version string) (newVersion string, err error)
+	Replace(ctx context.Context, r lease.Record, version string) (newVersion string, err error)
 }
 
-// NewCAS returns a Lease over a CAS driver. It is the single implementation
+// NewCAS returns a lease.Lease over a CAS driver. It is the single implementation
 // of the safety rules for compare-and-swap stores:
 //
 //   - Expiry is judged on this contender's monotonic clock: it takes over a
@@ -47,9 +48,9 @@ type CASDriver interface {
 //     failed condition, which a retried write can report although it
 //     succeeded) is resolved by reading the record back and comparing
 //     holder, token and nonce.
-func NewCAS(d CASDriver, opts Options) (Lease, error) {
+func NewCAS(d CAS, opts lease.Options) (lease.Lease, error) {
 	if d == nil {
-		return nil, &OptionError{Field: "driver", Value: nil, Reason: "must not be nil"}
+		return nil, &lease.OptionError{Field: "driver", Value: nil, Reason: "must not be nil"}
 	}
 	opts, err := opts.Validate()
 	if err != nil {
@@ -59,8 +60,8 @@ func NewCAS(d CASDriver, opts Options) (Lease, error) {
 }
 
 type casLease struct {
-	d    CASDriver
-	opts Options
+	d    CAS
+	opts lease.Options
 
 	mu sync.Mutex
 	// seen is the version this contender's reads last returned, and when
@@ -72,49 +73,52 @@ type casLease struct {
 	// lastWrite is the record this contender last tried to write. If a
 	// read finds it current, this contender wrote it and nobody has written
 	// since, so it may replace it without waiting a TTL.
-	lastWrite Record
+	lastWrite lease.Record
 }
 
-func (c *casLease) Options() Options { return c.opts }
+func (c *casLease) Options() lease.Options { return c.opts }
 
-func (c *casLease) Observe(ctx context.Context) (Record, error) {
+func (c *casLease) Judge() lease.Judge { return lease.JudgedByContender }
+
+func (c *casLease) Observe(ctx context.Context) (lease.Record, error) {
 	return c.read(ctx)
 }
 
-func (c *casLease) Acquire(ctx context.Context) (Term, error) {
+func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	cur, err := c.read(ctx)
-	if err != nil && !errors.Is(err, ErrNoRecord) {
-		return Term{}, err
+	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return lease.Term{}, err
 	}
 	if cur.Held() && !c.wroteLast(cur) {
 		if wait := c.wait(cur); wait > 0 {
-			return Term{}, &HeldError{Record: cur, Wait: wait}
+			return lease.Term{}, &lease.HeldError{Record: cur, Wait: wait}
 		}
 	}
-	if cur.Token == math.MaxUint64 {
-		return Term{}, Corruptf("token %d cannot grow", cur.Token)
+	token, err := NextToken(cur)
+	if err != nil {
+		return lease.Term{}, err
 	}
-	t, got, err := c.write(ctx, cur.Version, c.record(cur.Token+1, false))
+	t, got, err := c.write(ctx, cur.Version, c.record(token, false))
 	switch {
 	case err == nil:
 		return t, nil
 	case got.Held() && got.Version != cur.Version: // another contender won
-		return Term{}, &HeldError{Record: got, Wait: c.wait(got)}
+		return lease.Term{}, &lease.HeldError{Record: got, Wait: c.wait(got)}
 	case got.Version != "": // unchanged, or changed and left free: try again
-		return Term{}, transient(err)
+		return lease.Term{}, Transient(err)
 	}
-	return Term{}, err
+	return lease.Term{}, err
 }
 
-func (c *casLease) Renew(ctx context.Context, t Term) (Term, error) {
-	if err := c.issued(t); err != nil {
-		return Term{}, err
+func (c *casLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if err := CheckTerm(t, c.opts); err != nil {
+		return lease.Term{}, err
 	}
 	return c.rewrite(ctx, t, false)
 }
 
-func (c *casLease) Release(ctx context.Context, t Term) error {
-	if err := c.issued(t); err != nil {
+func (c *casLease) Release(ctx context.Context, t lease.Term) error {
+	if err := CheckTerm(t, c.opts); err != nil {
 		return err
 	}
 	_, err := c.rewrite(ctx, t, true)
@@ -125,7 +129,7 @@ func (c *casLease) Release(ctx context.Context, t Term) error {
 // when released is set). If the write fails and a re-read shows the tenure
 // continuing at another version (an earlier write of this contender landed
 // unseen), it writes once more on that version.
-func (c *casLease) rewrite(ctx context.Context, t Term, released bool) (Term, error) {
+func (c *casLease) rewrite(ctx context.Context, t lease.Term, released bool) (lease.Term, error) {
 	version := t.Version
 	for retried := false; ; retried = true {
 		nt, got, err := c.write(ctx, version, c.record(t.Token, released))
@@ -133,22 +137,22 @@ func (c *casLease) rewrite(ctx context.Context, t Term, released bool) (Term, er
 		case err == nil:
 			return nt, nil
 		case got.Version == "": // not re-read: the outcome is unknown
-			return Term{}, err
+			return lease.Term{}, err
 		case released && got.Released && got.Holder == t.Holder && got.Token == t.Token:
-			return Term{}, nil
+			return lease.Term{}, nil
 		case got.Holder != t.Holder || got.Token != t.Token || got.Released:
-			return Term{}, lostTo(got)
+			return lease.Term{}, LostTo(got)
 		case got.Version == version || retried:
-			return Term{}, transient(err)
+			return lease.Term{}, Transient(err)
 		}
 		version = got.Version
 	}
 }
 
 // write stores want: created when version is empty, else replacing version.
-// On failure it reads the record back; got is that record when the read
-// succeeded, and if it is want the write succeeded after all.
-func (c *casLease) write(ctx context.Context, version string, want Record) (t Term, got Record, err error) {
+// On failure it reads the record back (ReadBack); got is that record when
+// the read succeeded, and if it is want the write succeeded after all.
+func (c *casLease) write(ctx context.Context, version string, want lease.Record) (t lease.Term, got lease.Record, err error) {
 	c.mu.Lock()
 	prev := c.lastWrite
 	c.lastWrite = want
@@ -165,35 +169,30 @@ func (c *casLease) write(ctx context.Context, version string, want Record) (t Te
 	if err == nil {
 		return termOf(want, sent), want, nil
 	}
-	if ctx.Err() != nil {
-		return Term{}, Record{}, ctx.Err()
-	}
-	got, rerr := c.read(ctx)
+	got, err = ReadBack(ctx, err, want, c.read)
 	switch {
-	case rerr != nil:
-		return Term{}, Record{}, fmt.Errorf("%w: outcome unknown: %w; reading back failed: %v", ErrUnavailable, err, rerr)
-	case sameWrite(got, want):
+	case err == nil:
 		return termOf(got, sent), got, nil
-	case sameWrite(got, prev): // this write did not land; the record is still our last one
+	case SameWrite(got, prev): // this write did not land; the record is still our last one
 		c.mu.Lock()
 		c.lastWrite = prev
 		c.mu.Unlock()
 	}
-	return Term{}, got, err
+	return lease.Term{}, got, err
 }
 
 // read gets and checks the record, and notes its version for expiry.
-func (c *casLease) read(ctx context.Context) (Record, error) {
-	var r Record
+func (c *casLease) read(ctx context.Context) (lease.Record, error) {
+	var r lease.Record
 	err := c.call(ctx, func(ctx context.Context) (err error) {
 		r, err = c.d.Get(ctx)
 		return err
 	})
 	if err == nil {
-		err = r.Check()
+		err = Check(r)
 	}
 	if err != nil {
-		return Record{}, err
+		return lease.Record{}, err
 	}
 	c.mu.Lock()
 	if r.Version != c.seen.version {
@@ -205,7 +204,7 @@ func (c *casLease) read(ctx context.Context) (Record, error) {
 
 // wait returns how much longer r must stay unchanged before this contender
 // may take it over. r must be the record read last.
-func (c *casLease) wait(r Record) time.Duration {
+func (c *casLease) wait(r lease.Record) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r.Version != c.seen.version {
@@ -214,15 +213,10 @@ func (c *casLease) wait(r Record) time.Duration {
 	return max(r.TTL-time.Since(c.seen.at), 0)
 }
 
-func (c *casLease) wroteLast(r Record) bool {
+func (c *casLease) wroteLast(r lease.Record) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return sameWrite(r, c.lastWrite)
-}
-
-// sameWrite reports whether r is the record written as w.
-func sameWrite(r, w Record) bool {
-	return w.Nonce != "" && r.Nonce == w.Nonce && r.Holder == w.Holder && r.Token == w.Token
+	return SameWrite(r, c.lastWrite)
 }
 
 // call runs one driver call under CallTimeout.
@@ -230,34 +224,10 @@ func (c *casLease) call(ctx context.Context, f func(context.Context) error) erro
 	return Call(ctx, c.opts.CallTimeout, f)
 }
 
-func (c *casLease) record(token uint64, released bool) Record {
-	return Record{Holder: c.opts.Identity, Token: token, TTL: c.opts.TTL, Released: released, Nonce: newNonce()}
+func (c *casLease) record(token uint64, released bool) lease.Record {
+	return lease.Record{Holder: c.opts.Identity, Token: token, TTL: c.opts.TTL, Released: released, Nonce: NewNonce()}
 }
 
-// issued checks that t could have come from this lease.
-func (c *casLease) issued(t Term) error {
-	if t.Holder != c.opts.Identity || t.Token == 0 || t.Version == "" {
-		return &OptionError{Field: "Term", Value: fmt.Sprintf("%s/%d", quote(t.Holder), t.Token), Reason: "was not issued to " + quote(c.opts.Identity)}
-	}
-	return nil
-}
-
-func termOf(r Record, sent time.Time) Term {
-	return Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version}
-}
-
-// transient marks err, a failure whose cause may pass, as ErrUnavailable.
-func transient(err error) error {
-	if errors.Is(err, ErrUnavailable) {
-		return err
-	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-// lostTo returns ErrLost describing the record that ended the term.
-func lostTo(r Record) error {
-	if r.Released {
-		return fmt.Errorf("%w: released by %q (token %d)", ErrLost, r.Holder, r.Token)
-	}
-	return fmt.Errorf("%w: now held by %q (token %d)", ErrLost, r.Holder, r.Token)
+func termOf(r lease.Record, sent time.Time) lease.Term {
+	return lease.Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version}
 }

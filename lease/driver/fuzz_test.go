@@ -1,15 +1,16 @@
-package lease_test
+package driver_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // FuzzDecodeJSON: whatever bytes sit at a lease's key, DecodeJSON must not
 // panic, must report anything it does not accept as lease.ErrCorrupt, and
-// must accept only records that pass Record.Check and that EncodeJSON
+// must accept only records that pass Check and that EncodeJSON
 // writes back as the same record, so that no foreign value is read as
 // something else (a huge ttl_ms as a small TTL, say). Seeds:
 // testdata/fuzz/FuzzDecodeJSON.
@@ -25,20 +26,20 @@ func FuzzDecodeJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := lease.DecodeJSON(b)
+		r, err := driver.DecodeJSON(b)
 		if err != nil {
 			if !errors.Is(err, lease.ErrCorrupt) {
 				t.Fatalf("DecodeJSON(%q): %v, want an error matching lease.ErrCorrupt", b, err)
 			}
 			return
 		}
-		if err := r.Check(); err != nil {
+		if err := driver.Check(r); err != nil {
 			t.Fatalf("DecodeJSON(%q) accepted %+v, which fails Check: %v", b, r, err)
 		}
 		if r.Version != "" {
 			t.Fatalf("DecodeJSON(%q) set Version %q; the JSON has none", b, r.Version)
 		}
-		again, err := lease.DecodeJSON(lease.EncodeJSON(r))
+		again, err := driver.DecodeJSON(driver.EncodeJSON(r))
 		if err != nil || again != r {
 			t.Fatalf("DecodeJSON(%q) = %+v, but EncodeJSON of it reads back as %+v, %v: the input was not read as written", b, r, again, err)
 		}

@@ -1,0 +1,64 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// ErrConflict is what a CAS driver returns when a conditional write's
+// condition did not hold (the key held something, or another version). The
+// engine never lets it reach an application: it reads the record back and
+// reports the lease held, lost or unavailable.
+var ErrConflict = errors.New("lease: version conflict")
+
+// Corruptf returns an error wrapping lease.ErrCorrupt, for decoders.
+func Corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", lease.ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// Call runs one request to a store, f, under timeout: the per-call bound
+// every backend applies (lease.Options.CallTimeout). When the caller's own
+// ctx ends first, Call returns ctx's error, unwrapped; when only the
+// timeout fired, it returns an error wrapping lease.ErrUnavailable that
+// names the timeout. Otherwise it returns f's error as it is.
+func Call(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := f(cctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case cctx.Err() != nil && !errors.Is(err, lease.ErrUnavailable):
+		return fmt.Errorf("%w: no answer within CallTimeout (%v): %w", lease.ErrUnavailable, timeout, err)
+	}
+	return err
+}
+
+// Transient marks err, a failure whose cause may pass, as
+// lease.ErrUnavailable (unless it already is).
+func Transient(err error) error {
+	if errors.Is(err, lease.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", lease.ErrUnavailable, err)
+}
+
+// LostTo returns an error wrapping lease.ErrLost that says what ended a
+// term: r, the record as read afterwards. A record with no holder is a
+// lease held by someone who has not written their name (a native lease
+// taken by another tool, or by a contender still acquiring it).
+func LostTo(r lease.Record) error {
+	switch {
+	case r.Holder == "":
+		return fmt.Errorf("%w: now held by a holder that has not written its name yet", lease.ErrLost)
+	case r.Released:
+		return fmt.Errorf("%w: released by %q (token %d)", lease.ErrLost, r.Holder, r.Token)
+	}
+	return fmt.Errorf("%w: now held by %q (token %d)", lease.ErrLost, r.Holder, r.Token)
+}

@@ -1,0 +1,78 @@
+package driver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// The rules every backend applies to the terms and records it writes, once
+// for all of them: the CAS engine uses these, and so does a backend that
+// implements lease.Lease itself on a store's native lease.
+
+// CheckTerm reports, as a *lease.OptionError, a term t that could not have
+// come from an Acquire or Renew of a lease opened with opts.
+func CheckTerm(t lease.Term, opts lease.Options) error {
+	if t.Holder != opts.Identity || t.Token == 0 || t.Version == "" {
+		return &lease.OptionError{Field: "Term", Value: fmt.Sprintf("%q/%d", t.Holder, t.Token), Reason: fmt.Sprintf("was not issued to %q", opts.Identity)}
+	}
+	return nil
+}
+
+// NextToken returns the fencing token of the acquisition that follows the
+// record prev (the zero Record when the lease was never acquired): one more
+// than prev's. A token that cannot grow is reported as lease.ErrCorrupt:
+// no writer reaches it, and wrapping round would give a token lower than
+// every earlier one.
+func NextToken(prev lease.Record) (uint64, error) {
+	if prev.Token == math.MaxUint64 {
+		return 0, Corruptf("token %d cannot grow", prev.Token)
+	}
+	return prev.Token + 1, nil
+}
+
+// NewNonce returns 16 random hex digits: the fresh text every write
+// carries, so that every write changes the stored bytes, and so that a
+// record read back can be matched to the write that stored it (SameWrite).
+func NewNonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// SameWrite reports whether r is the record that was written as w: the
+// same nonce (fresh for every write, so no other write has it), holder,
+// token and released flag. A w without a nonce matches nothing.
+func SameWrite(r, w lease.Record) bool {
+	return w.Nonce != "" && r.Nonce == w.Nonce && r.Holder == w.Holder && r.Token == w.Token && r.Released == w.Released
+}
+
+// ReadBack resolves a write of want that failed with werr, whose outcome
+// is unknown until the record is read: a timeout, a lost response, even a
+// failed condition (a retried write can report one although it
+// succeeded). It reads the record with read and returns it as got, with:
+//
+//   - nil when got is want: the write landed after all;
+//   - ctx's error, unwrapped, when ctx has ended (got is then zero);
+//   - an error wrapping lease.ErrUnavailable and werr when the read failed
+//     too (got is then zero);
+//   - werr otherwise: the write did not land, and got says what did.
+func ReadBack(ctx context.Context, werr error, want lease.Record, read func(context.Context) (lease.Record, error)) (got lease.Record, err error) {
+	if ctx.Err() != nil {
+		return lease.Record{}, ctx.Err()
+	}
+	got, rerr := read(ctx)
+	switch {
+	case rerr != nil && ctx.Err() != nil:
+		return lease.Record{}, ctx.Err()
+	case rerr != nil:
+		return lease.Record{}, fmt.Errorf("%w: outcome unknown: %w; reading back failed: %v", lease.ErrUnavailable, werr, rerr)
+	case SameWrite(got, want):
+		return got, nil
+	}
+	return got, werr
+}
