@@ -78,6 +78,13 @@ type Config struct {
 	// as the task's context is cancelled.
 	DrainTimeout time.Duration
 
+	// OnceTimeout bounds RunOnce's campaign, from its call to its
+	// election, whether or not the store answers: an instance not elected
+	// by then reports NotElected (the lease is held) or Unreachable.
+	// Default: the TTL plus three CampaignIntervals, time enough to see a
+	// live holder renew and a dead holder's lease lapse.
+	OnceTimeout time.Duration
+
 	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
 	// returned by itself and the lease has been released. By default Run
 	// campaigns again, as the MSDN sample does, after a jittered
@@ -129,7 +136,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"CampaignInterval", c.CampaignInterval}, {"HealthInterval", c.HealthInterval},
 		{"HealthTimeout", c.HealthTimeout}, {"StallTimeout", c.StallTimeout},
 		{"CoolDown", c.CoolDown}, {"ReleaseTimeout", c.ReleaseTimeout},
-		{"DrainTimeout", c.DrainTimeout},
+		{"DrainTimeout", c.DrainTimeout}, {"OnceTimeout", c.OnceTimeout},
 	} {
 		if d.value < 0 {
 			return c, invalid(d.name, d.value, "must not be negative")
@@ -141,6 +148,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.HealthInterval = cmp.Or(c.HealthInterval, c.RenewInterval)
 	c.HealthTimeout = cmp.Or(c.HealthTimeout, c.HealthInterval/2)
 	c.CoolDown = cmp.Or(c.CoolDown, ttl)
+	c.OnceTimeout = cmp.Or(c.OnceTimeout, ttl+3*c.CampaignInterval)
 	c.ReleaseTimeout = cmp.Or(c.ReleaseTimeout, 3*opts.CallTimeout)
 	c.Jitter = cmp.Or(c.Jitter, 0.2)
 	c.HealthThreshold = cmp.Or(c.HealthThreshold, 3)

@@ -15,12 +15,22 @@ type term struct {
 	current  lease.Term
 	lostAt   time.Time // when a renewal found the lease lost; zero until then
 	progress chan struct{}
+	// failed is closed when the renew loop ended the term (term.fail).
+	failed   chan struct{}
+	failOnce sync.Once
 	// renewalsDone is closed when the renew loop has returned.
 	renewalsDone chan struct{}
 }
 
 func newTerm(t lease.Term) *term {
-	return &term{current: t, progress: make(chan struct{}, 1), renewalsDone: make(chan struct{})}
+	return &term{current: t, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
+}
+
+// fail is how the renew loop steps down: it ends the term with cause, and
+// tells renewUntil that the renewals are over, even while draining.
+func (t *term) fail(end context.CancelCauseFunc, cause error) {
+	end(cause)
+	t.failOnce.Do(func() { close(t.failed) })
 }
 
 // setLost records that a renewal found the lease lost.

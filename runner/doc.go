@@ -7,8 +7,10 @@
 // first of them to end cancels the others (CancelAllWhenAnyCompletes). The
 // lease is released only after the task has returned, and then Run
 // campaigns again, after a wait that grows while the task keeps failing
-// (see Config.StopWhenTaskEnds). RunOnce does the same once, for scheduled and serverless
-// jobs.
+// (see Config.StopWhenTaskEnds). RunOnce does the same once, for scheduled
+// and serverless jobs, within Config.OnceTimeout, and says what happened:
+// ran, not elected (and who holds the lease), store unreachable, or stepped
+// down.
 //
 // # What it guarantees
 //

@@ -52,17 +52,13 @@ type Demotion struct {
 	Released bool
 }
 
-// Error makes a Demotion usable as the error RunOnce returns when
-// leadership ended for a reason other than the task's own return.
-func (d Demotion) Error() string {
+// String describes the demotion in a sentence, for logs and messages.
+func (d Demotion) String() string {
 	if d.Err == nil {
-		return fmt.Sprintf("runner: leadership (token %d) ended: %s", d.Token, d.Reason)
+		return fmt.Sprintf("leadership (token %d) ended: %s", d.Token, d.Reason)
 	}
-	return fmt.Sprintf("runner: leadership (token %d) ended: %s: %v", d.Token, d.Reason, d.Err)
+	return fmt.Sprintf("leadership (token %d) ended: %s: %v", d.Token, d.Reason, d.Err)
 }
-
-// Unwrap returns Err.
-func (d Demotion) Unwrap() error { return d.Err }
 
 // stepDown is the cause with which the renew loop or the health watch ends
 // a term.

@@ -10,21 +10,19 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// keepRenewing renews the term every RenewInterval until ctx ends, retrying
-// failures with backoff. It ends the term (through end) when a renewal finds
-// the lease lost or unrenewable, and a timer ends it at RenewDeadline after
-// the last successful renewal was sent, even while a renewal hangs; either
-// also ends the renewals, even while draining. It returns only when no
-// renewal is in flight, so none can land after the release, and then closes
-// the term's RenewalsDone channel.
+// keepRenewing renews the term every RenewInterval until ctx ends (see
+// renewUntil), retrying failures with backoff. When a renewal finds the
+// lease lost or unrenewable, or when no renewal succeeded by RenewDeadline
+// after the last successful one was sent (a timer, which fires even while a
+// renewal hangs), it ends the term with that cause and reports that the
+// renewals are over (term.fail). It returns only when no renewal is in
+// flight, so none can land after the release, and then closes the term's
+// RenewalsDone channel.
 func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
 	t := st.get()
 	stepDownTimer := time.AfterFunc(time.Until(t.Sent.Add(r.cfg.RenewDeadline)), func() {
-		end(&stepDown{reason: DeadlinePassed})
-		stop()
+		st.fail(end, &stepDown{reason: DeadlinePassed})
 	})
 	defer stepDownTimer.Stop()
 	for {
@@ -39,12 +37,12 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
 			st.setLost()
 			r.cfg.Logger.Warn("renewal found the lease lost", "token", t.Token, "err", err)
-			end(&stepDown{reason: LeaseLost, err: err})
+			st.fail(end, &stepDown{reason: LeaseLost, err: err})
 			return
 		case ctx.Err() != nil:
 			return
 		case err != nil: // retried until the renew deadline
-			end(&stepDown{reason: DeadlinePassed, err: err})
+			st.fail(end, &stepDown{reason: DeadlinePassed, err: err})
 			return
 		}
 		t = nt

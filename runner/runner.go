@@ -37,8 +37,11 @@ func New(cfg Config) (*Runner, error) {
 func (r *Runner) Run(ctx context.Context) error {
 	failures := 0 // tasks in a row that failed quickly (see restartDelay)
 	for {
-		t, err := r.campaign(ctx, false)
-		if err != nil || ctx.Err() != nil {
+		t, err := r.campaign(ctx, nil)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
 			return err
 		}
 		elected := time.Now()
@@ -60,31 +63,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
-// RunOnce is the one-shot mode for scheduled and serverless jobs: it tries
-// to become leader, runs the task if elected, releases the lease, and
-// reports whether the task ran. It waits for a held lease only as long as it
-// takes to tell a live leader from a dead one: until the holder's record
-// changes (someone is renewing it: not elected), or until it has lapsed and
-// been taken over, at most the holder's TTL plus two CampaignIntervals. err
-// is the task's error, a Demotion if leadership ended otherwise, or the
-// error that kept it from campaigning.
-func (r *Runner) RunOnce(ctx context.Context) (ran bool, err error) {
-	t, err := r.campaign(ctx, true)
-	if err != nil || t.Token == 0 {
-		return false, err
-	}
-	d := r.lead(ctx, t)
-	if d.Reason == TaskEnded {
-		return true, d.Err
-	}
-	return true, d
-}
-
-// campaign tries to acquire the lease until it wins. once bounds the wait
-// as RunOnce describes; it then returns a zero Term when not elected. It
-// returns a nil error and a zero Term when ctx ends.
-func (r *Runner) campaign(ctx context.Context, once bool) (lease.Term, error) {
-	var watch holderWatch
+// campaign tries to acquire the lease until it wins, ctx ends, or giveUp
+// (if not nil) says to stop after a refused or failed attempt. It returns
+// the term won, or the error of the last attempt: ctx's error when ctx
+// ended, an error wrapping the lease's when the lease cannot be campaigned
+// for without a person's help (see lease.Retryable).
+func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.Term, error) {
 	for {
 		t, err := r.cfg.Lease.Acquire(ctx)
 		if err == nil {
@@ -94,7 +78,7 @@ func (r *Runner) campaign(ctx context.Context, once bool) (lease.Term, error) {
 		var held *lease.HeldError
 		switch {
 		case ctx.Err() != nil:
-			return lease.Term{}, nil
+			return lease.Term{}, ctx.Err()
 		case !lease.Retryable(err):
 			return lease.Term{}, fmt.Errorf("runner: campaign: %w", err)
 		case errors.As(err, &held):
@@ -105,68 +89,78 @@ func (r *Runner) campaign(ctx context.Context, once bool) (lease.Term, error) {
 		default:
 			r.cfg.Logger.Warn("campaign: acquire failed; will retry", "err", err, "retry_in", wait)
 		}
-		if once && watch.gaveUp(held, r.cfg.CampaignInterval) {
-			r.cfg.Logger.Info("not elected: the lease is held", "holder", watch.first.Record.Holder)
-			return lease.Term{}, nil
+		if giveUp != nil && giveUp(err) {
+			return lease.Term{}, err
 		}
 		sleep(ctx, wait)
 	}
 }
 
-// holderWatch is how RunOnce tells a live holder from a dead one.
-type holderWatch struct {
-	first *lease.HeldError // the holder's record as first refused
-	since time.Time
-}
-
-// gaveUp notes the latest refusal (nil after another error) and reports
-// whether to stop waiting: the holder's record changed, so the holder is
-// alive; or the store judges expiry itself and still says the holder's
-// lease is live; or it has not lapsed within its TTL plus two polls.
-func (w *holderWatch) gaveUp(held *lease.HeldError, poll time.Duration) bool {
-	if w.first == nil {
-		if held == nil {
-			return false
-		}
-		w.first, w.since = held, time.Now()
-		return false
-	}
-	changed := held != nil && held.Record.Version != w.first.Record.Version
-	// A store that judges expiry itself (Azure's native blob lease) asks a
-	// later refusal to wait a full TTL again, for as long as the holder's
-	// lease is live, and its renewals need not change the version; on a
-	// compare-and-swap store the wait shrinks while the version stays.
-	live := held != nil && held.Wait >= held.Record.TTL && time.Since(w.since) > 0
-	return changed || live || time.Since(w.since) > w.first.Record.TTL+2*poll
-}
-
 // lead runs one term: the task, the renew loop and the health watch share
 // one context, and the first of them to end cancels the others. The
-// renewals have a context of their own, which ends with the task's unless
-// a voluntary step-down is drained (see drain). It returns once the task
-// has returned and the lease has been released.
+// renewals run under a context of their own, which one goroutine
+// (renewUntil) ends. It returns once the task has returned and the lease
+// has been released.
 func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
 	st := newTerm(lt)
 	termCtx, end := context.WithCancelCause(ctx)
 	defer end(nil)
+	r.elected(lt)
 	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRenewing()
-	r.cfg.Logger.Info("elected", "token", lt.Token)
-	r.observeLeader(lt.Holder)
-	if r.cfg.OnElected != nil {
-		r.cfg.OnElected(lt)
-	}
-
+	taskDone := make(chan struct{})
 	var wg sync.WaitGroup
+	wg.Go(func() { r.renewUntil(termCtx, st, taskDone, stopRenewing) })
 	wg.Go(func() { r.keepRenewing(renewCtx, st, end) })
 	wg.Go(func() { r.watchHealth(termCtx, st, end) })
-	wg.Go(func() { r.drain(termCtx, renewCtx, stopRenewing) })
 	taskErr := r.cfg.Task(context.WithValue(termCtx, termKey{}, st))
 	end(&stepDown{reason: TaskEnded, err: taskErr})
-	stopRenewing()
+	close(taskDone)
 	wg.Wait()
+	return r.demoted(ctx, st, demotionOf(context.Cause(termCtx), lt.Token))
+}
 
-	d := demotionOf(context.Cause(termCtx), lt.Token)
+// renewUntil is the one place that decides when the renewals stop: it
+// calls stopRenewing when the task has returned; when the renew loop itself
+// ended the term (the lease was lost, or the renew deadline passed); and
+// when the term ended otherwise, at once, except after a voluntary
+// step-down (Stopped, Unhealthy) with DrainTimeout set, when the renewals
+// go on until the task has returned or DrainTimeout has passed.
+func (r *Runner) renewUntil(termCtx context.Context, st *term, taskDone <-chan struct{}, stopRenewing context.CancelFunc) {
+	defer stopRenewing()
+	select {
+	case <-taskDone:
+		return
+	case <-st.failed:
+		return
+	case <-termCtx.Done():
+	}
+	reason := demotionOf(context.Cause(termCtx), 0).Reason
+	if r.cfg.DrainTimeout == 0 || reason != Stopped && reason != Unhealthy {
+		return
+	}
+	r.cfg.Logger.Info("draining: renewing the lease until the task returns", "reason", reason.String(), "drain_timeout", r.cfg.DrainTimeout)
+	timer := time.NewTimer(r.cfg.DrainTimeout)
+	defer timer.Stop()
+	select {
+	case <-taskDone:
+	case <-st.failed:
+	case <-timer.C:
+		r.cfg.Logger.Warn("drain timed out: renewals stop while the task still runs; the lease will lapse", "drain_timeout", r.cfg.DrainTimeout)
+	}
+}
+
+// elected announces a new term.
+func (r *Runner) elected(t lease.Term) {
+	r.cfg.Logger.Info("elected", "token", t.Token)
+	r.observeLeader(t.Holder)
+	if r.cfg.OnElected != nil {
+		r.cfg.OnElected(t)
+	}
+}
+
+// demoted releases the lease of a term that ended as d says, unless a
+// renewal found it lost, and announces the end.
+func (r *Runner) demoted(ctx context.Context, st *term, d Demotion) Demotion {
 	if !st.lost() {
 		d.Released = r.release(ctx, st.get())
 	}
@@ -175,33 +169,6 @@ func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
 		r.cfg.OnDemoted(d)
 	}
 	return d
-}
-
-// drain stops the renewals once the task's context has ended, except
-// after a voluntary step-down (Stopped, Unhealthy) with DrainTimeout set:
-// then the renewals go on until the task has returned (renewCtx ends) or
-// DrainTimeout has passed. The renew loop's own step-downs (lease lost,
-// renew deadline) end the renewals by themselves, drained or not.
-func (r *Runner) drain(termCtx, renewCtx context.Context, stopRenewing context.CancelFunc) {
-	select {
-	case <-renewCtx.Done():
-		return
-	case <-termCtx.Done():
-	}
-	reason := demotionOf(context.Cause(termCtx), 0).Reason
-	if r.cfg.DrainTimeout == 0 || reason != Stopped && reason != Unhealthy {
-		stopRenewing()
-		return
-	}
-	r.cfg.Logger.Info("draining: renewing the lease until the task returns", "reason", reason.String(), "drain_timeout", r.cfg.DrainTimeout)
-	timer := time.NewTimer(r.cfg.DrainTimeout)
-	defer timer.Stop()
-	select {
-	case <-renewCtx.Done():
-	case <-timer.C:
-		r.cfg.Logger.Warn("drain timed out: renewals stop while the task still runs; the lease will lapse", "drain_timeout", r.cfg.DrainTimeout)
-		stopRenewing()
-	}
 }
 
 // release gives the lease up with a context of its own, bounded by

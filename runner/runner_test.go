@@ -438,85 +438,6 @@ func TestPermanentErrorEndsRun(t *testing.T) {
 	})
 }
 
-func TestRunOnce(t *testing.T) {
-	runOnce := func(t *testing.T, store *memlease.Store, who string, task func(context.Context) error) (bool, error, time.Duration) {
-		t.Helper()
-		r, err := runner.New(runner.Config{Lease: openLease(t, store, who), Task: task, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		began := time.Now()
-		ran, err := r.RunOnce(context.Background())
-		return ran, err, time.Since(began)
-	}
-	done := func(context.Context) error { return nil }
-
-	t.Run("free lease runs and releases", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			store := memlease.NewStore()
-			ran, err, _ := runOnce(t, store, "a", done)
-			rec, _ := openLease(t, store, "x").Observe(context.Background())
-			if !ran || err != nil || !rec.Released {
-				t.Fatalf("ran=%v err=%v record=%+v, want ran, no error, released", ran, err, rec)
-			}
-		})
-	})
-	t.Run("task error is returned", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			boom := errors.New("boom")
-			ran, err, _ := runOnce(t, memlease.NewStore(), "a", func(context.Context) error { return boom })
-			if !ran || !errors.Is(err, boom) {
-				t.Fatalf("ran=%v err=%v, want ran with the task's error", ran, err)
-			}
-		})
-	})
-	t.Run("live leader means not elected", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			store := memlease.NewStore()
-			j := newJournal()
-			start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a")})
-			synctest.Wait()
-			ran, err, took := runOnce(t, store, "b", func(context.Context) error { t.Error("b ran"); return nil })
-			if ran || err != nil {
-				t.Fatalf("ran=%v err=%v, want not elected", ran, err)
-			}
-			if took > ttl {
-				t.Fatalf("RunOnce waited %v for a live leader, want no more than a renewal and a poll", took)
-			}
-		})
-	})
-	t.Run("live leader on a store that judges expiry means not elected", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			native := &nativeLease{Lease: openLease(t, memlease.NewStore(), "b")}
-			r, err := runner.New(runner.Config{Lease: native, Logger: quiet,
-				Task: func(context.Context) error { t.Error("b ran"); return nil }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			began := time.Now()
-			ran, err := r.RunOnce(context.Background())
-			if ran || err != nil {
-				t.Fatalf("ran=%v err=%v, want not elected", ran, err)
-			}
-			if took := time.Since(began); took >= ttl {
-				t.Fatalf("RunOnce waited %v for a live leader the store vouches for, want about a poll", took)
-			}
-		})
-	})
-	t.Run("dead leader's lease is taken after its TTL", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			store := memlease.NewStore()
-			if _, err := openLease(t, store, "crashed").Acquire(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			ran, err, took := runOnce(t, store, "b", done)
-			if !ran || err != nil || took < ttl {
-				t.Fatalf("ran=%v err=%v after %v, want ran after at least the TTL (%v)", ran, err, took, ttl)
-			}
-		})
-	})
-}
-
 // TestAtMostOneLeaderUnderFaults runs three contenders for ten fake minutes
 // while a random fault hits the current leader every so often, and checks
 // safety rules 1 and 5 on the terms the leaders' own tasks recorded.
@@ -594,13 +515,4 @@ func TestStepDownTimerFiresWhileRenewIgnoresCancellation(t *testing.T) {
 		}
 		close(l.release)
 	})
-}
-
-// nativeLease is a lease on a store that judges expiry itself, as Azure's
-// blob lease does, held by a live holder: every Acquire is refused with the
-// same version and a full TTL to wait.
-type nativeLease struct{ lease.Lease }
-
-func (n *nativeLease) Acquire(context.Context) (lease.Term, error) {
-	return lease.Term{}, &lease.HeldError{Record: lease.Record{Holder: "az", Token: 1, TTL: ttl, Version: "etag"}, Wait: ttl}
 }

@@ -21,6 +21,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -138,3 +139,17 @@ func help(args []string, env *environment) error {
 	}
 	return nil
 }
+
+// interrupted is the exit after a signal: 128 + its number.
+func interrupted(ctx context.Context, what string) error {
+	var sc *signalCause
+	if errors.As(context.Cause(ctx), &sc) {
+		return exitf(exitSignal+int(sc.sig), "run: interrupted by %v: %s", sc.sig, what)
+	}
+	return exitf(exitSignal+15, "run: interrupted: %s", what)
+}
+
+// signalCause is the cause of the context main cancels on SIGINT or SIGTERM.
+type signalCause struct{ sig syscall.Signal }
+
+func (s *signalCause) Error() string { return fmt.Sprintf("received %v", s.sig) }

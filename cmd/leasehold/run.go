@@ -5,14 +5,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"os/exec"
-	"sync"
 	"sync/atomic"
-	"syscall"
-	"time"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
@@ -38,8 +34,8 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	}
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
-	s := newSession(o, env, hurry, log, l, stopRun)
-	r, err := runner.New(s.config())
+	s := newSession(o, env, hurry, log, stopRun)
+	r, err := runner.New(s.config(l))
 	if err != nil {
 		return usageError("run", err)
 	}
@@ -87,24 +83,20 @@ func stoppedEarly(ctx context.Context, o *runOptions, err error) error {
 // session is one leasehold run: the runner's task and callbacks, and what
 // they found out.
 type session struct {
-	o       *runOptions
-	log     *slog.Logger
-	watched *watchedLease
-	state   *leaderState
-	sup     *supervisor
-	// stopRun ends the run: when the command cannot be started (fatal),
-	// or when --once has campaigned long enough (giveUp).
+	o     *runOptions
+	log   *slog.Logger
+	state *leaderState
+	sup   *supervisor
+	// stopRun ends the run when the command cannot be started (fatal).
 	stopRun context.CancelCauseFunc
 	fatal   atomic.Pointer[exitError]
-	giveUp  atomic.Pointer[time.Timer]
 }
 
-func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, l lease.Lease, stopRun context.CancelCauseFunc) *session {
+func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, stopRun context.CancelCauseFunc) *session {
 	state := &leaderState{m: newMetrics()}
 	return &session{
 		o:       o,
 		log:     log,
-		watched: &watchedLease{Lease: l},
 		state:   state,
 		stopRun: stopRun,
 		sup: &supervisor{
@@ -125,11 +117,11 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 	}
 }
 
-// config is the runner's configuration for the flags.
-func (s *session) config() runner.Config {
+// config is the runner's configuration for the flags, on lease l.
+func (s *session) config(l lease.Lease) runner.Config {
 	o := s.o
 	return runner.Config{
-		Lease:            s.watched,
+		Lease:            l,
 		Task:             s.task,
 		RenewDeadline:    o.renewDeadline,
 		RenewInterval:    o.renewInterval,
@@ -144,11 +136,14 @@ func (s *session) config() runner.Config {
 		// backstop for a command that does not die.
 		DrainTimeout:     o.grace + o.ttl,
 		StopWhenTaskEnds: !o.rerun,
-		OnElected:        s.elected,
-		OnDemoted:        s.state.demoted,
-		OnLeaderChanged:  s.state.observed,
-		OnRenew:          s.state.m.renewed,
-		Logger:           s.log,
+		// --once waits for a live leader's renewal, or a dead one's lease
+		// to lapse, and gives the store --start-timeout more to answer.
+		OnceTimeout:     o.ttl + 3*o.campaignIntervalOrDefault() + o.startTimeout,
+		OnElected:       s.state.elected,
+		OnDemoted:       s.state.demoted,
+		OnLeaderChanged: s.state.observed,
+		OnRenew:         s.state.m.renewed,
+		Logger:          s.log,
 	}
 }
 
@@ -164,140 +159,33 @@ func (s *session) task(ctx context.Context) error {
 	return err
 }
 
-func (s *session) elected(t lease.Term) {
-	if tm := s.giveUp.Load(); tm != nil {
-		tm.Stop()
-	}
-	s.state.elected(t)
-}
-
-// runOnce is --once. RunOnce waits for a live leader's renewal, or a dead
-// one's lease to lapse, at most the TTL and two polls; giveUp also bounds
-// the campaign when the store does not answer.
+// runOnce is --once: the runner's result, as leasehold's exit.
 func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
-	bound := s.o.ttl + 3*s.o.campaignIntervalOrDefault() + s.o.startTimeout
-	s.giveUp.Store(time.AfterFunc(bound, func() { s.stopRun(errGaveUp) }))
-	ran, err := r.RunOnce(runCtx)
-	s.giveUp.Load().Stop()
+	res, err := r.RunOnce(runCtx)
 	if f := s.fatal.Load(); f != nil {
 		return f
 	}
-	return onceOutcome(ctx, ran && s.sup.ran(), err, s.watched, s.state)
+	if err != nil {
+		return exitf(storeExit(err), "run: %v", err)
+	}
+	return onceExit(ctx, res)
 }
 
-var errGaveUp = errors.New("campaign bound passed")
-
-// onceOutcome maps RunOnce's result to leasehold's exit: the command's own
+// onceExit maps RunOnce's result to leasehold's exit: the command's own
 // status when it ran to its end, and otherwise why not.
-func onceOutcome(ctx context.Context, ran bool, err error, watched *watchedLease, state *leaderState) error {
-	if !ran {
-		switch {
-		case err != nil:
-			return exitf(storeExit(err), "run: %v", err)
-		case ctx.Err() != nil:
-			return interrupted(ctx, "before the command ran")
-		}
-		if last := watched.lastAcquireErr(); last != nil && !errors.Is(last, lease.ErrHeld) {
-			return exitf(exitUnavailable, "run: not elected: the store did not answer: %v", last)
-		}
-		return exitf(exitNotElected, "run: not elected: the lease is held by %q", state.lastLeader())
-	}
-	var d runner.Demotion
-	if errors.As(err, &d) {
-		if d.Reason == runner.Stopped && ctx.Err() != nil {
+func onceExit(ctx context.Context, res runner.Once) error {
+	switch res.Outcome {
+	case runner.Ran:
+		return res.Err
+	case runner.NotElected:
+		return exitf(exitNotElected, "run: not elected: the lease is held by %q (token %d)", res.Holder.Holder, res.Holder.Token)
+	case runner.Unreachable:
+		return exitf(exitUnavailable, "run: not elected: the store did not answer: %v", res.Err)
+	case runner.SteppedDown:
+		if res.Demotion.Reason == runner.Stopped && ctx.Err() != nil {
 			return interrupted(ctx, "the command was stopped")
 		}
-		return exitf(exitSteppedDown, "run: leadership ended before the command finished, and it was stopped: %v", d)
+		return exitf(exitSteppedDown, "run: leadership ended before the command finished, and it was stopped: %v", res.Demotion)
 	}
-	return err
+	return interrupted(ctx, "before the command ran")
 }
-
-// interrupted is the exit after a signal: 128 + its number.
-func interrupted(ctx context.Context, what string) error {
-	var sc *signalCause
-	if errors.As(context.Cause(ctx), &sc) {
-		return exitf(exitSignal+int(sc.sig), "run: interrupted by %v: %s", sc.sig, what)
-	}
-	return exitf(exitSignal+15, "run: interrupted: %s", what)
-}
-
-// openLease opens the lease, retrying what may pass until timeout (some
-// backends reach the store when opening: DynamoDB describes its table).
-func openLease(ctx context.Context, leaseURL string, opts lease.Options, timeout time.Duration, log *slog.Logger) (lease.Lease, error) {
-	return atStart(ctx, leaseURL, timeout, log, func() (lease.Lease, error) { return lease.Open(ctx, leaseURL, opts) })
-}
-
-// readLease reads the lease's record, retrying what may pass until
-// timeout. A lease never acquired yet reads as a zero Record.
-func readLease(ctx context.Context, l lease.Lease, leaseURL string, timeout time.Duration, log *slog.Logger) (lease.Record, error) {
-	return atStart(ctx, leaseURL, timeout, log, func() (lease.Record, error) {
-		rec, err := l.Observe(ctx)
-		if errors.Is(err, lease.ErrNoRecord) {
-			return lease.Record{}, nil
-		}
-		return rec, err
-	})
-}
-
-// atStart runs f, a first contact with the store, until it succeeds, fails
-// for good, or timeout passes, so that a wrong URL, a missing bucket or an
-// unreachable store is reported at start (exit 78 or 69) instead of being
-// retried for ever.
-func atStart[T any](ctx context.Context, leaseURL string, timeout time.Duration, log *slog.Logger, f func() (T, error)) (T, error) {
-	deadline := time.Now().Add(timeout)
-	wait := 100 * time.Millisecond
-	for {
-		v, err := f()
-		switch {
-		case err == nil:
-			return v, nil
-		case ctx.Err() != nil:
-			return v, interrupted(ctx, "while reaching the store")
-		case errors.Is(err, lease.ErrInvalid): // the message names the URL or option
-			return v, exitf(exitConfig, "%v", err)
-		case !lease.Retryable(err):
-			return v, exitf(exitConfig, "cannot use the lease %s: %v", lease.RedactURL(leaseURL), err)
-		case time.Now().Add(wait).After(deadline):
-			return v, exitf(exitUnavailable, "cannot reach the store of %s within --start-timeout (%v): %v", lease.RedactURL(leaseURL), timeout, err)
-		}
-		log.Debug("cannot reach the store; retrying", "err", err, "retry_in", wait)
-		select {
-		case <-ctx.Done():
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 2*time.Second)
-	}
-}
-
-// watchedLease remembers the latest Acquire error, so that --once can tell
-// "held by another" from "the store did not answer".
-type watchedLease struct {
-	lease.Lease
-	mu      sync.Mutex
-	lastErr error
-}
-
-func (w *watchedLease) Acquire(ctx context.Context) (lease.Term, error) {
-	t, err := w.Lease.Acquire(ctx)
-	w.mu.Lock()
-	w.lastErr = err
-	w.mu.Unlock()
-	return t, err
-}
-
-func (w *watchedLease) lastAcquireErr() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.lastErr
-}
-
-func (s *leaderState) lastLeader() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.leader
-}
-
-// signalCause is the cause of the context main cancels on SIGINT or SIGTERM.
-type signalCause struct{ sig syscall.Signal }
-
-func (s *signalCause) Error() string { return fmt.Sprintf("received %v", s.sig) }

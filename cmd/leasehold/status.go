@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
@@ -129,21 +128,13 @@ func observeStatus(ctx context.Context, l lease.Lease, o *statusOptions, log *sl
 			return statusReport{}, err
 		}
 	}
-	return describe(o.lease, first, last, o.watch, storeJudgesExpiry(o.lease)), nil
-}
-
-// storeJudgesExpiry reports whether the lease's store decides itself when
-// a holder's lease has lapsed, as Azure's native blob lease does: its
-// renewals do not change the record's version, and a lapsed lease reads as
-// released. On the compare-and-swap stores (S3, DynamoDB, memory) every
-// renewal changes the version, and contenders judge expiry by watching it.
-func storeJudgesExpiry(leaseURL string) bool {
-	u, err := url.Parse(leaseURL)
-	return err == nil && u.Scheme == "azblob"
+	return describe(o.lease, first, last, o.watch, l.Judge() == lease.JudgedByStore), nil
 }
 
 // describe reports on a lease read as first and, watch later, as last.
-// native says the store judges expiry itself (see storeJudgesExpiry).
+// native says the store judges expiry itself (lease.JudgedByStore): its
+// renewals need not change the version, and a lapsed lease reads as
+// released.
 func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool) statusReport {
 	rep := statusReport{
 		Lease:    lease.RedactURL(leaseURL),

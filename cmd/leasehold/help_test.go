@@ -1,0 +1,25 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "--help"}, {"status", "-h"}} {
+		env, stdout, stderr := testEnv(nil)
+		if code := mainWith(context.Background(), nil, args, env); code != 0 || stdout.String() == "" || stderr.String() != "" {
+			t.Errorf("leasehold %s: exit %d, %d bytes of help, stderr %q", strings.Join(args, " "), code, len(stdout.String()), stderr)
+		}
+	}
+	env, stdout, _ := testEnv(nil)
+	mainWith(context.Background(), nil, []string{"run", "--help"}, env)
+	for _, want := range []string{"LEASEHOLD_TOKEN", "LEASEHOLD_HEALTH_URL", "Exit status", "75", "stopTimeout", "CONTAINER_APP_REPLICA_NAME", "--once"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("run --help lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+func TestDescribe(t *testing.T) {
+	held := lease.Record{Holder: "web-3", Token: 7, TTL: 15 * time.Second, Version: "v1"}
+	renewed := held
+	renewed.Version = "v2"
+	other := lease.Record{Holder: "web-4", Token: 8, TTL: 15 * time.Second, Version: "v3"}
+	released := held
+	released.Released = true
+	for _, tc := range []struct {
+		name         string
+		first, last  lease.Record
+		watch        time.Duration
+		native       bool
+		state, means string
+		changed      bool
+		unchanged    string
+	}{
+		{"never acquired", lease.Record{}, lease.Record{}, 0, false, "none", "never acquired", false, "0s"},
+		{"released", released, released, 0, false, "released", "with token 8", false, "0s"},
+		{"read once", held, held, 0, false, "held", "read once", false, "0s"},
+		{"renewed during the watch", held, renewed, 5 * time.Second, false, "held", "the leader is alive", true, "0s"},
+		{"changed hands", held, other, 5 * time.Second, false, "held", "changed hands during the watch (token 7 to 8)", true, "0s"},
+		{"short watch, unchanged", held, held, 5 * time.Second, false, "held", "watch for the TTL", false, "5s"},
+		{"unchanged for the TTL", held, held, 15 * time.Second, false, "lapsed", "the holder is gone", false, "15s"},
+		{"native lease, unchanged for the TTL", held, held, 15 * time.Second, true, "held", "judges expiry itself", false, "15s"},
+		{"native lease lapsed or released", released, released, 0, true, "released", "or its lease lapsed", false, "0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := describe("mem://x", tc.first, tc.last, tc.watch, tc.native)
+			if r.State != tc.state || !strings.Contains(r.Meaning, tc.means) || r.Changed != tc.changed || r.UnchangedFor != tc.unchanged {
+				t.Fatalf("describe = %+v, want state %q, changed %t, unchanged for %s, meaning containing %q", r, tc.state, tc.changed, tc.unchanged, tc.means)
+			}
+		})
+	}
+}
+
+func TestStatusCommand(t *testing.T) {
+	held := "mem://" + memName("status-held")
+	holdLease(t, held, "web-1", 3*time.Second)
+	env, stdout, stderr := testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"status", "--lease", held, "-o", "json", "--watch", "1500ms"}, env); code != 0 {
+		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{`"state": "held"`, `"holder": "web-1"`, `"token": 1`, `"ttl": "3s"`, `"changed": true`, `"released": false`} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("status -o json lacks %s:\n%s", want, stdout)
+		}
+	}
+	env, stdout, _ = testEnv(map[string]string{"LEASEHOLD_LEASE": held})
+	if code := mainWith(context.Background(), nil, []string{"status"}, env); code != 0 || !strings.Contains(stdout.String(), "holder         web-1") {
+		t.Fatalf("status from LEASEHOLD_LEASE: exit %d, output:\n%s", code, stdout)
+	}
+	env, stdout, _ = testEnv(map[string]string{"LEASEHOLD_LEASE": held, "LEASEHOLD_OUTPUT": "json"})
+	if code := mainWith(context.Background(), nil, []string{"status"}, env); code != 0 || !strings.Contains(stdout.String(), `"holder": "web-1"`) {
+		t.Fatalf("status with LEASEHOLD_OUTPUT=json: exit %d, output:\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,60 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// openLease opens the lease, retrying what may pass until timeout (some
+// backends reach the store when opening: DynamoDB describes its table).
+func openLease(ctx context.Context, leaseURL string, opts lease.Options, timeout time.Duration, log *slog.Logger) (lease.Lease, error) {
+	return atStart(ctx, leaseURL, timeout, log, func() (lease.Lease, error) { return lease.Open(ctx, leaseURL, opts) })
+}
+
+// readLease reads the lease's record, retrying what may pass until
+// timeout. A lease never acquired yet reads as a zero Record.
+func readLease(ctx context.Context, l lease.Lease, leaseURL string, timeout time.Duration, log *slog.Logger) (lease.Record, error) {
+	return atStart(ctx, leaseURL, timeout, log, func() (lease.Record, error) {
+		rec, err := l.Observe(ctx)
+		if errors.Is(err, lease.ErrNoRecord) {
+			return lease.Record{}, nil
+		}
+		return rec, err
+	})
+}
+
+// atStart runs f, a first contact with the store, until it succeeds, fails
+// for good, or timeout passes, so that a wrong URL, a missing bucket or an
+// unreachable store is reported at start (exit 78 or 69) instead of being
+// retried for ever.
+func atStart[T any](ctx context.Context, leaseURL string, timeout time.Duration, log *slog.Logger, f func() (T, error)) (T, error) {
+	deadline := time.Now().Add(timeout)
+	wait := 100 * time.Millisecond
+	for {
+		v, err := f()
+		switch {
+		case err == nil:
+			return v, nil
+		case ctx.Err() != nil:
+			return v, interrupted(ctx, "while reaching the store")
+		case errors.Is(err, lease.ErrInvalid): // the message names the URL or option
+			return v, exitf(exitConfig, "%v", err)
+		case !lease.Retryable(err):
+			return v, exitf(exitConfig, "cannot use the lease %s: %v", lease.RedactURL(leaseURL), err)
+		case time.Now().Add(wait).After(deadline):
+			return v, exitf(exitUnavailable, "cannot reach the store of %s within --start-timeout (%v): %v", lease.RedactURL(leaseURL), timeout, err)
+		}
+		log.Debug("cannot reach the store; retrying", "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}

@@ -1,0 +1,84 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	body, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(body)
+}
+
+func TestEndpoints(t *testing.T) {
+	st := &leaderState{m: newMetrics()}
+	h := st.handler()
+	if code, _ := get(t, h, "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz: %d, want 200", code)
+	}
+	st.observed("web-2")
+	if code, body := get(t, h, "/leader"); code != http.StatusServiceUnavailable || !strings.Contains(body, "web-2") {
+		t.Fatalf("/leader as a follower: %d %q, want 503 naming the leader", code, body)
+	}
+	st.elected(lease.Term{Token: 7})
+	st.setLeading(true, 7)
+	if code, body := get(t, h, "/leader"); code != http.StatusOK || !strings.Contains(body, "token 7") {
+		t.Fatalf("/leader while leading: %d %q, want 200 with the token", code, body)
+	}
+	st.m.renewed(20*time.Millisecond, nil)
+	st.m.renewed(time.Second, fmt.Errorf("x: %w", lease.ErrUnavailable))
+	st.m.renewed(time.Second, fmt.Errorf("x: %w", lease.ErrLost))
+	st.demoted(runner.Demotion{Reason: runner.DeadlinePassed, Token: 7})
+	if code, _ := get(t, h, "/leader"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/leader after the demotion: %d, want 503", code)
+	}
+	_, metrics := get(t, h, "/metrics")
+	for _, want := range []string{
+		"leasehold_is_leader 0",
+		`leasehold_transitions_total{reason="elected"} 1`,
+		`leasehold_transitions_total{reason="renew_deadline_passed"} 1`,
+		`leasehold_transitions_total{reason="lease_lost"} 0`,
+		"leasehold_renew_duration_seconds_count 3",
+		`leasehold_renew_failures_total{reason="unavailable"} 1`,
+		`leasehold_renew_failures_total{reason="lost"} 1`,
+		"go_goroutines",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+func TestFailureReason(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("a: %w", lease.ErrLost), "lost"},
+		{context.DeadlineExceeded, "timeout"},
+		{fmt.Errorf("%w: no answer within CallTimeout: %w", lease.ErrUnavailable, context.DeadlineExceeded), "timeout"},
+		{lease.ErrUnavailable, "unavailable"},
+		{lease.ErrPermission, "permission"},
+		{lease.ErrCorrupt, "corrupt"},
+		{errors.New("?"), "other"},
+	} {
+		if got := failureReason(tc.err); got != tc.want {
+			t.Errorf("failureReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// OnceOutcome says how RunOnce ended.
+type OnceOutcome int
+
+const (
+	// Ran: this instance was elected and the task returned by itself.
+	// Once.Err is the task's error.
+	Ran OnceOutcome = iota + 1
+	// SteppedDown: this instance was elected, but leadership ended before
+	// the task returned (the lease was lost, the renew deadline passed, the
+	// leader was unhealthy, or ctx ended), and the task's context was
+	// cancelled. Once.Demotion says why.
+	SteppedDown
+	// NotElected: another instance holds the lease and is alive: its record
+	// changed while this one watched (it renews), the store vouches for its
+	// lease (lease.JudgedByStore), or it did not lapse within OnceTimeout.
+	// Once.Holder is its record as last read.
+	NotElected
+	// Unreachable: no attempt settled the election within OnceTimeout: the
+	// store did not answer, timed out, or throttled. Once.Err is the last
+	// error, or says that no attempt ended in time.
+	Unreachable
+	// Interrupted: ctx ended before this instance was elected.
+	Interrupted
+)
+
+var onceOutcomeNames = map[OnceOutcome]string{
+	Ran:         "ran",
+	SteppedDown: "stepped down",
+	NotElected:  "not elected",
+	Unreachable: "store unreachable",
+	Interrupted: "interrupted",
+}
+
+func (o OnceOutcome) String() string {
+	if s, ok := onceOutcomeNames[o]; ok {
+		return s
+	}
+	return fmt.Sprintf("OnceOutcome(%d)", int(o))
+}
+
+// Once is what RunOnce did.
+type Once struct {
+	Outcome OnceOutcome
+	// Term is the term this instance was elected with (Ran, SteppedDown).
+	Term lease.Term
+	// Demotion says how that term ended (Ran, SteppedDown): Reason
+	// TaskEnded for Ran, and whether the lease was released.
+	Demotion Demotion
+	// Holder is the lease's record as last read (NotElected).
+	Holder lease.Record
+	// Err is the task's error (Ran) or the store's last error
+	// (Unreachable); nil otherwise.
+	Err error
+}
+
+// errOnceTimeout is the cause of RunOnce's campaign context when
+// OnceTimeout passes.
+var errOnceTimeout = errors.New("runner: no attempt settled the election within OnceTimeout")
+
+// RunOnce is the one-shot mode for scheduled and serverless jobs: it tries
+// to become leader, runs the task if elected, releases the lease, and says
+// what happened. It campaigns for at most OnceTimeout, counted from its
+// call whether or not the store answers, and waits for a held lease only as
+// long as it takes to tell a live leader from a dead one: until the
+// holder's record changes (someone renews it) or, on a store that judges
+// expiry itself, until the store refuses a second time; a dead holder's
+// lease lapses, and is taken over, within its TTL. Once elected, the task
+// runs as under Run, with no bound but its own.
+//
+// It returns an error only when the lease cannot be campaigned for without
+// a person's help (see lease.Retryable); every other end is an Outcome.
+// An Acquire cut off by OnceTimeout may have written this instance in as
+// holder unseen: it never acts as leader on it, and the lease lapses after
+// its TTL.
+func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
+	cctx, cancel := context.WithTimeoutCause(ctx, r.cfg.OnceTimeout, errOnceTimeout)
+	defer cancel()
+	w := holderWatch{judge: r.cfg.Lease.Judge()}
+	t, err := r.campaign(cctx, w.gaveUp)
+	var held *lease.HeldError
+	switch {
+	case ctx.Err() != nil:
+		return Once{Outcome: Interrupted}, nil
+	case err == nil:
+		d := r.lead(ctx, t)
+		if d.Reason == TaskEnded {
+			return Once{Outcome: Ran, Term: t, Demotion: d, Err: d.Err}, nil
+		}
+		return Once{Outcome: SteppedDown, Term: t, Demotion: d}, nil
+	case !lease.Retryable(err):
+		return Once{}, err
+	case errors.As(w.last, &held):
+		r.cfg.Logger.Info("not elected: the lease is held", "holder", held.Record.Holder, "token", held.Record.Token)
+		return Once{Outcome: NotElected, Holder: held.Record}, nil
+	case w.last == nil:
+		w.last = context.Cause(cctx)
+	}
+	r.cfg.Logger.Warn("not elected: the store did not answer within OnceTimeout", "once_timeout", r.cfg.OnceTimeout, "err", w.last)
+	return Once{Outcome: Unreachable, Err: w.last}, nil
+}
+
+// holderWatch is how RunOnce tells a live holder from a dead one.
+type holderWatch struct {
+	judge lease.Judge
+	first *lease.HeldError // the holder's record as first refused
+	last  error            // the latest failed attempt's error
+}
+
+// gaveUp notes a failed attempt's error and reports whether to stop
+// campaigning: the holder is alive, because its record changed since the
+// first refusal, or because the store, which judges expiry itself, still
+// refuses.
+func (w *holderWatch) gaveUp(err error) bool {
+	w.last = err
+	var held *lease.HeldError
+	if !errors.As(err, &held) {
+		return false
+	}
+	if w.first == nil {
+		w.first = held
+		return false
+	}
+	return held.Record.Version != w.first.Record.Version || w.judge == lease.JudgedByStore
+}
