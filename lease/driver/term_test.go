@@ -1,0 +1,94 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+)
+
+func TestSameWrite(t *testing.T) {
+	w := lease.Record{Holder: "a", Token: 3, Nonce: "n1"}
+	for _, tc := range []struct {
+		name string
+		r, w lease.Record
+		want bool
+	}{
+		{"the record written", w, w, true},
+		{"version and TTL do not matter", lease.Record{Holder: "a", Token: 3, Nonce: "n1", Version: "v9", TTL: 1}, w, true},
+		{"another nonce", lease.Record{Holder: "a", Token: 3, Nonce: "n2"}, w, false},
+		{"another holder", lease.Record{Holder: "b", Token: 3, Nonce: "n1"}, w, false},
+		{"another token", lease.Record{Holder: "a", Token: 4, Nonce: "n1"}, w, false},
+		{"released, written held", lease.Record{Holder: "a", Token: 3, Nonce: "n1", Released: true}, w, false},
+		{"a write without a nonce matches nothing", lease.Record{Holder: "a", Token: 3}, lease.Record{Holder: "a", Token: 3}, false},
+	} {
+		if got := driver.SameWrite(tc.r, tc.w); got != tc.want {
+			t.Errorf("%s: SameWrite(%+v, %+v) = %t, want %t", tc.name, tc.r, tc.w, got, tc.want)
+		}
+	}
+}
+
+func TestNextToken(t *testing.T) {
+	if got, err := driver.NextToken(lease.Record{}); got != 1 || err != nil {
+		t.Errorf("NextToken of a lease never acquired = %d, %v; want 1", got, err)
+	}
+	if got, err := driver.NextToken(lease.Record{Token: 41}); got != 42 || err != nil {
+		t.Errorf("NextToken after 41 = %d, %v; want 42", got, err)
+	}
+	if got, err := driver.NextToken(lease.Record{Token: math.MaxUint64}); !errors.Is(err, lease.ErrCorrupt) {
+		t.Errorf("NextToken after the largest token = %d, %v; want an error matching lease.ErrCorrupt", got, err)
+	}
+}
+
+func TestCheckTerm(t *testing.T) {
+	opts := lease.Options{Identity: "a"}
+	if err := driver.CheckTerm(lease.Term{Holder: "a", Token: 1, Version: "v"}, opts); err != nil {
+		t.Errorf("CheckTerm of a term issued to a: %v", err)
+	}
+	for _, bad := range []lease.Term{{Holder: "b", Token: 1, Version: "v"}, {Holder: "a", Version: "v"}, {Holder: "a", Token: 1}} {
+		if err := driver.CheckTerm(bad, opts); !errors.Is(err, lease.ErrInvalid) {
+			t.Errorf("CheckTerm(%+v) = %v, want an error matching lease.ErrInvalid", bad, err)
+		}
+	}
+}
+
+func TestReadBack(t *testing.T) {
+	want := lease.Record{Holder: "a", Token: 2, Nonce: "mine"}
+	other := lease.Record{Holder: "b", Token: 2, Nonce: "theirs"}
+	werr := errors.New("answer lost")
+	reads := func(r lease.Record, err error) func(context.Context) (lease.Record, error) {
+		return func(context.Context) (lease.Record, error) { return r, err }
+	}
+	if got, err := driver.ReadBack(t.Context(), werr, want, reads(want, nil)); err != nil || got != want {
+		t.Errorf("ReadBack of a write that landed = %+v, %v; want it, nil", got, err)
+	}
+	if got, err := driver.ReadBack(t.Context(), werr, want, reads(other, nil)); err != werr || got != other {
+		t.Errorf("ReadBack of a write that did not land = %+v, %v; want the record read and the write's error", got, err)
+	}
+	if _, err := driver.ReadBack(t.Context(), werr, want, reads(lease.Record{}, lease.ErrUnavailable)); !errors.Is(err, lease.ErrUnavailable) || !errors.Is(err, werr) {
+		t.Errorf("ReadBack whose read failed = %v, want an error matching lease.ErrUnavailable and the write's", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := driver.ReadBack(ctx, werr, want, reads(want, nil)); err != context.Canceled {
+		t.Errorf("ReadBack after ctx ended = %v, want context.Canceled, unwrapped", err)
+	}
+}
+
+func TestLostTo(t *testing.T) {
+	for _, tc := range []struct {
+		r    lease.Record
+		want string
+	}{
+		{lease.Record{Holder: "b", Token: 5}, `lease: lost: now held by "b" (token 5)`},
+		{lease.Record{Holder: "a", Token: 4, Released: true}, `lease: lost: released by "a" (token 4)`},
+		{lease.Record{}, `lease: lost: now held by a holder that has not written its name yet`},
+	} {
+		if err := driver.LostTo(tc.r); !errors.Is(err, lease.ErrLost) || err.Error() != tc.want {
+			t.Errorf("LostTo(%+v) = %q, want %q matching lease.ErrLost", tc.r, err, tc.want)
+		}
+	}
+}
