@@ -59,8 +59,10 @@
 // The blob is created, empty, by the first Acquire if it does not exist
 // (a create that never overwrites). It must be used for nothing but this
 // lease. A blob with content, or with metadata that leasehold did not write
-// (another key, no leasehold=1, a token that is not a number, ...) is
-// reported as lease.ErrCorrupt and never touched. A blob that an Azure
+// (no leasehold=1, a key of the record missing, a token that is not a
+// number, ...) is reported as lease.ErrCorrupt and never touched. Keys a
+// later version of leasehold adds beside leasehold=1 are read past, so that
+// a fleet in a rolling upgrade reads each other's records. A blob that an Azure
 // lease holds while its metadata names no current holder (a contender
 // between its acquire and its metadata write, or another tool) is
 // lease.ErrHeld with an empty Holder and token 0; if that lease is infinite

@@ -48,19 +48,20 @@ func encodeMetadata(r lease.Record) map[string]*string {
 
 // decodeMetadata returns the record the blob's metadata holds, without its
 // Version, or nil when the blob has no metadata at all (it was created but
-// never acquired). Metadata that leasehold did not write (a key it does not
-// write, no "leasehold" marker, another format version, a value it could
-// not have written) yields an error wrapping lease.ErrCorrupt.
+// never acquired). Keys that this version does not write are ignored when
+// the "leasehold" marker has this version's value: a later version adds
+// keys (see driver.FormatVersion). Metadata that leasehold did not write
+// (no "leasehold" marker, another format version, a key of this version's
+// missing, a value it could not have written) yields an error wrapping
+// lease.ErrCorrupt.
 func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 	if len(md) == 0 {
 		return nil, nil
 	}
 	vals := make(map[string]string, len(md))
-	var foreign []string
 	for k, v := range md {
 		lk := strings.ToLower(k)
 		if !slices.Contains(metadataKeys, lk) {
-			foreign = append(foreign, k)
 			continue
 		}
 		if _, dup := vals[lk]; dup {
@@ -78,9 +79,6 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 		return nil, driver.Corruptf("the blob's metadata (keys %s) has no %q key: leasehold did not write it", strings.Join(slices.Sorted(maps.Keys(md)), ", "), keyFormat)
 	case format != strconv.Itoa(driver.FormatVersion):
 		return nil, driver.Corruptf("metadata %q is %q, want %d", keyFormat, format, driver.FormatVersion)
-	case len(foreign) > 0:
-		slices.Sort(foreign)
-		return nil, driver.Corruptf("metadata has key(s) %s, which leasehold does not write", strings.Join(foreign, ", "))
 	}
 	for _, k := range metadataKeys {
 		if _, ok := vals[k]; !ok {

@@ -51,3 +51,21 @@ func TestMetadataNone(t *testing.T) {
 		t.Errorf("decodeMetadata(nil) = %v, %v; want no record and no error", r, err)
 	}
 }
+
+// TestMetadataFromALaterVersion: keys a later version adds are read past
+// (rule 11: a fleet in a rolling upgrade reads each other's records), but
+// metadata without the marker is still not a record.
+func TestMetadataFromALaterVersion(t *testing.T) {
+	t.Parallel()
+	want := lease.Record{Holder: "worker-1", Token: 7, TTL: 15 * time.Second, Nonce: "n"}
+	md := encodeMetadata(want)
+	period := "2026-11-23T10:00Z"
+	md["period"] = &period
+	if got, err := decodeMetadata(md); err != nil || *got != want {
+		t.Errorf("decodeMetadata with a later version's key = %+v, %v; want %+v", got, err, want)
+	}
+	delete(md, keyFormat)
+	if got, err := decodeMetadata(md); !errors.Is(err, lease.ErrCorrupt) {
+		t.Errorf("decodeMetadata without the %q marker = %+v, %v; want lease.ErrCorrupt", keyFormat, got, err)
+	}
+}

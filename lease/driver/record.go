@@ -9,9 +9,13 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// FormatVersion is the value of the "leasehold" field of the JSON record.
-// A decoder refuses any other value, so that a record written by a later,
-// incompatible version is reported as corrupt instead of misread.
+// FormatVersion is the value of the "leasehold" field of the JSON record
+// (and of the marker every backend stores with its record). A decoder
+// refuses any other value: a later version that changes what a field means
+// writes another one, and is reported as corrupt instead of misread. A
+// later version that only adds fields keeps it, and this version's decoders
+// ignore the fields they do not know, so that a fleet in a rolling upgrade,
+// old and new versions contending for one lease, keeps working.
 const FormatVersion = 1
 
 // MaxRecordSize is the largest encoded record a decoder accepts, in bytes.
@@ -46,15 +50,15 @@ func EncodeJSON(r lease.Record) []byte {
 	return b
 }
 
-// DecodeJSON parses a record written by EncodeJSON and checks it with
-// Check. Anything else, including a record of another format version,
-// yields an error wrapping lease.ErrCorrupt.
+// DecodeJSON parses a record written by EncodeJSON, of this version or a
+// later one (whose added fields it ignores), and checks it with Check.
+// Anything else, including a record of another format version, yields an
+// error wrapping lease.ErrCorrupt.
 func DecodeJSON(b []byte) (lease.Record, error) {
 	if len(b) > MaxRecordSize {
 		return lease.Record{}, Corruptf("object is %d bytes or more, a record at most %d", len(b), MaxRecordSize)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var j jsonRecord
 	if err := dec.Decode(&j); err != nil {
 		return lease.Record{}, Corruptf("object is not a JSON lease record: %v", err)

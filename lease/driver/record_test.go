@@ -22,7 +22,7 @@ func TestDecodeJSONRejects(t *testing.T) {
 		{name: "JSON of another shape", data: `["worker-1", 7]`},
 		{name: "JSON null", data: `null`},
 		{name: "foreign JSON object", data: `{"holder":"x"}`},
-		{name: "unknown field", data: `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"ab","owner":"x"}`},
+		{name: "foreign JSON object with a leasehold field", data: `{"leasehold":1,"owner":"x","locked":true}`},
 		{name: "format 2", data: strings.Replace(valid, `"leasehold":1`, `"leasehold":2`, 1)},
 		{name: "format missing", data: strings.Replace(valid, `"leasehold":1,`, ``, 1)},
 		{name: "token 0", data: strings.Replace(valid, `"token":7`, `"token":0`, 1)},
@@ -60,6 +60,13 @@ func TestDecodeJSONAccepts(t *testing.T) {
 			name: "fields in another order, with whitespace and a trailing newline",
 			data: "{ \"nonce\": \"ab\", \"released\": true, \"ttl_ms\": 2000, \"token\": 18446744073709551615, \"holder\": \"w\", \"leasehold\": 1 }\n",
 			want: lease.Record{Holder: "w", Token: math.MaxUint64, TTL: 2 * time.Second, Released: true, Nonce: "ab"},
+		},
+		{
+			// A later version adds fields and keeps "leasehold":1 (rule 11:
+			// a fleet in a rolling upgrade reads each other's records).
+			name: "fields added by a later version",
+			data: `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"ab","period":"2026-11-23T10:00Z","extra":{"a":[1,2]}}`,
+			want: lease.Record{Holder: "worker-1", Token: 7, TTL: 15 * time.Second, Nonce: "ab"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
