@@ -288,8 +288,8 @@ func TestForeignInfiniteLease(t *testing.T) {
 }
 
 // TestForeignBlob: a blob that leasehold did not write (foreign metadata,
-// values leasehold could not have written, content) is lease.ErrCorrupt,
-// not retryable, and is never changed.
+// a key of the record missing, values leasehold could not have written,
+// content) is lease.ErrCorrupt, not retryable, and is never changed.
 func TestForeignBlob(t *testing.T) {
 	t.Parallel()
 	parent := newEnv(t)
@@ -314,7 +314,7 @@ func TestForeignBlob(t *testing.T) {
 		{"token-banana", "", with("token", "banana")},
 		{"token-zero", "", with("token", "0")},
 		{"foreign-metadata", "", map[string]string{"owner": "another-tool", "locked": "true"}},
-		{"extra-key", "", with("owner", "another-tool")},
+		{"nonce-missing", "", with("nonce", "")},
 		{"format-2", "", with("leasehold", "2")},
 		{"no-marker", "", with("leasehold", "")},
 		{"released-maybe", "", with("released", "maybe")},
