@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
+	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
 
 // Scheme is the URL scheme this package registers with lease.Open.
@@ -36,7 +37,7 @@ func init() {
 var URLParams = awsdriver.Params("key_attribute")
 
 // urlForm checks dynamodb:// URLs.
-var urlForm = &awsdriver.URLForm{Pkg: "dynamodb", Form: "dynamodb://TABLE/NAME", Host: "table", Path: "lease name", Params: URLParams}
+var urlForm = &leaseurl.Form{Pkg: "dynamodb", Form: "dynamodb://TABLE/NAME", Host: "table", Path: "lease name", Params: URLParams, Credentials: awsdriver.Credentials, Endpoint: "?endpoint="}
 
 // URLOpener is the lease.URLOpener of the "dynamodb" scheme: the URL's
 // host is the table, its path without the leading slash is the lease's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
+	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
 
 // Scheme is the URL scheme s3cas registers with lease.Open.
@@ -40,7 +41,7 @@ func init() {
 var URLParams = awsdriver.Params("request_checksum_calculation", "response_checksum_validation", "use_path_style")
 
 // urlForm checks s3:// URLs.
-var urlForm = &awsdriver.URLForm{Pkg: "s3cas", Form: "s3://BUCKET/KEY", Host: "bucket", Path: "key", Params: URLParams}
+var urlForm = &leaseurl.Form{Pkg: "s3cas", Form: "s3://BUCKET/KEY", Host: "bucket", Path: "key", Params: URLParams, Credentials: awsdriver.Credentials, Endpoint: "?endpoint="}
 
 // URLOpener opens "s3://bucket/key?param=value" URLs; see URLParams for the
 // parameters. The key is the URL's path without its leading slash.

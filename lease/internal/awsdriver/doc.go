@@ -1,10 +1,10 @@
 // Package awsdriver is what leasehold's AWS backends (lease/s3cas and
 // lease/dynamodb) share, so that each is written once:
 //
-//   - lease URLs: their shape, their query parameters (unknown, repeated,
-//     credentials in the URL) and the client their AWS parameters
-//     configure through gocloud.dev/aws.V2ConfigFromURLParams (URLForm,
-//     Params, URLClient);
+//   - lease URLs: the AWS query parameters and the client they configure
+//     through gocloud.dev/aws.V2ConfigFromURLParams (Params, URLClient),
+//     and where credentials come from (Credentials); package leaseurl
+//     checks the URLs' shape;
 //   - the client from the default AWS configuration chain, and its region
 //     check (Client);
 //   - the SDK's retries turned off (NoRetries), and request bodies that
