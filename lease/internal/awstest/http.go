@@ -16,7 +16,8 @@ import (
 )
 
 // Counter is an aws.HTTPClient (an s3.HTTPClient, a dynamodb.HTTPClient)
-// that counts the requests it carries, by a label of each.
+// that counts the requests it carries, by a label of each. It is also an
+// http.RoundTripper, for clients built on an *http.Client (Cloud Storage's).
 type Counter struct {
 	next  aws.HTTPClient
 	label func(*http.Request) string
@@ -52,6 +53,9 @@ func (c *Counter) Do(r *http.Request) (*http.Response, error) {
 	c.mu.Unlock()
 	return c.next.Do(r)
 }
+
+// RoundTrip implements http.RoundTripper.
+func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) { return c.Do(r) }
 
 // Take returns the counts since the last Take, by label, and resets them.
 func (c *Counter) Take() map[string]int {

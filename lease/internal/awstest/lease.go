@@ -28,6 +28,8 @@ type Harness struct {
 	// CallTimeout is the CallTimeout the suite's leases get: the one their
 	// server needs under the suite's load.
 	CallTimeout time.Duration
+	// TTL is the suite's TTL; ConformanceTTL if zero.
+	TTL time.Duration
 }
 
 // Open implements leasetest.Harness.
@@ -42,12 +44,16 @@ func (h *Harness) Open(ctx context.Context, name string, opts lease.Options) (le
 func (h *Harness) WriteForeign(ctx context.Context, name string) error { return h.Foreign(ctx, name) }
 
 // RunConformance runs leasetest's suite on h, as a CAS backend, in real
-// time, with ConformanceTTL.
+// time, with h.TTL.
 func RunConformance(t *testing.T, h *Harness) {
 	t.Helper()
+	ttl := h.TTL
+	if ttl == 0 {
+		ttl = ConformanceTTL
+	}
 	leasetest.RunConformanceTests(t, leasetest.Config{
 		NewHarness: func(*testing.T) leasetest.Harness { return h },
-		TTL:        ConformanceTTL,
+		TTL:        ttl,
 	})
 }
 

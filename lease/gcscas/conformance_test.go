@@ -1,0 +1,28 @@
+package gcscas_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+)
+
+func TestConformance(t *testing.T) {
+	s := newStore(t)
+	c := s.client(t, nil)
+	awstest.RunConformance(t, &awstest.Harness{
+		TTL:         gcscas.MinTTL,
+		CallTimeout: testCallTimeout,
+		OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
+			s.track(name)
+			return gcscas.Open(ctx, gcscas.Options{Bucket: s.bucket, Object: name, Client: c}, opts)
+		},
+		// An object that is JSON, but not a lease record.
+		Foreign: func(ctx context.Context, name string) error {
+			_, err := s.put(ctx, c, name, []byte(`{"owner":"another-tool","locked":true}`))
+			return err
+		},
+	})
+}

@@ -1,0 +1,121 @@
+// Package gcscas is a lease backend on one Google Cloud Storage object,
+// written only with Cloud Storage's generation preconditions: a driver of
+// the compare-and-swap engine in package lease/driver (driver.NewCAS), so it has
+// that engine's guarantees. At most one contender holds the lease at a
+// time, assuming only that clocks tick at nearly the same rate: a
+// contender takes a held lease over only after it has seen the same
+// generation of the object, unchanged, for the holder's whole TTL on its
+// own monotonic clock, and only by a write conditional on that generation.
+// Every write makes a new generation, and every acquisition writes a
+// fencing token greater than all earlier ones.
+//
+// It does not guarantee anything if something other than leasehold writes
+// or deletes the object.
+//
+// # Requests
+//
+// A read is one download of the object (GET), which returns the record
+// and, in its x-goog-generation header, its generation: the version. Acquiring a
+// free lease is that read and one upload with ifGenerationMatch=0; a
+// renewal, a release and a takeover are one upload with
+// ifGenerationMatch=<generation> (a takeover after the reads that judged
+// expiry). Each upload is a single multipart request (the writer's
+// ChunkSize is 0). A write whose outcome is unknown (a timeout, a lost
+// response, a failed condition) is followed by one read that resolves it.
+// The client's own retries are off (storage.RetryNever): each call is one
+// request, bounded by lease.Options.CallTimeout, and the caller (the
+// runner) retries.
+//
+// # One write per second
+//
+// Cloud Storage allows about one write per second to one object name and
+// answers faster writes with 429 Too Many Requests. The runner renews
+// every RenewInterval, TTL/3 by default, so Open refuses a TTL under
+// MinTTL (3s). With runner.Config.RenewInterval set by hand, keep it at a
+// second or more.
+//
+// # What it stores
+//
+// The object holds one line of JSON, content type application/json:
+//
+//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}
+//
+// Anyone allowed to read it can see who leads with:
+//
+//	gcloud storage cat gs://BUCKET/OBJECT
+//
+// An object at the name that is not such a record (written by someone
+// else) is reported as lease.ErrCorrupt and never overwritten.
+//
+// Never delete the object, not even to reset a lease: the fencing token
+// lives in it, and a new object would start the tokens again at 1, so a
+// downstream system could accept a deposed leader's writes. To hand the
+// lease over, release it. The object is at most a few hundred bytes.
+//
+// # The bucket
+//
+// The bucket must exist; gcscas never creates one. Cloud Storage answers a
+// read in a missing bucket as it answers a read of a missing object, so
+// Observe reports lease.ErrNoRecord there; Acquire's write finds the
+// bucket missing and reports lease.ErrNotFound naming it. Use uniform bucket-level access, leave
+// object versioning off, and turn soft delete off (a retention of 0): by
+// default Cloud Storage keeps every overwritten generation for 7 days as
+// soft-deleted data, and a lease is overwritten at every renewal (720
+// times an hour at the defaults), all of it billed as storage. Standard
+// storage class: the others have minimum storage durations, which every
+// overwrite would charge again.
+//
+// # Permissions
+//
+// The driver needs the three permissions in IAMPermissions on the lease's
+// object: storage.objects.get, storage.objects.create and
+// storage.objects.delete (Cloud Storage requires delete, with create, to
+// overwrite an object). No predefined role holds exactly these
+// (roles/storage.objectUser holds them and more): grant a custom role on
+// the bucket, optionally with an IAM condition on the object's name,
+//
+//	resource.name.startsWith("projects/_/buckets/BUCKET/objects/leases/")
+//
+// as terraform/modules/gcp-gcs-lease does. Refused credentials are
+// reported as lease.ErrPermission naming the object and these
+// permissions.
+//
+// # Configuration
+//
+// In Go, Open takes the bucket, the object's name and, optionally, a
+// *storage.Client; without one it builds a client with Application Default
+// Credentials: the attached service account on Cloud Run, GKE (workload
+// identity) and Compute Engine, a key file named by
+// GOOGLE_APPLICATION_CREDENTIALS, or the login of gcloud auth
+// application-default login. By URL, after importing this package for its
+// side effect:
+//
+//	import _ "github.com/leasehold/leasehold/lease/gcscas"
+//
+//	l, err := lease.Open(ctx, "gs://my-bucket/leases/jobs", lease.Options{Identity: host})
+//
+// The URL's path is the object's name. gs:// URLs take no query
+// parameters; any is rejected with lease.ErrInvalid naming it.
+//
+// To use an emulator (fake-gcs-server), set the client's standard
+// variable, which Open and URLs honour:
+//
+//	STORAGE_EMULATOR_HOST=127.0.0.1:4443
+//
+// Requests then go to that host over plain HTTP, without credentials.
+// fake-gcs-server enforces ifGenerationMatch on the multipart uploads the
+// driver sends, atomically under concurrent writers.
+//
+// # Cost
+//
+// At the defaults (TTL 15s; the runner renews every RenewInterval = TTL/3
+// = 5s and a follower polls every CampaignInterval = 5s plus up to 20%
+// jitter), a leader makes about 720 uploads an hour (Class A operations)
+// and each follower 600 to 720 reads an hour (Class B operations). At
+// Standard storage list prices in a single region ($0.005 per 1,000
+// Class A operations, $0.0004 per 1,000 Class B operations; Google Cloud
+// Storage pricing page, as of 2026) that is about $0.0036 an hour ($2.63 a
+// month) for the leader and at most $0.00029 an hour ($0.21 a month) for
+// each follower; storage of one small object is negligible, with soft
+// delete off. A longer TTL costs proportionally less.
+package gcscas

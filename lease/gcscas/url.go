@@ -1,0 +1,43 @@
+package gcscas
+
+import (
+	"context"
+	"net/url"
+
+	"cloud.google.com/go/storage"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/leaseurl"
+)
+
+// Scheme is the URL scheme gcscas registers with lease.Open, gsutil's and
+// gcloud storage's own.
+const Scheme = "gs"
+
+func init() {
+	lease.Register(Scheme, &URLOpener{})
+}
+
+// urlForm checks gs:// URLs. They take no query parameters: credentials
+// are Application Default Credentials, the emulator is named by
+// STORAGE_EMULATOR_HOST, and the TTL is a lease option.
+var urlForm = &leaseurl.Form{Pkg: "gcscas", Form: "gs://BUCKET/OBJECT", Host: "bucket", Path: "object",
+	Credentials: "Application Default Credentials", Endpoint: "STORAGE_EMULATOR_HOST (host:port) for an emulator"}
+
+// URLOpener opens "gs://bucket/object" URLs, as gcloud storage names
+// objects. The object's name is the URL's path without its leading slash.
+// Any query parameter is rejected.
+type URLOpener struct {
+	// Client, if set, is used for every URL. If nil, each URL gets a client
+	// of its own, built as Open builds one (Options.Client).
+	Client *storage.Client
+}
+
+// OpenLeaseURL implements lease.URLOpener.
+func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Options) (lease.Lease, error) {
+	bucket, object, _, err := urlForm.Parse(u)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, Options{Bucket: bucket, Object: object, Client: o.Client}, lopts)
+}
