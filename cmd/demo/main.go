@@ -29,13 +29,14 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/azureblob"
 	_ "github.com/leasehold/leasehold/lease/dynamodb"
+	_ "github.com/leasehold/leasehold/lease/gcscas"
 	_ "github.com/leasehold/leasehold/lease/memlease"
 	_ "github.com/leasehold/leasehold/lease/s3cas"
 	"github.com/leasehold/leasehold/runner"
 )
 
 func main() {
-	leaseURL := flag.String("lease", "", "lease URL to compete for (e.g. mem://demo, s3://bucket/key); empty runs the built-in scenarios")
+	leaseURL := flag.String("lease", "", "lease URL to compete for (e.g. mem://demo, s3://bucket/key, gs://bucket/object); empty runs the built-in scenarios")
 	identity := flag.String("identity", defaultIdentity(), "this contender's identity")
 	ttl := flag.Duration("ttl", lease.DefaultTTL, "lease TTL (with -lease)")
 	flag.Parse()

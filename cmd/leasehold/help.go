@@ -42,11 +42,19 @@ Lease URLs (schemes in this build: %s):
         ?connection_string_env=VAR; with neither, the connection string in
         AZURE_STORAGE_CONNECTION_STRING). The container must exist; the
         identity needs Storage Blob Data Contributor on it. TTL 15s to 60s.
+  gs://BUCKET/OBJECT
+        an object in Google Cloud Storage (fake-gcs-server: set
+        STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist. IAM:
+        storage.objects.get, storage.objects.create and
+        storage.objects.delete on the object. TTL at least 3s: Cloud
+        Storage allows about one write per second to an object.
   mem://NAME
         in this process only: to try leasehold out.
   AWS credentials come from the default chain (environment, profile, ECS
   task role), Azure ones from managed identity, workload identity or az
-  login. Never delete a lease object: it holds the fencing counter.
+  login, Google Cloud ones from Application Default Credentials (the
+  service account of Cloud Run, GKE or Compute Engine, or gcloud auth
+  application-default login). Never delete a lease object: it holds the fencing counter.
 
 Every flag can also be set by an environment variable named after it:
 --lease is LEASEHOLD_LEASE, --health-url is LEASEHOLD_HEALTH_URL. A flag on

@@ -31,6 +31,7 @@ import (
 
 	_ "github.com/leasehold/leasehold/lease/azureblob"
 	_ "github.com/leasehold/leasehold/lease/dynamodb"
+	_ "github.com/leasehold/leasehold/lease/gcscas"
 	_ "github.com/leasehold/leasehold/lease/memlease"
 	_ "github.com/leasehold/leasehold/lease/s3cas"
 )

@@ -30,7 +30,7 @@ type commonOptions struct {
 }
 
 func (o *commonOptions) defineLease(f *flagSet) {
-	f.String(&o.lease, "lease", "", "the lease, as a `URL`: s3://BUCKET/KEY, dynamodb://TABLE/NAME,\nazblob://CONTAINER/BLOB, mem://NAME (see leasehold help)")
+	f.String(&o.lease, "lease", "", "the lease, as a `URL`: s3://BUCKET/KEY, dynamodb://TABLE/NAME,\nazblob://CONTAINER/BLOB, gs://BUCKET/OBJECT, mem://NAME (see leasehold help)")
 	f.String(&o.identity, "identity", "", "this instance's `name` in the lease record and the logs; unique among\nthe instances")
 	f.Duration(&o.ttl, "ttl", lease.DefaultTTL, "how long the lease lasts without renewal: a crashed leader is replaced\nafter this long")
 	f.Duration(&o.callTimeout, "call-timeout", 0, "bound on each request to the store")

@@ -16,6 +16,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/azureblob"
 	_ "github.com/leasehold/leasehold/lease/dynamodb"
+	_ "github.com/leasehold/leasehold/lease/gcscas"
 	_ "github.com/leasehold/leasehold/lease/memlease"
 	_ "github.com/leasehold/leasehold/lease/s3cas"
 )
@@ -49,13 +50,14 @@ func tripwire(f *testing.F) (addr string, dialled *atomic.Int64) {
 // FuzzOpen: lease.Open with every backend registered must not panic, and
 // must either open the lease or refuse the URL or options with
 // lease.ErrInvalid, whose message never shows the URL's password (also when
-// the URL is malformed). No
-// opener may send a request: s3 and azblob send none at Open, and
-// dynamodb's one DescribeTable is made with a cancelled context (so its
-// URL parsing runs in full and the call returns context.Canceled before
-// net/http dials); the environment points every default endpoint, the
-// HTTP(S) proxy and Azure's connection string at a tripwire that fails the
-// test if anything connects. Seeds: testdata/fuzz/FuzzOpen.
+// the URL is malformed). No opener may send a request: s3, gs and azblob
+// send none at Open, and dynamodb's one DescribeTable is made with a
+// cancelled context (so its URL parsing runs in full and the call returns
+// context.Canceled before net/http dials); the environment points every
+// default endpoint (Cloud Storage's through STORAGE_EMULATOR_HOST, so that
+// no credentials are looked for), the HTTP(S) proxy and Azure's connection
+// string at a tripwire that fails the test if anything connects. Seeds:
+// testdata/fuzz/FuzzOpen.
 func FuzzOpen(f *testing.F) {
 	addr, dialled := tripwire(f)
 	empty := filepath.Join(f.TempDir(), "empty")
@@ -72,6 +74,7 @@ func FuzzOpen(f *testing.F) {
 		"AZURE_STORAGE_CONNECTION_STRING": azurite, "LEASEHOLD_FUZZ_CS": azurite,
 		"AZURE_CLIENT_ID": "", "AZURE_TENANT_ID": "", "AZURE_CLIENT_SECRET": "", "AZURE_FEDERATED_TOKEN_FILE": "",
 		"IDENTITY_ENDPOINT": "", "MSI_ENDPOINT": "",
+		"STORAGE_EMULATOR_HOST": addr, "GOOGLE_APPLICATION_CREDENTIALS": "",
 	} {
 		f.Setenv(k, v)
 	}
@@ -99,6 +102,11 @@ func FuzzOpen(f *testing.F) {
 		"s3://bucket/key?endpoint=http://user:secret-password@127.0.0.1:9000&x=1",
 		"dynamodb://leases/jobs?endpoint=http%3A%2F%2Fu%3Asecret-password%40127.0.0.1%3A8000&bogus=1",
 		"azblob://user:secret-password@leases/b",
+		"gs://leases/jobs/nightly",
+		"gs://leases/jobs?ttl=15s&user_project=p",
+		"gs://user:secret-password@leases/jobs",
+		"gs://leases:443/jobs",
+		"gs://leases/",
 		"bucket/key",
 		"mem://jobs%zz",
 		"",
@@ -107,6 +115,7 @@ func FuzzOpen(f *testing.F) {
 	}
 	f.Add("azblob://leases/b", int64(10000))
 	f.Add("s3://bucket/key", int64(0))
+	f.Add("gs://leases/jobs", int64(2999))
 	f.Add("mem://jobs", int64(-1))
 
 	cancelled, cancel := context.WithCancel(context.Background())
