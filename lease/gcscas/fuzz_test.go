@@ -1,0 +1,90 @@
+package gcscas
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+)
+
+// cannedObject is an http.RoundTripper that answers every request, without
+// a network, with a download of body and, if not empty, an
+// x-goog-generation header of generation.
+type cannedObject struct {
+	body       []byte
+	generation string
+}
+
+func (c cannedObject) RoundTrip(r *http.Request) (*http.Response, error) {
+	h := http.Header{"Content-Type": {"application/octet-stream"}}
+	if c.generation != "" {
+		h.Set("X-Goog-Generation", c.generation)
+	}
+	return &http.Response{
+		StatusCode:    200,
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(c.body)),
+		ContentLength: int64(len(c.body)),
+		Request:       r,
+	}, nil
+}
+
+// FuzzReadObject: whatever object sits at a lease's name, with whatever
+// generation header, the driver's Get must not panic; it must report an
+// object that driver.DecodeJSON does not accept (of any size: Get reads at
+// most MaxRecordSize+1 bytes) as lease.ErrCorrupt, an answer without a
+// usable generation as lease.ErrUnavailable, and otherwise return the
+// record with its generation, in decimal, as Version. Seeds:
+// testdata/fuzz/FuzzReadObject.
+func FuzzReadObject(f *testing.F) {
+	valid := `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}`
+	for _, s := range []struct{ body, generation string }{
+		{valid, "1700000000000001"},
+		{valid, ""},
+		{`<?xml version="1.0"?><Error><Code>NoSuchKey</Code></Error>`, "1"},
+		{"", "1"},
+	} {
+		f.Add([]byte(s.body), s.generation)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, generation string) {
+		client, err := storage.NewClient(context.Background(), option.WithEndpoint("http://storage.fuzz.invalid/storage/v1/"),
+			option.WithoutAuthentication(), option.WithHTTPClient(&http.Client{Transport: cannedObject{body: body, generation: generation}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		r, err := newConn(client, "leases", "jobs").Get(context.Background())
+		want, decodeErr := driver.DecodeJSON(body[:min(len(body), driver.MaxRecordSize+1)])
+		gen, genErr := strconv.ParseInt(generation, 10, 64)
+		switch {
+		case generation != "" && genErr != nil:
+			// The client refuses a header that is not a number before the
+			// body is read: a malformed answer.
+			if !errors.Is(err, lease.ErrUnavailable) {
+				t.Fatalf("Get with generation %q = %+v, %v; want lease.ErrUnavailable", generation, r, err)
+			}
+		case decodeErr != nil:
+			if !errors.Is(err, lease.ErrCorrupt) {
+				t.Fatalf("Get of %q (generation %q) = %+v, %v; want lease.ErrCorrupt, as DecodeJSON says: %v", body, generation, r, err, decodeErr)
+			}
+		case generation == "" || gen <= 0:
+			if !errors.Is(err, lease.ErrUnavailable) {
+				t.Fatalf("Get of record %q (generation %q): %v, want lease.ErrUnavailable for no usable generation", body, generation, err)
+			}
+		default:
+			want.Version = strconv.FormatInt(gen, 10)
+			if err != nil || r != want {
+				t.Fatalf("Get of record %q (generation %q) = %+v, %v; want %+v", body, generation, r, err, want)
+			}
+		}
+	})
+}
