@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -32,6 +33,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasehold/leasehold/chaos"
+	"github.com/leasehold/leasehold/lease/gcscas"
 )
 
 // defaultDuration is how long each backend's chaos runs unless
@@ -66,6 +68,8 @@ var backends = []backend{
 	{name: "dynalite", variable: "LEASEHOLD_DYNALITE_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo},
 	{name: "moto-dynamodb", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo},
 	{name: "azurite", variable: "LEASEHOLD_AZURITE_CONNECTION_STRING", ttl: 15 * time.Second, prepare: prepareAzure},
+	// gcscas.MinTTL: Cloud Storage allows about one write per second to an object.
+	{name: "gcs", variable: "STORAGE_EMULATOR_HOST", ttl: gcscas.MinTTL, prepare: prepareGCS},
 }
 
 // The contenders: a Go program on the runner (chaos/contender), or the
@@ -761,6 +765,28 @@ func prepareDynamo(t *testing.T, endpoint string) (string, func(string) (string,
 	env := awsEnv(t, "chaos", "chaos")
 	return hostPort(t, endpoint), func(proxy string) (string, []string) {
 		return fmt.Sprintf("dynamodb://%s/lease?region=us-east-1&endpoint=http://%s", table, proxy), env
+	}
+}
+
+// prepareGCS gives each run an object of its own in the emulator's test
+// bucket (LEASEHOLD_GCS_BUCKET); contenders reach the emulator through
+// their proxy by STORAGE_EMULATOR_HOST, which the Go client honours.
+func prepareGCS(t *testing.T, host string) (string, func(string) (string, []string)) {
+	bucket := os.Getenv("LEASEHOLD_GCS_BUCKET")
+	if bucket == "" {
+		t.Skip(`chaos: gcs: set LEASEHOLD_GCS_BUCKET with STORAGE_EMULATOR_HOST (scripts/stack up gcs; eval "$(scripts/stack env)")`)
+	}
+	object := unique("chaos") + "/lease"
+	t.Cleanup(func() {
+		c, err := storage.NewClient(context.Background())
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_ = c.Bucket(bucket).Object(object).Delete(context.Background())
+	})
+	return host, func(proxy string) (string, []string) {
+		return fmt.Sprintf("gs://%s/%s", bucket, object), []string{"STORAGE_EMULATOR_HOST=" + proxy}
 	}
 }
 

@@ -40,6 +40,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/azureblob"
 	_ "github.com/leasehold/leasehold/lease/dynamodb"
+	_ "github.com/leasehold/leasehold/lease/gcscas"
 	_ "github.com/leasehold/leasehold/lease/s3cas"
 	"github.com/leasehold/leasehold/runner"
 )

@@ -165,8 +165,11 @@ func bench(ctx context.Context, c config) (*report, error) {
 	var wg sync.WaitGroup
 	for _, r := range rep.results {
 		st := r.st
-		if st.service == azureService && st.ttl != c.ttl {
+		switch {
+		case st.service == azureService && st.ttl != c.ttl:
 			rep.notef("%s: TTL %v, Azure's shortest lease, instead of -ttl %v", st.name, st.ttl, c.ttl)
+		case st.service == gcsService && st.ttl != c.ttl:
+			rep.notef("%s: TTL %v, gcscas.MinTTL (about one write per second to an object), instead of -ttl %v", st.name, st.ttl, c.ttl)
 		}
 		wg.Go(func() {
 			progress("%s: %d crash failovers (TTL %v)", st.name, c.trials, st.ttl)

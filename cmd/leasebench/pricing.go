@@ -2,7 +2,7 @@ package main
 
 // List prices per request, from the providers' public pricing pages, as of
 // 2026: Amazon S3 Standard and DynamoDB on-demand in us-east-1, Azure Blob
-// Storage Hot LRS. Update them here; the README's cost table comes from
+// Storage Hot LRS, Google Cloud Storage Standard in a region. Update them here; the README's cost table comes from
 // leasebench's output.
 const (
 	// Amazon S3 pricing page (https://aws.amazon.com/s3/pricing/), S3
@@ -29,6 +29,15 @@ const (
 	// is priced here as the others.)
 	azureOperationPrice = 0.0044 / 10_000
 
+	// Google Cloud Storage pricing page
+	// (https://cloud.google.com/storage/pricing#operations-pricing),
+	// Standard storage in a region: Class A operations (an upload, any
+	// write) $0.005 per 1,000, Class B operations (a read of an object)
+	// $0.0004 per 1,000. In a multi-region or dual-region bucket Class A
+	// costs twice as much.
+	gcsClassAPrice = 0.005 / 1_000
+	gcsClassBPrice = 0.0004 / 1_000
+
 	// hoursPerMonth is the month of cloud pricing pages: 730 hours.
 	hoursPerMonth = 730
 )
@@ -54,6 +63,11 @@ func costPerHour(svc service, perHour map[string]float64) float64 {
 			}
 		case azureService:
 			price = azureOperationPrice
+		case gcsService:
+			price = gcsClassBPrice
+			if op != "GET" {
+				price = gcsClassAPrice
+			}
 		}
 		dollars += n * price
 	}

@@ -267,7 +267,7 @@ func (rep *report) print(w io.Writer, markdown bool) {
 	notes := append([]string{
 		fmt.Sprintf("failover: from the holder's last successful renewal's Sent to the follower's successful Acquire; handover: from the holder's Release call to the follower's successful Acquire; %d trials at a time", rep.parallel),
 		fmt.Sprintf("requests: a leader and a follower counted for %v by a counting proxy each, scaled from their TTL to 15s", rep.countFor),
-		"prices: S3 Standard PUT $0.005 and GET $0.0004 per 1,000; DynamoDB on-demand $0.625 per million WRU, $0.125 per million RRU; Azure Blob Hot LRS other operations $0.0044 per 10,000 (pricing pages, as of 2026); 730 hours a month",
+		"prices: S3 Standard PUT $0.005 and GET $0.0004 per 1,000; DynamoDB on-demand $0.625 per million WRU, $0.125 per million RRU; Azure Blob Hot LRS other operations $0.0044 per 10,000; Cloud Storage Standard (region) Class A $0.005 and Class B $0.0004 per 1,000 (pricing pages, as of 2026); 730 hours a month",
 	}, rep.notes...)
 	for _, e := range errs {
 		notes = append(notes, "FAILED: "+e)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,10 +19,12 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"google.golang.org/api/option"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azureblob"
 	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/gcscas"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
@@ -62,15 +65,16 @@ const (
 	s3Service
 	dynamoService
 	azureService
+	gcsService
 )
 
 func (s service) String() string {
-	return [...]string{"memory", "S3", "DynamoDB", "Azure Blob"}[s]
+	return [...]string{"memory", "S3", "DynamoDB", "Azure Blob", "Cloud Storage"}[s]
 }
 
 // The stores leasebench knows, in table order, with the variables of
 // scripts/stack env that locate them.
-var storeNames = []string{"mem", "minio", "moto-s3", "dynalite", "moto-dynamodb", "azurite"}
+var storeNames = []string{"mem", "minio", "moto-s3", "dynalite", "moto-dynamodb", "azurite", "gcs"}
 
 // setupStore makes the store called name ready: a bucket, table or
 // container of this run's own. It returns a nil store and the reason when
@@ -117,6 +121,12 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 			return nil, "LEASEHOLD_AZURITE_CONNECTION_STRING is not set", nil
 		}
 		return setupAzure(ctx, name, cs, run, max(ttl, azureblob.MinTTL))
+	case "gcs":
+		host, bucket := env("STORAGE_EMULATOR_HOST"), env("LEASEHOLD_GCS_BUCKET")
+		if host == "" || bucket == "" {
+			return nil, "STORAGE_EMULATOR_HOST or LEASEHOLD_GCS_BUCKET is not set", nil
+		}
+		return setupGCS(ctx, name, "http://"+host, bucket, run, max(ttl, gcscas.MinTTL))
 	}
 	return nil, "", fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(storeNames, ", "))
 }
@@ -208,6 +218,42 @@ func createTable(ctx context.Context, c *ddb.Client, table, key string) error {
 func byTarget(r *http.Request) string {
 	t := r.Header.Get("X-Amz-Target")
 	return t[strings.LastIndexByte(t, '.')+1:]
+}
+
+// setupGCS uses the emulator's bucket, with this run's leases under the
+// prefix run/.
+func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.Duration) (*store, string, error) {
+	client := func(ep string) (*storage.Client, error) {
+		return storage.NewClient(ctx, option.WithEndpoint(ep+"/storage/v1/"), option.WithoutAuthentication())
+	}
+	admin, err := client(endpoint)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	return &store{
+		name: name, service: gcsService, ttl: ttl, endpoint: endpoint,
+		connect: func(ep string) (opener, error) {
+			c, err := client(ep)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
+				return gcscas.Open(ctx, gcscas.Options{Bucket: bucket, Object: run + "/" + n, Client: c}, opts)
+			}, nil
+		},
+		label: func(r *http.Request) string { return r.Method },
+		cleanup: func(ctx context.Context) {
+			it := admin.Bucket(bucket).Objects(ctx, &storage.Query{Prefix: run + "/"})
+			for {
+				attrs, err := it.Next()
+				if err != nil {
+					break
+				}
+				_ = admin.Bucket(bucket).Object(attrs.Name).Delete(ctx)
+			}
+			_ = admin.Close()
+		},
+	}, "", nil
 }
 
 var blobEndpoint = regexp.MustCompile(`BlobEndpoint=[^;]*`)
