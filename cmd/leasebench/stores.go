@@ -224,7 +224,7 @@ func byTarget(r *http.Request) string {
 // prefix run/.
 func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.Duration) (*store, string, error) {
 	client := func(ep string) (*storage.Client, error) {
-		return storage.NewClient(ctx, option.WithEndpoint(ep+"/storage/v1/"), option.WithoutAuthentication())
+		return storage.NewClient(ctx, option.WithEndpoint(ep+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
 	}
 	admin, err := client(endpoint)
 	if err != nil {

@@ -174,7 +174,7 @@ func TestMissingBucket(t *testing.T) {
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
 	awstest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
-		c, err := storage.NewClient(ctx, option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication())
+		c, err := storage.NewClient(ctx, option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,8 +14,9 @@
 //
 // # Requests
 //
-// A read is one download of the object (GET), which returns the record
-// and, in its x-goog-generation header, its generation: the version. Acquiring a
+// A read is one JSON API download of the object (GET ...?alt=media), which
+// returns the record and, in its x-goog-generation header, its
+// generation: the version. Acquiring a
 // free lease is that read and one upload with ifGenerationMatch=0; a
 // renewal, a release and a takeover are one upload with
 // ifGenerationMatch=<generation> (a takeover after the reads that judged

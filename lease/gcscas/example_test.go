@@ -43,7 +43,7 @@ func Example_open() {
 // reaches fake-gcs-server (scripts/stack up gcs) instead of Cloud Storage.
 func ExampleOpen() {
 	ctx := context.Background()
-	client, err := storage.NewClient(ctx)
+	client, err := storage.NewClient(ctx, storage.WithJSONReads())
 	if err != nil {
 		log.Fatal(err)
 	}

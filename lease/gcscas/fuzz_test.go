@@ -57,7 +57,7 @@ func FuzzReadObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, generation string) {
 		client, err := storage.NewClient(context.Background(), option.WithEndpoint("http://storage.fuzz.invalid/storage/v1/"),
-			option.WithoutAuthentication(), option.WithHTTPClient(&http.Client{Transport: cannedObject{body: body, generation: generation}}))
+			option.WithoutAuthentication(), storage.WithJSONReads(), option.WithHTTPClient(&http.Client{Transport: cannedObject{body: body, generation: generation}}))
 		if err != nil {
 			t.Fatal(err)
 		}

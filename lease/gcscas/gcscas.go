@@ -47,7 +47,9 @@ type Options struct {
 	// Cloud Run, GKE workload identity or Compute Engine;
 	// GOOGLE_APPLICATION_CREDENTIALS; gcloud auth application-default
 	// login), or, when STORAGE_EMULATOR_HOST is set, one that talks to that
-	// emulator without credentials. Whichever client is used, the driver
+	// emulator without credentials; either reads with the JSON API
+	// (storage.WithJSONReads), which a client of your own should do too for
+	// fake-gcs-server behind a proxy. Whichever client is used, the driver
 	// turns the client's own retries off for its calls, so that they do not
 	// multiply with the caller's.
 	Client *storage.Client
@@ -71,7 +73,12 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	}
 	client := opts.Client
 	if client == nil {
-		if client, err = storage.NewClient(ctx, option.WithUserAgent("leasehold")); err != nil {
+		// JSON API reads (GET /storage/v1/b/BUCKET/o/OBJECT?alt=media), as
+		// the writes are JSON API uploads: fake-gcs-server serves XML API
+		// reads of names with a slash only when the request's Host is its
+		// -public-host, so through a proxy (toxiproxy, a counting proxy)
+		// they would find no object.
+		if client, err = storage.NewClient(ctx, storage.WithJSONReads(), option.WithUserAgent("leasehold")); err != nil {
 			return nil, &lease.OptionError{Pkg: "gcscas", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
 		}
 	}

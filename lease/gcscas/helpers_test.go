@@ -70,7 +70,7 @@ func newStore(t *testing.T) *store {
 // requests.
 func (s *store) client(t *testing.T, rt http.RoundTripper) *storage.Client {
 	t.Helper()
-	var opts []option.ClientOption
+	opts := []option.ClientOption{storage.WithJSONReads()}
 	if rt != nil {
 		opts = append(opts, option.WithHTTPClient(&http.Client{Transport: rt}))
 	}
