@@ -21,13 +21,14 @@ import (
 
 	"github.com/leasehold/leasehold/lease/azureblob"
 	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/gcscas"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
 
 // The modules and examples, as directories under terraform/.
 var (
-	modules  = []string{"modules/aws-s3-lease", "modules/aws-dynamodb-lease", "modules/aws-lease-iam", "modules/azure-blob-lease"}
-	examples = []string{"examples/aws-ecs", "examples/azure"}
+	modules  = []string{"modules/aws-s3-lease", "modules/aws-dynamodb-lease", "modules/aws-lease-iam", "modules/azure-blob-lease", "modules/gcp-gcs-lease"}
+	examples = []string{"examples/aws-ecs", "examples/azure", "examples/gcp-cloud-run"}
 )
 
 // kmsActions are what S3 needs from a caller on a customer-managed KMS key
@@ -264,6 +265,65 @@ func TestAzureRoleIsTheBackendsOnTheContainerOnly(t *testing.T) {
 	}
 }
 
+func TestGCSRoleIsTheBackendsOnTheLeaseObjectsOnly(t *testing.T) {
+	m := load(t, "modules/gcp-gcs-lease")
+
+	var perms []string
+	for _, v := range m.value(t, m.local(t, "lease_permissions")).AsValueSlice() {
+		perms = append(perms, v.AsString())
+	}
+	if !slices.Equal(sorted(perms), sorted(gcscas.IAMPermissions)) {
+		t.Errorf("local.lease_permissions is %v, want exactly gcscas.IAMPermissions %v", sorted(perms), sorted(gcscas.IAMPermissions))
+	}
+	role := m.resource(t, "google_project_iam_custom_role", "lease")
+	if got := m.source(attr(t, role, "permissions")); got != "local.lease_permissions" {
+		t.Errorf("google_project_iam_custom_role.lease: permissions = %s, want local.lease_permissions", got)
+	}
+
+	// One grant, of that role, to one service account, on the bucket, under
+	// a condition on the lease objects' names; nothing granted elsewhere.
+	for _, typ := range []string{"google_storage_bucket_iam_binding", "google_storage_bucket_iam_policy", "google_project_iam_member", "google_project_iam_binding"} {
+		if b := m.blocks("resource", typ); len(b) > 0 {
+			t.Errorf("%s: a %s: the module grants only through one google_storage_bucket_iam_member", b[0].DefRange(), typ)
+		}
+	}
+	members := m.blocks("resource", "google_storage_bucket_iam_member")
+	if len(members) != 1 {
+		t.Fatalf("%d google_storage_bucket_iam_member resources, want exactly 1", len(members))
+	}
+	member := members[0]
+	if got := m.source(attr(t, member, "role")); got != "google_project_iam_custom_role.lease.name" {
+		t.Errorf("the grant's role is %s, want google_project_iam_custom_role.lease.name", got)
+	}
+	if got := m.source(attr(t, member, "member")); !strings.HasPrefix(got, `"serviceAccount:`) {
+		t.Errorf("the grant's member is %s, want one service account", got)
+	}
+	cond := m.source(attr(t, oneBlock(t, member, "condition"), "expression"))
+	prefix := m.source(m.local(t, "object_prefix"))
+	if !strings.Contains(cond, "resource.name.startsWith(") || !strings.Contains(cond, "local.object_prefix") ||
+		!strings.Contains(prefix, "projects/_/buckets/${var.bucket_name}/objects/${var.prefix}/") {
+		t.Errorf("the grant's condition is %s with local.object_prefix = %s, want resource.name.startsWith the lease objects' prefix", cond, prefix)
+	}
+
+	bucket := m.resource(t, "google_storage_bucket", "leases")
+	for name, want := range map[string]cty.Value{
+		"uniform_bucket_level_access": cty.True,
+		"public_access_prevention":    cty.StringVal("enforced"),
+		"storage_class":               cty.StringVal("STANDARD"),
+	} {
+		if got := m.value(t, attr(t, bucket, name)); !got.RawEquals(want) {
+			t.Errorf("google_storage_bucket.leases: %s is %#v, want %#v", name, got, want)
+		}
+	}
+	if got := m.value(t, attr(t, oneBlock(t, bucket, "versioning"), "enabled")); !got.RawEquals(cty.False) {
+		t.Errorf("google_storage_bucket.leases: versioning is %#v, want off: every renewal would keep a generation", got)
+	}
+	// Soft delete keeps every overwritten generation, 7 days by default.
+	if got := m.value(t, attr(t, oneBlock(t, bucket, "soft_delete_policy"), "retention_duration_seconds")); !got.RawEquals(cty.NumberIntVal(0)) {
+		t.Errorf("google_storage_bucket.leases: soft delete retention is %#v, want 0 (off)", got)
+	}
+}
+
 // secretAttr matches the names of provider attributes that hold secrets:
 // account keys, connection strings, SAS tokens, passwords.
 var secretAttr = regexp.MustCompile(`(?i)access_key|connection_string|sas|password|secret|private_key`)
@@ -302,6 +362,7 @@ func TestLeaseURLsUseTheBackendsSchemes(t *testing.T) {
 		{"modules/aws-s3-lease", s3cas.Scheme, s3cas.URLParams},
 		{"modules/aws-dynamodb-lease", dynamodb.Scheme, dynamodb.URLParams},
 		{"modules/azure-blob-lease", azureblob.Scheme, azureblob.URLParams},
+		{"modules/gcp-gcs-lease", gcscas.Scheme, nil}, // gs:// URLs take no parameters
 	} {
 		m := load(t, c.dir)
 		src := m.source(attr(t, m.output(t, "lease_urls"), "value"))

@@ -1,0 +1,72 @@
+# A Cloud Storage bucket for leasehold's lease objects (package
+# lease/gcscas), or a prefix in an existing bucket, and a custom role with
+# exactly the permissions the backend needs, granted to one service account
+# on the bucket under an IAM condition that limits it to the lease objects.
+# Terraform never creates or deletes the objects: leasehold creates each on
+# first use and keeps its fencing counter in it, so they must not be
+# deleted.
+
+locals {
+  # gcscas.IAMPermissions: read the record, write it, and overwrite it
+  # (Cloud Storage requires delete, with create, to replace an object).
+  lease_permissions = ["storage.objects.create", "storage.objects.delete", "storage.objects.get"]
+
+  bucket = var.create_bucket ? google_storage_bucket.leases[0].name : data.google_storage_bucket.existing[0].name
+
+  # The lease objects' IAM resource names begin with this.
+  object_prefix = "projects/_/buckets/${var.bucket_name}/objects/${var.prefix}/"
+}
+
+resource "google_storage_bucket" "leases" {
+  count = var.create_bucket ? 1 : 0
+
+  name          = var.bucket_name
+  project       = var.project_id
+  location      = var.location
+  storage_class = "STANDARD"
+  force_destroy = false
+  labels        = var.labels
+
+  # IAM only, no object ACLs: IAM conditions need it.
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+
+  # Every renewal overwrites the lease object: kept generations, noncurrent
+  # or soft-deleted (7 days by default), would each be billed as storage.
+  versioning {
+    enabled = false
+  }
+  soft_delete_policy {
+    retention_duration_seconds = 0
+  }
+}
+
+# With create_bucket = false: the existing bucket, looked up so that a
+# misspelt name fails at plan time. It must have uniform bucket-level access
+# for the conditional grant below.
+data "google_storage_bucket" "existing" {
+  count = var.create_bucket ? 0 : 1
+
+  name = var.bucket_name
+}
+
+resource "google_project_iam_custom_role" "lease" {
+  project     = var.project_id
+  role_id     = var.role_id
+  title       = "leasehold lease"
+  description = "What leasehold's Cloud Storage backend (gcscas.IAMPermissions) needs on its lease objects."
+  permissions = local.lease_permissions
+}
+
+# The role for one service account, on the lease objects only.
+resource "google_storage_bucket_iam_member" "lease" {
+  bucket = local.bucket
+  role   = google_project_iam_custom_role.lease.name
+  member = "serviceAccount:${var.service_account_email}"
+
+  condition {
+    title       = "leasehold lease objects"
+    description = "Only the objects under ${var.prefix}/ in ${var.bucket_name}."
+    expression  = "resource.name.startsWith(\"${local.object_prefix}\")"
+  }
+}
