@@ -20,7 +20,8 @@ type Options struct {
 	Identity string
 	// TTL is how long the lease lasts without renewal: a contender takes over
 	// a record it has seen unchanged for the holder's TTL. Default 15s.
-	// Backends may restrict it (Azure allows 15s to 60s).
+	// Backends may restrict it (Azure allows 15s to 60s; Cloud Storage, at
+	// about one write per second to an object, at least 3s).
 	TTL time.Duration
 	// CallTimeout bounds each request to the store. Default TTL/5. It must be
 	// less than TTL; the runner also requires it to be less than its
