@@ -2,7 +2,6 @@ package gcscas_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -36,23 +35,7 @@ func TestStoredJSON(t *testing.T) {
 	if strconv.FormatInt(gen, 10) != term.Version {
 		t.Errorf("object's generation is %d, want the term's Version %q", gen, term.Version)
 	}
-	if contentType != "application/json" {
-		t.Errorf("Content-Type is %q, want application/json", contentType)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatalf("stored bytes %q are not JSON: %v", body, err)
-	}
-	nonce, _ := got["nonce"].(string)
-	want := map[string]any{"leasehold": 1.0, "holder": "worker-1", "token": 1.0, "ttl_ms": 3000.0, "released": false, "nonce": nonce}
-	if len(nonce) != 16 || len(got) != len(want) {
-		t.Errorf("stored record %s, want the fields %v with a 16-digit nonce", body, want)
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("stored record's %q is %v, want %v (record %s)", k, got[k], v, body)
-		}
-	}
+	awstest.CheckStoredJSON(t, body, contentType, "worker-1", testTTL)
 	if err := l.Release(t.Context(), term); err != nil {
 		t.Fatalf("Release: %v", err)
 	}

@@ -2,6 +2,7 @@ package awstest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -175,4 +176,32 @@ func CountRequests(t *testing.T, leader, follower lease.Lease, leaderHTTP, follo
 		t.Fatalf("deposed leader's Renew: %v, want lease.ErrLost", err)
 	}
 	check("Renew after being deposed", leaderHTTP, map[string]int{read: 1, write: 1})
+}
+
+// CheckStoredJSON checks an object a lease stored at its first
+// acquisition, as read back with its content type: one line of the
+// documented JSON record, application/json, with holder, token 1, ttl and
+// a 16-digit nonce, and no other field (S3 and Cloud Storage store it so).
+func CheckStoredJSON(t *testing.T, body []byte, contentType, holder string, ttl time.Duration) {
+	t.Helper()
+	if contentType != "application/json" {
+		t.Errorf("Content-Type is %q, want application/json", contentType)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("stored bytes %q are not JSON: %v", body, err)
+	}
+	nonce, _ := got["nonce"].(string)
+	want := map[string]any{"leasehold": 1.0, "holder": holder, "token": 1.0, "ttl_ms": float64(ttl.Milliseconds()), "released": false, "nonce": nonce}
+	if len(nonce) != 16 || len(got) != len(want) {
+		t.Errorf("stored record %s, want the fields %v with a 16-digit nonce", body, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("stored record's %q is %v, want %v (record %s)", k, got[k], v, body)
+		}
+	}
+	if strings.ContainsRune(string(body), '\n') {
+		t.Errorf("stored record %q spans lines, want one line", body)
+	}
 }
