@@ -30,7 +30,8 @@ const (
 	azureOperationPrice = 0.0044 / 10_000
 
 	// Google Cloud Storage pricing page
-	// (https://cloud.google.com/storage/pricing#operations-pricing),
+	// (https://cloud.google.com/storage/pricing#operations-pricing, and its
+	// worked example, https://cloud.google.com/storage/pricing-examples),
 	// Standard storage in a region: Class A operations (an upload, any
 	// write) $0.005 per 1,000, Class B operations (a read of an object)
 	// $0.0004 per 1,000. In a multi-region or dual-region bucket Class A
