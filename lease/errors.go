@@ -30,6 +30,11 @@ var (
 	// ErrInvalid: an option or URL is invalid. The error is an *OptionError
 	// when a single option is at fault.
 	ErrInvalid = errors.New("lease: invalid option")
+	// ErrUnsafeStore: the store does not keep the contract leader election
+	// needs (conditional writes that it enforces atomically, in one place),
+	// so it could elect several leaders at once. It is refused, never
+	// trusted; the message says what the store failed.
+	ErrUnsafeStore = errors.New("lease: store does not keep the contract")
 )
 
 // ErrNoRecord: the lease has never been acquired: its key holds nothing yet.
@@ -77,10 +82,10 @@ func (e *OptionError) Is(target error) bool { return target == ErrInvalid }
 // Retryable reports whether err is worth retrying: the lease is held (it may
 // be released or lapse), or the store is unavailable or answered something
 // this package does not classify. Invalid options, a missing store, refused
-// credentials and a foreign object at the key are not retryable: they need a
-// person.
+// credentials, a foreign object at the key and a store that does not keep
+// the contract are not retryable: they need a person.
 func Retryable(err error) bool {
-	for _, permanent := range []error{ErrInvalid, ErrNotFound, ErrPermission, ErrCorrupt} {
+	for _, permanent := range []error{ErrInvalid, ErrNotFound, ErrPermission, ErrCorrupt, ErrUnsafeStore} {
 		if errors.Is(err, permanent) {
 			return false
 		}

@@ -56,6 +56,7 @@ func TestRetryable(t *testing.T) {
 		{name: "not found", err: fmt.Errorf("no bucket: %w", lease.ErrNotFound), want: false},
 		{name: "permission", err: fmt.Errorf("403: %w", lease.ErrPermission), want: false},
 		{name: "corrupt", err: fmt.Errorf("%w: garbage", lease.ErrCorrupt), want: false},
+		{name: "unsafe store", err: fmt.Errorf("%w: a global table", lease.ErrUnsafeStore), want: false},
 		{name: "corrupt found while unavailable", err: fmt.Errorf("%w (reading back: %w)", lease.ErrUnavailable, lease.ErrCorrupt), want: false},
 	} {
 		if got := lease.Retryable(tc.err); got != tc.want {

@@ -51,7 +51,8 @@
 // An item at the key that is not such a record (no "leasehold" marker or
 // another format, an attribute missing, of another type or unparsable, or
 // attributes a lease item does not have) is reported as lease.ErrCorrupt,
-// saying which, and is never overwritten.
+// saying which, and is never overwritten. The aws:rep:* attributes that
+// legacy (2017.11.29) global tables add to every item are ignored.
 //
 // Never delete the item, not even to reset a lease: the fencing token
 // lives in it, and a new item would start the tokens again at 1, so a
@@ -70,6 +71,16 @@
 //	  --attribute-definitions AttributeName=lease,AttributeType=S \
 //	  --key-schema AttributeName=lease,KeyType=HASH \
 //	  --billing-mode PAY_PER_REQUEST
+//
+// A global table is accepted only in multi-Region strong consistency
+// (MRSC, MultiRegionConsistency STRONG). One with replicas in multi-Region
+// eventual consistency (EVENTUAL, the default, also when DescribeTable
+// leaves the field out) is refused with lease.ErrUnsafeStore, naming the
+// table and its Regions: each Region checks a write's condition against
+// its own copy and replication keeps the last writer's item, so contenders
+// in two Regions could both be elected. DescribeTable does not show the
+// replicas of a legacy (2017.11.29) global table: keep lease tables out of
+// one.
 //
 // On-demand billing (PAY_PER_REQUEST) is advised: a lease makes a steady
 // trickle of requests, and provisioned capacity that throttles a renewal

@@ -67,7 +67,9 @@ type Options struct {
 // Opens with the same client reuse the first success). A missing table, or
 // one whose key schema is not a single HASH key of type S named
 // KeyAttribute, is reported as lease.ErrNotFound saying what was expected
-// and what was found; refused credentials as lease.ErrPermission; a table
+// and what was found; a global table whose Regions are eventually
+// consistent as lease.ErrUnsafeStore, naming its Regions; refused
+// credentials as lease.ErrPermission; a table
 // that could not be described (throttling, a timeout, an unreachable
 // endpoint) as lease.ErrUnavailable, after which Open may be retried.
 func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, error) {

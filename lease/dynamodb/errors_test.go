@@ -43,6 +43,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"GetItem", opGet, storedItem, 200, "", nil, ""},
 		{"GetNoItem", opGet, `{}`, 200, "", lease.ErrNoRecord, "dynamodb://leases/jobs: no item"},
+		{"GetLegacyReplicatedItem", opGet, strings.Replace(storedItem, `"nonce"`, `"aws:rep:updatetime":{"N":"1767225600.123001"},"aws:rep:updateregion":{"S":"eu-west-1"},"aws:rep:deleting":{"BOOL":false},"nonce"`, 1), 200, "", nil, ""},
 		{"GetForeignItem", opGet, `{"Item":{"lease":{"S":"jobs"},"owner":{"S":"cron"}}}`, 200, "", lease.ErrCorrupt, `no "leasehold" attribute`},
 		{"GetResourceNotFound", opGet, "", 400, "ResourceNotFoundException", lease.ErrNotFound, `table "leases" does not exist`},
 		{"GetValidation", opGet, "", 400, "ValidationException", lease.ErrNotFound, `its key schema must be exactly one key, HASH "lease" of type S`},
@@ -153,12 +154,29 @@ func checkRequest(t *testing.T, o op, operation string, body map[string]any) {
 	}
 }
 
+// globalTable is DescribeTable's answer for a lease table with replicas in
+// regions, and the given MultiRegionConsistency ("" leaves it out, as
+// DynamoDB does for tables made before the field existed).
+func globalTable(consistency string, regions ...string) string {
+	var replicas []string
+	for _, r := range regions {
+		replicas = append(replicas, `{"RegionName":"`+r+`","ReplicaStatus":"ACTIVE"}`)
+	}
+	mode := ""
+	if consistency != "" {
+		mode = `,"MultiRegionConsistency":"` + consistency + `"`
+	}
+	return strings.Replace(leaseTable.Body, `"TableStatus"`, `"GlobalTableVersion":"2019.11.21","Replicas":[`+strings.Join(replicas, ",")+`]`+mode+`,"TableStatus"`, 1)
+}
+
 // TestCheckTable: Open's DescribeTable, answer by answer: each is one
-// request, and a table that is missing, has another key schema or is
-// going away is lease.ErrNotFound saying so.
+// request; a table that is missing, has another key schema or is going
+// away is lease.ErrNotFound saying so, and a global table whose Regions
+// are eventually consistent is lease.ErrUnsafeStore naming them.
 func TestCheckTable(t *testing.T) {
 	t.Parallel()
 	hashLease := `[{"AttributeName":"lease","KeyType":"HASH"}]`
+	lww := "last writer's item, so contenders in two Regions can both be elected"
 	rows := []struct {
 		name    string
 		answer  func() (status int, body string, code string)
@@ -185,6 +203,13 @@ func TestCheckTable(t *testing.T) {
 			return 200, described("ACTIVE", `[{"AttributeName":"lease","KeyType":"HASH"},{"AttributeName":"at","KeyType":"RANGE"}]`,
 				`[{"AttributeName":"lease","AttributeType":"S"},{"AttributeName":"at","AttributeType":"N"}]`).Body, ""
 		}, lease.ErrNotFound, `[HASH "lease" of type S, RANGE "at" of type N]`},
+		{"GlobalEventual", func() (int, string, string) { return 200, globalTable("EVENTUAL", "us-west-2", "eu-west-1"), "" },
+			lease.ErrUnsafeStore, `table "leases" is a global table replicated in the Regions eu-west-1, us-east-1, us-west-2 with multi-Region eventual consistency (MultiRegionConsistency EVENTUAL)`},
+		{"GlobalEventualReasons", func() (int, string, string) { return 200, globalTable("EVENTUAL", "us-west-2"), "" }, lease.ErrUnsafeStore, lww},
+		{"GlobalConsistencyUnset", func() (int, string, string) { return 200, globalTable("", "us-east-1", "us-west-2"), "" },
+			lease.ErrUnsafeStore, `in the Regions us-east-1, us-west-2 with multi-Region eventual consistency (MultiRegionConsistency unset, so EVENTUAL)`},
+		{"GlobalStrong", func() (int, string, string) { return 200, globalTable("STRONG", "us-east-2", "us-west-2"), "" }, nil, ""},
+		{"NoReplicasEventual", func() (int, string, string) { return 200, globalTable("EVENTUAL"), "" }, nil, ""},
 		{"Missing", func() (int, string, string) { return 400, "", "ResourceNotFoundException" }, lease.ErrNotFound, `table "leases" does not exist`},
 		{"AccessDenied", func() (int, string, string) { return 400, "", "AccessDeniedException" }, lease.ErrPermission, "dynamodb:DescribeTable"},
 		{"Throttled", func() (int, string, string) { return 400, "", "ThrottlingException" }, lease.ErrUnavailable, "throttled"},

@@ -30,6 +30,12 @@ const (
 // they are checked.
 var recordAttributes = []string{attrFormat, attrHolder, attrToken, attrTTL, attrReleased, attrNonce}
 
+// replicationPrefix begins the attributes that legacy (version 2017.11.29)
+// global tables add to every item they replicate (aws:rep:updatetime,
+// aws:rep:updateregion, aws:rep:deleting). They are the table's
+// bookkeeping, not part of the record: decodeItem ignores them.
+const replicationPrefix = "aws:rep:"
+
 // encodeItem returns r's item at the key name.
 func encodeItem(r lease.Record, keyAttr, name string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
@@ -47,7 +53,9 @@ func encodeItem(r lease.Record, keyAttr, name string) map[string]types.Attribute
 // driver.Check, and sets its Version to its nonce. Anything else,
 // among it an item of another format version, one with an attribute
 // missing, of another type or unparsable, and one with attributes a lease
-// item does not have, yields an error wrapping lease.ErrCorrupt.
+// item does not have, yields an error wrapping lease.ErrCorrupt. The
+// attributes of legacy global tables' replication (replicationPrefix) are
+// ignored.
 func decodeItem(item map[string]types.AttributeValue, keyAttr string) (lease.Record, error) {
 	format, ok := item[attrFormat]
 	if !ok {
@@ -58,7 +66,7 @@ func decodeItem(item map[string]types.AttributeValue, keyAttr string) (lease.Rec
 	}
 	var extra []string
 	for _, name := range names(item) {
-		if name != keyAttr && !slices.Contains(recordAttributes, name) {
+		if name != keyAttr && !slices.Contains(recordAttributes, name) && !strings.HasPrefix(name, replicationPrefix) {
 			extra = append(extra, name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,8 +36,8 @@ type tableCheck struct {
 var checkedTables sync.Map
 
 // checkTable checks, with one DescribeTable bounded by callTimeout, that
-// the table exists and its key schema is one HASH key of type S named
-// d.keyAttr. A success is remembered for the client and table, so each is
+// the table exists, its key schema is one HASH key of type S named
+// d.keyAttr, and it is not replicated with eventual consistency. A success is remembered for the client and table, so each is
 // described once however many leases are opened; a failure is not, so a
 // later Open tries again.
 func (d *conn) checkTable(ctx context.Context, callTimeout time.Duration) error {
@@ -69,7 +70,7 @@ func (d *conn) checkTable(ctx context.Context, callTimeout time.Duration) error 
 	return nil
 }
 
-// checkDescription checks the table's status and key schema.
+// checkDescription checks the table's status, key schema and replication.
 func (d *conn) checkDescription(t *types.TableDescription) error {
 	what := fmt.Sprintf("dynamodb: DescribeTable %s", d.url())
 	if t == nil {
@@ -102,5 +103,32 @@ func (d *conn) checkDescription(t *types.TableDescription) error {
 		return fmt.Errorf(`%w: %s: table %q has the key schema [%s]; a lease table needs exactly one key, HASH %q of type S, and no sort (RANGE) key: create the table with that key, or set KeyAttribute (?key_attribute=) to its HASH key's name`,
 			lease.ErrNotFound, what, d.table, strings.Join(found, ", "), d.keyAttr)
 	}
-	return nil
+	return d.checkReplication(what, t)
+}
+
+// checkReplication refuses a global table whose Regions are eventually
+// consistent (MultiRegionConsistency EVENTUAL, the default when unset):
+// each Region evaluates a write's condition against its own copy and
+// replication settles conflicts last-writer-wins, so contenders in two
+// Regions can both win the same lease. A strongly consistent (MRSC) global
+// table evaluates conditions across Regions, and a table without replicas
+// in one Region; both are accepted.
+func (d *conn) checkReplication(what string, t *types.TableDescription) error {
+	if len(t.Replicas) == 0 || t.MultiRegionConsistency == types.MultiRegionConsistencyStrong {
+		return nil
+	}
+	regions := []string{d.client.Options().Region}
+	for _, r := range t.Replicas {
+		if r.RegionName != nil {
+			regions = append(regions, *r.RegionName)
+		}
+	}
+	slices.Sort(regions)
+	regions = slices.Compact(slices.DeleteFunc(regions, func(r string) bool { return r == "" }))
+	consistency := string(t.MultiRegionConsistency)
+	if consistency == "" {
+		consistency = "unset, so EVENTUAL"
+	}
+	return fmt.Errorf("%w: %s: table %q is a global table replicated in the Regions %s with multi-Region eventual consistency (MultiRegionConsistency %s): each Region checks a write's condition against its own copy and replication keeps the last writer's item, so contenders in two Regions can both be elected; use a table with no replicas, or a multi-Region strongly consistent (MRSC) global table",
+		lease.ErrUnsafeStore, what, d.table, strings.Join(regions, ", "), consistency)
 }
