@@ -58,6 +58,10 @@ type Lease interface {
 	//
 	// It returns ErrCorrupt when the object at the lease's key is not a
 	// lease record; such an object is never taken over.
+	//
+	// The token it writes is greater than every token this Lease has read
+	// or written, even when the record was deleted and is created anew; a
+	// Lease opened after the delete knows only what it reads.
 	Acquire(ctx context.Context) (Term, error)
 
 	// Renew extends the term t, which must come from this Lease's Acquire or
@@ -65,8 +69,9 @@ type Lease interface {
 	// sent, and the holder's deadlines count from it.
 	//
 	// It returns ErrLost when the record no longer names this holder with
-	// t's token, or, on a native lease, the store no longer holds the lease
-	// for t (it was broken): the lease was taken over or released, and the
+	// t's token, or is gone (deleted by a lifecycle rule or a person), or,
+	// on a native lease, the store no longer holds the lease for t (it was
+	// broken): the lease was taken over, released or deleted, and the
 	// caller must stop acting as leader at once. Any other error leaves the
 	// outcome undecided: the caller may retry with t until its deadline
 	// passes.

@@ -174,6 +174,82 @@ func TestLostLeaseStepsDownWithoutRelease(t *testing.T) {
 	})
 }
 
+// TestDeletedRecordEndsTermAtOnce checks safety rule 10: a record deleted
+// under a live leader (a lifecycle rule, a person, a restore) ends the
+// leader's term at its next renewal, within one RenewInterval, not at its
+// renew deadline.
+func TestDeletedRecordEndsTermAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a"), OnDemoted: j.demoted("a")})
+		advance(renewInterval + time.Second)
+		if leader := j.leader(); leader != "a" {
+			t.Fatalf("leader before the delete: %q, want a", leader)
+		}
+		deleted := time.Now()
+		store.Delete("job")
+		advance(renewInterval)
+		d := j.demotionsOf("a")
+		if len(d) != 1 || d[0].Reason != runner.LeaseLost || !errors.Is(d[0].Err, lease.ErrLost) || !strings.Contains(d[0].Err.Error(), "deleted") {
+			t.Fatalf("demotions of a one RenewInterval (%v) after its record was deleted: %+v, want one LeaseLost (ErrLost) saying the record was deleted", renewInterval, d)
+		}
+		terms := j.recorded()
+		if len(terms) != 1 || terms[0].end.Sub(deleted) > renewInterval {
+			t.Fatalf("terms: %+v, want a's, its task cancelled within %v of the delete (at %v)", terms, renewInterval, deleted)
+		}
+		t.Logf("a's task was cancelled %v after its record was deleted: %v", terms[0].end.Sub(deleted), d[0].Err)
+	})
+}
+
+// TestDeletedRecordTokensGoOn checks the other half of safety rule 10:
+// when the record is deleted under a live leader, every leader elected
+// afterwards among the running contenders, which had seen its token, gets
+// a greater one, although the record starts afresh.
+func TestDeletedRecordTokensGoOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		elected := map[string]*shared[[]lease.Term]{}
+		for _, who := range []string{"a", "b", "c"} {
+			terms := &shared[[]lease.Term]{}
+			elected[who] = terms
+			start(t, runner.Config{
+				Lease: openLease(t, store, who), Task: j.task(who),
+				OnElected: func(lt lease.Term) { terms.update(func(ts *[]lease.Term) { *ts = append(*ts, lt) }) },
+			})
+			if who == "a" {
+				advance(time.Second)
+			}
+		}
+		advance(2 * renewInterval) // b and c poll, and see a's token
+		if leader := j.leader(); leader != "a" {
+			t.Fatalf("leader before the delete: %q, want a", leader)
+		}
+		highest := elected["a"].get()[0].Token
+		store.Delete("job")
+		advance(3 * time.Minute) // a's term ends; b or c leads; a campaigns again
+
+		var after []lease.Term
+		for who, ts := range elected {
+			terms := ts.get()
+			if who == "a" {
+				terms = terms[1:]
+			}
+			after = append(after, terms...)
+		}
+		if len(after) == 0 {
+			t.Fatal("nobody was elected after the delete")
+		}
+		for _, lt := range after {
+			if lt.Token <= highest {
+				t.Errorf("%s was elected after the delete with token %d, want more than %d, which every running contender had seen", lt.Holder, lt.Token, highest)
+			}
+		}
+		t.Logf("token %d before the delete; after it: %+v", highest, after)
+	})
+}
+
 // TestReleaseOnlyAfterTaskReturns checks safety rule 6: a task that ignores
 // cancellation keeps the lease from being released, but not renewed.
 func TestReleaseOnlyAfterTaskReturns(t *testing.T) {

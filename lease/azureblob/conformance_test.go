@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	azlease "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azureblob"
@@ -42,5 +44,21 @@ func (h *harness) WriteForeign(ctx context.Context, name string) error {
 	owner, locked := "another-tool", "true"
 	_, err := h.c.UploadBuffer(ctx, h.container, name, []byte(`{"owner":"another-tool","locked":true}`),
 		&azblob.UploadBufferOptions{Metadata: map[string]*string{"owner": &owner, "locked": &locked}})
+	return err
+}
+
+// Delete deletes the lease's blob as a person would: breaking, at once, an
+// Azure lease that holds it first, since Azure refuses to delete a leased
+// blob.
+func (h *harness) Delete(ctx context.Context, name string) error {
+	b := h.c.ServiceClient().NewContainerClient(h.container).NewBlobClient(name)
+	lc, err := azlease.NewBlobClient(b, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := lc.BreakLease(ctx, &azlease.BlobBreakOptions{BreakPeriod: new(int32)}); err != nil && !bloberror.HasCode(err, bloberror.LeaseNotPresentWithLeaseOperation) {
+		return err
+	}
+	_, err = b.Delete(ctx, nil)
 	return err
 }

@@ -35,6 +35,10 @@ type blobLease struct {
 	// is released or found lost. A blob leased under it is held by this
 	// Lease's latest term, which Acquire replaces at once.
 	current string
+
+	// highest is the highest token this Lease has read or tried to write:
+	// it never writes a token at or below it, even on a blob created anew.
+	highest driver.Highest
 }
 
 func (l *blobLease) Options() lease.Options { return l.opts }
@@ -115,6 +119,7 @@ func (l *blobLease) stat(ctx context.Context, create bool) (state, error) {
 	}
 	if st.rec != nil {
 		st.rec.Version = string(st.etag)
+		l.highest.Note(st.rec.Token)
 	}
 	return st, nil
 }
@@ -207,7 +212,7 @@ func (l *blobLease) Acquire(ctx context.Context) (lease.Term, error) {
 		if st, err = l.stat(ctx, true); err != nil {
 			return lease.Term{}, err
 		}
-		if _, err := driver.NextToken(st.record()); err != nil {
+		if _, err := l.highest.Next(st.record()); err != nil {
 			return lease.Term{}, fmt.Errorf("%w (%s)", err, l.where)
 		}
 		var t lease.Term
@@ -320,8 +325,9 @@ func (l *blobLease) replace(ctx context.Context, st state, id string) (lease.Ter
 // show it landed, it gives the lease back and returns the error: the
 // acquisition is reported only once its token is stored.
 func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent time.Time) (lease.Term, error) {
-	token, err := driver.NextToken(st.record())
+	token, err := l.highest.Next(st.record())
 	if err == nil {
+		l.highest.Note(token)
 		rec := lease.Record{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Nonce: driver.NewNonce()}
 		if err = l.setMetadata(ctx, rec, id, &st.etag); err != nil {
 			_, err = driver.ReadBack(ctx, err, rec, l.readRecord)

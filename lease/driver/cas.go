@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -44,6 +45,10 @@ type CAS interface {
 //   - Every write carries a fresh nonce, so every write changes the version.
 //   - Every acquisition writes the previous token plus one, and records are
 //     never deleted: release marks the record released and keeps its token.
+//     A record deleted all the same ends its holder's term at the next
+//     renewal (lease.ErrLost), and a contender never writes a token at or
+//     below the highest it has read or written (NextToken), so a record
+//     created anew continues the count.
 //   - A write whose outcome is unknown (a timeout, a lost response, even a
 //     failed condition, which a retried write can report although it
 //     succeeded) is resolved by reading the record back and comparing
@@ -74,6 +79,10 @@ type casLease struct {
 	// read finds it current, this contender wrote it and nobody has written
 	// since, so it may replace it without waiting a TTL.
 	lastWrite lease.Record
+
+	// highest is the highest token this contender has read or tried to
+	// write: it never writes a token at or below it.
+	highest Highest
 }
 
 func (c *casLease) Options() lease.Options { return c.opts }
@@ -94,7 +103,7 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 			return lease.Term{}, &lease.HeldError{Record: cur, Wait: wait}
 		}
 	}
-	token, err := NextToken(cur)
+	token, err := c.highest.Next(cur)
 	if err != nil {
 		return lease.Term{}, err
 	}
@@ -128,7 +137,9 @@ func (c *casLease) Release(ctx context.Context, t lease.Term) error {
 // rewrite writes a new record for term t's tenure (a renewal, or a release
 // when released is set). If the write fails and a re-read shows the tenure
 // continuing at another version (an earlier write of this contender landed
-// unseen), it writes once more on that version.
+// unseen), it writes once more on that version. A re-read that finds no
+// record ends the tenure at once: the record was deleted, and any
+// contender may create it now.
 func (c *casLease) rewrite(ctx context.Context, t lease.Term, released bool) (lease.Term, error) {
 	version := t.Version
 	for retried := false; ; retried = true {
@@ -136,6 +147,8 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, released bool) (le
 		switch {
 		case err == nil:
 			return nt, nil
+		case errors.Is(err, lease.ErrNoRecord):
+			return lease.Term{}, fmt.Errorf("%w: the record of token %d was deleted (by a lifecycle rule, a person, a restore?): %v", lease.ErrLost, t.Token, err)
 		case got.Version == "": // not re-read: the outcome is unknown
 			return lease.Term{}, err
 		case released && got.Released && got.Holder == t.Holder && got.Token == t.Token:
@@ -167,12 +180,15 @@ func (c *casLease) write(ctx context.Context, version string, want lease.Record)
 		return err
 	})
 	if err == nil {
+		c.highest.Note(want.Token)
 		return termOf(want, sent), want, nil
 	}
-	got, err = ReadBack(ctx, err, want, c.read)
+	got, err = ReadBack(ctx, err, want, c.read) // a read notes the token it finds
 	switch {
 	case err == nil:
 		return termOf(got, sent), got, nil
+	case got.Version == "": // want may have been stored, unseen
+		c.highest.Note(want.Token)
 	case SameWrite(got, prev): // this write did not land; the record is still our last one
 		c.mu.Lock()
 		c.lastWrite = prev
@@ -194,6 +210,7 @@ func (c *casLease) read(ctx context.Context) (lease.Record, error) {
 	if err != nil {
 		return lease.Record{}, err
 	}
+	c.highest.Note(r.Token)
 	c.mu.Lock()
 	if r.Version != c.seen.version {
 		c.seen.version, c.seen.at = r.Version, time.Now()

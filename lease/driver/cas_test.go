@@ -693,3 +693,79 @@ func TestCASFailedRenewKeepsOwnRecordRecognised(t *testing.T) {
 
 // advance lets the bubble's fake clock run for d.
 func advance(d time.Duration) { <-time.After(d) }
+
+// TestCASDeletedRecord: a record deleted under its holder ends the term at
+// once: Renew and Release report lease.ErrLost, not lease.ErrUnavailable,
+// which the holder would retry until its renew deadline.
+func TestCASDeletedRecord(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		a := openLease(t, store, "a")
+		ta := mustAcquire(t, a)
+		store.Delete("job")
+		_, err := a.Renew(t.Context(), ta)
+		if !errors.Is(err, lease.ErrLost) || errors.Is(err, lease.ErrUnavailable) || !strings.Contains(err.Error(), "was deleted") {
+			t.Errorf("Renew of a deleted record: %v, want ErrLost (and not ErrUnavailable) saying the record was deleted", err)
+		}
+		if err := a.Release(t.Context(), ta); !errors.Is(err, lease.ErrLost) {
+			t.Errorf("Release of a deleted record: %v, want ErrLost", err)
+		}
+		if _, ok := store.Bytes("job"); ok {
+			t.Errorf("Renew or Release of a deleted record wrote one")
+		}
+	})
+}
+
+// TestCASTokenNeverBelowHighestWritten: a write whose outcome was unknown
+// may have stored its token; after a delete, the next token is above it.
+func TestCASTokenNeverBelowHighestWritten(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		a := openLease(t, store, "a")
+		ta := mustAcquire(t, a)
+		// a's Acquire reads at 0s, writes at 1s (stored, the answer lost)
+		// and reads back at 2s, cut off by a partition.
+		store.Delay("a", time.Second)
+		store.LoseResponses("a", 1)
+		done := async(func() error { _, err := a.Acquire(t.Context()); return err })
+		advance(1500 * time.Millisecond)
+		store.Partition("a")
+		if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+			t.Fatalf("Acquire whose outcome stayed unknown: %v, want ErrUnavailable", err)
+		}
+		store.Heal("a")
+		store.Delete("job")
+		tb := mustAcquire(t, openLease(t, store, "b"))
+		if tb.Token != 1 {
+			t.Errorf("a new contender's Acquire after the delete: token %d, want 1: it knows only what it reads", tb.Token)
+		}
+		store.Delete("job")
+		ta3 := mustAcquire(t, a)
+		if ta3.Token <= ta.Token+1 {
+			t.Errorf("a's Acquire after the delete: token %d, want more than %d, the token of its unresolved write", ta3.Token, ta.Token+1)
+		}
+	})
+}
+
+func TestNextToken(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prev    uint64
+		highest uint64
+		want    uint64 // 0: lease.ErrCorrupt
+	}{
+		{"never acquired", 0, 0, 1},
+		{"record ahead", 7, 3, 8},
+		{"record as seen", 7, 7, 8},
+		{"record deleted", 0, 7, 8},
+		{"record restored from an older backup", 2, 7, 8},
+		{"record cannot grow", math.MaxUint64, 0, 0},
+		{"highest cannot grow", 1, math.MaxUint64, 0},
+	} {
+		got, err := driver.NextToken(lease.Record{Token: tc.prev}, tc.highest)
+		if tc.want == 0 && (!errors.Is(err, lease.ErrCorrupt) || !strings.Contains(err.Error(), "cannot grow")) {
+			t.Errorf("%s: NextToken(token %d, highest %d) = %d, %v; want ErrCorrupt saying it cannot grow", tc.name, tc.prev, tc.highest, got, err)
+		}
+		if tc.want != 0 && (got != tc.want || err != nil) {
+			t.Errorf("%s: NextToken(token %d, highest %d) = %d, %v; want %d", tc.name, tc.prev, tc.highest, got, err, tc.want)
+		}
+	}
+}

@@ -15,7 +15,12 @@
 //   - Every write carries a fresh nonce (NewNonce), so it changes the stored
 //     version.
 //   - Fencing tokens strictly increase: each acquisition writes the previous
-//     token plus one (NextToken), and records are never deleted.
+//     token plus one (NextToken), and records are never deleted. A record
+//     deleted all the same ends its holder's term at its next renewal
+//     (lease.ErrLost), and no contender writes a token at or below the
+//     highest it has read or written (Highest), so a record created anew
+//     continues the count of every running process; a process started
+//     after the delete starts from what it reads.
 //   - A write whose outcome is unknown is resolved by reading the record
 //     back (ReadBack, SameWrite), never by guessing.
 //   - A record that leasehold did not write is reported as lease.ErrCorrupt
@@ -23,7 +28,8 @@
 //
 // A backend on a store's native lease (Azure Blob) implements lease.Lease
 // itself, and uses the same helpers for the rules it shares with the
-// engine: CheckTerm, NextToken, NewNonce, SameWrite, ReadBack, LostTo.
+// engine: CheckTerm, NextToken, Highest, NewNonce, SameWrite, ReadBack,
+// LostTo.
 // Every backend bounds each request with Call and maps its SDK's errors to
 // package lease's sentinels (and ErrConflict) once.
 package driver

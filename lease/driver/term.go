@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/leasehold/leasehold/lease"
 )
@@ -24,15 +26,44 @@ func CheckTerm(t lease.Term, opts lease.Options) error {
 }
 
 // NextToken returns the fencing token of the acquisition that follows the
-// record prev (the zero Record when the lease was never acquired): one more
-// than prev's. A token that cannot grow is reported as lease.ErrCorrupt:
-// no writer reaches it, and wrapping round would give a token lower than
-// every earlier one.
-func NextToken(prev lease.Record) (uint64, error) {
-	if prev.Token == math.MaxUint64 {
-		return 0, Corruptf("token %d cannot grow", prev.Token)
+// record prev (the zero Record when the key holds none), by a Lease that
+// has read or written tokens up to highest: one more than the greater of
+// prev's token and highest. So a record that was deleted and created anew
+// (a lifecycle rule, a person, a restore from backup) continues the count
+// of every running process that saw it before; a process started after
+// the delete knows only what it reads, and starts again from there. A
+// token that cannot grow is reported as lease.ErrCorrupt: no writer
+// reaches it, and wrapping round would give a token lower than every
+// earlier one.
+func NextToken(prev lease.Record, highest uint64) (uint64, error) {
+	last := max(prev.Token, highest)
+	if last == math.MaxUint64 {
+		return 0, Corruptf("token %d cannot grow", last)
 	}
-	return prev.Token + 1, nil
+	return last + 1, nil
+}
+
+// Highest remembers the highest fencing token one Lease has read or
+// written, for NextToken. The zero value is ready to use; it is safe for
+// concurrent use.
+type Highest struct {
+	mu sync.Mutex
+	n  uint64
+}
+
+// Note records token as read or written.
+func (h *Highest) Note(token uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.n = max(h.n, token)
+}
+
+// Next returns NextToken(prev, the highest token noted).
+func (h *Highest) Next(prev lease.Record) (uint64, error) {
+	h.mu.Lock()
+	n := h.n
+	h.mu.Unlock()
+	return NextToken(prev, n)
 }
 
 // NewNonce returns 16 random hex digits: the fresh text every write
@@ -59,7 +90,8 @@ func SameWrite(r, w lease.Record) bool {
 //   - nil when got is want: the write landed after all;
 //   - ctx's error, unwrapped, when ctx has ended (got is then zero);
 //   - an error wrapping lease.ErrUnavailable and werr when the read failed
-//     too (got is then zero);
+//     too (got is then zero), and wrapping lease.ErrNoRecord too when the
+//     read found no record: the record was deleted, or never written;
 //   - werr otherwise: the write did not land, and got says what did.
 func ReadBack(ctx context.Context, werr error, want lease.Record, read func(context.Context) (lease.Record, error)) (got lease.Record, err error) {
 	if ctx.Err() != nil {
@@ -69,6 +101,8 @@ func ReadBack(ctx context.Context, werr error, want lease.Record, read func(cont
 	switch {
 	case rerr != nil && ctx.Err() != nil:
 		return lease.Record{}, ctx.Err()
+	case errors.Is(rerr, lease.ErrNoRecord):
+		return lease.Record{}, fmt.Errorf("%w: %w, and reading back found no record: %w", lease.ErrUnavailable, werr, rerr)
 	case rerr != nil:
 		return lease.Record{}, fmt.Errorf("%w: outcome unknown: %w; reading back failed: %v", lease.ErrUnavailable, werr, rerr)
 	case SameWrite(got, want):

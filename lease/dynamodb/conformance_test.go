@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
@@ -29,6 +30,10 @@ func TestConformance(t *testing.T) {
 				return tg.put(ctx, c, map[string]types.AttributeValue{
 					dynamodb.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
 				})
+			},
+			Remove: func(ctx context.Context, name string) error {
+				_, err := c.DeleteItem(ctx, &ddb.DeleteItemInput{TableName: &tg.table, Key: key(name)})
+				return err
 			},
 		})
 	})

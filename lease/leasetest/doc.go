@@ -23,7 +23,11 @@
 //   - a cancelled context makes every method return an error matching
 //     context.Canceled and changes nothing;
 //   - an object at the lease's key that leasehold did not write is reported
-//     as lease.ErrCorrupt and never taken over, however long it sits there.
+//     as lease.ErrCorrupt and never taken over, however long it sits there;
+//   - where the harness can delete a record (it implements Deleter): a
+//     holder whose record is deleted finds its term lost (lease.ErrLost) at
+//     its next renewal, and a contender that has seen token n writes a
+//     token greater than n on the record created anew.
 //
 // It does not test how a backend resolves unknown outcomes (lost responses,
 // timeouts): those depend on the engine and are tested with memlease's fault

@@ -25,6 +25,17 @@ type Harness interface {
 	WriteForeign(ctx context.Context, name string) error
 }
 
+// Deleter is a Harness that can also delete a lease's record. The suite's
+// RecordDeleted subtest runs only for a harness that implements it, and
+// skips, saying so, for one that does not.
+type Deleter interface {
+	// Delete removes the record of the lease called name, bypassing
+	// leasehold, as a lifecycle rule, a person or a restore from backup
+	// would, even while a holder holds it (breaking a native lease that
+	// holds it first).
+	Delete(ctx context.Context, name string) error
+}
+
 // Config describes the backend under test.
 type Config struct {
 	// NewHarness returns the harness for one subtest. The suite calls it
@@ -114,6 +125,7 @@ var cases = []struct {
 	{"TokensStrictlyIncrease", false, testTokensStrictlyIncrease},
 	{"CancelledContext", false, testCancelledContext},
 	{"GarbageRecord", false, testGarbageRecord},
+	{"RecordDeleted", false, testRecordDeleted},
 }
 
 // UniqueName returns a lease name that no other subtest or run uses:
@@ -739,4 +751,60 @@ func testGarbageRecord(e *env) {
 	}
 	_, err = a.Observe(e.ctx)
 	wantCorrupt("Observe after a TTL and a margin", err)
+}
+
+// testRecordDeleted deletes the record twice, once under a live holder and
+// once after a release, and checks that the holder's term ends at its next
+// renewal, and that every token written afterwards by a contender that had
+// seen the highest token so far is greater than it.
+func testRecordDeleted(e *env) {
+	d, ok := e.h.(Deleter)
+	if !ok {
+		e.t.Skip("the harness cannot delete a record: it does not implement leasetest.Deleter")
+	}
+	del := func(when string) {
+		e.t.Helper()
+		if err := d.Delete(e.ctx, e.name); err != nil {
+			e.t.Fatalf("Delete(%q) %s: %v", e.name, when, err)
+		}
+		_, err := e.open("observer").Observe(e.ctx)
+		e.wantErr("Observe after Delete "+when, err, lease.ErrNoRecord)
+	}
+	a, b, c := e.open("contender-a"), e.open("contender-b"), e.open("contender-c")
+	e.release(a, e.acquire(a))
+	tb := e.acquire(b)
+	for _, l := range []lease.Lease{a, c} { // every contender sees tb
+		_, err := l.Acquire(e.ctx)
+		e.wantHeld(identity(l)+"'s Acquire while b holds the lease", err, "contender-b", tb.Token)
+	}
+
+	del("under b's live term")
+	_, err := b.Renew(e.ctx, tb)
+	e.wantErr("b's Renew after its record was deleted", err, lease.ErrLost)
+	tc, err := c.Acquire(e.ctx)
+	if err != nil {
+		e.t.Fatalf("c's Acquire of the deleted lease: %v, want a term at once", err)
+	}
+	e.checkTerm("contender-c", "Acquire", tc)
+	if tc.Token <= tb.Token {
+		e.t.Errorf("c's Acquire after the delete: token %d, want more than %d, the highest c had seen (b's)", tc.Token, tb.Token)
+	}
+	_, err = a.Acquire(e.ctx)
+	e.wantHeld("a's Acquire while c holds the recreated lease", err, "contender-c", tc.Token)
+	e.release(c, tc)
+	e.wantRecord("b's Observe after c's Release", e.observe(b), "contender-c", tc.Token, true)
+
+	del("after c's Release")
+	tb2, err := b.Acquire(e.ctx)
+	if err != nil {
+		e.t.Fatalf("b's Acquire of the lease deleted again: %v, want a term at once", err)
+	}
+	e.checkTerm("contender-b", "Acquire", tb2)
+	if tb2.Token <= tc.Token {
+		e.t.Errorf("b's Acquire after the second delete: token %d, want more than %d, the highest b had seen (c's)", tb2.Token, tc.Token)
+	}
+	_, err = a.Acquire(e.ctx)
+	e.wantHeld("a's Acquire after b's", err, "contender-b", tb2.Token)
+	e.renew(b, tb2)
+	e.t.Logf("tokens: %d before the deletes, %d after the first, %d after the second", tb.Token, tc.Token, tb2.Token)
 }

@@ -7,7 +7,8 @@
 // rule that every write changes the version is tested here too. Faults are
 // set per contender identity: fail the next calls, lose the responses of
 // writes that were applied, delay requests, partition a contender, or hang
-// its calls until they are cancelled.
+// its calls until they are cancelled. Put and Delete change a record behind
+// the engine's back, as a foreign tool, a lifecycle rule or a person would.
 //
 // The scheme "mem" opens leases in a process-wide store, Default:
 //
@@ -86,6 +87,15 @@ func (s *Store) Put(name string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.objects[name] = object{data: append([]byte(nil), data...), version: digest(data)}
+}
+
+// Delete removes the record called name, bypassing the lease engine, as a
+// lifecycle rule, a person or a restore from backup would, even under a
+// live holder.
+func (s *Store) Delete(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.objects, name)
 }
 
 // Bytes returns the stored bytes of name and whether it exists.

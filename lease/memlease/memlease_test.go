@@ -30,6 +30,11 @@ func (h harness) WriteForeign(_ context.Context, name string) error {
 	return nil
 }
 
+func (h harness) Delete(_ context.Context, name string) error {
+	h.store.Delete(name)
+	return nil
+}
+
 func TestConformance(t *testing.T) {
 	leasetest.RunConformanceTests(t, leasetest.Config{
 		NewHarness: func(*testing.T) leasetest.Harness { return harness{memlease.NewStore()} },

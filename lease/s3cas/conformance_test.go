@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3cas"
@@ -21,6 +23,10 @@ func TestConformance(t *testing.T) {
 			// An object that is JSON, but not a lease record.
 			Foreign: func(ctx context.Context, key string) error {
 				_, err := tg.put(ctx, c, key, []byte(`{"owner":"another-tool","locked":true}`))
+				return err
+			},
+			Remove: func(ctx context.Context, key string) error {
+				_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &tg.bucket, Key: &key})
 				return err
 			},
 		})

@@ -26,6 +26,8 @@ type Harness struct {
 	// Foreign stores an item or object that leasehold did not write at
 	// the key of the lease called name.
 	Foreign func(ctx context.Context, name string) error
+	// Remove deletes the item or object of the lease called name.
+	Remove func(ctx context.Context, name string) error
 	// CallTimeout is the CallTimeout the suite's leases get: the one their
 	// server needs under the suite's load.
 	CallTimeout time.Duration
@@ -43,6 +45,9 @@ func (h *Harness) Open(ctx context.Context, name string, opts lease.Options) (le
 
 // WriteForeign implements leasetest.Harness.
 func (h *Harness) WriteForeign(ctx context.Context, name string) error { return h.Foreign(ctx, name) }
+
+// Delete implements leasetest.Deleter.
+func (h *Harness) Delete(ctx context.Context, name string) error { return h.Remove(ctx, name) }
 
 // RunConformance runs leasetest's suite on h, as a CAS backend, in real
 // time, with h.TTL.
