@@ -227,6 +227,26 @@ func TestS3BucketIsPrivateEncryptedAndTLSOnly(t *testing.T) {
 	}
 }
 
+// TestNoLifecycleRuleTouchesLeaseRecords: lifecycle rules must never
+// delete or archive a current lease object or blob: it carries the fencing
+// counter. The S3 module's rules may act on noncurrent versions only, and
+// the Azure module adds no management policy.
+func TestNoLifecycleRuleTouchesLeaseRecords(t *testing.T) {
+	s3 := load(t, "modules/aws-s3-lease")
+	for _, lc := range s3.blocks("resource", "aws_s3_bucket_lifecycle_configuration") {
+		for _, rule := range blocksOf(lc.Body, "rule") {
+			for _, b := range rule.Body.Blocks {
+				if typ := b.Type; typ == "dynamic" || !strings.HasPrefix(typ, "noncurrent_version_") && typ != "filter" && typ != "abort_incomplete_multipart_upload" {
+					t.Errorf("%s: lifecycle rule has a block of type %q; only noncurrent versions may expire", b.DefRange(), typ)
+				}
+			}
+		}
+	}
+	if ps := load(t, "modules/azure-blob-lease").blocks("resource", "azurerm_storage_management_policy"); len(ps) != 0 {
+		t.Errorf("%s: the Azure module must add no lifecycle management policy: one that deletes blobs idle for N days deletes a long-lived leader's blob (lease operations do not update Last-Modified)", ps[0].DefRange())
+	}
+}
+
 func TestAzureRoleIsTheBackendsOnTheContainerOnly(t *testing.T) {
 	m := load(t, "modules/azure-blob-lease")
 

@@ -73,7 +73,17 @@
 // to resume.
 //
 // Never delete the blob: the fencing token lives in it, and a new blob
-// would start the tokens again at 1.
+// would start the tokens again at 1 in any process started afterwards. If
+// it is deleted all the same, the holder's next renewal finds it gone and
+// reports lease.ErrLost (the runner cancels the task), and running
+// contenders continue the count from the highest token they have seen.
+//
+// Lifecycle management rules must exclude the lease container. Azure's
+// lease operations do not update a blob's Last-Modified time, and the
+// metadata is written only when the lease changes hands, so a leader that
+// has held its lease for N days has a blob that looks N days idle: a rule
+// "delete base blobs not modified for N days" deletes it under the live
+// leader, and tiering it to Archive makes it unreadable.
 //
 // # The container and the role
 //

@@ -55,9 +55,13 @@
 // legacy (2017.11.29) global tables add to every item are ignored.
 //
 // Never delete the item, not even to reset a lease: the fencing token
-// lives in it, and a new item would start the tokens again at 1, so a
-// downstream system could accept a deposed leader's writes. To hand the
-// lease over, release it. The item is about 150 bytes.
+// lives in it, and a new item would start the tokens again at 1 in any
+// process started afterwards, so a downstream system could accept a
+// deposed leader's writes. To hand the lease over, release it. The item is
+// about 150 bytes. If it is deleted all the same, the holder's next
+// renewal finds it gone and reports lease.ErrLost (the runner cancels the
+// task), and running contenders continue the count from the highest token
+// they have seen.
 //
 // # The table
 //

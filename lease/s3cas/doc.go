@@ -38,9 +38,19 @@
 // is reported as lease.ErrCorrupt and never overwritten.
 //
 // Never delete the object, not even to reset a lease: the fencing token
-// lives in it, and a new object would start the tokens again at 1, so a
-// downstream system could accept a deposed leader's writes. To hand the
-// lease over, release it. The object is at most a few hundred bytes.
+// lives in it, and a new object would start the tokens again at 1 in any
+// process started afterwards, so a downstream system could accept a
+// deposed leader's writes. To hand the lease over, release it. The object
+// is at most a few hundred bytes. If it is deleted all the same, the
+// holder's next renewal finds it gone and reports lease.ErrLost (the
+// runner cancels the task), and running contenders continue the count from
+// the highest token they have seen.
+//
+// No lifecycle rule may expire or transition current objects under the
+// lease's key: an expiration counts from the last write, and a released
+// lease is not written again until someone acquires it, so a rule of N days
+// deletes a lease left released for N days; an archive storage class
+// (Glacier, Deep Archive) makes it unreadable.
 //
 // # The bucket
 //

@@ -59,7 +59,10 @@ resource "aws_s3_bucket_versioning" "this" {
   }
 }
 
-# Every renewal is a new version: expire the noncurrent ones.
+# Every renewal is a new version: expire the noncurrent ones. Never add an
+# expiration or a transition of current objects here: the lease objects
+# carry the fencing counters, and an expired one restarts them at 1 in every
+# process started afterwards (terraform_test.go checks).
 resource "aws_s3_bucket_lifecycle_configuration" "this" {
   count  = var.create_bucket && var.versioning_enabled ? 1 : 0
   bucket = aws_s3_bucket.this[0].id
