@@ -54,7 +54,10 @@ type Lease interface {
 	// is replaced at once, with a new token, and that earlier term ends.
 	// When the store shows the lease held but not by whom (a native lease
 	// taken by another tool, or by a contender that has not yet written its
-	// name), the HeldError's Record has an empty Holder and Token 0.
+	// name), the HeldError's Record has an empty Holder and Token 0. A
+	// native lease that the store still refuses although it shows it
+	// expired (Azure may, for up to a minute) has no holder: that is
+	// ErrUnavailable, to retry.
 	//
 	// It returns ErrCorrupt when the object at the lease's key is not a
 	// lease record; such an object is never taken over.

@@ -26,7 +26,8 @@ const (
 	// Once.Holder is its record as last read.
 	NotElected
 	// Unreachable: no attempt settled the election within OnceTimeout: the
-	// store did not answer, timed out, or throttled. Once.Err is the last
+	// store did not answer, timed out, throttled, or would not yet let a
+	// lapsed lease go (Azure may take up to a minute). Once.Err is the last
 	// error, or says that no attempt ended in time.
 	Unreachable
 	// Interrupted: ctx ended before this instance was elected.
@@ -119,7 +120,8 @@ type holderWatch struct {
 // gaveUp notes a failed attempt's error and reports whether to stop
 // campaigning: the holder is alive, because its record changed since the
 // first refusal, or because the store, which judges expiry itself, still
-// refuses.
+// refuses. Only a *lease.HeldError is a refusal: a store slow to let a
+// lapsed lease go (lease.ErrUnavailable) is waited out.
 func (w *holderWatch) gaveUp(err error) bool {
 	w.last = err
 	var held *lease.HeldError

@@ -3,6 +3,8 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -81,6 +83,15 @@ func TestRunOnce(t *testing.T) {
 			}
 			if took >= ttl {
 				t.Fatalf("RunOnce waited %v for a live leader the store vouches for, want about a poll", took)
+			}
+		})
+	})
+	t.Run("lapsing lease on a store that judges expiry is waited out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := &lapsingLease{Lease: openLease(t, memlease.NewStore(), "b")}
+			res, took := runOnce(t, l, done)
+			if res.Outcome != runner.Ran || l.calls.Load() != 5 {
+				t.Fatalf("RunOnce = %+v after %v and %d Acquires, want Ran on the fifth, once the store lets the lapsed lease go", res, took, l.calls.Load())
 			}
 		})
 	})
@@ -175,3 +186,25 @@ func (n *nativeLease) Acquire(context.Context) (lease.Term, error) {
 }
 
 func (n *nativeLease) Judge() lease.Judge { return lease.JudgedByStore }
+
+// lapsingLease is a lease on a store that judges expiry itself, whose
+// holder has just died: its first Acquire is refused by the holder's live
+// lease, the next three by a store slow to let the lapsed lease go (as
+// Azure may be for up to a minute), which is lease.ErrUnavailable; then
+// the lease is free.
+type lapsingLease struct {
+	lease.Lease
+	calls atomic.Int32
+}
+
+func (l *lapsingLease) Acquire(ctx context.Context) (lease.Term, error) {
+	switch n := l.calls.Add(1); {
+	case n == 1:
+		return lease.Term{}, &lease.HeldError{Record: lease.Record{Holder: "dying", Token: 1, TTL: ttl, Version: "etag"}, Wait: ttl}
+	case n <= 4:
+		return lease.Term{}, fmt.Errorf("%w: the previous lease is lapsing", lease.ErrUnavailable)
+	}
+	return l.Lease.Acquire(ctx)
+}
+
+func (l *lapsingLease) Judge() lease.Judge { return lease.JudgedByStore }

@@ -72,6 +72,14 @@
 // way to pause an election: hold an infinite lease by hand, and break it
 // to resume.
 //
+// When a lease expires without being released (its holder died), Azure may
+// refuse new acquires (409 LeaseAlreadyPresent) for up to a minute while
+// the blob's lease state already reads expired or available. An acquire
+// refused so, of a blob that a read just before and a read just after show
+// not leased, is a lapsing lease: no holder exists, and Acquire reports
+// lease.ErrUnavailable saying so, to retry, never lease.ErrHeld. The runner
+// retries it, and runner.RunOnce waits it out within its OnceTimeout.
+//
 // Never delete the blob: the fencing token lives in it, and a new blob
 // would start the tokens again at 1 in any process started afterwards. If
 // it is deleted all the same, the holder's next renewal finds it gone and

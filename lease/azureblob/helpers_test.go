@@ -162,26 +162,31 @@ type counter struct {
 func newCounter() *counter { return &counter{n: map[string]int{}} }
 
 func (c *counter) Do(req *policy.Request) (*http.Response, error) {
-	r := req.Raw()
-	op := r.Method
+	op := operation(req.Raw())
+	c.mu.Lock()
+	c.n[op]++
+	c.mu.Unlock()
+	return req.Next()
+}
+
+// operation names the Blob service operation of r: GetBlobProperties,
+// "LeaseBlob acquire", SetBlobMetadata, PutBlob, or else its method.
+func operation(r *http.Request) string {
 	switch q := r.URL.Query().Get("comp"); {
 	case r.Method == http.MethodHead:
-		op = "GetBlobProperties"
+		return "GetBlobProperties"
 	case q == "lease":
 		action := r.Header.Get("x-ms-lease-action")
 		if v := r.Header["x-ms-lease-action"]; len(v) > 0 { // set without canonicalising
 			action = v[0]
 		}
-		op = "LeaseBlob " + action
+		return "LeaseBlob " + action
 	case q == "metadata":
-		op = "SetBlobMetadata"
+		return "SetBlobMetadata"
 	case r.Method == http.MethodPut && q == "":
-		op = "PutBlob"
+		return "PutBlob"
 	}
-	c.mu.Lock()
-	c.n[op]++
-	c.mu.Unlock()
-	return req.Next()
+	return r.Method
 }
 
 // take returns the counts since the last take, and resets them.

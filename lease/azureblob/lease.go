@@ -249,7 +249,7 @@ func (l *blobLease) acquireFree(ctx context.Context, st state) (lease.Term, erro
 		case err == nil:
 			return nil
 		case bloberror.HasCode(err, heldCodes...):
-			return errHeldNow
+			return fmt.Errorf("%w: %w", errHeldNow, err)
 		case bloberror.HasCode(err, bloberror.ConditionNotMet):
 			return errChanged
 		}
@@ -257,13 +257,13 @@ func (l *blobLease) acquireFree(ctx context.Context, st state) (lease.Term, erro
 	})
 	switch {
 	case errors.Is(err, errHeldNow):
-		// Someone else won the race: tell who, if a read says.
-		if now, rerr := l.stat(ctx, false); rerr == nil && now.leased {
+		// Someone else won the race, if a read says the blob is leased now:
+		// tell who. Otherwise the lease is lapsing.
+		now, rerr := l.stat(ctx, false)
+		if rerr == nil && now.leased {
 			return lease.Term{}, l.heldError(now)
 		}
-		st.leased = true
-		st.rec = nil
-		return lease.Term{}, l.heldError(st)
+		return lease.Term{}, l.lapsing(err, rerr)
 	case errors.Is(err, errChanged):
 		return lease.Term{}, err
 	case err != nil:
@@ -277,7 +277,21 @@ func (l *blobLease) acquireFree(ctx context.Context, st state) (lease.Term, erro
 }
 
 // errHeldNow: the acquire found the blob leased.
-var errHeldNow = errors.New("the blob is leased")
+var errHeldNow = errors.New("Azure refused the acquire as leased")
+
+// lapsing reports an acquire refused as leased (err) of a blob whose lease
+// state, read before the acquire, said no lease held it; rerr is the error
+// of the read after the refusal, if it failed. When a lease expires without
+// being released, Azure may refuse new acquires for up to a minute while
+// the blob's properties already read expired or available: no holder
+// exists, and nobody can acquire the lease until Azure lets it go. That is
+// lease.ErrUnavailable, to retry, never a lease held by someone.
+func (l *blobLease) lapsing(err, rerr error) error {
+	if rerr != nil {
+		return fmt.Errorf("%w: azureblob: %s: the acquire was refused as leased although the blob read as not leased, and reading it again failed (%v); the previous lease is probably lapsing: %w", lease.ErrUnavailable, l.where, rerr, err)
+	}
+	return fmt.Errorf("%w: azureblob: %s: the previous lease is lapsing: the blob reads as not leased, but Azure still refuses to acquire it, as it may for up to a minute after a lease expired without a release: %w", lease.ErrUnavailable, l.where, err)
+}
 
 // replace is Acquire of a blob that st shows leased, by a Lease whose latest
 // acquisition had lease ID id. If the blob is leased under id, that is this
