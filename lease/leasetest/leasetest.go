@@ -781,30 +781,32 @@ func testRecordDeleted(e *env) {
 	del("under b's live term")
 	_, err := b.Renew(e.ctx, tb)
 	e.wantErr("b's Renew after its record was deleted", err, lease.ErrLost)
-	tc, err := c.Acquire(e.ctx)
-	if err != nil {
-		e.t.Fatalf("c's Acquire of the deleted lease: %v, want a term at once", err)
-	}
-	e.checkTerm("contender-c", "Acquire", tc)
-	if tc.Token <= tb.Token {
-		e.t.Errorf("c's Acquire after the delete: token %d, want more than %d, the highest c had seen (b's)", tc.Token, tb.Token)
-	}
+	tc := e.acquireDeleted(c, "b's", tb.Token)
 	_, err = a.Acquire(e.ctx)
 	e.wantHeld("a's Acquire while c holds the recreated lease", err, "contender-c", tc.Token)
 	e.release(c, tc)
 	e.wantRecord("b's Observe after c's Release", e.observe(b), "contender-c", tc.Token, true)
 
 	del("after c's Release")
-	tb2, err := b.Acquire(e.ctx)
-	if err != nil {
-		e.t.Fatalf("b's Acquire of the lease deleted again: %v, want a term at once", err)
-	}
-	e.checkTerm("contender-b", "Acquire", tb2)
-	if tb2.Token <= tc.Token {
-		e.t.Errorf("b's Acquire after the second delete: token %d, want more than %d, the highest b had seen (c's)", tb2.Token, tc.Token)
-	}
+	tb2 := e.acquireDeleted(b, "c's", tc.Token)
 	_, err = a.Acquire(e.ctx)
 	e.wantHeld("a's Acquire after b's", err, "contender-b", tb2.Token)
 	e.renew(b, tb2)
 	e.t.Logf("tokens: %d before the deletes, %d after the first, %d after the second", tb.Token, tc.Token, tb2.Token)
+}
+
+// acquireDeleted has l acquire a lease whose record was deleted, which must
+// succeed at once, with a token greater than seen, the highest token l had
+// seen (whose's).
+func (e *env) acquireDeleted(l lease.Lease, whose string, seen uint64) lease.Term {
+	e.t.Helper()
+	t, err := l.Acquire(e.ctx)
+	if err != nil {
+		e.t.Fatalf("%s: Acquire of the deleted lease: %v, want a term at once", identity(l), err)
+	}
+	e.checkTerm(identity(l), "Acquire", t)
+	if t.Token <= seen {
+		e.t.Errorf("%s: Acquire after the delete: token %d, want more than %d, the highest it had seen (%s)", identity(l), t.Token, seen, whose)
+	}
+	return t
 }
