@@ -744,28 +744,3 @@ func TestCASTokenNeverBelowHighestWritten(t *testing.T) {
 		}
 	})
 }
-
-func TestNextToken(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		prev    uint64
-		highest uint64
-		want    uint64 // 0: lease.ErrCorrupt
-	}{
-		{"never acquired", 0, 0, 1},
-		{"record ahead", 7, 3, 8},
-		{"record as seen", 7, 7, 8},
-		{"record deleted", 0, 7, 8},
-		{"record restored from an older backup", 2, 7, 8},
-		{"record cannot grow", math.MaxUint64, 0, 0},
-		{"highest cannot grow", 1, math.MaxUint64, 0},
-	} {
-		got, err := driver.NextToken(lease.Record{Token: tc.prev}, tc.highest)
-		if tc.want == 0 && (!errors.Is(err, lease.ErrCorrupt) || !strings.Contains(err.Error(), "cannot grow")) {
-			t.Errorf("%s: NextToken(token %d, highest %d) = %d, %v; want ErrCorrupt saying it cannot grow", tc.name, tc.prev, tc.highest, got, err)
-		}
-		if tc.want != 0 && (got != tc.want || err != nil) {
-			t.Errorf("%s: NextToken(token %d, highest %d) = %d, %v; want %d", tc.name, tc.prev, tc.highest, got, err, tc.want)
-		}
-	}
-}

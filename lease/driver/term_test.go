@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
@@ -28,18 +29,6 @@ func TestSameWrite(t *testing.T) {
 		if got := driver.SameWrite(tc.r, tc.w); got != tc.want {
 			t.Errorf("%s: SameWrite(%+v, %+v) = %t, want %t", tc.name, tc.r, tc.w, got, tc.want)
 		}
-	}
-}
-
-func TestNextToken(t *testing.T) {
-	if got, err := driver.NextToken(lease.Record{}); got != 1 || err != nil {
-		t.Errorf("NextToken of a lease never acquired = %d, %v; want 1", got, err)
-	}
-	if got, err := driver.NextToken(lease.Record{Token: 41}); got != 42 || err != nil {
-		t.Errorf("NextToken after 41 = %d, %v; want 42", got, err)
-	}
-	if got, err := driver.NextToken(lease.Record{Token: math.MaxUint64}); !errors.Is(err, lease.ErrCorrupt) {
-		t.Errorf("NextToken after the largest token = %d, %v; want an error matching lease.ErrCorrupt", got, err)
 	}
 }
 
@@ -89,6 +78,31 @@ func TestLostTo(t *testing.T) {
 	} {
 		if err := driver.LostTo(tc.r); !errors.Is(err, lease.ErrLost) || err.Error() != tc.want {
 			t.Errorf("LostTo(%+v) = %q, want %q matching lease.ErrLost", tc.r, err, tc.want)
+		}
+	}
+}
+
+func TestNextToken(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prev    uint64
+		highest uint64
+		want    uint64 // 0: lease.ErrCorrupt
+	}{
+		{"never acquired", 0, 0, 1},
+		{"record ahead", 7, 3, 8},
+		{"record as seen", 7, 7, 8},
+		{"record deleted", 0, 7, 8},
+		{"record restored from an older backup", 2, 7, 8},
+		{"record cannot grow", math.MaxUint64, 0, 0},
+		{"highest cannot grow", 1, math.MaxUint64, 0},
+	} {
+		got, err := driver.NextToken(lease.Record{Token: tc.prev}, tc.highest)
+		if tc.want == 0 && (!errors.Is(err, lease.ErrCorrupt) || !strings.Contains(err.Error(), "cannot grow")) {
+			t.Errorf("%s: NextToken(token %d, highest %d) = %d, %v; want ErrCorrupt saying it cannot grow", tc.name, tc.prev, tc.highest, got, err)
+		}
+		if tc.want != 0 && (got != tc.want || err != nil) {
+			t.Errorf("%s: NextToken(token %d, highest %d) = %d, %v; want %d", tc.name, tc.prev, tc.highest, got, err, tc.want)
 		}
 	}
 }

@@ -113,9 +113,6 @@ func TestForeignItemNotTakenOver(t *testing.T) {
 		{"OtherFormat", func(name string) map[string]types.AttributeValue {
 			return valid(name, map[string]types.AttributeValue{"leasehold": n("2")})
 		}, `attribute "leasehold" is N "2", want N "1"`},
-		{"ExtraAttribute", func(name string) map[string]types.AttributeValue {
-			return valid(name, map[string]types.AttributeValue{"expires_at": n("1767225600")})
-		}, "attribute(s) a lease item does not have: expires_at"},
 		{"TokenZero", func(name string) map[string]types.AttributeValue {
 			return valid(name, map[string]types.AttributeValue{"token": n("0")})
 		}, "token is 0"},

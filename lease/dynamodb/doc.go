@@ -49,10 +49,12 @@
 //	aws dynamodb get-item --table-name leases --key '{"lease":{"S":"jobs/nightly"}}' --consistent-read
 //
 // An item at the key that is not such a record (no "leasehold" marker or
-// another format, an attribute missing, of another type or unparsable, or
-// attributes a lease item does not have) is reported as lease.ErrCorrupt,
-// saying which, and is never overwritten. The aws:rep:* attributes that
-// legacy (2017.11.29) global tables add to every item are ignored.
+// another format, an attribute of the record missing, of another type or
+// unparsable) is reported as lease.ErrCorrupt, saying which, and is never
+// overwritten. Other attributes are read past: those a later version of
+// leasehold adds beside leasehold=1, so that a fleet in a rolling upgrade
+// reads each other's records, and the aws:rep:* attributes that legacy
+// (2017.11.29) global tables add to every item.
 //
 // Never delete the item, not even to reset a lease: the fencing token
 // lives in it, and a new item would start the tokens again at 1 in any

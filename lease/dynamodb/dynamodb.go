@@ -149,7 +149,7 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	if len(out.Item) == 0 {
 		return lease.Record{}, fmt.Errorf("%w: dynamodb: GetItem %s: no item", lease.ErrNoRecord, d.url())
 	}
-	r, err := decodeItem(out.Item, d.keyAttr)
+	r, err := decodeItem(out.Item)
 	if err != nil {
 		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
 	}

@@ -71,7 +71,7 @@ func FuzzDecodeItem(f *testing.F) {
 		if err != nil || len(out.Item) == 0 {
 			return // not an item: the SDK's deserializer refused it, or it is empty (ErrNoRecord)
 		}
-		r, err := decodeItem(out.Item, DefaultKeyAttribute)
+		r, err := decodeItem(out.Item)
 		if err != nil {
 			if !errors.Is(err, lease.ErrCorrupt) {
 				t.Fatalf("decodeItem(%s): %v, want an error matching lease.ErrCorrupt", item, err)
@@ -87,7 +87,7 @@ func FuzzDecodeItem(f *testing.F) {
 		if err := driver.Check(r); err != nil || r.Version != r.Nonce {
 			t.Fatalf("decodeItem(%s) accepted %+v (Check: %v), want a record that passes Check with Version = Nonce", item, r, err)
 		}
-		again, err := decodeItem(encodeItem(r, DefaultKeyAttribute, "jobs"), DefaultKeyAttribute)
+		again, err := decodeItem(encodeItem(r, DefaultKeyAttribute, "jobs"))
 		if err != nil || again != r {
 			t.Fatalf("decodeItem(%s) = %+v, but encodeItem of it reads back as %+v, %v: the item was not read as written (ttl_ms %s)",
 				item, r, again, err, strconv.Quote(describe(out.Item[attrTTL])))

@@ -30,12 +30,6 @@ const (
 // they are checked.
 var recordAttributes = []string{attrFormat, attrHolder, attrToken, attrTTL, attrReleased, attrNonce}
 
-// replicationPrefix begins the attributes that legacy (version 2017.11.29)
-// global tables add to every item they replicate (aws:rep:updatetime,
-// aws:rep:updateregion, aws:rep:deleting). They are the table's
-// bookkeeping, not part of the record: decodeItem ignores them.
-const replicationPrefix = "aws:rep:"
-
 // encodeItem returns r's item at the key name.
 func encodeItem(r lease.Record, keyAttr, name string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
@@ -50,28 +44,21 @@ func encodeItem(r lease.Record, keyAttr, name string) map[string]types.Attribute
 }
 
 // decodeItem parses an item written by encodeItem, checks it with
-// driver.Check, and sets its Version to its nonce. Anything else,
-// among it an item of another format version, one with an attribute
-// missing, of another type or unparsable, and one with attributes a lease
-// item does not have, yields an error wrapping lease.ErrCorrupt. The
-// attributes of legacy global tables' replication (replicationPrefix) are
-// ignored.
-func decodeItem(item map[string]types.AttributeValue, keyAttr string) (lease.Record, error) {
+// driver.Check, and sets its Version to its nonce. Attributes it does not
+// know are read past: those a later version of leasehold adds beside
+// leasehold=1 (see driver.FormatVersion), and those legacy (2017.11.29)
+// global tables add to every item they replicate (aws:rep:updatetime,
+// aws:rep:updateregion, aws:rep:deleting). Anything else, among it an item
+// of another format version, or with an attribute of the record missing,
+// of another type or unparsable, yields an error wrapping
+// lease.ErrCorrupt.
+func decodeItem(item map[string]types.AttributeValue) (lease.Record, error) {
 	format, ok := item[attrFormat]
 	if !ok {
 		return lease.Record{}, driver.Corruptf("item has no %q attribute, so leasehold did not write it (attributes: %s)", attrFormat, strings.Join(names(item), ", "))
 	}
 	if n, ok := format.(*types.AttributeValueMemberN); !ok || n.Value != strconv.Itoa(driver.FormatVersion) {
 		return lease.Record{}, driver.Corruptf("attribute %q is %s, want N %q", attrFormat, describe(format), strconv.Itoa(driver.FormatVersion))
-	}
-	var extra []string
-	for _, name := range names(item) {
-		if name != keyAttr && !slices.Contains(recordAttributes, name) && !strings.HasPrefix(name, replicationPrefix) {
-			extra = append(extra, name)
-		}
-	}
-	if len(extra) > 0 {
-		return lease.Record{}, driver.Corruptf("item has attribute(s) a lease item does not have: %s", strings.Join(extra, ", "))
 	}
 	d := decoder{item: item}
 	r := lease.Record{

@@ -24,5 +24,8 @@ func TestConformance(t *testing.T) {
 			_, err := s.put(ctx, c, name, []byte(`{"owner":"another-tool","locked":true}`))
 			return err
 		},
+		Remove: func(ctx context.Context, name string) error {
+			return c.Bucket(s.bucket).Object(name).Delete(ctx)
+		},
 	})
 }

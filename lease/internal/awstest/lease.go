@@ -27,6 +27,7 @@ type Harness struct {
 	// the key of the lease called name.
 	Foreign func(ctx context.Context, name string) error
 	// Remove deletes the item or object of the lease called name.
+	// Required: the suite's RecordDeleted needs it.
 	Remove func(ctx context.Context, name string) error
 	// CallTimeout is the CallTimeout the suite's leases get: the one their
 	// server needs under the suite's load.
