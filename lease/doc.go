@@ -29,6 +29,11 @@
 //     back, never by guessing.
 //   - A record that leasehold did not write is reported as ErrCorrupt and
 //     never taken over.
+//   - A store known not to keep the contract is refused, never trusted,
+//     with ErrUnsafeStore saying what the store failed: S3 checks that the
+//     store enforces conditional writes before this process first writes
+//     to it (Acquire returns the error), DynamoDB that the table is not an
+//     eventually consistent global table (Open returns it).
 //
 // A Term's Sent time is when its acquire or renew was sent; the holder must
 // stop acting as leader before Sent+TTL. Package runner does that, and

@@ -13,7 +13,7 @@ import (
 //
 // Every method returns an error that wraps one of this package's sentinel
 // errors (ErrHeld, ErrLost, ErrCorrupt, ErrUnavailable, ErrNotFound,
-// ErrPermission, ErrInvalid), or the context's own error, unwrapped, when ctx
+// ErrPermission, ErrInvalid, ErrUnsafeStore), or the context's own error, unwrapped, when ctx
 // ends first. An operation that ends with an error other than ErrHeld and
 // ErrLost may or may not have reached the store; the implementation resolves
 // such unknown outcomes by reading the record, never by guessing.
@@ -65,6 +65,12 @@ type Lease interface {
 	// The token it writes is greater than every token this Lease has read
 	// or written, even when the record was deleted and is created anew; a
 	// Lease opened after the delete knows only what it reads.
+	//
+	// It returns ErrUnsafeStore, before writing anything to the record,
+	// when the store was checked and does not keep the contract (on S3:
+	// it accepts PutObject with If-None-Match or If-Match and ignores the
+	// condition). Backends that check their store do so before this
+	// process's first write to it.
 	Acquire(ctx context.Context) (Term, error)
 
 	// Renew extends the term t, which must come from this Lease's Acquire or

@@ -81,11 +81,12 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	stmts := m.statements(t, doc)
 
 	want := map[string][]string{
-		"LeaseObjects":    s3cas.IAMActions,
-		prefixWildcardSid: s3cas.IAMActions,
-		"LeaseBucket":     s3cas.IAMBucketActions,
-		"LeaseObjectsKMS": kmsActions,
-		"LeaseTable":      dynamodb.IAMActions,
+		"LeaseObjects":      s3cas.IAMActions,
+		"LeaseProbeObjects": s3cas.IAMProbeActions,
+		prefixWildcardSid:   s3cas.IAMActions,
+		"LeaseBucket":       s3cas.IAMBucketActions,
+		"LeaseObjectsKMS":   kmsActions,
+		"LeaseTable":        dynamodb.IAMActions,
 	}
 	seen := map[string]bool{}
 	for _, s := range stmts {
@@ -118,7 +119,7 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		}
 	}
 	for svc, declared := range map[string][]string{
-		"s3":       slices.Concat(s3cas.IAMActions, s3cas.IAMBucketActions),
+		"s3":       slices.Concat(s3cas.IAMActions, s3cas.IAMProbeActions, s3cas.IAMBucketActions),
 		"dynamodb": dynamodb.IAMActions,
 		"kms":      kmsActions,
 	} {
@@ -139,6 +140,7 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		{"LeaseTable", "[var.dynamodb_table_arn]"},
 		{"LeaseObjectsKMS", "[var.s3_kms_key_arn]"},
 		{"LeaseObjects", `[for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}"]`},
+		{"LeaseProbeObjects", `[for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}${local.s3_probe_suffix}"]`},
 		{prefixWildcardSid, `["${var.s3_bucket_arn}/${var.s3_prefix}/*"]`},
 	} {
 		s := find(stmts, c.sid)
@@ -148,6 +150,9 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		if got := squeeze(s.resources); got != squeeze(c.resources) {
 			t.Errorf("%s: statement %q has resources %s, want %s", s.pos, c.sid, got, c.resources)
 		}
+	}
+	if got := m.stringOf(t, m.local(t, "s3_probe_suffix")); got != s3cas.ProbeSuffix {
+		t.Errorf("local.s3_probe_suffix is %q, want s3cas.ProbeSuffix %q", got, s3cas.ProbeSuffix)
 	}
 	if s := find(stmts, prefixWildcardSid); s != nil && !strings.Contains(s.forEach, "var.s3_whole_prefix") {
 		t.Errorf("%s: statement %q must exist only when the user asks for a whole prefix (var.s3_whole_prefix); its for_each is %s", s.pos, prefixWildcardSid, s.forEach)

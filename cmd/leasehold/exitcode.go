@@ -32,8 +32,9 @@ const (
 	// (EX_TEMPFAIL: try again later).
 	exitNotElected = 75
 	// exitConfig: the lease cannot be used without a person's help: an
-	// unknown scheme or invalid URL, a missing bucket, refused
-	// credentials, an object at the key that is not a lease record, an
+	// unknown scheme or invalid URL, a missing bucket, missing or refused
+	// credentials, an object at the key that is not a lease record, a
+	// store that does not keep the contract (lease.ErrUnsafeStore), an
 	// address --listen cannot bind (EX_CONFIG).
 	exitConfig = 78
 	// exitCannotRun and exitNotFound: the command could not be started,

@@ -137,8 +137,9 @@ Exit status:
            renew deadline passed, unhealthy) and the command was stopped
   75       --once: not elected, another instance holds the lease
   78       the lease cannot be used as configured: unknown scheme or bad
-           URL, missing bucket, credentials refused, an object at the key
-           that is not a lease, --listen cannot bind
+           URL, missing bucket, no or refused credentials, an object at
+           the key that is not a lease, a store that does not enforce
+           conditional writes, --listen cannot bind
   126/127  the command cannot be run / was not found
   A command that itself exits 64-78 cannot be told from leasehold but by
   the log line leasehold prints on stderr.

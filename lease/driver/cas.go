@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -53,6 +54,9 @@ type CAS interface {
 //     failed condition, which a retried write can report although it
 //     succeeded) is resolved by reading the record back and comparing
 //     holder, token and nonce.
+//   - Nothing is written before a driver that is a Verifier has found its
+//     store keeping the contract; a store that does not is refused with
+//     lease.ErrUnsafeStore.
 func NewCAS(d CAS, opts lease.Options) (lease.Lease, error) {
 	if d == nil {
 		return nil, &lease.OptionError{Field: "driver", Value: nil, Reason: "must not be nil"}
@@ -67,6 +71,8 @@ func NewCAS(d CAS, opts lease.Options) (lease.Lease, error) {
 type casLease struct {
 	d    CAS
 	opts lease.Options
+	// verified: the driver's Verify (if it is a Verifier) returned nil.
+	verified atomic.Bool
 
 	mu sync.Mutex
 	// seen is the version this contender's reads last returned, and when
@@ -164,8 +170,12 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, released bool) (le
 
 // write stores want: created when version is empty, else replacing version.
 // On failure it reads the record back (ReadBack); got is that record when
-// the read succeeded, and if it is want the write succeeded after all.
+// the read succeeded, and if it is want the write succeeded after all. It
+// writes nothing before the store has passed Verify.
 func (c *casLease) write(ctx context.Context, version string, want lease.Record) (t lease.Term, got lease.Record, err error) {
+	if err := c.Verify(ctx); err != nil {
+		return lease.Term{}, lease.Record{}, err
+	}
 	c.mu.Lock()
 	prev := c.lastWrite
 	c.lastWrite = want

@@ -25,6 +25,10 @@
 //     back (ReadBack, SameWrite), never by guessing.
 //   - A record that leasehold did not write is reported as lease.ErrCorrupt
 //     (Check, DecodeJSON) and never taken over.
+//   - A store that can be checked for keeping the contract (conditional
+//     writes whose condition fails are refused) is checked before the first
+//     write: a driver that can do so implements Verifier, and a store that
+//     fails is refused with lease.ErrUnsafeStore.
 //
 // A backend on a store's native lease (Azure Blob) implements lease.Lease
 // itself, and uses the same helpers for the rules it shares with the

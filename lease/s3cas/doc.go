@@ -9,9 +9,41 @@
 // acquisition writes a fencing token greater than all earlier ones.
 //
 // It does not guarantee anything if something other than leasehold writes
-// or deletes the object, nor on a store that accepts but ignores
-// If-None-Match and If-Match on PutObject (a store that rejects them
-// with 501 NotImplemented is reported as lease.ErrNotFound).
+// or deletes the object.
+//
+// # The store is checked before the first write
+//
+// Every guarantee rests on the store refusing a conditional write whose
+// condition fails. Some S3-compatible stores accept If-None-Match and
+// If-Match on PutObject and ignore them (older MinIO and SeaweedFS
+// releases; Google Cloud Storage's XML API applies them to reads only): on
+// such a store contenders that start together all create the lease and all
+// lead, with every request answered 200. So before a process first writes
+// to a bucket (the first write that could make it leader), the lease
+// checks the store (Verify), on a probe object next to the lease's,
+// KEY.leasehold-probe, never on the lease's own object:
+//
+//  1. PutObject If-None-Match: * creates the probe object (or is refused
+//     with 412, as the object exists);
+//  2. PutObject If-None-Match: * again must be refused with 412;
+//  3. PutObject If-Match with an ETag the object cannot have must be
+//     refused with 412.
+//
+// A store that applies step 2 or 3 is refused: Acquire returns
+// lease.ErrUnsafeStore, not retryable, saying which write the store
+// applied, and nothing is written to the lease. The verdict is kept per
+// endpoint, region and bucket for the life of the process: three PUT
+// requests per process and bucket, whatever the number of leases and
+// contenders in it. A check that could not finish (throttling, refused
+// credentials, a timeout) is not kept, and the next write checks again.
+// A lease opened by s3cas implements driver.Verifier, so a tool can run
+// the check without acquiring anything.
+//
+// What the check cannot catch: a store that checks conditions but not
+// atomically, so that two writes racing past the same check both land.
+// One write at a time, it looks like a store that keeps its promises.
+// A store that rejects conditional writes outright (501 NotImplemented) is
+// reported as lease.ErrNotFound.
 //
 // # Requests
 //
@@ -20,7 +52,9 @@
 // a release and a takeover are one PutObject with If-Match: <ETag> (a
 // takeover after the reads that judged expiry). A write whose outcome is
 // unknown (a timeout, a lost response, a failed condition) is followed by
-// one GetObject that resolves it. The SDK's own retries are off: each call
+// one GetObject that resolves it. The first write of a process to a bucket
+// comes after the store's check: three PutObject requests of the probe
+// object. The SDK's own retries are off: each call
 // is one request, bounded by lease.Options.CallTimeout, and the caller
 // (the runner) retries.
 //
@@ -79,6 +113,15 @@
 //	  "Resource": "arn:aws:s3:::BUCKET"
 //	}
 //
+// The store's check writes the probe object next to the lease's, and needs
+// IAMProbeActions there:
+//
+//	{
+//	  "Effect": "Allow",
+//	  "Action": ["s3:PutObject"],
+//	  "Resource": "arn:aws:s3:::BUCKET/KEY.leasehold-probe"
+//	}
+//
 // s3:ListBucket is never called. It is there because Amazon S3 answers a
 // GetObject of a missing object with 404 NoSuchKey only to a caller that
 // may list the bucket, and with 403 AccessDenied to anyone else, so without
@@ -89,6 +132,11 @@
 // bucket's key names (not read the objects): keep leases in a bucket of
 // their own. Refused credentials are reported as lease.ErrPermission
 // naming the object and these actions.
+//
+// A directory bucket (S3 Express One Zone; its name ends in --x-s3)
+// authorises every request through a session instead: the role needs
+// s3express:CreateSession on arn:aws:s3express:REGION:ACCOUNT:bucket/BUCKET,
+// and a refusal names that action.
 //
 // # Configuration
 //
@@ -120,7 +168,7 @@
 //
 // The store must implement conditional writes (If-None-Match: * and
 // If-Match on PutObject): Amazon S3 since 2024, MinIO, LocalStack and moto
-// do.
+// do, and the lease checks it before the first write (see above).
 //
 // # Cost
 //
@@ -132,5 +180,7 @@
 // pricing page, as of 2026) that is about $0.0036 an hour ($2.63 a month)
 // for the leader and at most $0.00029 an hour ($0.21 a month) for each
 // follower; storage of one small object is negligible. A longer TTL costs
-// proportionally less.
+// proportionally less. The store's check adds three PUT requests per
+// process and bucket ($0.000015): nothing for a long-running worker, and
+// about $0.045 a month for a `leasehold run --once` started every minute.
 package s3cas

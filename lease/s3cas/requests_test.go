@@ -3,6 +3,7 @@ package s3cas_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3cas"
 )
@@ -28,7 +30,34 @@ func TestRequestCounts(t *testing.T) {
 		followerHTTP := awstest.NewCounter(nil, awstest.ByMethod)
 		leader := tg.open(t, tg.newClient(leaderHTTP), key, testOptions("leader"))
 		follower := tg.open(t, tg.newClient(followerHTTP), key, testOptions("follower"))
+		// The store's check comes once per process and bucket, before the
+		// first write (TestVerifyCost counts it): done here beforehand.
+		if err := leader.(driver.Verifier).Verify(t.Context()); err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
 		awstest.CountRequests(t, leader, follower, leaderHTTP, followerHTTP, http.MethodGet, http.MethodPut)
+	})
+}
+
+// TestVerifyCost counts the requests of the store's check: the first
+// write of a process to a bucket comes after three PUTs of the probe
+// object; every later write to that bucket, of any lease, has none.
+func TestVerifyCost(t *testing.T) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
+		for i, want := range []map[string]int{{"GET": 1, "PUT": 4}, {"GET": 1, "PUT": 1}} {
+			key := awstest.UniqueName("s3cas-verify-cost")
+			counter := awstest.NewCounter(nil, awstest.ByMethod)
+			l := tg.open(t, tg.newClient(counter), key, testOptions("worker-1"))
+			tg.track(key + s3cas.ProbeSuffix)
+			if _, err := l.Acquire(t.Context()); err != nil {
+				t.Fatalf("Acquire of lease %d: %v", i+1, err)
+			}
+			got := counter.Take()
+			t.Logf("Acquire of a free lease, lease %d in the bucket: %v", i+1, got)
+			if !maps.Equal(got, want) {
+				t.Errorf("Acquire of a free lease, lease %d in the bucket: %v, want %v", i+1, got, want)
+			}
+		}
 	})
 }
 

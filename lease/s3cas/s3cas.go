@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -63,7 +64,8 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err != nil {
 		return nil, err
 	}
-	return driver.NewCAS(&conn{client: client, bucket: opts.Bucket, key: opts.Key, pathStyle: opts.UsePathStyle}, lopts)
+	d := &conn{client: client, bucket: opts.Bucket, key: opts.Key, pathStyle: opts.UsePathStyle, callTimeout: lopts.WithDefaults().CallTimeout}
+	return driver.NewCAS(d, lopts)
 }
 
 func (o Options) validate() error {
@@ -86,6 +88,9 @@ type conn struct {
 	bucket    string
 	key       string
 	pathStyle bool
+	// callTimeout bounds each request of Verify (the engine bounds the
+	// others): the lease's CallTimeout.
+	callTimeout time.Duration
 }
 
 // callOptions apply to every request: no SDK retries (the caller retries,
@@ -114,27 +119,31 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	}
 	r, err := driver.DecodeJSON(b)
 	if err != nil {
-		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
+		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url(opGet))
 	}
 	if out.ETag == nil || *out.ETag == "" {
-		return lease.Record{}, fmt.Errorf("%w: s3cas: GetObject %s returned no ETag", lease.ErrUnavailable, d.url())
+		return lease.Record{}, fmt.Errorf("%w: s3cas: GetObject %s returned no ETag", lease.ErrUnavailable, d.url(opGet))
 	}
 	r.Version = *out.ETag
 	return r, nil
 }
 
 func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
-	return d.put(ctx, opCreate, r, &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
+	return d.put(ctx, opCreate, driver.EncodeJSON(r), &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
 }
 
 func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
-	return d.put(ctx, opReplace, r, &s3.PutObjectInput{IfMatch: &version})
+	return d.put(ctx, opReplace, driver.EncodeJSON(r), &s3.PutObjectInput{IfMatch: &version})
 }
 
-// put writes r with in's condition and returns the new ETag.
-func (d *conn) put(ctx context.Context, op op, r lease.Record, in *s3.PutObjectInput) (string, error) {
-	body := driver.EncodeJSON(r)
-	in.Bucket, in.Key = &d.bucket, &d.key
+// put writes body at the key of op (the lease's, or the probe's) with in's
+// condition and returns the new ETag.
+func (d *conn) put(ctx context.Context, op op, body []byte, in *s3.PutObjectInput) (string, error) {
+	key := d.key
+	if op.probe() {
+		key += ProbeSuffix
+	}
+	in.Bucket, in.Key = &d.bucket, &key
 	in.Body = bytes.NewReader(body)
 	in.ContentLength = aws.Int64(int64(len(body)))
 	in.ContentType = aws.String("application/json")
@@ -145,9 +154,15 @@ func (d *conn) put(ctx context.Context, op op, r lease.Record, in *s3.PutObjectI
 	if out.ETag == nil || *out.ETag == "" {
 		// The write landed but its version is unknown: an unknown outcome,
 		// which the engine resolves by reading the record back.
-		return "", fmt.Errorf("%w: s3cas: PutObject %s returned no ETag", lease.ErrUnavailable, d.url())
+		return "", fmt.Errorf("%w: s3cas: PutObject %s returned no ETag", lease.ErrUnavailable, d.url(op))
 	}
 	return *out.ETag, nil
 }
 
-func (d *conn) url() string { return "s3://" + d.bucket + "/" + d.key }
+// url names the object op reads or writes: the lease's, or the probe's.
+func (d *conn) url(op op) string {
+	if op.probe() {
+		return "s3://" + d.bucket + "/" + d.key + ProbeSuffix
+	}
+	return "s3://" + d.bucket + "/" + d.key
+}

@@ -1,6 +1,6 @@
 # A least-privilege policy for leasehold workers: exactly the actions the
-# backends declare (s3cas.IAMActions, s3cas.IAMBucketActions,
-# dynamodb.IAMActions), each on the lease resources only. The action lists are
+# backends declare (s3cas.IAMActions, s3cas.IAMProbeActions,
+# s3cas.IAMBucketActions, dynamodb.IAMActions), each on the lease resources only. The action lists are
 # written out here, and terraform/terraform_test.go checks them against the
 # Go code: change them together.
 
@@ -8,6 +8,10 @@ locals {
   s3_enabled       = var.s3_bucket_arn != null
   dynamodb_enabled = var.dynamodb_table_arn != null
   s3_lease_keys    = [for n in var.s3_lease_names : "${var.s3_prefix}/${n}"]
+  # s3cas.ProbeSuffix: the object next to each lease that leasehold writes,
+  # once per process and bucket, to check that the store enforces
+  # conditional writes.
+  s3_probe_suffix = ".leasehold-probe"
 }
 
 data "aws_region" "current" {}
@@ -21,6 +25,18 @@ data "aws_iam_policy_document" "this" {
       effect    = "Allow"
       actions   = ["s3:GetObject", "s3:PutObject"]
       resources = [for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}"]
+    }
+  }
+
+  # s3cas.IAMProbeActions on each lease's probe object (KEY.leasehold-probe).
+  # Under a whole prefix, the statement below covers the probe objects too.
+  dynamic "statement" {
+    for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
+    content {
+      sid       = "LeaseProbeObjects"
+      effect    = "Allow"
+      actions   = ["s3:PutObject"]
+      resources = [for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}${local.s3_probe_suffix}"]
     }
   }
 

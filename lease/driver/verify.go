@@ -1,0 +1,40 @@
+package driver
+
+import "context"
+
+// Verifier is implemented by a CAS driver whose store can be checked for
+// the one promise the engine cannot do without: a conditional write whose
+// condition does not hold is refused, never applied. A store that accepts
+// such writes and ignores their conditions elects several leaders, with
+// every request answered 200.
+//
+// The engine calls Verify before its first write (Create or Replace), and
+// writes nothing until Verify has returned nil once. A lease that NewCAS
+// returns implements Verifier too, so that a command checking a store
+// before it is used can ask, through a type assertion on the lease.Lease.
+//
+// Verify returns nil when the store keeps the promise; an error wrapping
+// lease.ErrUnsafeStore, saying what the store failed and why that matters,
+// when it does not; and, when it could not tell, any other error of the
+// lease package (lease.ErrUnavailable, lease.ErrPermission, ...), or ctx's
+// own error, unwrapped, when ctx ended. It must never write over the
+// lease's record, nor anything else the lease depends on, to find out, and
+// it bounds each of its requests as Call does. A driver may keep its
+// verdict for a store (nil or ErrUnsafeStore) for the life of the process.
+type Verifier interface {
+	Verify(ctx context.Context) error
+}
+
+// Verify implements Verifier: it has the driver check its store, if the
+// driver is a Verifier, until the driver's answer is nil once.
+func (c *casLease) Verify(ctx context.Context) error {
+	v, ok := c.d.(Verifier)
+	if !ok || c.verified.Load() {
+		return nil
+	}
+	if err := v.Verify(ctx); err != nil {
+		return err
+	}
+	c.verified.Store(true)
+	return nil
+}
