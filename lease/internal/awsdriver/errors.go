@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -56,12 +61,17 @@ func (f Failure) CodeOrStatus() string {
 // (usually Failure.Wrap), or nil for a failure it does not claim: that is
 // reported as lease.ErrUnavailable, which the caller may retry. Throttling,
 // 5xx answers, connection errors, timeouts and unknown codes end there,
-// unless a rule claims them first.
+// unless a rule claims them first. A request never sent because the SDK
+// found no credentials is lease.ErrPermission, saying where it looked
+// (NoCredentials), whatever the rules say.
 func Classify(ctx context.Context, err error, what string, rules func(Failure) error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	f := Failure{What: what, Err: err}
+	if noCredentials(err) {
+		return f.Wrap(lease.ErrPermission, NoCredentials())
+	}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		f.Code, f.Message = apiErr.ErrorCode(), apiErr.ErrorMessage()
@@ -74,4 +84,45 @@ func Classify(ctx context.Context, err error, what string, rules func(Failure) e
 		return mapped
 	}
 	return f.Wrap(lease.ErrUnavailable, "")
+}
+
+// noCredentials reports whether err is the SDK's failure to get the
+// caller's credentials, before any request was sent: the default chain
+// found none, or none it could use. The SDK says so only in the text of
+// its error ("get identity: ... failed to refresh cached credentials"):
+// the errors of the chain's providers are not all wrapped, and one of
+// them may carry an HTTP status (IMDS answering 403) that is not the
+// store's answer.
+func noCredentials(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "get identity: ") && strings.Contains(msg, "failed to refresh cached credentials")
+}
+
+// NoCredentials says that no usable AWS credentials were found, and where
+// the SDK's default chain looked, as this process's environment sets it.
+func NoCredentials() string {
+	isSet := func(names ...string) string {
+		for _, n := range names {
+			if os.Getenv(n) != "" {
+				return "set"
+			}
+		}
+		return "not set"
+	}
+	file := func(variable, def string) string {
+		if v := os.Getenv(variable); v != "" {
+			return v
+		}
+		return def
+	}
+	imds := "tried"
+	if on, _ := strconv.ParseBool(os.Getenv("AWS_EC2_METADATA_DISABLED")); on {
+		imds = "turned off by AWS_EC2_METADATA_DISABLED"
+	}
+	return fmt.Sprintf("no usable AWS credentials were found; the SDK's default chain looked in the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: %s; AWS_WEB_IDENTITY_TOKEN_FILE: %s), "+
+		"the shared config and credentials files (%s, %s) for the profile AWS_PROFILE or ?profile= names (else \"default\"), "+
+		"the ECS container endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI: %s) and the EC2 instance metadata service (IMDS: %s)",
+		isSet("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), isSet("AWS_WEB_IDENTITY_TOKEN_FILE"),
+		file("AWS_CONFIG_FILE", config.DefaultSharedConfigFilename()), file("AWS_SHARED_CREDENTIALS_FILE", config.DefaultSharedCredentialsFilename()),
+		isSet("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"), imds)
 }

@@ -6,9 +6,12 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/smithy-go/logging"
 	gcaws "gocloud.dev/aws"
 
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
@@ -47,6 +50,7 @@ func Params(own ...string) []string {
 // (s3.NewFromConfig, dynamodb.NewFromConfig) builds from the configuration
 // that q's parameters give, through gocloud.dev/aws.V2ConfigFromURLParams.
 // q must hold only ConfigParams by now: the backend has taken its own out.
+// The client does not log (see Quiet).
 func URLClient[C, O any](ctx context.Context, f *leaseurl.Form, u *url.URL, q url.Values, client *C, newClient func(aws.Config, ...func(*O)) *C) (*C, error) {
 	if client != nil {
 		if len(q) > 0 {
@@ -59,5 +63,32 @@ func URLClient[C, O any](ctx context.Context, f *leaseurl.Form, u *url.URL, q ur
 	if err != nil {
 		return nil, f.Invalid(u, "has an unusable AWS configuration: "+err.Error())
 	}
+	if cfg, err = quieten(ctx, cfg, q); err != nil {
+		return nil, f.Invalid(u, "has an unusable AWS configuration: "+err.Error())
+	}
 	return newClient(cfg), nil
+}
+
+// quieten makes cfg, which V2ConfigFromURLParams loaded with the SDK's
+// default logger, log nothing (see Quiet). gocloud.dev takes no load
+// options, and the credential providers of the default chain copy the
+// logger when they are built, so when the URL leaves credentials to the
+// default chain (neither anonymous nor role), the chain is resolved again,
+// for the same profile, with Quiet. Assuming a role (role=) still resolves
+// its base credentials through gocloud.dev's own chain, which may log.
+func quieten(ctx context.Context, cfg aws.Config, q url.Values) (aws.Config, error) {
+	cfg.Logger, cfg.ClientLogMode = logging.Nop{}, 0
+	if anonymous, _ := strconv.ParseBool(q.Get("anonymous")); anonymous || q.Has("role") {
+		return cfg, nil
+	}
+	opts := []func(*config.LoadOptions) error{Quiet, config.WithRegion(cfg.Region)}
+	if q.Has("profile") {
+		opts = append(opts, config.WithSharedConfigProfile(q.Get("profile")))
+	}
+	quiet, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	cfg.Credentials = quiet.Credentials
+	return cfg, nil
 }
