@@ -36,6 +36,9 @@ type target struct {
 	// other keys; accessKey is the store's real access key ID.
 	withKeys  func(accessKey, secret string) *s3.Client
 	accessKey string
+	// endpoint and secret, with accessKey, reach the store through
+	// another address (a fault proxy): set for MinIO.
+	endpoint, secret string
 	// callTimeout is the CallTimeout the conformance suite's leases get.
 	callTimeout time.Duration
 
@@ -54,7 +57,7 @@ var targets = awstest.Targets[*target]{Prepare: (*target).ensureBucket, Specs: [
 	{Name: "minio", Setup: func(t *testing.T) *target {
 		endpoint := awstest.Endpoint(t, "s3cas", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
 		key, secret := os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")
-		return &target{name: "minio", pathStyle: true, callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, key, secret), accessKey: key,
+		return &target{name: "minio", pathStyle: true, callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, key, secret), accessKey: key, endpoint: endpoint, secret: secret,
 			withKeys: func(key, secret string) *s3.Client { return staticClient(endpoint, key, secret)(nil) }}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {

@@ -1,0 +1,211 @@
+package s3cas_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/faultproxy"
+	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// The fault tests run on MinIO: the proxy needs the store's keys to sign
+// the requests of a store that ignores conditions.
+func onMinIO(name string) bool { return name == "minio" }
+
+// proxied starts a fault proxy in front of the target, and returns it with
+// a client of the store through it.
+func (tg *target) proxied(t *testing.T) (*faultproxy.Proxy, *s3.Client) {
+	t.Helper()
+	p := faultproxy.Start(t, tg.endpoint)
+	return p, staticClient(p.URL, tg.accessKey, tg.secret)(nil)
+}
+
+// leasePuts matches the PutObjects of a lease's record, not those of the
+// store's check.
+var leasePuts = faultproxy.Both(faultproxy.S3PutObject, faultproxy.Not(faultproxy.PathSuffix(s3cas.ProbeSuffix)))
+
+// TestFaultAnswers: S3's answers to a store under strain are
+// lease.ErrUnavailable, retryable, with the SDK's error reachable; a write
+// whose answer was lost or replaced by a 500 after S3 applied it is
+// resolved by reading back, and the contender has the lease.
+func TestFaultAnswers(t *testing.T) {
+	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
+		for _, row := range []struct {
+			name string
+			rule faultproxy.Rule
+			code string
+		}{
+			{"GetSlowDown", faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, "SlowDown"},
+			{"GetInternalError", faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3InternalError)}, "InternalError"},
+			{"PutConditionalRequestConflict", faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3ConditionalRequestConflict)}, "ConditionalRequestConflict"},
+			{"PutSlowDown", faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, "SlowDown"},
+			{"ProbeSlowDown", faultproxy.Rule{Match: faultproxy.PathSuffix(s3cas.ProbeSuffix), Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, "SlowDown"},
+		} {
+			t.Run(row.name, func(t *testing.T) {
+				p, c := tg.proxied(t)
+				key := awstest.UniqueName("s3cas-fault")
+				l := tg.open(t, c, key, testOptions("worker-1"))
+				tg.track(key + s3cas.ProbeSuffix)
+				p.Add(row.rule)
+				_, err := l.Acquire(t.Context())
+				awstest.CheckError(t, "Acquire", err, lease.ErrUnavailable, "s3://"+tg.bucket+"/"+key, row.code)
+				p.Clear()
+				if _, err := l.Observe(t.Context()); !errors.Is(err, lease.ErrNoRecord) {
+					t.Errorf("Observe after the refused Acquire: %v, want lease.ErrNoRecord (nothing written)", err)
+				}
+				if _, err := l.Acquire(t.Context()); err != nil {
+					t.Errorf("Acquire once the store is well again: %v", err)
+				}
+			})
+		}
+		for _, row := range []struct {
+			name  string
+			fault faultproxy.Fault
+		}{
+			{"AppliedAnswer500", faultproxy.Replace(faultproxy.S3InternalError)},
+			{"AppliedAnswerLost", faultproxy.Lose()},
+		} {
+			t.Run(row.name, func(t *testing.T) {
+				p, c := tg.proxied(t)
+				key := awstest.UniqueName("s3cas-unknown")
+				l := tg.open(t, c, key, testOptions("worker-1"))
+				tg.track(key + s3cas.ProbeSuffix)
+				rules := p.Add(faultproxy.Rule{Match: leasePuts, Fault: row.fault, Times: 1})
+				term, err := l.Acquire(t.Context())
+				if err != nil {
+					t.Fatalf("Acquire whose write S3 applied, then failed to answer: %v, want won (read back)", err)
+				}
+				rules = append(rules, p.Add(faultproxy.Rule{Match: leasePuts, Fault: row.fault, Times: 1})...)
+				renewed, err := l.Renew(t.Context(), term)
+				if err != nil || renewed.Token != term.Token {
+					t.Fatalf("Renew whose write S3 applied, then failed to answer: %+v, %v; want renewed (read back)", renewed, err)
+				}
+				if r, err := l.Observe(t.Context()); err != nil || r.Holder != "worker-1" || r.Version != renewed.Version {
+					t.Errorf("record %+v (%v), want worker-1's at the renewed version %s", r, err, renewed.Version)
+				}
+				for i, r := range rules {
+					if p.Applied(r) != 1 {
+						t.Errorf("fault %d was applied %d times, want once", i+1, p.Applied(r))
+					}
+				}
+			})
+		}
+		t.Run("AppliedAnswer500ReadBackSlowDown", func(t *testing.T) {
+			p, c := tg.proxied(t)
+			key := awstest.UniqueName("s3cas-unknown")
+			l := tg.open(t, c, key, testOptions("worker-1"))
+			tg.track(key + s3cas.ProbeSuffix)
+			// The read before the write passes; the read back does not.
+			p.Add(faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Replace(faultproxy.S3InternalError), Times: 1},
+				faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown), Every: 2, Times: 1})
+			_, err := l.Acquire(t.Context())
+			awstest.CheckError(t, "Acquire whose answer and read back both failed", err, lease.ErrUnavailable, "outcome unknown", "")
+			p.Clear()
+			// The write had landed: the same lease retakes it at once.
+			term, err := l.Acquire(t.Context())
+			if err != nil || term.Token != 2 {
+				t.Errorf("Acquire after the unknown outcome: %+v, %v; want its own record retaken with token 2", term, err)
+			}
+		})
+	})
+}
+
+// ignoringStore returns a client of the target through a fault proxy that
+// ignores conditional writes, and checks that it does: two creates of one
+// key both succeed.
+func (tg *target) ignoringStore(t *testing.T) *s3.Client {
+	t.Helper()
+	p, c := tg.proxied(t)
+	p.IgnoreConditions(aws.Credentials{AccessKeyID: tg.accessKey, SecretAccessKey: tg.secret})
+	key := awstest.UniqueName("s3cas-ignored")
+	tg.track(key)
+	for i := range 2 {
+		if _, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.bucket, Key: &key, IfNoneMatch: aws.String("*")}); err != nil {
+			t.Fatalf("create %d of %s through the ignoring store: %v, want it applied", i+1, key, err)
+		}
+	}
+	return c
+}
+
+// TestIgnoringStoreRefused: five contenders, started together through the
+// runner on a store that ignores conditional writes, all refuse it with
+// lease.ErrUnsafeStore; no task runs, and the lease's key stays empty.
+func TestIgnoringStoreRefused(t *testing.T) {
+	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
+		c := tg.ignoringStore(t)
+		key := awstest.UniqueName("s3cas-unsafe")
+		tg.track(key + s3cas.ProbeSuffix)
+		var ran atomic.Int32
+		errs := make([]error, 5)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range errs {
+			l := tg.open(t, c, key, testOptions(fmt.Sprintf("worker-%d", i+1)))
+			r, err := runner.New(runner.Config{Lease: l, Task: func(context.Context) error { ran.Add(1); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				<-start
+				_, errs[i] = r.RunOnce(t.Context())
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			awstest.CheckError(t, fmt.Sprintf("worker-%d's RunOnce", i+1), err, lease.ErrUnsafeStore, "the store applied a PutObject with If-None-Match: * on an object that exists", "")
+		}
+		if n := ran.Load(); n != 0 {
+			t.Errorf("the task ran %d times on a store that ignores conditional writes, want never", n)
+		}
+		_, err := tg.newClient(nil).GetObject(t.Context(), &s3.GetObjectInput{Bucket: &tg.bucket, Key: &key})
+		var nsk *types.NoSuchKey
+		if !errors.As(err, &nsk) {
+			t.Errorf("GetObject of the lease's key: %v, want NoSuchKey: nothing written to the lease", err)
+		}
+	})
+}
+
+// TestConformanceThroughProxy runs the conformance suite through the fault
+// proxy, which loses the answer of one write of a lease record in seven
+// after S3 applied it (a 500 InternalError instead): the engine's read back
+// resolves each, so the suite, which allows no other error, still passes.
+// The store's check passes untouched: a failed check is a retryable error
+// the suite would rightly report.
+func TestConformanceThroughProxy(t *testing.T) {
+	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
+		p, c := tg.proxied(t)
+		rules := p.Add(faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Replace(faultproxy.S3InternalError), Every: 7})
+		t.Cleanup(func() {
+			t.Logf("writes applied whose answer was a 500: %d", p.Applied(rules[0]))
+			if p.Applied(rules[0]) == 0 {
+				t.Errorf("no answer was replaced: the suite did not meet the fault")
+			}
+		})
+		direct := tg.newClient(nil)
+		awstest.RunConformance(t, &awstest.Harness{
+			CallTimeout: tg.callTimeout,
+			OpenLease: func(ctx context.Context, key string, opts lease.Options) (lease.Lease, error) {
+				tg.track(key)
+				tg.track(key + s3cas.ProbeSuffix)
+				return s3cas.Open(ctx, s3cas.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
+			},
+			Foreign: func(ctx context.Context, key string) error {
+				_, err := tg.put(ctx, direct, key, []byte(`{"owner":"another-tool","locked":true}`))
+				return err
+			},
+		})
+	})
+}
+
