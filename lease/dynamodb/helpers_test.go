@@ -32,6 +32,9 @@ type target struct {
 	newClient func(hc ddb.HTTPClient) *ddb.Client
 	// callTimeout is the CallTimeout the conformance suite's leases get.
 	callTimeout time.Duration
+	// endpoint reaches the store through another address (a fault
+	// proxy): set for dynalite.
+	endpoint string
 
 	mu    sync.Mutex
 	names map[string]bool // the lease names this test wrote
@@ -48,7 +51,7 @@ type target struct {
 var targets = awstest.Targets[*target]{Prepare: (*target).ensureTable, Specs: []awstest.Spec[*target]{
 	{Name: "dynalite", Setup: func(t *testing.T) *target {
 		endpoint := awstest.Endpoint(t, "dynamodb", "dynalite", "dynalite", "LEASEHOLD_DYNALITE_ENDPOINT")
-		return &target{name: "dynalite", callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint)}
+		return &target{name: "dynalite", callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint), endpoint: endpoint}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {
 		endpoint := awstest.Endpoint(t, "dynamodb", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")

@@ -36,71 +36,23 @@ func (tg *target) proxied(t *testing.T) (*faultproxy.Proxy, *s3.Client) {
 var leasePuts = faultproxy.Both(faultproxy.S3PutObject, faultproxy.Not(faultproxy.PathSuffix(s3cas.ProbeSuffix)))
 
 // TestFaultAnswers: S3's answers to a store under strain are
-// lease.ErrUnavailable, retryable, with the SDK's error reachable; a write
-// whose answer was lost or replaced by a 500 after S3 applied it is
-// resolved by reading back, and the contender has the lease.
+// lease.ErrUnavailable, retryable; a write whose answer was lost or
+// replaced by a 500 after S3 applied it is resolved by reading back.
 func TestFaultAnswers(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
-		for _, row := range []struct {
-			name string
-			rule faultproxy.Rule
-			code string
-		}{
-			{"GetSlowDown", faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, "SlowDown"},
-			{"GetInternalError", faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3InternalError)}, "InternalError"},
-			{"PutConditionalRequestConflict", faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3ConditionalRequestConflict)}, "ConditionalRequestConflict"},
-			{"PutSlowDown", faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, "SlowDown"},
-			{"ProbeSlowDown", faultproxy.Rule{Match: faultproxy.PathSuffix(s3cas.ProbeSuffix), Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, "SlowDown"},
-		} {
-			t.Run(row.name, func(t *testing.T) {
-				p, c := tg.proxied(t)
-				key := awstest.UniqueName("s3cas-fault")
-				l := tg.open(t, c, key, testOptions("worker-1"))
-				tg.track(key + s3cas.ProbeSuffix)
-				p.Add(row.rule)
-				_, err := l.Acquire(t.Context())
-				awstest.CheckError(t, "Acquire", err, lease.ErrUnavailable, "s3://"+tg.bucket+"/"+key, row.code)
-				p.Clear()
-				if _, err := l.Observe(t.Context()); !errors.Is(err, lease.ErrNoRecord) {
-					t.Errorf("Observe after the refused Acquire: %v, want lease.ErrNoRecord (nothing written)", err)
-				}
-				if _, err := l.Acquire(t.Context()); err != nil {
-					t.Errorf("Acquire once the store is well again: %v", err)
-				}
-			})
+		open := func(t *testing.T, endpoint, identity string) lease.Lease {
+			key := awstest.UniqueName("s3cas-fault")
+			tg.track(key + s3cas.ProbeSuffix)
+			return tg.open(t, staticClient(endpoint, tg.accessKey, tg.secret)(nil), key, testOptions(identity))
 		}
-		for _, row := range []struct {
-			name  string
-			fault faultproxy.Fault
-		}{
-			{"AppliedAnswer500", faultproxy.Replace(faultproxy.S3InternalError)},
-			{"AppliedAnswerLost", faultproxy.Lose()},
-		} {
-			t.Run(row.name, func(t *testing.T) {
-				p, c := tg.proxied(t)
-				key := awstest.UniqueName("s3cas-unknown")
-				l := tg.open(t, c, key, testOptions("worker-1"))
-				tg.track(key + s3cas.ProbeSuffix)
-				rules := p.Add(faultproxy.Rule{Match: leasePuts, Fault: row.fault, Times: 1})
-				term, err := l.Acquire(t.Context())
-				if err != nil {
-					t.Fatalf("Acquire whose write S3 applied, then failed to answer: %v, want won (read back)", err)
-				}
-				rules = append(rules, p.Add(faultproxy.Rule{Match: leasePuts, Fault: row.fault, Times: 1})...)
-				renewed, err := l.Renew(t.Context(), term)
-				if err != nil || renewed.Token != term.Token {
-					t.Fatalf("Renew whose write S3 applied, then failed to answer: %+v, %v; want renewed (read back)", renewed, err)
-				}
-				if r, err := l.Observe(t.Context()); err != nil || r.Holder != "worker-1" || r.Version != renewed.Version {
-					t.Errorf("record %+v (%v), want worker-1's at the renewed version %s", r, err, renewed.Version)
-				}
-				for i, r := range rules {
-					if p.Applied(r) != 1 {
-						t.Errorf("fault %d was applied %d times, want once", i+1, p.Applied(r))
-					}
-				}
-			})
-		}
+		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
+			{Name: "GetSlowDown", Rule: faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: "api error SlowDown"},
+			{Name: "GetInternalError", Rule: faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3InternalError)}, Mention: "api error InternalError"},
+			{Name: "PutConditionalRequestConflict", Rule: faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3ConditionalRequestConflict)}, Mention: "api error ConditionalRequestConflict"},
+			{Name: "PutSlowDown", Rule: faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: "api error SlowDown"},
+			{Name: "ProbeSlowDown", Rule: faultproxy.Rule{Match: faultproxy.PathSuffix(s3cas.ProbeSuffix), Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: s3cas.ProbeSuffix + ": operation error S3: PutObject"},
+		})
+		faultproxy.CheckLostAnswers(t, tg.endpoint, open, leasePuts, faultproxy.S3InternalError)
 		t.Run("AppliedAnswer500ReadBackSlowDown", func(t *testing.T) {
 			p, c := tg.proxied(t)
 			key := awstest.UniqueName("s3cas-unknown")

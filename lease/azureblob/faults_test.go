@@ -1,0 +1,101 @@
+package azureblob_test
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/internal/faultproxy"
+	"github.com/leasehold/leasehold/lease/leasetest"
+)
+
+// blobEndpoint is the BlobEndpoint of a connection string: scheme, host
+// and port, and the account's path.
+var blobEndpoint = regexp.MustCompile(`BlobEndpoint=(https?://[^/;]+)(/[^;]*)?`)
+
+// azurite returns Azurite's connection string and its blob service's
+// address (http://HOST:PORT), or skips the test: the fault proxy speaks
+// plain HTTP, so it stands in front of Azurite only.
+func azurite(t *testing.T) (cs, upstream string) {
+	t.Helper()
+	cs = os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING")
+	if cs == "" {
+		t.Skip(`azureblob: Azurite is not configured: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
+	}
+	m := blobEndpoint.FindStringSubmatch(cs)
+	if m == nil {
+		t.Fatalf("the Azurite connection string has no BlobEndpoint")
+	}
+	return cs, m[1]
+}
+
+// viaProxy returns cs with its blob endpoint at proxy.
+func viaProxy(cs, proxy string) string {
+	return blobEndpoint.ReplaceAllString(cs, "BlobEndpoint="+proxy+"$2")
+}
+
+// TestFaultAnswers: Azure's answers to an account under strain are
+// lease.ErrUnavailable, retryable; a Set Blob Metadata (the record) whose
+// answer was lost or replaced by 500 OperationTimedOut after Azure applied
+// it is resolved by reading back.
+func TestFaultAnswers(t *testing.T) {
+	t.Parallel()
+	cs, upstream := azurite(t)
+	container := newContainer(t, newClient(t, cs))
+	open := func(t *testing.T, endpoint, identity string) lease.Lease {
+		l, err := azureblob.Open(t.Context(), azureblob.Options{Container: container, Blob: leasetest.UniqueName("fault"), Client: newClient(t, viaProxy(cs, endpoint))},
+			lease.Options{Identity: identity, TTL: testTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	leaseOps, metadata := faultproxy.AzureComp("lease"), faultproxy.AzureComp("metadata")
+	faultproxy.CheckRefusals(t, upstream, open, []faultproxy.Refusal{
+		{Name: "GetPropertiesServerBusy", Rule: faultproxy.Rule{Match: faultproxy.AzureGetProperties, Fault: faultproxy.Refuse(faultproxy.AzureServerBusy)}, Mention: "503 ServerBusy"},
+		{Name: "AcquireServerBusy", Rule: faultproxy.Rule{Match: leaseOps, Fault: faultproxy.Refuse(faultproxy.AzureServerBusy)}, Mention: "503 ServerBusy"},
+		{Name: "AcquireOperationTimedOut", Rule: faultproxy.Rule{Match: leaseOps, Fault: faultproxy.Refuse(faultproxy.AzureOperationTimedOut)}, Mention: "500 OperationTimedOut"},
+		{Name: "SetMetadataServerBusy", Rule: faultproxy.Rule{Match: metadata, Fault: faultproxy.Refuse(faultproxy.AzureServerBusy)}, Mention: "503 ServerBusy"},
+	})
+	faultproxy.CheckLostAnswers(t, upstream, open, metadata, faultproxy.AzureOperationTimedOut)
+}
+
+// TestConformanceThroughProxy runs the conformance suite through the fault
+// proxy, which answers one applied Set Blob Metadata in five (the record's
+// writes) with 500 OperationTimedOut: the backend's read back resolves
+// each. Only those: a lease request whose answer is lost is an unknown
+// outcome the backend reports (it cannot read a lease ID back), which the
+// suite, rightly, does not accept.
+func TestConformanceThroughProxy(t *testing.T) {
+	t.Parallel()
+	cs, upstream := azurite(t)
+	p := faultproxy.Start(t, upstream)
+	rules := p.Add(faultproxy.Rule{Match: faultproxy.AzureComp("metadata"), Fault: faultproxy.Replace(faultproxy.AzureOperationTimedOut), Every: 5})
+	t.Cleanup(func() {
+		t.Logf("Set Blob Metadata applied whose answer was a 500: %d", p.Applied(rules[0]))
+		if p.Applied(rules[0]) == 0 {
+			t.Errorf("no answer was replaced: the suite did not meet the fault")
+		}
+	})
+	direct := newClient(t, cs)
+	h := &harness{c: newClient(t, viaProxy(cs, p.URL)), container: newContainer(t, direct)}
+	foreign := &harness{c: direct, container: h.container}
+	leasetest.RunConformanceTests(t, leasetest.Config{
+		NewHarness: func(*testing.T) leasetest.Harness { return proxiedHarness{h, foreign} },
+		TTL:        testTTL,
+	})
+}
+
+// proxiedHarness opens leases through the proxy, and writes foreign blobs
+// directly.
+type proxiedHarness struct {
+	*harness
+	foreign *harness
+}
+
+func (h proxiedHarness) WriteForeign(ctx context.Context, name string) error {
+	return h.foreign.WriteForeign(ctx, name)
+}

@@ -1,0 +1,67 @@
+package dynamodb_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/faultproxy"
+)
+
+// The fault tests run on dynalite, through a fault proxy.
+func onDynalite(name string) bool { return name == "dynalite" }
+
+// TestFaultAnswers: DynamoDB's answers to a table under strain or in
+// conflict are lease.ErrUnavailable, retryable; a PutItem whose answer was
+// lost or replaced by a 500 after DynamoDB applied it is resolved by
+// reading back.
+func TestFaultAnswers(t *testing.T) {
+	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
+		open := func(t *testing.T, endpoint, identity string) lease.Lease {
+			return tg.open(t, staticClient(endpoint)(nil), awstest.UniqueName("dynamodb-fault"), tg.options(identity))
+		}
+		get, put := faultproxy.DynamoOp("GetItem"), faultproxy.DynamoOp("PutItem")
+		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
+			{Name: "GetItemThrottling", Rule: faultproxy.Rule{Match: get, Fault: faultproxy.Refuse(faultproxy.DynamoThrottling)}, Mention: "throttled"},
+			{Name: "GetItemInternalServerError", Rule: faultproxy.Rule{Match: get, Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError)}, Mention: "InternalServerError"},
+			{Name: "PutItemThrottling", Rule: faultproxy.Rule{Match: put, Fault: faultproxy.Refuse(faultproxy.DynamoThrottling)}, Mention: "throttled"},
+			{Name: "PutItemTransactionConflict", Rule: faultproxy.Rule{Match: put, Fault: faultproxy.Refuse(faultproxy.DynamoTransactionConflict)}, Mention: "TransactionConflictException"},
+			{Name: "PutItemReplicatedWriteConflict", Rule: faultproxy.Rule{Match: put, Fault: faultproxy.Refuse(faultproxy.DynamoReplicatedWriteConflict)}, Mention: "ReplicatedWriteConflictException"},
+			{Name: "PutItemInternalServerError", Rule: faultproxy.Rule{Match: put, Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError)}, Mention: "InternalServerError"},
+		})
+		faultproxy.CheckLostAnswers(t, tg.endpoint, open, put, faultproxy.DynamoInternalServerError)
+	})
+}
+
+// TestConformanceThroughProxy runs the conformance suite through the fault
+// proxy, which answers one applied PutItem in seven with a 500
+// InternalServerError: the engine's read back resolves each.
+func TestConformanceThroughProxy(t *testing.T) {
+	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
+		p := faultproxy.Start(t, tg.endpoint)
+		rules := p.Add(faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Replace(faultproxy.DynamoInternalServerError), Every: 7})
+		t.Cleanup(func() {
+			t.Logf("PutItems applied whose answer was a 500: %d", p.Applied(rules[0]))
+			if p.Applied(rules[0]) == 0 {
+				t.Errorf("no answer was replaced: the suite did not meet the fault")
+			}
+		})
+		c, direct := staticClient(p.URL)(nil), tg.newClient(nil)
+		awstest.RunConformance(t, &awstest.Harness{
+			CallTimeout: tg.callTimeout,
+			OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
+				tg.track(name)
+				return dynamodb.Open(ctx, dynamodb.Options{Table: tg.table, Name: name, Client: c}, opts)
+			},
+			Foreign: func(ctx context.Context, name string) error {
+				return tg.put(ctx, direct, map[string]types.AttributeValue{
+					dynamodb.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
+				})
+			},
+		})
+	})
+}
