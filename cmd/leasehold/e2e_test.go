@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +28,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sys/unix"
+
+	"github.com/leasehold/leasehold/internal/faultproxy"
 )
 
 // The end-to-end tests build leasehold, start several `leasehold run`
@@ -513,4 +517,73 @@ func (p *cutProxy) cut() {
 		c.Close()
 	}
 	p.conns = nil
+}
+
+// TestEndToEndIgnoringStore: five `leasehold run --once`, started together
+// against a store that accepts conditional writes and ignores them (the
+// fault proxy in front of MinIO), all refuse it before writing: exit 78,
+// one line saying what the store failed, and the command never runs.
+func TestEndToEndIgnoringStore(t *testing.T) {
+	e := newE2E(t)
+	p := faultproxy.Start(t, e.endpoint)
+	p.IgnoreConditions(aws.Credentials{AccessKeyID: os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), SecretAccessKey: os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")})
+	url := e.leaseURL(p.URL)
+	var procs []*proc
+	for i := range 5 {
+		who := fmt.Sprintf("c%d", i+1)
+		procs = append(procs, e.start(who, "run", "--once", "--lease", url, "--identity", who, "--ttl", e2eTTL.String(), "--", e.script))
+	}
+	for _, p := range procs {
+		code := p.wait(t, 30*time.Second)
+		stderr := p.stderr.String()
+		lines := errorLines(stderr)
+		if code != exitConfig || len(lines) != 1 || !strings.Contains(lines[0], "lease: store does not keep the contract") || !strings.Contains(lines[0], "If-None-Match") {
+			t.Errorf("%s: exit %d, error lines %q; want %d and one line saying the store does not keep the contract; stderr:\n%s", p.name, code, lines, exitConfig, stderr)
+		}
+		if strings.Contains(stderr, "SDK ") {
+			t.Errorf("%s: the AWS SDK logged to stderr:\n%s", p.name, stderr)
+		}
+	}
+	if spans := e.spans(); len(spans) != 0 {
+		t.Errorf("the command ran %d times on a store that ignores conditional writes, want never: %+v", len(spans), spans)
+	}
+}
+
+// TestEndToEndNoCredentials: on a machine with no AWS credentials at all
+// (no AWS_ variables, an empty home, instance metadata turned off or
+// refusing), leasehold says that none were found and where it looked, in
+// one line, exits 78, and the SDK logs nothing (it warns "falling back to
+// IMDSv1" when the metadata service refuses a token, unless silenced).
+func TestEndToEndNoCredentials(t *testing.T) {
+	e := newE2E(t)
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusForbidden) }))
+	t.Cleanup(imds.Close)
+	for _, row := range []struct {
+		name, env, imds string
+	}{
+		{"IMDSOff", "AWS_EC2_METADATA_DISABLED=true", "IMDS: turned off by AWS_EC2_METADATA_DISABLED"},
+		{"IMDSRefuses", "AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imds.URL, "IMDS: tried"},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			cmd := exec.Command(e.bin, "run", "--once", "--lease", e.leaseURL(e.endpoint), "--", "true")
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), row.env}
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			code := 0
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			lines := errorLines(stderr.String())
+			t.Logf("exit %d: %s", code, stderr.String())
+			if code != exitConfig || len(lines) != 1 || !strings.Contains(lines[0], "no usable AWS credentials were found") ||
+				!strings.Contains(lines[0], "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: not set") || !strings.Contains(lines[0], row.imds) {
+				t.Errorf("exit %d, error lines %q; want %d and one line saying no credentials were found and where the SDK looked (%s)", code, lines, exitConfig, row.imds)
+			}
+			if strings.Contains(stderr.String(), "refused") || strings.Contains(stderr.String(), "SDK ") {
+				t.Errorf("stderr %q: want no claim that credentials were refused, and no SDK log line", stderr.String())
+			}
+		})
+	}
 }

@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azureblob"
-	"github.com/leasehold/leasehold/lease/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 

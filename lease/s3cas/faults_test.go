@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
-	"github.com/leasehold/leasehold/lease/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease/s3cas"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -160,4 +160,3 @@ func TestConformanceThroughProxy(t *testing.T) {
 		})
 	})
 }
-
