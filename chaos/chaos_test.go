@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -33,6 +34,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasehold/leasehold/chaos"
+	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease/gcscas"
 )
 
@@ -56,12 +58,27 @@ type backend struct {
 	// a function giving a contender's lease URL and environment, given its
 	// proxy's address.
 	prepare func(t *testing.T, value string) (upstream string, contender func(proxy string) (string, []string))
+	// http, if set, puts a fault proxy (internal/faultproxy) between each
+	// contender and its toxiproxy proxy, and adds the HTTP faults to the
+	// run: the service's answers under strain, and writes applied whose
+	// answers are lost.
+	http *httpFaults
+}
+
+// httpFaults are the HTTP-level faults of a backend's store.
+type httpFaults struct {
+	// throttled is the store's answer to a request rate it will not take.
+	throttled faultproxy.Answer
+	// write matches the store's writes; failed is the answer that may
+	// replace one the store applied.
+	write  func(*http.Request) bool
+	failed faultproxy.Answer
 }
 
 var backends = []backend{
 	{name: "minio", variable: "LEASEHOLD_MINIO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string)) {
 		return prepareS3(t, ep, os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY"))
-	}},
+	}, http: &httpFaults{throttled: faultproxy.S3SlowDown, write: faultproxy.S3PutObject, failed: faultproxy.S3InternalError}},
 	{name: "moto-s3", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string)) {
 		return prepareS3(t, ep, "chaos", "chaos")
 	}},
@@ -104,6 +121,10 @@ func TestMain(m *testing.M) {
 // leaderless gap beyond the TTL, the retry period and the faults. It does
 // so with each kind of contender in LEASEHOLD_CHAOS_CONTENDERS (default
 // "runner,leasehold"): TestChaos/runner/minio, TestChaos/leasehold/minio.
+// On MinIO, a fault proxy between each contender and its toxiproxy proxy
+// adds HTTP faults: the leader throttled (503 SlowDown to every request),
+// and the leader's writes applied with their answers lost or replaced by
+// a 500 InternalError.
 func TestChaos(t *testing.T) {
 	t.Parallel()
 	tp, bins, duration := setup(t)
@@ -134,7 +155,7 @@ func TestChaos(t *testing.T) {
 					}
 					upstream, contender := b.prepare(t, value)
 					c := newChaos(t, tp, bins, m, b, upstream, contender, 0)
-					c.run(d, allFaults)
+					c.run(d, faultsOf(b))
 					res := c.check()
 					t.Logf("%s contenders on %s, TTL %v, %v:\n%s", m, b.name, b.ttl, d, res.Summary(c.faults))
 					if !res.OK() {
@@ -251,14 +272,27 @@ const (
 	// comes back, nor lose track of a takeover whose answer it never got.
 	hangFollower      faultKind = "hang-follower"      // as hang-leader, on a follower
 	partitionFollower faultKind = "partition-follower" // a follower's proxy disabled
+	// HTTP faults, on backends with a fault proxy (backend.http).
+	throttleLeader faultKind = "throttle-leader"     // every request answered as throttled (503 SlowDown, ...)
+	loseAnswers    faultKind = "lost-answers-leader" // every write applied, its answer lost or a 500
 )
 
 var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore, hangFollower, partitionFollower}
+
+// faultsOf returns the faults a run on b injects: all of them, and the
+// HTTP faults where b has a fault proxy.
+func faultsOf(b backend) []faultKind {
+	if b.http == nil {
+		return allFaults
+	}
+	return append(slices.Clone(allFaults), throttleLeader, loseAnswers)
+}
 
 // slot is one contender: its proxy, and the process currently running in
 // it (restarted after a kill).
 type slot struct {
 	id, proxy string
+	http      *faultproxy.Proxy // in front of the toxiproxy proxy, when the backend has HTTP faults
 	leaseURL  string
 	env       []string
 
@@ -308,8 +342,13 @@ func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, ups
 	for i := range contenders {
 		name := fmt.Sprintf("chaos-%s-%s-%d", b.name, run, i)
 		listen := tp.proxy(t, name, upstream)
+		var fp *faultproxy.Proxy
+		if b.http != nil {
+			fp = faultproxy.Start(t, "http://"+listen)
+			listen = strings.TrimPrefix(fp.URL, "http://")
+		}
 		u, env := contender(listen)
-		c.slots = append(c.slots, &slot{id: fmt.Sprintf("c%d", i), proxy: name, leaseURL: u, env: env, kills: map[string]int64{}})
+		c.slots = append(c.slots, &slot{id: fmt.Sprintf("c%d", i), proxy: name, http: fp, leaseURL: u, env: env, kills: map[string]int64{}})
 	}
 	t.Cleanup(c.stopAll)
 	for _, s := range c.slots {
@@ -490,6 +529,12 @@ func (c *chaosRun) inject(kind faultKind) {
 		err = c.tp.toxic(target.proxy, "chaos", "reset_peer", "upstream", map[string]int{"timeout": 0})
 	case partitionLeader, partitionFollower:
 		err = c.tp.enable(target.proxy, false)
+	case throttleLeader:
+		target.http.Add(faultproxy.Rule{Fault: faultproxy.Refuse(c.b.http.throttled)})
+	case loseAnswers:
+		// Alternately: the answer replaced by a 500, the answer lost.
+		target.http.Add(faultproxy.Rule{Match: c.b.http.write, Fault: faultproxy.Replace(c.b.http.failed), Every: 2},
+			faultproxy.Rule{Match: c.b.http.write, Fault: faultproxy.Lose()})
 	case slowStore:
 		f.Target = "all"
 		for _, s := range c.slots {
@@ -505,6 +550,8 @@ func (c *chaosRun) inject(kind faultKind) {
 	switch kind {
 	case partitionLeader, partitionFollower:
 		err = c.tp.enable(target.proxy, true)
+	case throttleLeader, loseAnswers:
+		target.http.Clear()
 	case slowStore:
 		for _, s := range c.slots {
 			if e := c.tp.removeToxic(s.proxy, "chaos"); e != nil {
