@@ -17,24 +17,29 @@ import (
 func TestConformance(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		awstest.RunConformance(t, &awstest.Harness{
-			CallTimeout: tg.callTimeout,
-			OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
-				tg.track(name)
-				return dynamodb.Open(ctx, dynamodb.Options{Table: tg.table, Name: name, Client: c}, opts)
-			},
-			// What another tool might keep at the key: a lock of its own,
-			// with no format marker, a token that is not a number and no
-			// nonce.
-			Foreign: func(ctx context.Context, name string) error {
-				return tg.put(ctx, c, map[string]types.AttributeValue{
-					dynamodb.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
-				})
-			},
-			Remove: func(ctx context.Context, name string) error {
-				_, err := c.DeleteItem(ctx, &ddb.DeleteItemInput{TableName: &tg.table, Key: key(name)})
-				return err
-			},
-		})
+		awstest.RunConformance(t, tg.harness(c, c))
 	})
+}
+
+// harness is the suite's harness on the target: leases opened through c,
+// foreign items written and items deleted through direct.
+func (tg *target) harness(c, direct *ddb.Client) *awstest.Harness {
+	return &awstest.Harness{
+		CallTimeout: tg.callTimeout,
+		OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
+			tg.track(name)
+			return dynamodb.Open(ctx, dynamodb.Options{Table: tg.table, Name: name, Client: c}, opts)
+		},
+		// What another tool might keep at the key: a lock of its own, with
+		// no format marker, a token that is not a number and no nonce.
+		Foreign: func(ctx context.Context, name string) error {
+			return tg.put(ctx, direct, map[string]types.AttributeValue{
+				dynamodb.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
+			})
+		},
+		Remove: func(ctx context.Context, name string) error {
+			_, err := direct.DeleteItem(ctx, &ddb.DeleteItemInput{TableName: &tg.table, Key: key(name)})
+			return err
+		},
+	}
 }

@@ -1,14 +1,10 @@
 package dynamodb_test
 
 import (
-	"context"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/dynamodb"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -50,18 +46,6 @@ func TestConformanceThroughProxy(t *testing.T) {
 				t.Errorf("no answer was replaced: the suite did not meet the fault")
 			}
 		})
-		c, direct := staticClient(p.URL)(nil), tg.newClient(nil)
-		awstest.RunConformance(t, &awstest.Harness{
-			CallTimeout: tg.callTimeout,
-			OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
-				tg.track(name)
-				return dynamodb.Open(ctx, dynamodb.Options{Table: tg.table, Name: name, Client: c}, opts)
-			},
-			Foreign: func(ctx context.Context, name string) error {
-				return tg.put(ctx, direct, map[string]types.AttributeValue{
-					dynamodb.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
-				})
-			},
-		})
+		awstest.RunConformance(t, tg.harness(staticClient(p.URL)(nil), tg.newClient(nil)))
 	})
 }

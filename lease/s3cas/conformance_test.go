@@ -14,21 +14,27 @@ import (
 func TestConformance(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		awstest.RunConformance(t, &awstest.Harness{
-			CallTimeout: tg.callTimeout,
-			OpenLease: func(ctx context.Context, key string, opts lease.Options) (lease.Lease, error) {
-				tg.track(key)
-				return s3cas.Open(ctx, s3cas.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
-			},
-			// An object that is JSON, but not a lease record.
-			Foreign: func(ctx context.Context, key string) error {
-				_, err := tg.put(ctx, c, key, []byte(`{"owner":"another-tool","locked":true}`))
-				return err
-			},
-			Remove: func(ctx context.Context, key string) error {
-				_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &tg.bucket, Key: &key})
-				return err
-			},
-		})
+		awstest.RunConformance(t, tg.harness(c, c))
 	})
+}
+
+// harness is the suite's harness on the target: leases opened through c,
+// foreign objects written and records deleted through direct.
+func (tg *target) harness(c, direct *s3.Client) *awstest.Harness {
+	return &awstest.Harness{
+		CallTimeout: tg.callTimeout,
+		OpenLease: func(ctx context.Context, key string, opts lease.Options) (lease.Lease, error) {
+			tg.track(key)
+			return s3cas.Open(ctx, s3cas.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
+		},
+		// An object that is JSON, but not a lease record.
+		Foreign: func(ctx context.Context, key string) error {
+			_, err := tg.put(ctx, direct, key, []byte(`{"owner":"another-tool","locked":true}`))
+			return err
+		},
+		Remove: func(ctx context.Context, key string) error {
+			_, err := direct.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &tg.bucket, Key: &key})
+			return err
+		},
+	}
 }

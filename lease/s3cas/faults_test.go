@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -42,8 +43,7 @@ func TestFaultAnswers(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
 			key := awstest.UniqueName("s3cas-fault")
-			tg.track(key + s3cas.ProbeSuffix)
-			return tg.open(t, staticClient(endpoint, tg.accessKey, tg.secret)(nil), key, testOptions(identity))
+			return tg.open(t, staticClient(endpoint, tg.accessKey, tg.secret)(nil), key, lease.Options{Identity: identity, TTL: 5 * time.Second, CallTimeout: 2 * time.Second})
 		}
 		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
 			{Name: "GetSlowDown", Rule: faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: "api error SlowDown"},
@@ -57,7 +57,6 @@ func TestFaultAnswers(t *testing.T) {
 			p, c := tg.proxied(t)
 			key := awstest.UniqueName("s3cas-unknown")
 			l := tg.open(t, c, key, testOptions("worker-1"))
-			tg.track(key + s3cas.ProbeSuffix)
 			// The read before the write passes; the read back does not.
 			p.Add(faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Replace(faultproxy.S3InternalError), Times: 1},
 				faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown), Every: 2, Times: 1})
@@ -97,7 +96,6 @@ func TestIgnoringStoreRefused(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
 		c := tg.ignoringStore(t)
 		key := awstest.UniqueName("s3cas-unsafe")
-		tg.track(key + s3cas.ProbeSuffix)
 		var ran atomic.Int32
 		errs := make([]error, 5)
 		start := make(chan struct{})
@@ -145,18 +143,6 @@ func TestConformanceThroughProxy(t *testing.T) {
 				t.Errorf("no answer was replaced: the suite did not meet the fault")
 			}
 		})
-		direct := tg.newClient(nil)
-		awstest.RunConformance(t, &awstest.Harness{
-			CallTimeout: tg.callTimeout,
-			OpenLease: func(ctx context.Context, key string, opts lease.Options) (lease.Lease, error) {
-				tg.track(key)
-				tg.track(key + s3cas.ProbeSuffix)
-				return s3cas.Open(ctx, s3cas.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
-			},
-			Foreign: func(ctx context.Context, key string) error {
-				_, err := tg.put(ctx, direct, key, []byte(`{"owner":"another-tool","locked":true}`))
-				return err
-			},
-		})
+		awstest.RunConformance(t, tg.harness(c, tg.newClient(nil)))
 	})
 }

@@ -154,11 +154,13 @@ func (tg *target) deleteObjects(t *testing.T, c *s3.Client, keys []string) {
 	}
 }
 
-// track notes that the test writes key.
+// track notes that the test writes key, or a lease at key and, with it,
+// its probe object (s3cas.ProbeSuffix).
 func (tg *target) track(key string) {
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	tg.keys[key] = true
+	tg.keys[key+s3cas.ProbeSuffix] = true
 }
 
 func (tg *target) writtenKeys() []string {

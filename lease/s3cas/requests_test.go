@@ -48,7 +48,6 @@ func TestVerifyCost(t *testing.T) {
 			key := awstest.UniqueName("s3cas-verify-cost")
 			counter := awstest.NewCounter(nil, awstest.ByMethod)
 			l := tg.open(t, tg.newClient(counter), key, testOptions("worker-1"))
-			tg.track(key + s3cas.ProbeSuffix)
 			if _, err := l.Acquire(t.Context()); err != nil {
 				t.Fatalf("Acquire of lease %d: %v", i+1, err)
 			}
