@@ -1,6 +1,12 @@
 package driver
 
-import "context"
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/leasehold/leasehold/lease"
+)
 
 // Verifier is implemented by a CAS driver whose store can be checked for
 // the one promise the engine cannot do without: a conditional write whose
@@ -37,4 +43,54 @@ func (c *casLease) Verify(ctx context.Context) error {
 	}
 	c.verified.Store(true)
 	return nil
+}
+
+// Verdicts keeps, per store, the outcome of a Verifier's check once it is
+// known (nil, or an error wrapping lease.ErrUnsafeStore), for the life of
+// the process, so that a store is checked once however many leases live
+// in it. The zero value is ready to use; a driver keeps one in a package
+// variable.
+type Verdicts struct {
+	mu sync.Mutex
+	m  map[string]*verdict
+}
+
+// verdict is one store's check: lock is held by the one goroutine
+// checking; known says that err is final.
+type verdict struct {
+	lock  chan struct{}
+	known bool
+	err   error
+}
+
+// Check returns the verdict kept for the store called id, or, when none is
+// known yet, runs probe (one goroutine at a time per store) and keeps its
+// answer if it is one: nil or lease.ErrUnsafeStore. Any other answer
+// (throttling, refused credentials, a timeout) is returned and not kept, so
+// the next call checks again.
+func (vs *Verdicts) Check(ctx context.Context, id string, probe func(context.Context) error) error {
+	vs.mu.Lock()
+	if vs.m == nil {
+		vs.m = map[string]*verdict{}
+	}
+	v := vs.m[id]
+	if v == nil {
+		v = &verdict{lock: make(chan struct{}, 1)}
+		vs.m[id] = v
+	}
+	vs.mu.Unlock()
+	select {
+	case v.lock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-v.lock }()
+	if v.known {
+		return v.err
+	}
+	err := probe(ctx)
+	if err == nil || errors.Is(err, lease.ErrUnsafeStore) {
+		v.known, v.err = true, err
+	}
+	return err
 }

@@ -27,6 +27,18 @@
 // request, bounded by lease.Options.CallTimeout, and the caller (the
 // runner) retries.
 //
+// # The store is checked before the first write
+//
+// Before a contender first writes to a bucket, it checks that the store
+// refuses writes whose generation precondition fails (Verify), on a probe
+// object next to the lease's (OBJECT.leasehold-probe, ProbeSuffix), never
+// on the lease's own: three uploads, once per client and bucket for the
+// life of the process. Cloud Storage's JSON API always enforces the
+// preconditions; an emulator or a look-alike store that accepts and
+// ignores them is refused with lease.ErrUnsafeStore, not retryable, and
+// nothing is written to the lease. It cannot catch a store that checks
+// preconditions but not atomically.
+//
 // # One write per second
 //
 // Cloud Storage allows about one write per second to one object name and
@@ -77,7 +89,8 @@
 //
 //	resource.name.startsWith("projects/_/buckets/BUCKET/objects/leases/")
 //
-// as terraform/modules/gcp-gcs-lease does. Refused credentials are
+// as terraform/modules/gcp-gcs-lease does; the probe object, named after
+// the lease's, falls under the same condition. Refused credentials are
 // reported as lease.ErrPermission naming the object and these
 // permissions.
 //

@@ -18,9 +18,11 @@ import (
 type op int
 
 const (
-	opGet     op = iota // a read of the object
-	opCreate            // an upload with ifGenerationMatch=0
-	opReplace           // an upload with ifGenerationMatch=<generation>
+	opGet          op = iota // a read of the object
+	opCreate                 // an upload with ifGenerationMatch=0
+	opReplace                // an upload with ifGenerationMatch=<generation>
+	opProbeCreate            // Verify's upload of the probe object with ifGenerationMatch=0
+	opProbeReplace           // Verify's upload of the probe object with a wrong ifGenerationMatch
 )
 
 func (o op) String() string {
@@ -29,8 +31,12 @@ func (o op) String() string {
 		return "read"
 	case opCreate:
 		return "write (ifGenerationMatch=0)"
-	default:
+	case opReplace:
 		return "write (ifGenerationMatch)"
+	case opProbeCreate:
+		return "probe write (" + ProbeSuffix + ", ifGenerationMatch=0)"
+	default:
+		return "probe write (" + ProbeSuffix + ", ifGenerationMatch)"
 	}
 }
 

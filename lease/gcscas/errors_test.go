@@ -96,7 +96,7 @@ func TestClassify(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
 			srv := awstest.NewServer(t, awstest.Always(awstest.Answer{Status: row.status, Body: row.body, Headers: row.headers}))
-			d := newConn(testClient(t, srv.URL), "leases", "jobs")
+			d := newConn(testClient(t, srv.URL), "leases", "jobs", time.Second)
 			var err error
 			var version string
 			switch row.op {
@@ -155,7 +155,7 @@ func checkRequest(t *testing.T, o op, r *http.Request) {
 func TestReplaceBadVersion(t *testing.T) {
 	t.Parallel()
 	srv := awstest.NewServer(t, awstest.Always(awstest.Answer{Status: 200, Body: objectResource}))
-	d := newConn(testClient(t, srv.URL), "leases", "jobs")
+	d := newConn(testClient(t, srv.URL), "leases", "jobs", time.Second)
 	for _, v := range []string{"", "abc", "0", "-3", `"etag"`} {
 		if _, err := d.Replace(t.Context(), testRecord, v); !errors.Is(err, lease.ErrInvalid) {
 			t.Errorf("Replace on version %q: %v, want lease.ErrInvalid", v, err)
@@ -172,7 +172,7 @@ func TestReplaceBadVersion(t *testing.T) {
 func TestClassifyContextErrors(t *testing.T) {
 	t.Parallel()
 	awstest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
-		d := newConn(testClient(t, endpoint), "leases", "jobs")
+		d := newConn(testClient(t, endpoint), "leases", "jobs", time.Second)
 		return map[string]func(context.Context) error{
 			"Get":     func(ctx context.Context) error { _, err := d.Get(ctx); return err },
 			"Create":  func(ctx context.Context) error { _, err := d.Create(ctx, testRecord); return err },

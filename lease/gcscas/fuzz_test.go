@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
@@ -62,7 +63,7 @@ func FuzzReadObject(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer client.Close()
-		r, err := newConn(client, "leases", "jobs").Get(context.Background())
+		r, err := newConn(client, "leases", "jobs", time.Second).Get(context.Background())
 		want, decodeErr := driver.DecodeJSON(body[:min(len(body), driver.MaxRecordSize+1)])
 		gen, genErr := strconv.ParseInt(generation, 10, 64)
 		switch {

@@ -82,7 +82,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 			return nil, &lease.OptionError{Pkg: "gcscas", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
 		}
 	}
-	return driver.NewCAS(newConn(client, opts.Bucket, opts.Object), lopts)
+	return driver.NewCAS(newConn(client, opts.Bucket, opts.Object, lopts.CallTimeout), lopts)
 }
 
 func (o Options) validate() error {
@@ -106,17 +106,21 @@ func (o Options) validate() error {
 // object's generation, in decimal: every write of an object makes a new
 // generation, greater than all earlier ones, so every write changes it.
 type conn struct {
-	obj            *storage.ObjectHandle // with the client's retries off
+	client         *storage.Client
+	obj, probe     *storage.ObjectHandle // the lease's and Verify's, with the client's retries off
 	bucket, object string
+	callTimeout    time.Duration // bounds each of Verify's requests
 }
 
 // newConn returns the driver.CAS of the object in bucket, through client,
 // with the client's retries off: each call is then one request, bounded by
 // the lease's CallTimeout, and the caller (the runner) retries within its
 // own deadlines.
-func newConn(client *storage.Client, bucket, object string) *conn {
-	obj := client.Bucket(bucket).Object(object).Retryer(storage.WithPolicy(storage.RetryNever))
-	return &conn{obj: obj, bucket: bucket, object: object}
+func newConn(client *storage.Client, bucket, object string, callTimeout time.Duration) *conn {
+	handle := func(name string) *storage.ObjectHandle {
+		return client.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever))
+	}
+	return &conn{client: client, obj: handle(object), probe: handle(object + ProbeSuffix), bucket: bucket, object: object, callTimeout: callTimeout}
 }
 
 func (d *conn) Get(ctx context.Context) (lease.Record, error) {
@@ -154,13 +158,19 @@ func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (str
 	return d.write(ctx, opReplace, r, storage.Conditions{GenerationMatch: gen})
 }
 
-// write stores r under cond in one request (an upload of ChunkSize 0 is
-// one multipart upload) and returns the new generation.
+// write stores r under cond in one request and returns the new
+// generation.
 func (d *conn) write(ctx context.Context, op op, r lease.Record, cond storage.Conditions) (string, error) {
-	w := d.obj.If(cond).NewWriter(ctx)
+	return d.upload(ctx, d.obj, op, driver.EncodeJSON(r), cond)
+}
+
+// upload stores body at obj under cond in one request (an upload of
+// ChunkSize 0 is one multipart upload) and returns the new generation.
+func (d *conn) upload(ctx context.Context, obj *storage.ObjectHandle, op op, body []byte, cond storage.Conditions) (string, error) {
+	w := obj.If(cond).NewWriter(ctx)
 	w.ChunkSize = 0
 	w.ContentType = "application/json"
-	if _, err := io.Copy(w, bytes.NewReader(driver.EncodeJSON(r))); err != nil {
+	if _, err := io.Copy(w, bytes.NewReader(body)); err != nil {
 		_ = w.Close()
 		return "", d.classify(ctx, op, err)
 	}

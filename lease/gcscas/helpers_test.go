@@ -58,8 +58,10 @@ func newStore(t *testing.T) *store {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, name := range s.names {
-			if err := c.Bucket(s.bucket).Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
-				t.Logf("cleanup: deleting gs://%s/%s: %v", s.bucket, name, err)
+			for _, name := range []string{name, name + gcscas.ProbeSuffix} {
+				if err := c.Bucket(s.bucket).Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
+					t.Logf("cleanup: deleting gs://%s/%s: %v", s.bucket, name, err)
+				}
 			}
 		}
 	})

@@ -1,9 +1,12 @@
 package gcscas_test
 
 import (
+	"maps"
 	"net/http"
 	"testing"
 
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -19,5 +22,34 @@ func TestRequestCounts(t *testing.T) {
 	followerHTTP := awstest.NewCounter(nil, awstest.ByMethod)
 	leader := s.open(t, s.client(t, leaderHTTP), object, testOptions("leader"))
 	follower := s.open(t, s.client(t, followerHTTP), object, testOptions("follower"))
+	// The store's check comes once per client and bucket, before the first
+	// write (TestVerifyCost counts it): done here beforehand.
+	for _, l := range []lease.Lease{leader, follower} {
+		if err := l.(driver.Verifier).Verify(t.Context()); err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
+	}
 	awstest.CountRequests(t, leader, follower, leaderHTTP, followerHTTP, http.MethodGet, http.MethodPost)
+}
+
+// TestVerifyCost counts the requests of the store's check: the first
+// write of a client to a bucket comes after three uploads of the probe
+// object; every later write to that bucket through that client, of any
+// lease, has none.
+func TestVerifyCost(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	counter := awstest.NewCounter(nil, awstest.ByMethod)
+	c := s.client(t, counter)
+	for i, want := range []map[string]int{{"GET": 1, "POST": 4}, {"GET": 1, "POST": 1}} {
+		l := s.open(t, c, s.name("verify-cost"), testOptions("worker-1"))
+		if _, err := l.Acquire(t.Context()); err != nil {
+			t.Fatalf("Acquire of lease %d: %v", i+1, err)
+		}
+		got := counter.Take()
+		t.Logf("Acquire of a free lease, lease %d in the bucket: %v", i+1, got)
+		if !maps.Equal(got, want) {
+			t.Errorf("Acquire of a free lease, lease %d in the bucket: %v, want %v", i+1, got, want)
+		}
+	}
 }

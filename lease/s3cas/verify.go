@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -29,20 +28,8 @@ var IAMProbeActions = []string{"s3:PutObject"}
 // probeBody is what the probe object holds.
 const probeBody = `{"leasehold_probe":1,"note":"written by leasehold to check that this store refuses conditional writes whose condition fails; it holds no lease and may be deleted"}`
 
-// verdicts keeps, per store (endpoint, region and bucket), the outcome of
-// the check once it is known, for the life of the process.
-var verdicts = struct {
-	sync.Mutex
-	m map[string]*verdict
-}{m: map[string]*verdict{}}
-
-// verdict is one store's check: lock is held by the one goroutine
-// checking; known says that err (nil or lease.ErrUnsafeStore) is final.
-type verdict struct {
-	lock  chan struct{}
-	known bool
-	err   error
-}
+// verdicts keeps each store's verdict (per endpoint, region and bucket).
+var verdicts driver.Verdicts
 
 // Verify implements driver.Verifier. Before a contender first writes to
 // the lease, it checks that the store refuses conditional writes whose
@@ -65,35 +52,8 @@ type verdict struct {
 // writes that race past the same check both land there, and one at a time
 // looks correct.
 func (d *conn) Verify(ctx context.Context) error {
-	v := d.verdict()
-	select {
-	case v.lock <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-v.lock }()
-	if v.known {
-		return v.err
-	}
-	err := d.probe(ctx)
-	if err == nil || errors.Is(err, lease.ErrUnsafeStore) {
-		v.known, v.err = true, err
-	}
-	return err
-}
-
-// verdict returns the verdict of d's store.
-func (d *conn) verdict() *verdict {
 	o := d.client.Options()
-	id := aws.ToString(o.BaseEndpoint) + " " + o.Region + " " + d.bucket
-	verdicts.Lock()
-	defer verdicts.Unlock()
-	v := verdicts.m[id]
-	if v == nil {
-		v = &verdict{lock: make(chan struct{}, 1)}
-		verdicts.m[id] = v
-	}
-	return v
+	return verdicts.Check(ctx, aws.ToString(o.BaseEndpoint)+" "+o.Region+" "+d.bucket, d.probe)
 }
 
 // probe makes the three writes Verify describes.
