@@ -1,5 +1,3 @@
-//go:build unix
-
 package main
 
 import (
@@ -25,7 +23,8 @@ Usage:
   leasehold run --lease URL [flags] -- COMMAND [ARGS...]
   leasehold run --once --lease URL [flags] -- COMMAND [ARGS...]
   leasehold status --lease URL [--watch DURATION] [-o json]
-  leasehold help [run | status]
+  leasehold version
+  leasehold help [run | status | version]
 
 Lease URLs (schemes in this build: %s):
   s3://BUCKET/KEY?region=REGION
@@ -149,7 +148,8 @@ Exit status:
 /healthz answers 200 while leasehold runs. /leader answers 200 while this
 instance leads and its command runs, 503 otherwise (also while it steps
 down). /metrics has leasehold_is_leader, leasehold_transitions_total{reason},
-leasehold_renew_duration_seconds and leasehold_renew_failures_total{reason}.
+leasehold_renew_duration_seconds, leasehold_renew_failures_total{reason} and
+leasehold_build_info{version,commit,goversion}.
 
 Examples:
 
@@ -229,6 +229,24 @@ Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
 `)
 	f.usage(w, commonDefaults)
+}
+
+func printVersionHelp(w io.Writer) {
+	fmt.Fprint(w, `Usage: leasehold version   (or leasehold --version)
+
+Prints where this binary came from:
+  version   the release's version (v1.2.3) for a release binary or image;
+            the tag for go install ...@v1.2.3; a pseudo-version or (devel)
+            for a build from a checkout
+  commit    the commit it was built from, "(modified)" when the checkout
+            had changes; unknown when the build did not record it
+            (go install ...@version, -buildvcs=false)
+  date      the commit's time, when recorded
+  go        the Go version it was built with
+  platform  GOOS/GOARCH
+leasehold run also logs the version and commit when it starts, and serves
+them as the labels of leasehold_build_info on /metrics.
+`)
 }
 
 func merge(maps ...map[string]string) map[string]string {

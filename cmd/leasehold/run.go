@@ -25,6 +25,9 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	if err != nil {
 		return usageError("run", err)
 	}
+	v := currentVersion()
+	log.Info("leasehold starting", "version", v.Version, "commit", v.commitText(), "go", v.Go,
+		"lease", lease.RedactURL(o.lease), "identity", o.identity)
 	if err := lookCommand(o.command[0]); err != nil {
 		return err
 	}

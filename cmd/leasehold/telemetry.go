@@ -1,5 +1,3 @@
-//go:build unix
-
 package main
 
 import (
@@ -69,7 +67,14 @@ func newMetrics() *metrics {
 			Help: "Failed renewal requests, by reason: lost, unavailable, timeout, not_found, permission, corrupt, invalid, other.",
 		}, []string{"reason"}),
 	}
-	m.registry.MustRegister(m.isLeader, m.transitions, m.renewDuration, m.renewFailures,
+	v := currentVersion()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "leasehold_build_info",
+		Help:        "Always 1; the labels say which build of leasehold this is: version, commit, goversion.",
+		ConstLabels: prometheus.Labels{"version": v.Version, "commit": v.Commit, "goversion": v.Go},
+	})
+	buildInfo.Set(1)
+	m.registry.MustRegister(buildInfo, m.isLeader, m.transitions, m.renewDuration, m.renewFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{"elected", "task_ended", "lease_lost", "renew_deadline_passed", "unhealthy", "stopped"} {
 		m.transitions.WithLabelValues(r)

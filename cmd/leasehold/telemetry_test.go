@@ -57,6 +57,7 @@ func TestEndpoints(t *testing.T) {
 		`leasehold_renew_failures_total{reason="unavailable"} 1`,
 		`leasehold_renew_failures_total{reason="lost"} 1`,
 		"go_goroutines",
+		`leasehold_build_info{commit="`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
