@@ -53,6 +53,9 @@ type e2e struct {
 	journal  string
 	env      []string
 	endpoint string
+	// sys, if set, is how leasehold is started (the image test runs it
+	// chrooted into the image, as its user).
+	sys *syscall.SysProcAttr
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -144,6 +147,7 @@ func (e *e2e) leaseURL(endpoint string) string {
 type proc struct {
 	name   string
 	cmd    *exec.Cmd
+	stdout *syncBuffer
 	stderr *syncBuffer
 	done   chan struct{}
 	code   int
@@ -152,9 +156,10 @@ type proc struct {
 // start starts leasehold with args; its stderr is kept for the log.
 func (e *e2e) start(name string, args ...string) *proc {
 	e.t.Helper()
-	p := &proc{name: name, cmd: exec.Command(e.bin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: name, cmd: exec.Command(e.bin, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = e.env
-	p.cmd.Stderr = p.stderr
+	p.cmd.SysProcAttr = e.sys
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		e.t.Fatalf("start %s: %v", name, err)
 	}
