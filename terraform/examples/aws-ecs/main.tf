@@ -119,11 +119,14 @@ resource "aws_ecs_task_definition" "worker" {
     operating_system_family = "LINUX"
   }
 
+  # entryPoint is leasehold's, from the leasehold image, with run: every
+  # task campaigns, and the one holding the lease runs command (e.g.
+  # ["/app/worker"]).
   container_definitions = jsonencode([{
     name       = "worker"
     image      = var.image
     essential  = true
-    entryPoint = ["leasehold", "run", "--"]
+    entryPoint = ["/leasehold", "run", "--"]
     command    = var.command
     environment = [for k, v in merge(var.extra_environment, {
       LEASEHOLD_LEASE = local.lease_url

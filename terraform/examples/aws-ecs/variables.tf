@@ -54,7 +54,7 @@ variable "lease_name" {
 
 variable "image" {
   type        = string
-  description = "Container image with the leasehold command on its PATH and your worker's command. Its entrypoint is replaced by `leasehold run --`."
+  description = "Your worker's image, by reference (REGISTRY/worker:1), with leasehold at /leasehold: built FROM the leasehold image, or with COPY --from=REGISTRY/leasehold:VERSION /leasehold /leasehold. Its entry point is replaced by `/leasehold run --`."
 }
 
 variable "command" {

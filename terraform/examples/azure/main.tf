@@ -95,12 +95,15 @@ resource "azurerm_container_app" "worker" {
     max_replicas                     = var.replicas
     termination_grace_period_seconds = var.termination_grace_period_seconds
 
+    # command is leasehold's, from the leasehold image, with run: every
+    # replica campaigns, and the one holding the lease runs args (e.g.
+    # ["/app/worker"]).
     container {
       name    = "worker"
       image   = var.image
       cpu     = var.cpu
       memory  = local.memory
-      command = ["leasehold", "run", "--"]
+      command = ["/leasehold", "run", "--"]
       args    = var.command
 
       env {

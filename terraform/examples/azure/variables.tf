@@ -42,7 +42,7 @@ variable "lease_name" {
 
 variable "image" {
   type        = string
-  description = "Container image with the leasehold command on its PATH and your worker's command. Its command is replaced by `leasehold run --`."
+  description = "Your worker's image, by reference (REGISTRY/worker:1), with leasehold at /leasehold: built FROM the leasehold image, or with COPY --from=REGISTRY/leasehold:VERSION /leasehold /leasehold. Its command is replaced by `/leasehold run --`."
 }
 
 variable "command" {
