@@ -38,4 +38,8 @@
 // A Term's Sent time is when its acquire or renew was sent; the holder must
 // stop acting as leader before Sent+TTL. Package runner does that, and
 // everything else a leader needs (renewal, health checks, release).
+//
+// Operators free a lease whose holder will never come back with Breaker
+// (leasehold break): it ends the term at once and keeps the fencing
+// counter.
 package lease

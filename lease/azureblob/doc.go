@@ -68,7 +68,10 @@
 // lease.ErrHeld with an empty Holder and token 0; if that lease is infinite
 // (taken by another tool or by hand: az storage blob lease acquire
 // --lease-duration -1), the error says so, because it never lapses: break
-// it (az storage blob lease break) to let contenders in. That is also a
+// it (leasehold break --force, or az storage blob lease break) to let
+// contenders in. Break (lease.Breaker) breaks the Azure lease at once,
+// only if the blob's ETag is still the one observed, and leaves the
+// metadata and its token as they are. That is also a
 // way to pause an election: hold an infinite lease by hand, and break it
 // to resume.
 //

@@ -24,6 +24,7 @@ const (
 	opRenew         op = "LeaseBlob renew"
 	opChange        op = "LeaseBlob change"
 	opRelease       op = "LeaseBlob release"
+	opBreak         op = "LeaseBlob break (If-Match)"
 )
 
 // The lease codes with which Azure tells a holder that its lease ID no

@@ -41,6 +41,8 @@ type blobLease struct {
 	highest driver.Highest
 }
 
+var _ lease.Breaker = (*blobLease)(nil)
+
 func (l *blobLease) Options() lease.Options { return l.opts }
 
 // Judge is lease.JudgedByStore: Azure ends a lease a TTL after the latest
@@ -497,6 +499,46 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 		return nil
 	}
 	return fmt.Errorf("%w: azureblob: the record of token %d says released, but the Azure lease is held until it lapses: %w", lease.ErrUnavailable, t.Token, err)
+}
+
+// Break is lease.Breaker's: it breaks the blob's Azure lease at once
+// (break period 0), on condition that the blob is still at rec's Version:
+// renewals do not change the blob's ETag, a new acquisition's metadata
+// write does. The metadata and its token stay as they are: a blob that no
+// Azure lease holds reads as released, and the next Acquire writes the
+// token plus one. Whatever the answer, the blob read afterwards decides
+// the outcome.
+func (l *blobLease) Break(ctx context.Context, rec lease.Record) (lease.Record, error) {
+	if needed, err := driver.BreakNeeded(rec); err != nil || !needed {
+		return rec, err
+	}
+	etag := azcore.ETag(rec.Version)
+	zero := int32(0)
+	err := l.call(ctx, func(ctx context.Context) error {
+		_, err := l.leaseClient(newLeaseID()).BreakLease(ctx, &azlease.BlobBreakOptions{
+			BreakPeriod:              &zero,
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag},
+		})
+		if err != nil && !bloberror.HasCode(err, bloberror.ConditionNotMet, bloberror.LeaseNotPresentWithLeaseOperation) {
+			return l.classify(ctx, opBreak, err)
+		}
+		return nil // broken, or changed since rec: the blob says which
+	})
+	if err != nil && ctx.Err() != nil {
+		return lease.Record{}, ctx.Err()
+	}
+	st, rerr := l.stat(ctx, false)
+	switch {
+	case rerr != nil && err != nil:
+		return lease.Record{}, fmt.Errorf("%w; reading the blob back failed too: %v", err, rerr)
+	case rerr != nil:
+		return lease.Record{}, rerr
+	case !st.leased:
+		return l.view(st)
+	case err != nil && string(st.etag) == rec.Version:
+		return lease.Record{}, err // still leased as rec showed: not broken
+	}
+	return lease.Record{}, l.heldError(st)
 }
 
 // lostTo returns lease.ErrLost for term t, which st shows ended.

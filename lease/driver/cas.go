@@ -91,6 +91,8 @@ type casLease struct {
 	highest Highest
 }
 
+var _ lease.Breaker = (*casLease)(nil)
+
 func (c *casLease) Options() lease.Options { return c.opts }
 
 func (c *casLease) Judge() lease.Judge { return lease.JudgedByContender }
@@ -138,6 +140,39 @@ func (c *casLease) Release(ctx context.Context, t lease.Term) error {
 	}
 	_, err := c.rewrite(ctx, t, true)
 	return err
+}
+
+// Break is lease.Breaker's: a conditional Replace on rec's version with
+// rec marked released, holder and token kept, on a store that passed
+// Verify. An unknown outcome is resolved by reading back, as for every
+// write.
+func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, error) {
+	if needed, err := BreakNeeded(rec); err != nil || !needed {
+		return rec, err
+	}
+	if err := c.Verify(ctx); err != nil { // as before every write
+		return lease.Record{}, err
+	}
+	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce()}
+	err := c.call(ctx, func(ctx context.Context) (err error) {
+		want.Version, err = c.d.Replace(ctx, want, rec.Version)
+		return err
+	})
+	if err == nil {
+		return want, nil
+	}
+	got, err := ReadBack(ctx, err, want, c.read)
+	switch {
+	case err == nil: // broken after all
+		return got, nil
+	case got.Version == "": // not re-read: the outcome is unknown
+		return lease.Record{}, err
+	case !got.Held(): // freed meanwhile
+		return got, nil
+	case got.Version == rec.Version: // unchanged: the write failed, try again
+		return lease.Record{}, Transient(err)
+	}
+	return lease.Record{}, &lease.HeldError{Record: got, Wait: c.wait(got)}
 }
 
 // rewrite writes a new record for term t's tenure (a renewal, or a release

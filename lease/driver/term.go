@@ -110,3 +110,13 @@ func ReadBack(ctx context.Context, werr error, want lease.Record, read func(cont
 	}
 	return got, werr
 }
+
+// BreakNeeded reports whether rec, the record a lease.Breaker is asked to
+// break, needs breaking: not when it is released already. A record that
+// no Observe returned (it has no Version) is a *lease.OptionError.
+func BreakNeeded(rec lease.Record) (bool, error) {
+	if rec.Version == "" {
+		return false, &lease.OptionError{Field: "Record", Value: fmt.Sprintf("%q/%d", rec.Holder, rec.Token), Reason: "has no Version: pass a record that Observe returned"}
+	}
+	return !rec.Released, nil
+}

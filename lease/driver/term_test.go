@@ -106,3 +106,23 @@ func TestNextToken(t *testing.T) {
 		}
 	}
 }
+
+func TestBreakNeeded(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rec     lease.Record
+		needed  bool
+		invalid bool
+	}{
+		{"held", lease.Record{Holder: "a", Token: 3, Version: "v1"}, true, false},
+		{"released", lease.Record{Holder: "a", Token: 3, Released: true, Version: "v1"}, false, false},
+		{"not observed", lease.Record{Holder: "a", Token: 3}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			needed, err := driver.BreakNeeded(tc.rec)
+			if needed != tc.needed || errors.Is(err, lease.ErrInvalid) != tc.invalid {
+				t.Errorf("BreakNeeded(%+v) = %t, %v; want %t, invalid %t", tc.rec, needed, err, tc.needed, tc.invalid)
+			}
+		})
+	}
+}

@@ -72,6 +72,20 @@ func TestCASVerifiesBeforeFirstWrite(t *testing.T) {
 			t.Errorf("the engine wrote %d times and asked Verify %d times, want no write and one Verify per Acquire", d.writes, d.verifies)
 		}
 	})
+	t.Run("BreakOnAnUnsafeStoreWritesNothing", func(t *testing.T) {
+		d := &checkedDriver{rec: lease.Record{Holder: "b", Token: 1, TTL: ttl, Nonce: "n", Version: "7"}, verdicts: []error{unsafeStore}}
+		l, err := driver.NewCAS(d, lease.Options{Identity: "operator", TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := l.Observe(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.(lease.Breaker).Break(t.Context(), rec); !errors.Is(err, lease.ErrUnsafeStore) || d.writes != 0 {
+			t.Errorf("Break on a store that fails its check: %v after %d writes, want lease.ErrUnsafeStore and no write", err, d.writes)
+		}
+	})
 	t.Run("UndecidedCheckIsAskedAgain", func(t *testing.T) {
 		d := &checkedDriver{verdicts: []error{fmt.Errorf("%w: 503 SlowDown", lease.ErrUnavailable)}}
 		l, err := driver.NewCAS(d, lease.Options{Identity: "a", TTL: ttl})

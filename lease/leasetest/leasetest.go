@@ -126,6 +126,7 @@ var cases = []struct {
 	{"CancelledContext", false, testCancelledContext},
 	{"GarbageRecord", false, testGarbageRecord},
 	{"RecordDeleted", false, testRecordDeleted},
+	{"Break", false, testBreak},
 }
 
 // UniqueName returns a lease name that no other subtest or run uses:
@@ -809,4 +810,43 @@ func (e *env) acquireDeleted(l lease.Lease, whose string, seen uint64) lease.Ter
 		e.t.Errorf("%s: Acquire after the delete: token %d, want more than %d, the highest it had seen (%s)", identity(l), t.Token, seen, whose)
 	}
 	return t
+}
+
+// testBreak: an operator breaks a held lease (lease.Breaker): the holder's
+// next renewal is lost, the next contender acquires at once with a greater
+// token, a break of a record read before that acquisition leaves the new
+// holder alone, and breaking a released lease changes nothing.
+func testBreak(e *env) {
+	a, next, op := e.open("contender-a"), e.open("contender-next"), e.open("operator")
+	b, ok := op.(lease.Breaker)
+	if !ok {
+		e.t.Fatalf("the lease (%T) does not implement lease.Breaker", op)
+	}
+	ta := e.acquire(a)
+	seen := e.observe(op)
+	broken, err := b.Break(e.ctx, seen)
+	if err != nil {
+		e.t.Fatalf("Break of %s's lease (token %d): %v, want nil", ta.Holder, ta.Token, err)
+	}
+	e.wantRecord("the record Break returned", broken, "contender-a", ta.Token, true)
+	e.wantRecord("the record after Break", e.observe(next), "contender-a", ta.Token, true)
+	_, err = a.Renew(e.ctx, ta)
+	e.wantErr("the broken holder's Renew", err, lease.ErrLost)
+
+	tn := e.acquire(next) // at once: no TTL to wait
+	if tn.Token <= ta.Token {
+		e.t.Errorf("the next holder's token is %d, want more than the broken term's %d", tn.Token, ta.Token)
+	}
+	_, err = b.Break(e.ctx, seen)
+	e.wantHeld("Break of a record read before the lease changed hands", err, "contender-next", tn.Token)
+	tn = e.renew(next, tn)
+
+	e.release(next, tn)
+	released := e.observe(op)
+	if got, err := b.Break(e.ctx, released); err != nil || got != released {
+		e.t.Errorf("Break of a released lease: %+v, %v; want the record unchanged and nil", got, err)
+	}
+	if tm := e.acquire(a); tm.Token != tn.Token+1 {
+		e.t.Errorf("after breaking a released lease the next token is %d, want %d", tm.Token, tn.Token+1)
+	}
 }
