@@ -359,6 +359,63 @@ func TestEndToEndHandoverAndFailover(t *testing.T) {
 	e.checkNoOverlap()
 }
 
+// TestEndToEndBreak: leasehold break on MinIO. A live leader is refused
+// without --force; with --force its command is stopped at its next renewal
+// and the next term's token is greater. A dead leader's lease (its
+// leasehold killed) is broken without --force, and the next contender
+// takes it at once instead of waiting out the TTL.
+func TestEndToEndBreak(t *testing.T) {
+	e := newE2E(t)
+	url := e.leaseURL(e.endpoint)
+	ttl := "--ttl=" + e2eTTL.String()
+	holder := e.start("holder", "run", "--lease", url, "--identity", "holder", ttl, "--", e.script)
+	first := e.waitSpans(1, 20*time.Second)[0]
+
+	if code, stderr := e.run(20*time.Second, "break", "--lease", url, ttl); code != exitRefused || !strings.Contains(stderr, "refused") {
+		t.Fatalf("break of a live leader's lease: exit %d, want %d; stderr:\n%s", code, exitRefused, stderr)
+	}
+	if spans := e.spans(); len(spans) != 1 || !alive(first.pid) {
+		t.Fatalf("a refused break disturbed the leader: runs %+v", spans)
+	}
+
+	breakAt := monotonic()
+	if code, stderr := e.run(20*time.Second, "break", "--lease", url, ttl, "--force"); code != 0 {
+		t.Fatalf("break --force: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	eventually(t, 2*e2eTTL, "the broken leader's command stops", func() bool { return !alive(first.pid) })
+	spans := e.waitSpans(2, 15*time.Second) // the leader campaigns again: the lease is free
+	old, next := spans[0], spans[1]
+	t.Logf("break --force: the leader's command last ran %s after the break; the next term (token %d) began %s after it",
+		ms(old.end-breakAt), next.token, ms(next.start-breakAt))
+	// It stops at its next renewal, a third of the TTL after the last; the
+	// rest of a TTL is slack for a busy machine.
+	if old.end > breakAt+int64(e2eTTL) {
+		t.Errorf("the broken leader's command ran %s after the break, want it stopped at its next renewal (every %v)", ms(old.end-breakAt), e2eTTL/3)
+	}
+	if next.token <= old.token {
+		t.Errorf("the term after the break has token %d, want more than %d", next.token, old.token)
+	}
+
+	// A dead leader: its leasehold killed, the lease left held.
+	holder.signal(syscall.SIGKILL)
+	holder.wait(t, 10*time.Second)
+	eventually(t, 5*time.Second, "the killed leader's command dies with it", func() bool { return !alive(next.pid) })
+	if code, stderr := e.run(20*time.Second, "break", "--lease", url, ttl); code != 0 {
+		t.Fatalf("break of a dead leader's lease: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	began := time.Now()
+	if code, stderr := e.run(20*time.Second, "run", "--once", "--lease", url, "--identity", "after", ttl, "--",
+		"sh", "-c", `echo "start $LEASEHOLD_TOKEN $LEASEHOLD_IDENTITY $$ $("$MONOTIME")" >> "$JOURNAL"`); code != 0 {
+		t.Fatalf("run --once after the break: exit %d; stderr:\n%s", code, stderr)
+	}
+	spans = e.waitSpans(3, 5*time.Second)
+	if last := spans[2]; last.who != "after" || last.token <= next.token {
+		t.Errorf("after breaking a dead leader's lease, the next run is %s with token %d, want after with more than %d", last.who, last.token, next.token)
+	}
+	t.Logf("run --once after breaking the dead leader's lease took %v (no TTL to wait)", time.Since(began).Round(time.Millisecond))
+	e.checkNoOverlap()
+}
+
 func TestEndToEndOnce(t *testing.T) {
 	e := newE2E(t)
 	for _, tc := range []struct {

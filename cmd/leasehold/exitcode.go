@@ -29,6 +29,9 @@ const (
 	// exitNotElected: with --once, another instance holds the lease
 	// (EX_TEMPFAIL: try again later).
 	exitNotElected = 75
+	// exitRefused: leasehold break did not break the lease of a holder
+	// that is alive (without --force); EX_TEMPFAIL as for exitNotElected.
+	exitRefused = 75
 	// exitConfig: the lease cannot be used without a person's help: an
 	// unknown scheme or invalid URL, a missing bucket, missing or refused
 	// credentials, an object at the key that is not a lease record, a

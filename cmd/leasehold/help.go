@@ -23,8 +23,9 @@ Usage:
   leasehold run --lease URL [flags] -- COMMAND [ARGS...]
   leasehold run --once --lease URL [flags] -- COMMAND [ARGS...]
   leasehold status --lease URL [--watch DURATION] [-o json]
+  leasehold break --lease URL [--force] [-o json]
   leasehold version
-  leasehold help [run | status | version]
+  leasehold help [run | status | break | version]
 
 Lease URLs (schemes in this build: %s):
   s3://BUCKET/KEY?region=REGION
@@ -227,6 +228,48 @@ Fields (text and -o json):
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
+`)
+	f.usage(w, commonDefaults)
+}
+
+func printBreakHelp(w io.Writer, f *flagSet) {
+	fmt.Fprint(w, `Usage: leasehold break --lease URL [--force] [-o json]
+
+Frees a lease whose holder will never come back (a crashed or
+decommissioned fleet; an infinite Azure lease, infinite_lease=true), so
+that the next contender takes it at once, without ever lowering the
+fencing counter: the lease is marked released with its holder's token, and
+the next leader's token is greater than every earlier one.
+
+First it judges, as leasehold status --watch does, whether the holder is
+alive:
+  - S3, DynamoDB, Cloud Storage, memory: it watches the record for the
+    holder's TTL. A record that did not change belongs to a holder that is
+    gone: the lease is broken. A record that changed was renewed: the
+    holder is alive.
+  - Azure: the store judges. A held blob lease is live (Azure ends a dead
+    holder's lease within its TTL by itself, except an infinite lease).
+  A lease that is free (never acquired, or released) is left alone.
+It breaks only the record it judged: if the lease changes in between (the
+holder renews it), it is not broken.
+
+It refuses to break a live holder's lease unless --force is given. With
+--force it breaks it at once, and the deposed holder loses the lease at its
+next renewal (within a third of its TTL at the defaults) and stops:
+leasehold run kills its command at once, as for any lost lease. Until that
+renewal it may still act as leader: the systems it writes to must fence it
+by its token (refuse a token lower than the greatest they have seen).
+
+Fields: those of leasehold status, as the lease was found, then
+  broken         whether this command broke it
+  next token     the token the next contender's acquisition gets (json:
+                 next_token)
+  verdict        what was done and why, and what follows
+
+Exit status: 0 when the lease was broken, or was free already; 75 refused:
+the holder is alive (or renewed the lease while it was being broken), and
+--force was not given; 64 bad flags, 69 store unreachable within
+--start-timeout, 78 unusable lease URL.
 `)
 	f.usage(w, commonDefaults)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "--help"}, {"status", "-h"}, {"help", "version"}, {"version", "--help"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "--help"}, {"status", "-h"}, {"help", "version"}, {"version", "--help"}, {"help", "break"}, {"break", "--help"}} {
 		env, stdout, stderr := testEnv(nil)
 		if code := mainWith(context.Background(), nil, args, env); code != 0 || stdout.String() == "" || stderr.String() != "" {
 			t.Errorf("leasehold %s: exit %d, %d bytes of help, stderr %q", strings.Join(args, " "), code, len(stdout.String()), stderr)

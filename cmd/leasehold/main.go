@@ -8,6 +8,7 @@
 //	leasehold run --lease s3://my-leases/reconciler?region=eu-west-1 -- ./reconcile.sh
 //	leasehold run --once --lease s3://my-leases/nightly -- python report.py
 //	leasehold status --lease s3://my-leases/reconciler --watch 20s
+//	leasehold break --lease s3://my-leases/reconciler
 //	leasehold version
 //
 // The command never outlives the lease: leasehold stops it (SIGTERM, then
@@ -104,7 +105,7 @@ func oneLine(msg string) string {
 
 func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) error {
 	if len(args) == 0 {
-		return exitf(exitUsage, "no command given: want run, status, version or help (see leasehold help)")
+		return exitf(exitUsage, "no command given: want run, status, break, version or help (see leasehold help)")
 	}
 	var err error
 	switch args[0] {
@@ -112,12 +113,14 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 		err = cmdRun(ctx, hurry, args[1:], env)
 	case "status":
 		err = cmdStatus(ctx, args[1:], env)
+	case "break":
+		err = cmdBreak(ctx, args[1:], env)
 	case "version", "-version", "--version":
 		err = cmdVersion(args[1:], env)
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], env)
 	default:
-		return exitf(exitUsage, "unknown command %q: want run, status, version or help (see leasehold help)", args[0])
+		return exitf(exitUsage, "unknown command %q: want run, status, break, version or help (see leasehold help)", args[0])
 	}
 	if err == errHelp {
 		return nil
@@ -125,7 +128,7 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 	return err
 }
 
-// help is leasehold help [run|status|version].
+// help is leasehold help [run|status|break|version].
 func help(args []string, env *environment) error {
 	if len(args) == 0 {
 		printHelp(env.stdout)
@@ -136,10 +139,12 @@ func help(args []string, env *environment) error {
 		printRunHelp(env.stdout, runFlags(&runOptions{}))
 	case "status":
 		printStatusHelp(env.stdout, statusFlags(&statusOptions{}))
+	case "break":
+		printBreakHelp(env.stdout, breakFlags(&breakOptions{}))
 	case "version":
 		printVersionHelp(env.stdout)
 	default:
-		return exitf(exitUsage, "help: unknown command %q: want run, status or version", args[0])
+		return exitf(exitUsage, "help: unknown command %q: want run, status, break or version", args[0])
 	}
 	return nil
 }

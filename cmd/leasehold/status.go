@@ -17,8 +17,16 @@ import (
 // statusOptions are the flags of leasehold status.
 type statusOptions struct {
 	commonOptions
-	output string
-	watch  time.Duration
+	outputOptions
+	watch time.Duration
+}
+
+// outputOptions is --output, of the commands that report on a lease.
+type outputOptions struct{ output string }
+
+func (o *outputOptions) defineOutput(f *flagSet) {
+	f.String(&o.output, "output", "text", "output `format`: text or json (-o for short)")
+	f.alias("o", "output")
 }
 
 func statusFlags(o *statusOptions) *flagSet {
@@ -26,8 +34,7 @@ func statusFlags(o *statusOptions) *flagSet {
 	f.group("Lease")
 	o.defineLease(f)
 	f.group("Output")
-	f.String(&o.output, "output", "text", "output `format`: text or json (-o for short)")
-	f.alias("o", "output")
+	o.defineOutput(f)
 	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(0: read it once)")
 	f.group("Logs")
 	o.defineLogs(f)
@@ -69,64 +76,76 @@ type statusReport struct {
 // cmdStatus is leasehold status.
 func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	o := &statusOptions{}
-	f := statusFlags(o)
+	l, log, err := openReporting(ctx, "status", statusFlags(o), printStatusHelp, &o.commonOptions, &o.outputOptions, args, env)
+	if err != nil {
+		return err
+	}
+	rep, _, err := watchLease(ctx, l, &o.commonOptions, log, func(lease.Record) time.Duration { return o.watch })
+	if err != nil {
+		return err
+	}
+	return o.print(env.stdout, rep, func() { printStatus(env.stdout, rep) })
+}
+
+// openReporting parses the flags of cmd, a command that reports on a
+// lease (status, break), and opens the lease.
+func openReporting(ctx context.Context, cmd string, f *flagSet, help func(io.Writer, *flagSet), common *commonOptions, out *outputOptions, args []string, env *environment) (lease.Lease, *slog.Logger, error) {
 	rest, err := f.parse(args, env.getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		printStatusHelp(env.stdout, f)
-		return errHelp
+		help(env.stdout, f)
+		return nil, nil, errHelp
 	}
 	if err == nil && len(rest) > 0 {
 		err = fmt.Errorf("unexpected argument %q", rest[0])
 	}
 	if err == nil {
-		err = o.finish(env)
+		err = common.finish(env)
 	}
-	if err == nil && o.output != "text" && o.output != "json" {
-		err = fmt.Errorf("--output %q: want text or json", o.output)
+	if err == nil && out.output != "text" && out.output != "json" {
+		err = fmt.Errorf("--output %q: want text or json", out.output)
 	}
 	if err != nil {
-		return usageError("status", err)
+		return nil, nil, usageError(cmd, err)
 	}
-	log, err := newLogger(env.stderr, o.logFormat, o.logLevel)
+	log, err := newLogger(env.stderr, common.logFormat, common.logLevel)
 	if err != nil {
-		return usageError("status", err)
+		return nil, nil, usageError(cmd, err)
 	}
-	l, err := openLease(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
-	if err != nil {
-		return err
-	}
-	rep, err := observeStatus(ctx, l, o, log)
-	if err != nil {
-		return err
-	}
+	l, err := openLease(ctx, common.lease, common.leaseOptions(), common.startTimeout, log)
+	return l, log, err
+}
+
+// print writes rep as JSON with -o json, else with text.
+func (o *outputOptions) print(w io.Writer, rep any, text func()) error {
 	if o.output == "json" {
-		enc := json.NewEncoder(env.stdout)
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	printStatus(env.stdout, rep)
+	text()
 	return nil
 }
 
-// observeStatus reads the lease, and with --watch reads it again after the
-// watch, and says what it saw.
-func observeStatus(ctx context.Context, l lease.Lease, o *statusOptions, log *slog.Logger) (statusReport, error) {
+// watchLease reads the lease, reads it again watchFor(first read) later
+// unless that is 0, and says what it saw: the one judgement of whether a
+// holder is alive, for status and break. It returns the last record read.
+func watchLease(ctx context.Context, l lease.Lease, o *commonOptions, log *slog.Logger, watchFor func(lease.Record) time.Duration) (statusReport, lease.Record, error) {
 	first, err := readLease(ctx, l, o.lease, o.startTimeout, log)
 	if err != nil {
-		return statusReport{}, err
+		return statusReport{}, lease.Record{}, err
 	}
-	last := first
-	if o.watch > 0 {
+	last, watch := first, watchFor(first)
+	if watch > 0 {
 		select {
 		case <-ctx.Done():
-			return statusReport{}, interrupted(ctx, "while watching the lease")
-		case <-time.After(o.watch):
+			return statusReport{}, lease.Record{}, interrupted(ctx, "while watching the lease")
+		case <-time.After(watch):
 		}
 		if last, err = readLease(ctx, l, o.lease, o.startTimeout, log); err != nil {
-			return statusReport{}, err
+			return statusReport{}, lease.Record{}, err
 		}
 	}
-	return describe(o.lease, first, last, o.watch, l.Judge() == lease.JudgedByStore), nil
+	return describe(o.lease, first, last, watch, l.Judge() == lease.JudgedByStore), last, nil
 }
 
 // describe reports on a lease read as first and, watch later, as last.
