@@ -126,16 +126,6 @@ func requests(perHour map[string]float64) string {
 	return fmt.Sprintf("%.0f (%s)", total, strings.Join(parts, ", "))
 }
 
-func dollars(d float64) string {
-	switch {
-	case d == 0:
-		return "$0"
-	case d < 0.01:
-		return fmt.Sprintf("$%.4f", d)
-	}
-	return fmt.Sprintf("$%.2f", d)
-}
-
 // table is rows of cells, printed aligned or as markdown.
 type table struct {
 	title  string
@@ -182,7 +172,7 @@ func (rep *report) print(w io.Writer, markdown bool) {
 			minP50P99(r.failover, ratioTo(r.st.ttl)) + voidNote(r.failoverVoid), p50p99(r.handover, ms) + voidNote(r.handoverVoid),
 		})
 		l, f := r.st.service.Monthly(r.leader), r.st.service.Monthly(r.follower)
-		row := []string{r.st.name, requests(r.leader), requests(r.follower), dollars(l), dollars(f), dollars(l + 2*f)}
+		row := []string{r.st.name, requests(r.leader), requests(r.follower), pricing.Dollars(l), pricing.Dollars(f), pricing.Dollars(l + 2*f)}
 		if r.st.service == pricing.Memory {
 			row[3], row[4], row[5] = "–", "–", "–"
 		}
@@ -230,8 +220,8 @@ func (rep *report) print(w io.Writer, markdown bool) {
 			{"handover, p99", q(mine.handover, .99), q(p.handover, .99), seconds},
 			{"leader requests/h", total(mine.leader), total(p.leader), count},
 			{"follower requests/h", total(mine.follower), total(p.follower), count},
-			{"leader $/month", pricing.DynamoDB.Monthly(mine.leader), pricing.DynamoDB.Monthly(p.leader), dollars},
-			{"follower $/month", pricing.DynamoDB.Monthly(mine.follower), pricing.DynamoDB.Monthly(p.follower), dollars},
+			{"leader $/month", pricing.DynamoDB.Monthly(mine.leader), pricing.DynamoDB.Monthly(p.leader), pricing.Dollars},
+			{"follower $/month", pricing.DynamoDB.Monthly(mine.follower), pricing.DynamoDB.Monthly(p.follower), pricing.Dollars},
 		} {
 			peer.rows = append(peer.rows, []string{row.name, row.format(row.a), row.format(row.b), ratio(row.a, row.b)})
 		}

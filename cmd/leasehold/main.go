@@ -10,13 +10,15 @@
 //	leasehold run --lease s3://my-leases/reconciler?region=eu-west-1 -- ./reconcile.sh
 //	leasehold run --once --lease s3://my-leases/nightly -- python report.py
 //	leasehold status --lease s3://my-leases/reconciler --watch 20s
+//	leasehold check --lease s3://my-leases/reconciler
 //
 // The command never outlives the lease: leasehold stops it (SIGTERM, then
 // SIGKILL) before any other instance could take the lease over, and on
-// Linux the kernel kills it if leasehold itself is killed. Run `leasehold
-// help`, `leasehold run --help` and `leasehold status --help` for the
-// details: flags and their environment variables, exit statuses, examples
-// for ECS and Azure.
+// Linux the kernel kills it if leasehold itself is killed. `leasehold
+// check` says, before deploying, whether a lease can be used safely. Run
+// `leasehold help` and `leasehold COMMAND --help` for the details: flags
+// and their environment variables, exit statuses, examples for ECS and
+// Azure.
 package main
 
 import (
@@ -105,7 +107,7 @@ func oneLine(msg string) string {
 
 func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) error {
 	if len(args) == 0 {
-		return exitf(exitUsage, "no command given: want run, status or help (see leasehold help)")
+		return exitf(exitUsage, "no command given: want run, status, check or help (see leasehold help)")
 	}
 	var err error
 	switch args[0] {
@@ -113,10 +115,12 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 		err = cmdRun(ctx, hurry, args[1:], env)
 	case "status":
 		err = cmdStatus(ctx, args[1:], env)
+	case "check":
+		err = cmdCheck(ctx, args[1:], env)
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], env)
 	default:
-		return exitf(exitUsage, "unknown command %q: want run, status or help (see leasehold help)", args[0])
+		return exitf(exitUsage, "unknown command %q: want run, status, check or help (see leasehold help)", args[0])
 	}
 	if err == errHelp {
 		return nil
@@ -124,7 +128,7 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 	return err
 }
 
-// help is leasehold help [run|status].
+// help is leasehold help [run|status|check].
 func help(args []string, env *environment) error {
 	if len(args) == 0 {
 		printHelp(env.stdout)
@@ -135,8 +139,10 @@ func help(args []string, env *environment) error {
 		printRunHelp(env.stdout, runFlags(&runOptions{}))
 	case "status":
 		printStatusHelp(env.stdout, statusFlags(&statusOptions{}))
+	case "check":
+		printCheckHelp(env.stdout, checkFlags(&checkOptions{}))
 	default:
-		return exitf(exitUsage, "help: unknown command %q: want run or status", args[0])
+		return exitf(exitUsage, "help: unknown command %q: want run, status or check", args[0])
 	}
 	return nil
 }

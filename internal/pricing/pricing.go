@@ -111,3 +111,15 @@ func Prices() string {
 		"(pricing pages, as of 2026); %d hours a month",
 		s3PutPrice*1e3, s3GetPrice*1e3, dynamoWritePrice*1e6, dynamoReadPrice*1e6, azureOperationPrice*1e4, gcsClassAPrice*1e3, gcsClassBPrice*1e3, HoursPerMonth)
 }
+
+// Dollars formats an amount of dollars: cents, or four decimals below one
+// cent.
+func Dollars(d float64) string {
+	switch {
+	case d == 0:
+		return "$0"
+	case d < 0.01:
+		return fmt.Sprintf("$%.4f", d)
+	}
+	return fmt.Sprintf("$%.2f", d)
+}
