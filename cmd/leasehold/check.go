@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,9 +27,7 @@ func checkFlags(o *checkOptions) *flagSet {
 	f := newFlagSet("check")
 	f.group("Lease")
 	o.defineLease(f)
-	f.group("Output")
-	f.String(&o.output, "output", "text", "output `format`: text or json (-o for short)")
-	f.alias("o", "output")
+	defineOutput(f, &o.output)
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -113,36 +109,16 @@ var facts = map[string]schemeFacts{
 // cmdCheck is leasehold check.
 func cmdCheck(ctx context.Context, args []string, env *environment) error {
 	o := &checkOptions{}
-	f := checkFlags(o)
-	rest, err := f.parse(args, env.getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		printCheckHelp(env.stdout, f)
-		return errHelp
-	}
-	if err == nil && len(rest) > 0 {
-		err = fmt.Errorf("unexpected argument %q", rest[0])
-	}
-	if err == nil {
-		err = o.finish(env)
-	}
-	if err == nil && o.output != "text" && o.output != "json" {
-		err = fmt.Errorf("--output %q: want text or json", o.output)
-	}
+	log, err := parseReportFlags("check", checkFlags(o), printCheckHelp, args, env, &o.commonOptions, &o.output)
 	if err != nil {
-		return usageError("check", err)
-	}
-	log, err := newLogger(env.stderr, o.logFormat, o.logLevel)
-	if err != nil {
-		return usageError("check", err)
+		return err
 	}
 	rep, err := runChecks(ctx, o, log)
 	if err != nil {
 		return err
 	}
 	if o.output == "json" {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(env.stdout, rep); err != nil {
 			return err
 		}
 	} else {

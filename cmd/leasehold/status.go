@@ -27,9 +27,7 @@ func statusFlags(o *statusOptions) *flagSet {
 	f := newFlagSet("status")
 	f.group("Lease")
 	o.defineLease(f)
-	f.group("Output")
-	f.String(&o.output, "output", "text", "output `format`: text or json (-o for short)")
-	f.alias("o", "output")
+	defineOutput(f, &o.output)
 	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(0: read it once)")
 	f.group("Logs")
 	o.defineLogs(f)
@@ -71,27 +69,9 @@ type statusReport struct {
 // cmdStatus is leasehold status.
 func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	o := &statusOptions{}
-	f := statusFlags(o)
-	rest, err := f.parse(args, env.getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		printStatusHelp(env.stdout, f)
-		return errHelp
-	}
-	if err == nil && len(rest) > 0 {
-		err = fmt.Errorf("unexpected argument %q", rest[0])
-	}
-	if err == nil {
-		err = o.finish(env)
-	}
-	if err == nil && o.output != "text" && o.output != "json" {
-		err = fmt.Errorf("--output %q: want text or json", o.output)
-	}
+	log, err := parseReportFlags("status", statusFlags(o), printStatusHelp, args, env, &o.commonOptions, &o.output)
 	if err != nil {
-		return usageError("status", err)
-	}
-	log, err := newLogger(env.stderr, o.logFormat, o.logLevel)
-	if err != nil {
-		return usageError("status", err)
+		return err
 	}
 	l, err := openLease(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
 	if err != nil {
@@ -102,9 +82,7 @@ func cmdStatus(ctx context.Context, args []string, env *environment) error {
 		return err
 	}
 	if o.output == "json" {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(env.stdout, rep)
 	}
 	printStatus(env.stdout, rep)
 	return nil
@@ -201,4 +179,49 @@ func printStatus(w io.Writer, r statusReport) {
 		row("unchanged for", r.UnchangedFor)
 	}
 	row("meaning", strings.TrimSpace(r.Meaning))
+}
+
+// parseReportFlags parses the flags of a command that prints a report
+// (status, check) into f, whose common options are o and whose --output
+// is output once parsed, and returns the logger they ask for. It prints
+// the help and returns errHelp for --help; any other error is a
+// usageError.
+func parseReportFlags(cmd string, f *flagSet, printHelp func(io.Writer, *flagSet), args []string, env *environment, o *commonOptions, output *string) (*slog.Logger, error) {
+	rest, err := f.parse(args, env.getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(env.stdout, f)
+		return nil, errHelp
+	}
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("unexpected argument %q", rest[0])
+	}
+	if err == nil {
+		err = o.finish(env)
+	}
+	if err == nil && *output != "text" && *output != "json" {
+		err = fmt.Errorf("--output %q: want text or json", *output)
+	}
+	if err != nil {
+		return nil, usageError(cmd, err)
+	}
+	log, err := newLogger(env.stderr, o.logFormat, o.logLevel)
+	if err != nil {
+		return nil, usageError(cmd, err)
+	}
+	return log, nil
+}
+
+// defineOutput starts the Output group of a command that prints a report
+// with its --output (-o) flag.
+func defineOutput(f *flagSet, output *string) {
+	f.group("Output")
+	f.String(output, "output", "text", "output `format`: text or json (-o for short)")
+	f.alias("o", "output")
+}
+
+// printJSON prints v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
