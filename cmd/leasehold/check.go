@@ -101,7 +101,7 @@ var facts = map[string]schemeFacts{
 	"azblob": {svc: pricing.AzureBlob, renew: "PUT lease/renew", poll: "HEAD",
 		conditions: "not needed: Azure Blob grants and ends the blob's native lease itself"},
 	"gs": {svc: pricing.GCS, renew: "POST", poll: "GET",
-		conditions: "Cloud Storage enforces generation preconditions (ifGenerationMatch)"},
+		conditions: "the store refused writes whose generation precondition did not hold (ifGenerationMatch) on a probe object beside the lease, never the lease itself"},
 	"mem": {svc: pricing.Memory, renew: "write", poll: "read",
 		conditions: "the in-process store applies every condition under one lock"},
 }
