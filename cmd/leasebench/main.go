@@ -32,7 +32,7 @@
 //     requests are counted by a counting HTTP proxy in front of the store
 //     (memlease counts its own calls), by operation, and scaled from -ttl
 //     to the default TTL of 15s (every interval of the runner is a fixed
-//     fraction of the TTL). Cost: those rates at list prices (pricing.go),
+//     fraction of the TTL). Cost: those rates at list prices (internal/pricing),
 //     for 730 hours a month.
 //   - 1,000 leases: one process holds -leases leases at -resource-ttl
 //     (default 15s, the default TTL) through one connection, a runner each;
@@ -58,6 +58,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/leasehold/leasehold/internal/pricing"
 )
 
 type config struct {
@@ -166,9 +168,9 @@ func bench(ctx context.Context, c config) (*report, error) {
 	for _, r := range rep.results {
 		st := r.st
 		switch {
-		case st.service == azureService && st.ttl != c.ttl:
+		case st.service == pricing.AzureBlob && st.ttl != c.ttl:
 			rep.notef("%s: TTL %v, Azure's shortest lease, instead of -ttl %v", st.name, st.ttl, c.ttl)
-		case st.service == gcsService && st.ttl != c.ttl:
+		case st.service == pricing.GCS && st.ttl != c.ttl:
 			rep.notef("%s: TTL %v, gcscas.MinTTL (about one write per second to an object), instead of -ttl %v", st.name, st.ttl, c.ttl)
 		}
 		wg.Go(func() {

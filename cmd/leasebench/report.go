@@ -14,6 +14,8 @@ import (
 	"time"
 
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/leasehold/leasehold/internal/pricing"
 )
 
 // result is one store's measurements.
@@ -124,20 +126,6 @@ func requests(perHour map[string]float64) string {
 	return fmt.Sprintf("%.0f (%s)", total, strings.Join(parts, ", "))
 }
 
-func dollars(d float64) string {
-	switch {
-	case d == 0:
-		return "$0"
-	case d < 0.01:
-		return fmt.Sprintf("$%.4f", d)
-	}
-	return fmt.Sprintf("$%.2f", d)
-}
-
-func monthly(svc service, perHour map[string]float64) float64 {
-	return costPerHour(svc, perHour) * hoursPerMonth
-}
-
 // table is rows of cells, printed aligned or as markdown.
 type table struct {
 	title  string
@@ -183,9 +171,9 @@ func (rep *report) print(w io.Writer, markdown bool) {
 			r.st.name, r.st.ttl.String(), p50p99(r.acquire, ms), p50p99(r.renew, ms),
 			minP50P99(r.failover, ratioTo(r.st.ttl)) + voidNote(r.failoverVoid), p50p99(r.handover, ms) + voidNote(r.handoverVoid),
 		})
-		l, f := monthly(r.st.service, r.leader), monthly(r.st.service, r.follower)
-		row := []string{r.st.name, requests(r.leader), requests(r.follower), dollars(l), dollars(f), dollars(l + 2*f)}
-		if r.st.service == memory {
+		l, f := r.st.service.Monthly(r.leader), r.st.service.Monthly(r.follower)
+		row := []string{r.st.name, requests(r.leader), requests(r.follower), pricing.Dollars(l), pricing.Dollars(f), pricing.Dollars(l + 2*f)}
+		if r.st.service == pricing.Memory {
 			row[3], row[4], row[5] = "–", "–", "–"
 		}
 		cost.rows = append(cost.rows, row)
@@ -232,8 +220,8 @@ func (rep *report) print(w io.Writer, markdown bool) {
 			{"handover, p99", q(mine.handover, .99), q(p.handover, .99), seconds},
 			{"leader requests/h", total(mine.leader), total(p.leader), count},
 			{"follower requests/h", total(mine.follower), total(p.follower), count},
-			{"leader $/month", monthly(dynamoService, mine.leader), monthly(dynamoService, p.leader), dollars},
-			{"follower $/month", monthly(dynamoService, mine.follower), monthly(dynamoService, p.follower), dollars},
+			{"leader $/month", pricing.DynamoDB.Monthly(mine.leader), pricing.DynamoDB.Monthly(p.leader), pricing.Dollars},
+			{"follower $/month", pricing.DynamoDB.Monthly(mine.follower), pricing.DynamoDB.Monthly(p.follower), pricing.Dollars},
 		} {
 			peer.rows = append(peer.rows, []string{row.name, row.format(row.a), row.format(row.b), ratio(row.a, row.b)})
 		}
@@ -267,7 +255,7 @@ func (rep *report) print(w io.Writer, markdown bool) {
 	notes := append([]string{
 		fmt.Sprintf("failover: from the holder's last successful renewal's Sent to the follower's successful Acquire; handover: from the holder's Release call to the follower's successful Acquire; %d trials at a time", rep.parallel),
 		fmt.Sprintf("requests: a leader and a follower counted for %v by a counting proxy each, scaled from their TTL to 15s", rep.countFor),
-		"prices: S3 Standard PUT $0.005 and GET $0.0004 per 1,000; DynamoDB on-demand $0.625 per million WRU, $0.125 per million RRU; Azure Blob Hot LRS other operations $0.0044 per 10,000; Cloud Storage Standard (region) Class A $0.005 and Class B $0.0004 per 1,000 (pricing pages, as of 2026); 730 hours a month",
+		"prices: " + pricing.Prices(),
 	}, rep.notes...)
 	for _, e := range errs {
 		notes = append(notes, "FAILED: "+e)

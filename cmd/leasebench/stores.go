@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/api/option"
 
+	"github.com/leasehold/leasehold/internal/pricing"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azureblob"
 	"github.com/leasehold/leasehold/lease/dynamodb"
@@ -41,7 +42,7 @@ type store struct {
 	// name is the store's row in the tables: "minio", "dynalite", ...
 	name string
 	// service is what it emulates, and so how its requests are priced.
-	service service
+	service pricing.Service
 	// ttl is the TTL its leases get in the timing measurements.
 	ttl time.Duration
 	// endpoint is the store's own base URL ("" for memory). Requests that
@@ -57,21 +58,6 @@ type store struct {
 	cleanup func(ctx context.Context)
 }
 
-// service is a cloud service whose requests cost money.
-type service int
-
-const (
-	memory service = iota
-	s3Service
-	dynamoService
-	azureService
-	gcsService
-)
-
-func (s service) String() string {
-	return [...]string{"memory", "S3", "DynamoDB", "Azure Blob", "Cloud Storage"}[s]
-}
-
 // The stores leasebench knows, in table order, with the variables of
 // scripts/stack env that locate them.
 var storeNames = []string{"mem", "minio", "moto-s3", "dynalite", "moto-dynamodb", "azurite", "gcs"}
@@ -85,7 +71,7 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 	switch name {
 	case "mem":
 		m := memlease.NewStore()
-		return &store{name: name, service: memory, ttl: ttl, mem: m,
+		return &store{name: name, service: pricing.Memory, ttl: ttl, mem: m,
 			connect: func(string) (opener, error) {
 				return func(_ context.Context, n string, opts lease.Options) (lease.Lease, error) { return m.Open(n, opts) }, nil
 			},
@@ -143,7 +129,7 @@ func setupS3(ctx context.Context, name, endpoint, key, secret, bucket string, tt
 		return nil, "", fmt.Errorf("%s: CreateBucket %s: %w", name, bucket, err)
 	}
 	return &store{
-		name: name, service: s3Service, ttl: ttl, endpoint: endpoint,
+		name: name, service: pricing.S3, ttl: ttl, endpoint: endpoint,
 		connect: func(ep string) (opener, error) {
 			c := client(ep)
 			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
@@ -177,7 +163,7 @@ func setupDynamo(ctx context.Context, name, endpoint, table string, ttl time.Dur
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
 	return &store{
-		name: name, service: dynamoService, ttl: ttl, endpoint: endpoint,
+		name: name, service: pricing.DynamoDB, ttl: ttl, endpoint: endpoint,
 		connect: func(ep string) (opener, error) {
 			c := dynamoClient(ep)
 			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
@@ -231,7 +217,7 @@ func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
 	return &store{
-		name: name, service: gcsService, ttl: ttl, endpoint: endpoint,
+		name: name, service: pricing.GCS, ttl: ttl, endpoint: endpoint,
 		connect: func(ep string) (opener, error) {
 			c, err := client(ep)
 			if err != nil {
@@ -279,7 +265,7 @@ func setupAzure(ctx context.Context, name, connectionString, container string, t
 		return nil, "", fmt.Errorf("%s: CreateContainer %s: %w", name, container, err)
 	}
 	return &store{
-		name: name, service: azureService, ttl: ttl, endpoint: scheme + base,
+		name: name, service: pricing.AzureBlob, ttl: ttl, endpoint: scheme + base,
 		connect: func(ep string) (opener, error) {
 			c, err := client(ep)
 			if err != nil {

@@ -14,8 +14,8 @@ import (
 // breakOptions are the flags of leasehold break.
 type breakOptions struct {
 	commonOptions
-	outputOptions
-	force bool
+	output string
+	force  bool
 }
 
 func breakFlags(o *breakOptions) *flagSet {
@@ -24,8 +24,7 @@ func breakFlags(o *breakOptions) *flagSet {
 	o.defineLease(f)
 	f.group("Break")
 	f.Bool(&o.force, "force", "break the lease although its holder is alive: it loses the lease at its next\nrenewal and stops")
-	f.group("Output")
-	o.defineOutput(f)
+	defineOutput(f, &o.output)
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -52,7 +51,7 @@ const breakAttempts = 3
 // or with --force of any holder.
 func cmdBreak(ctx context.Context, args []string, env *environment) error {
 	o := &breakOptions{}
-	l, log, err := openReporting(ctx, "break", breakFlags(o), printBreakHelp, &o.commonOptions, &o.outputOptions, args, env)
+	l, log, err := openReporting(ctx, "break", breakFlags(o), printBreakHelp, &o.commonOptions, &o.output, args, env)
 	if err != nil {
 		return err
 	}
@@ -87,7 +86,7 @@ func cmdBreak(ctx context.Context, args []string, env *environment) error {
 			return err
 		}
 	}
-	if err := o.print(env.stdout, out, func() { printBreak(env.stdout, out) }); err != nil {
+	if err := printReport(env.stdout, o.output, out, func() { printBreak(env.stdout, out) }); err != nil {
 		return err
 	}
 	return refusal

@@ -23,9 +23,10 @@ Usage:
   leasehold run --lease URL [flags] -- COMMAND [ARGS...]
   leasehold run --once --lease URL [flags] -- COMMAND [ARGS...]
   leasehold status --lease URL [--watch DURATION] [-o json]
+  leasehold check --lease URL [--ttl DURATION] [-o json]
   leasehold break --lease URL [--force] [-o json]
   leasehold version
-  leasehold help [run | status | break | version]
+  leasehold help [run | status | check | break | version]
 
 Lease URLs (schemes in this build: %s):
   s3://BUCKET/KEY?region=REGION
@@ -63,7 +64,9 @@ the command line wins. Durations are in Go syntax: 500ms, 15s, 1m30s.
 Try it:
   leasehold run --lease mem://try -- sh -c 'echo "leading with token $LEASEHOLD_TOKEN"'
 
-Then see "leasehold run --help" for what the command gets, how it is
+Before deploying, "leasehold check --lease URL" says whether the lease can
+be used safely: credentials, store, conditional writes, permissions, TTL
+and cost. Then see "leasehold run --help" for what the command gets, how it is
 stopped, exit statuses, and examples for ECS and Azure.
 `, strings.Join(lease.Schemes(), ", "))
 }
@@ -228,6 +231,58 @@ Fields (text and -o json):
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
+`)
+	f.usage(w, commonDefaults)
+}
+
+func printCheckHelp(w io.Writer, f *flagSet) {
+	fmt.Fprint(w, `Usage: leasehold check --lease URL [--ttl DURATION] [-o json]
+
+Checks, before you deploy, that the lease can be used safely, with the
+credentials, URL and TTL the instances will have. One line per check, with
+its verdict: ok, fail, or skip and the reason.
+
+  ttl                 the store allows the TTL (Azure Blob: 15s to 60s, in
+                      whole seconds; Cloud Storage: at least 3s). If not,
+                      the other checks are made at the default TTL.
+  credentials         where the credentials come from (AWS: the default
+                      chain's source; Azure: the connection string's key or
+                      SAS, or an Entra ID token; Cloud Storage: Application
+                      Default Credentials, none for an emulator), or that
+                      none were found and where leasehold looked
+  store               the bucket, table or container is there (DynamoDB:
+                      with the lease's key schema, and not an eventually
+                      consistent global table), and the lease can be read:
+                      never acquired, held by whom, or released
+  conditional writes  the store enforces them (S3: three probe writes to
+                      objects beside the lease, never the lease itself; a
+                      store that ignores them fails here); DynamoDB and
+                      Cloud Storage enforce them; skipped on Azure, whose
+                      native lease needs none
+  permissions         read, and write: a free lease (never acquired, or
+                      released) is acquired and released at once as
+                      --identity, which is harmless, as tokens only go up; a
+                      held lease is never written: write is not tested, and
+                      the holder is named
+  cost                the leader's and each follower's requests per hour
+                      and their monthly cost at list prices, at this TTL
+                      and the defaults of leasehold run (renew every TTL/3;
+                      poll every TTL/3 plus 10% on average)
+
+Exit status:
+  0   every check passed or was skipped: the lease can be used as checked
+  64  bad flags, environment variables or arguments
+  69  the store could not be reached within --start-timeout
+  78  a check failed for a reason a person must fix: a TTL the store
+      refuses, no or refused credentials, a missing bucket, table or
+      container, a store that does not enforce conditional writes, writes
+      refused; also an unusable lease URL
+  On failure, one line on stderr names the first failed check and why.
+
+-o json prints {"lease", "ok", "checks": [{"check", "verdict", "detail"}]},
+the cost check with "cost": {"service", "leader_request",
+"follower_request", "leader_requests_per_hour", "follower_requests_per_hour",
+"leader_dollars_per_month", "follower_dollars_per_month"}.
 `)
 	f.usage(w, commonDefaults)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "--help"}, {"status", "-h"}, {"help", "version"}, {"version", "--help"}, {"help", "break"}, {"break", "--help"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "--help"}, {"status", "-h"}, {"help", "check"}, {"check", "--help"}, {"help", "version"}, {"version", "--help"}, {"help", "break"}, {"break", "--help"}} {
 		env, stdout, stderr := testEnv(nil)
 		if code := mainWith(context.Background(), nil, args, env); code != 0 || stdout.String() == "" || stderr.String() != "" {
 			t.Errorf("leasehold %s: exit %d, %d bytes of help, stderr %q", strings.Join(args, " "), code, len(stdout.String()), stderr)
@@ -21,5 +21,10 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run --help lacks %q", want)
 		}
+	}
+	env, stdout, _ = testEnv(nil)
+	mainWith(context.Background(), nil, []string{"help"}, env)
+	if !strings.Contains(stdout.String(), "leasehold check --lease URL") {
+		t.Error("leasehold help does not list leasehold check")
 	}
 }

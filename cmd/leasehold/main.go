@@ -8,15 +8,17 @@
 //	leasehold run --lease s3://my-leases/reconciler?region=eu-west-1 -- ./reconcile.sh
 //	leasehold run --once --lease s3://my-leases/nightly -- python report.py
 //	leasehold status --lease s3://my-leases/reconciler --watch 20s
+//	leasehold check --lease s3://my-leases/reconciler
 //	leasehold break --lease s3://my-leases/reconciler
 //	leasehold version
 //
 // The command never outlives the lease: leasehold stops it (SIGTERM, then
 // SIGKILL) before any other instance could take the lease over, and on
-// Linux the kernel kills it if leasehold itself is killed. Run `leasehold
-// help`, `leasehold run --help` and `leasehold status --help` for the
-// details: flags and their environment variables, exit statuses, examples
-// for ECS and Azure.
+// Linux the kernel kills it if leasehold itself is killed. `leasehold
+// check` says, before deploying, whether a lease can be used safely. Run
+// `leasehold help` and `leasehold COMMAND --help` for the details: flags
+// and their environment variables, exit statuses, examples for ECS and
+// Azure.
 package main
 
 import (
@@ -105,7 +107,7 @@ func oneLine(msg string) string {
 
 func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) error {
 	if len(args) == 0 {
-		return exitf(exitUsage, "no command given: want run, status, break, version or help (see leasehold help)")
+		return exitf(exitUsage, "no command given: want run, status, check, break, version or help (see leasehold help)")
 	}
 	var err error
 	switch args[0] {
@@ -113,6 +115,8 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 		err = cmdRun(ctx, hurry, args[1:], env)
 	case "status":
 		err = cmdStatus(ctx, args[1:], env)
+	case "check":
+		err = cmdCheck(ctx, args[1:], env)
 	case "break":
 		err = cmdBreak(ctx, args[1:], env)
 	case "version", "-version", "--version":
@@ -120,7 +124,7 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], env)
 	default:
-		return exitf(exitUsage, "unknown command %q: want run, status, break, version or help (see leasehold help)", args[0])
+		return exitf(exitUsage, "unknown command %q: want run, status, check, break, version or help (see leasehold help)", args[0])
 	}
 	if err == errHelp {
 		return nil
@@ -128,7 +132,7 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 	return err
 }
 
-// help is leasehold help [run|status|break|version].
+// help is leasehold help [run|status|check|break|version].
 func help(args []string, env *environment) error {
 	if len(args) == 0 {
 		printHelp(env.stdout)
@@ -139,12 +143,14 @@ func help(args []string, env *environment) error {
 		printRunHelp(env.stdout, runFlags(&runOptions{}))
 	case "status":
 		printStatusHelp(env.stdout, statusFlags(&statusOptions{}))
+	case "check":
+		printCheckHelp(env.stdout, checkFlags(&checkOptions{}))
 	case "break":
 		printBreakHelp(env.stdout, breakFlags(&breakOptions{}))
 	case "version":
 		printVersionHelp(env.stdout)
 	default:
-		return exitf(exitUsage, "help: unknown command %q: want run, status, break or version", args[0])
+		return exitf(exitUsage, "help: unknown command %q: want run, status, check, break or version", args[0])
 	}
 	return nil
 }

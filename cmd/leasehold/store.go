@@ -28,25 +28,34 @@ func readLease(ctx context.Context, l lease.Lease, leaseURL string, timeout time
 }
 
 // atStart runs f, a first contact with the store, until it succeeds, fails
-// for good, or timeout passes, so that a wrong URL, a missing bucket or an
-// unreachable store is reported at start (exit 78 or 69) instead of being
-// retried for ever.
+// for good, or timeout passes (retryAtStart), so that a wrong URL, a
+// missing bucket or an unreachable store is reported at start (exit 78 or
+// 69) instead of being retried for ever.
 func atStart[T any](ctx context.Context, leaseURL string, timeout time.Duration, log *slog.Logger, f func() (T, error)) (T, error) {
+	v, err := retryAtStart(ctx, timeout, log, f)
+	switch {
+	case err == nil:
+		return v, nil
+	case ctx.Err() != nil:
+		return v, interrupted(ctx, "while reaching the store")
+	case errors.Is(err, lease.ErrInvalid): // the message names the URL or option
+		return v, exitf(exitConfig, "%v", err)
+	case !lease.Retryable(err):
+		return v, exitf(exitConfig, "cannot use the lease %s: %v", lease.RedactURL(leaseURL), err)
+	}
+	return v, exitf(exitUnavailable, "cannot reach the store of %s within --start-timeout (%v): %v", lease.RedactURL(leaseURL), timeout, err)
+}
+
+// retryAtStart runs f until it succeeds, fails for good (an error that is
+// not lease.Retryable), ctx ends, or the next try would start after
+// timeout; it returns f's last result.
+func retryAtStart[T any](ctx context.Context, timeout time.Duration, log *slog.Logger, f func() (T, error)) (T, error) {
 	deadline := time.Now().Add(timeout)
 	wait := 100 * time.Millisecond
 	for {
 		v, err := f()
-		switch {
-		case err == nil:
-			return v, nil
-		case ctx.Err() != nil:
-			return v, interrupted(ctx, "while reaching the store")
-		case errors.Is(err, lease.ErrInvalid): // the message names the URL or option
-			return v, exitf(exitConfig, "%v", err)
-		case !lease.Retryable(err):
-			return v, exitf(exitConfig, "cannot use the lease %s: %v", lease.RedactURL(leaseURL), err)
-		case time.Now().Add(wait).After(deadline):
-			return v, exitf(exitUnavailable, "cannot reach the store of %s within --start-timeout (%v): %v", lease.RedactURL(leaseURL), timeout, err)
+		if err == nil || ctx.Err() != nil || !lease.Retryable(err) || time.Now().Add(wait).After(deadline) {
+			return v, err
 		}
 		log.Debug("cannot reach the store; retrying", "err", err, "retry_in", wait)
 		select {

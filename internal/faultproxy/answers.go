@@ -72,6 +72,37 @@ var (
 	AzureOperationTimedOut = AzureError(http.StatusInternalServerError, "OperationTimedOut")
 )
 
+// GCSError is Google Cloud Storage's JSON API error answer: an error
+// object with the code and the reason.
+func GCSError(status int, reason string) Answer {
+	return Answer{
+		Status:  status,
+		Headers: map[string]string{"Content-Type": "application/json; charset=UTF-8"},
+		Body:    fmt.Sprintf(`{"error":{"code":%d,"message":"%s (faultproxy)","errors":[{"domain":"global","reason":%q,"message":"%s (faultproxy)"}]}}`, status, reason, reason, reason),
+	}
+}
+
+// Google Cloud Storage's documented answers to a bucket under strain.
+var (
+	// GCSRateLimited: more than about one write per second to one object
+	// name (429 rateLimitExceeded).
+	GCSRateLimited = GCSError(http.StatusTooManyRequests, "rateLimitExceeded")
+	// GCSBackendError: Cloud Storage failed (503 backendError); the
+	// request may have been applied.
+	GCSBackendError = GCSError(http.StatusServiceUnavailable, "backendError")
+)
+
+// GCSUpload matches Cloud Storage JSON API uploads (every write of the
+// gcscas driver).
+func GCSUpload(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/upload/storage/v1/")
+}
+
+// GCSRead matches Cloud Storage JSON API downloads of an object.
+func GCSRead(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Query().Get("alt") == "media"
+}
+
 // S3PutObject matches S3 PutObject requests: a PUT of an object, with no
 // subresource in the query (the SDK's own x-id=PutObject aside).
 func S3PutObject(r *http.Request) bool {

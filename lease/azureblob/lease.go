@@ -29,6 +29,8 @@ type blobLease struct {
 	container string
 	where     string // the blob's URL, for messages
 	duration  int32  // the Azure lease duration: TTL seconds, or -1
+	// credentials says where the client's credentials come from.
+	credentials credentialSource
 
 	mu sync.Mutex
 	// current is the lease ID of this Lease's latest acquisition, until it

@@ -82,7 +82,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err := opts.validate(lopts); err != nil {
 		return nil, err
 	}
-	client, err := opts.client()
+	client, creds, err := opts.client()
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +92,12 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 		duration = -1
 	}
 	return &blobLease{
-		opts:      lopts,
-		blob:      bb,
-		container: opts.Container,
-		where:     redactedURL(bb.URL()),
-		duration:  duration,
+		opts:        lopts,
+		blob:        bb,
+		container:   opts.Container,
+		where:       redactedURL(bb.URL()),
+		duration:    duration,
+		credentials: creds,
 	}, nil
 }
 
@@ -159,42 +160,43 @@ func clientOptions() *azblob.ClientOptions {
 	return &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Retry: noRetries}}
 }
 
-// client builds the client o describes.
-func (o Options) client() (*azblob.Client, error) {
+// client builds the client o describes, and says where its credentials
+// come from (nil for a Client given).
+func (o Options) client() (*azblob.Client, credentialSource, error) {
 	switch {
 	case o.Client != nil:
-		return o.Client, nil
+		return o.Client, nil, nil
 	case o.ConnectionString != "":
 		if isDevelopmentStorage(o.ConnectionString) {
-			return nil, invalid("ConnectionString", fmt.Sprintf("%q", o.ConnectionString), "is not understood by the Go Azure SDK: use Azurite's full connection string, "+
+			return nil, nil, invalid("ConnectionString", fmt.Sprintf("%q", o.ConnectionString), "is not understood by the Go Azure SDK: use Azurite's full connection string, "+
 				"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=<Azurite's well-known key>;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;")
 		}
 		c, err := azblob.NewClientFromConnectionString(o.ConnectionString, clientOptions())
 		if err != nil {
 			// The value holds a secret: name its keys only.
-			return nil, invalid("ConnectionString", "keys "+connectionStringKeys(o.ConnectionString), "is not usable: "+err.Error())
+			return nil, nil, invalid("ConnectionString", "keys "+connectionStringKeys(o.ConnectionString), "is not usable: "+err.Error())
 		}
-		return c, nil
+		return c, connectionStringSource(o.ConnectionString), nil
 	default:
 		u, err := url.Parse(o.AccountURL)
 		if err != nil || u.Host == "" || u.User != nil {
-			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "is not a service URL such as https://NAME.blob.core.windows.net/")
+			return nil, nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "is not a service URL such as https://NAME.blob.core.windows.net/")
 		}
 		if u.RawQuery != "" {
-			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "has a query (a SAS token?): give the service URL alone; leasehold signs in with Entra ID")
+			return nil, nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "has a query (a SAS token?): give the service URL alone; leasehold signs in with Entra ID")
 		}
 		if u.Scheme != "https" {
-			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "must be https: Entra ID tokens are never sent over plain http (for Azurite, use a ConnectionString)")
+			return nil, nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "must be https: Entra ID tokens are never sent over plain http (for Azurite, use a ConnectionString)")
 		}
 		cred, err := newCredential()
 		if err != nil {
-			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "has no credential: azidentity.NewDefaultAzureCredential: "+err.Error())
+			return nil, nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "has no credential: azidentity.NewDefaultAzureCredential: "+err.Error())
 		}
 		c, err := azblob.NewClient(o.AccountURL, cred, clientOptions())
 		if err != nil {
-			return nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "is not usable: "+err.Error())
+			return nil, nil, invalid("AccountURL", strconv.Quote(lease.RedactURL(o.AccountURL)), "is not usable: "+err.Error())
 		}
-		return c, nil
+		return c, tokenSource(cred), nil
 	}
 }
 

@@ -190,3 +190,9 @@ func (d *conn) url() string {
 	}
 	return u
 }
+
+// Credentials implements driver.CredentialSource: where the client's
+// credentials come from, or that none were found and where the SDK looked.
+func (d *conn) Credentials(ctx context.Context) (string, error) {
+	return awsdriver.CredentialSource(ctx, d.client.Options().Credentials)
+}

@@ -71,8 +71,8 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 		return nil, &lease.OptionError{Pkg: "gcscas", Field: "TTL", Value: lopts.TTL,
 			Reason: fmt.Sprintf("must be at least %v: Cloud Storage allows about one write per second to one object, and the runner renews every TTL/3", MinTTL)}
 	}
-	client := opts.Client
-	if client == nil {
+	client, adc := opts.Client, opts.Client == nil
+	if adc {
 		// JSON API reads (GET /storage/v1/b/BUCKET/o/OBJECT?alt=media), as
 		// the writes are JSON API uploads: fake-gcs-server serves XML API
 		// reads of names with a slash only when the request's Host is its
@@ -82,7 +82,9 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 			return nil, &lease.OptionError{Pkg: "gcscas", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
 		}
 	}
-	return driver.NewCAS(newConn(client, opts.Bucket, opts.Object, lopts.CallTimeout), lopts)
+	d := newConn(client, opts.Bucket, opts.Object, lopts.CallTimeout)
+	d.adc = adc
+	return driver.NewCAS(d, lopts)
 }
 
 func (o Options) validate() error {
@@ -110,6 +112,8 @@ type conn struct {
 	obj, probe     *storage.ObjectHandle // the lease's and Verify's, with the client's retries off
 	bucket, object string
 	callTimeout    time.Duration // bounds each of Verify's requests
+	// adc: Open built the client, with Application Default Credentials.
+	adc bool
 }
 
 // newConn returns the driver.CAS of the object in bucket, through client,

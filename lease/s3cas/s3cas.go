@@ -166,3 +166,9 @@ func (d *conn) url(op op) string {
 	}
 	return "s3://" + d.bucket + "/" + d.key
 }
+
+// Credentials implements driver.CredentialSource: where the client's
+// credentials come from, or that none were found and where the SDK looked.
+func (d *conn) Credentials(ctx context.Context) (string, error) {
+	return awsdriver.CredentialSource(ctx, d.client.Options().Credentials)
+}

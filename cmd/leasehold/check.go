@@ -1,0 +1,374 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/pricing"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// checkOptions are the flags of leasehold check.
+type checkOptions struct {
+	commonOptions
+	output string
+}
+
+func checkFlags(o *checkOptions) *flagSet {
+	f := newFlagSet("check")
+	f.group("Lease")
+	o.defineLease(f)
+	defineOutput(f, &o.output)
+	f.group("Logs")
+	o.defineLogs(f)
+	return f
+}
+
+// Verdicts of a check.
+const (
+	verdictOK   = "ok"
+	verdictFail = "fail"
+	verdictSkip = "skip"
+)
+
+// checkResult is one check of leasehold check; -o json prints it with these
+// keys.
+type checkResult struct {
+	// Check names it: ttl, credentials, store, conditional writes,
+	// permissions, cost.
+	Check string `json:"check"`
+	// Verdict is ok, fail, or skip (the detail says why it was not made).
+	Verdict string `json:"verdict"`
+	// Detail says what was found, in a sentence.
+	Detail string `json:"detail"`
+	// Cost holds the cost check's figures.
+	Cost *costFigures `json:"cost,omitempty"`
+
+	code int // the exit status a failure calls for
+}
+
+// costFigures are the requests and list price of a leader and of each
+// follower, at the TTL checked and the runner's default cadence.
+type costFigures struct {
+	Service string `json:"service"`
+	// LeaderRequest and FollowerRequest name the request a leader renews
+	// with and a follower polls with.
+	LeaderRequest           string  `json:"leader_request"`
+	FollowerRequest         string  `json:"follower_request"`
+	LeaderRequestsPerHour   float64 `json:"leader_requests_per_hour"`
+	FollowerRequestsPerHour float64 `json:"follower_requests_per_hour"`
+	LeaderDollarsPerMonth   float64 `json:"leader_dollars_per_month"`
+	FollowerDollarsPerMonth float64 `json:"follower_dollars_per_month"`
+}
+
+// checkReport is what leasehold check prints.
+type checkReport struct {
+	// Lease is the lease's URL, without secrets.
+	Lease string `json:"lease"`
+	// OK: every check passed or was skipped for a reason that does not
+	// make the lease unsafe; the lease can be used as configured.
+	OK     bool          `json:"ok"`
+	Checks []checkResult `json:"checks"`
+}
+
+// schemeFacts is what check knows of each backend: how its store keeps
+// conditional writes when the lease has nothing to verify, and how its
+// requests are priced.
+type schemeFacts struct {
+	// conditions is the conditional-writes verdict for a store the lease
+	// cannot probe (its Verify has nothing to do, or it has none).
+	conditions string
+	svc        pricing.Service
+	// renew and poll label the request of a leader's renewal and of a
+	// follower's poll, as pricing.Service.PerRequest prices them.
+	renew, poll string
+}
+
+var facts = map[string]schemeFacts{
+	"s3": {svc: pricing.S3, renew: "PUT", poll: "GET",
+		conditions: "the store refused conditional writes whose condition did not hold (If-None-Match: *, If-Match) on probe objects beside the lease, never the lease itself"},
+	"dynamodb": {svc: pricing.DynamoDB, renew: "PutItem", poll: "GetItem",
+		conditions: "DynamoDB enforces condition expressions, and the table is not an eventually consistent global table (checked with the store)"},
+	"azblob": {svc: pricing.AzureBlob, renew: "PUT lease/renew", poll: "HEAD",
+		conditions: "not needed: Azure Blob grants and ends the blob's native lease itself"},
+	"gs": {svc: pricing.GCS, renew: "POST", poll: "GET",
+		conditions: "the store refused writes whose generation precondition did not hold (ifGenerationMatch) on a probe object beside the lease, never the lease itself"},
+	"mem": {svc: pricing.Memory, renew: "write", poll: "read",
+		conditions: "the in-process store applies every condition under one lock"},
+}
+
+// cmdCheck is leasehold check.
+func cmdCheck(ctx context.Context, args []string, env *environment) error {
+	o := &checkOptions{}
+	log, err := parseReportFlags("check", checkFlags(o), printCheckHelp, args, env, &o.commonOptions, &o.output)
+	if err != nil {
+		return err
+	}
+	rep, err := runChecks(ctx, o, log)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		if err := printJSON(env.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printCheck(env.stdout, rep)
+	}
+	return checkExit(rep)
+}
+
+// runChecks makes the checks in order. It returns an error only when
+// there is nothing to check: the URL or an option other than the TTL is
+// invalid, or a signal stopped it.
+func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkReport, error) {
+	rep := &checkReport{Lease: lease.RedactURL(o.lease)}
+	add := func(r checkResult) { rep.Checks = append(rep.Checks, r) }
+	open := func(opts lease.Options) (lease.Lease, error) {
+		return retryAtStart(ctx, o.startTimeout, log, func() (lease.Lease, error) { return lease.Open(ctx, o.lease, opts) })
+	}
+
+	opts := o.leaseOptions()
+	l, err := open(opts)
+	ttlOK := true
+	var oe *lease.OptionError
+	switch {
+	case errors.As(err, &oe) && oe.Field == "TTL":
+		// The other checks are made at the default TTL, which every store
+		// allows, and the call timeout it implies.
+		ttlOK = false
+		add(failed("ttl", exitConfig, err.Error()))
+		opts.TTL, opts.CallTimeout = lease.DefaultTTL, 0
+		l, err = open(opts)
+	case !errors.Is(err, lease.ErrInvalid):
+		add(passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, o.ttl/3, o.ttl*2/3)))
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, interrupted(ctx, "while reaching the store")
+	case errors.Is(err, lease.ErrInvalid):
+		return nil, exitf(exitConfig, "check: %v", err)
+	case err != nil: // DynamoDB's Open describes the table
+		add(skipped("credentials", "the lease could not be opened"))
+		add(storeFailed(err, o))
+		add(skipped("conditional writes", "needs the store"))
+		add(skipped("permissions", "needs the store"))
+	default:
+		add(checkCredentials(ctx, l, o))
+		rec, storeResult := checkStore(ctx, l, o, log)
+		add(storeResult)
+		if storeResult.Verdict == verdictOK {
+			conditions := checkConditions(ctx, l, o)
+			add(conditions)
+			if conditions.Verdict == verdictFail {
+				add(skipped("permissions", "read allowed; write not tested: check writes only to a store that enforces conditional writes"))
+			} else {
+				add(checkPermissions(ctx, l, o, rec))
+			}
+		} else {
+			add(skipped("conditional writes", "needs the store"))
+			add(skipped("permissions", "needs the store"))
+		}
+	}
+	if ttlOK {
+		add(checkCost(o))
+	} else {
+		add(skipped("cost", "the store does not allow the TTL"))
+	}
+	if ctx.Err() != nil {
+		return nil, interrupted(ctx, "while checking the lease")
+	}
+	rep.OK = true
+	for _, r := range rep.Checks {
+		rep.OK = rep.OK && r.Verdict != verdictFail
+	}
+	return rep, nil
+}
+
+func passed(check, detail string) checkResult {
+	return checkResult{Check: check, Verdict: verdictOK, Detail: detail}
+}
+
+func skipped(check, reason string) checkResult {
+	return checkResult{Check: check, Verdict: verdictSkip, Detail: reason}
+}
+
+func failed(check string, code int, detail string) checkResult {
+	return checkResult{Check: check, Verdict: verdictFail, Detail: detail, code: code}
+}
+
+// bounded runs f with ctx bounded by --start-timeout.
+func bounded[T any](ctx context.Context, o *checkOptions, f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.startTimeout)
+	defer cancel()
+	return f(ctx)
+}
+
+// checkCredentials asks the lease where its credentials come from.
+func checkCredentials(ctx context.Context, l lease.Lease, o *checkOptions) checkResult {
+	cs, ok := l.(interface {
+		Credentials(context.Context) (string, error)
+	})
+	if !ok {
+		return skipped("credentials", fmt.Sprintf("the %s backend has no credentials to check", scheme(o.lease)))
+	}
+	source, err := bounded(ctx, o, cs.Credentials)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return skipped("credentials", fmt.Sprintf("the %s backend has no credentials to check", scheme(o.lease)))
+	case err != nil:
+		return failed("credentials", storeExit(err), err.Error())
+	}
+	return passed("credentials", source)
+}
+
+// checkStore reads the lease: the bucket, table or container is there and
+// the credentials may read it.
+func checkStore(ctx context.Context, l lease.Lease, o *checkOptions, log *slog.Logger) (lease.Record, checkResult) {
+	rec, err := retryAtStart(ctx, o.startTimeout, log, func() (lease.Record, error) { return l.Observe(ctx) })
+	var state string
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		rec, state = lease.Record{}, "never acquired"
+	case err != nil:
+		return rec, storeFailed(err, o)
+	case rec.Held():
+		state = fmt.Sprintf("held by %s (token %d)", rec.Holder, rec.Token)
+	default:
+		state = fmt.Sprintf("released by %s (token %d)", rec.Holder, rec.Token)
+	}
+	what := map[string]string{
+		"s3":       "the bucket is there",
+		"dynamodb": "the table is there, with the key schema the lease needs, and is not an eventually consistent global table",
+		"azblob":   "the container is there",
+		"gs":       "the bucket is there",
+	}[scheme(o.lease)]
+	if what == "" {
+		return rec, passed("store", "the lease can be read: "+state)
+	}
+	return rec, passed("store", what+"; the lease can be read: "+state)
+}
+
+// storeFailed is the store check's failure after err.
+func storeFailed(err error, o *checkOptions) checkResult {
+	if lease.Retryable(err) {
+		return failed("store", exitUnavailable, fmt.Sprintf("cannot reach the store within --start-timeout (%v): %v", o.startTimeout, err))
+	}
+	return failed("store", exitConfig, err.Error())
+}
+
+// checkConditions has the lease verify that its store enforces
+// conditional writes, where it can.
+func checkConditions(ctx context.Context, l lease.Lease, o *checkOptions) checkResult {
+	f, known := facts[scheme(o.lease)]
+	v, ok := l.(interface{ Verify(context.Context) error })
+	switch {
+	case !ok && known:
+		return skipped("conditional writes", f.conditions)
+	case !ok:
+		return skipped("conditional writes", "the backend has no check of its store")
+	}
+	_, err := bounded(ctx, o, func(ctx context.Context) (struct{}, error) { return struct{}{}, v.Verify(ctx) })
+	switch {
+	case err != nil:
+		return failed("conditional writes", storeExit(err), err.Error())
+	case known:
+		return passed("conditional writes", f.conditions)
+	}
+	return passed("conditional writes", "the backend's check of its store passed")
+}
+
+// checkPermissions checks that the credentials may write the lease, by
+// acquiring and releasing it, only when it is free.
+func checkPermissions(ctx context.Context, l lease.Lease, o *checkOptions, rec lease.Record) checkResult {
+	if rec.Held() {
+		return skipped("permissions", fmt.Sprintf("read allowed; write not tested: the lease is held by %s (token %d), and check never writes over a live record", rec.Holder, rec.Token))
+	}
+	t, err := bounded(ctx, o, l.Acquire)
+	var held *lease.HeldError
+	switch {
+	case errors.As(err, &held):
+		return skipped("permissions", fmt.Sprintf("read allowed; write not tested: %s acquired the lease meanwhile (token %d)", held.Record.Holder, held.Record.Token))
+	case err != nil:
+		return failed("permissions", storeExit(err), "read allowed; acquiring the free lease failed: "+err.Error())
+	}
+	if _, err := bounded(ctx, o, func(ctx context.Context) (struct{}, error) { return struct{}{}, l.Release(ctx, t) }); err != nil {
+		return failed("permissions", storeExit(err), fmt.Sprintf("read allowed; acquired the lease as %s (token %d), but releasing it failed (it lapses after %v): %v", o.identity, t.Token, l.Options().TTL, err))
+	}
+	return passed("permissions", fmt.Sprintf("read and write allowed: acquired the free lease as %s (token %d) and released it at once (harmless: tokens only go up)", o.identity, t.Token))
+}
+
+// checkCost prices a leader's renewals and a follower's polls at the
+// runner's defaults for the TTL: a renewal every TTL/3, a poll every TTL/3
+// plus up to 20% of that at random (10% on average).
+func checkCost(o *checkOptions) checkResult {
+	f, ok := facts[scheme(o.lease)]
+	if !ok {
+		return skipped("cost", "no prices for this backend")
+	}
+	hour := float64(time.Hour)
+	c := &costFigures{
+		Service:                 f.svc.String(),
+		LeaderRequestsPerHour:   hour / float64(o.ttl/3),
+		FollowerRequestsPerHour: hour / (float64(o.ttl/3) * 1.1),
+		LeaderRequest:           f.renew,
+		FollowerRequest:         f.poll,
+	}
+	c.LeaderDollarsPerMonth = f.svc.Monthly(map[string]float64{f.renew: c.LeaderRequestsPerHour})
+	c.FollowerDollarsPerMonth = f.svc.Monthly(map[string]float64{f.poll: c.FollowerRequestsPerHour})
+	c.LeaderRequestsPerHour, c.FollowerRequestsPerHour = math.Round(c.LeaderRequestsPerHour), math.Round(c.FollowerRequestsPerHour)
+	r := passed("cost", fmt.Sprintf("at TTL %v: the leader %.0f %s/h (%s/month), each follower %.0f %s/h (%s/month), at %s list prices",
+		o.ttl, c.LeaderRequestsPerHour, f.renew, pricing.Dollars(c.LeaderDollarsPerMonth), c.FollowerRequestsPerHour, f.poll, pricing.Dollars(c.FollowerDollarsPerMonth), f.svc))
+	if f.svc == pricing.Memory {
+		r.Detail = fmt.Sprintf("at TTL %v: the leader %.0f %s/h, each follower %.0f %s/h, in this process: free", o.ttl, c.LeaderRequestsPerHour, f.renew, c.FollowerRequestsPerHour, f.poll)
+	}
+	r.Cost = c
+	return r
+}
+
+// scheme is the lease URL's scheme, "" if it has none.
+func scheme(leaseURL string) string {
+	u, err := url.Parse(leaseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme
+}
+
+// checkExit is the exit after the report: nil when every check passed,
+// else the status the failures call for (78 before 69: a person must act)
+// and one line naming the first failure and why.
+func checkExit(rep *checkReport) error {
+	var fails []checkResult
+	code := exitOK
+	for _, r := range rep.Checks {
+		if r.Verdict == verdictFail {
+			fails = append(fails, r)
+			if code != exitConfig {
+				code = r.code
+			}
+		}
+	}
+	if len(fails) == 0 {
+		return nil
+	}
+	more := ""
+	if len(fails) > 1 {
+		more = fmt.Sprintf(" (and %d more failed checks)", len(fails)-1)
+	}
+	return exitf(code, "check: the lease cannot be used safely: %s: %s%s", fails[0].Check, fails[0].Detail, more)
+}
+
+func printCheck(w io.Writer, rep *checkReport) {
+	fmt.Fprintf(w, "%-19s %s\n", "lease", rep.Lease)
+	for _, r := range rep.Checks {
+		fmt.Fprintf(w, "%-19s %-4s  %s\n", r.Check, r.Verdict, oneLine(strings.TrimSpace(r.Detail)))
+	}
+}

@@ -1,0 +1,355 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/leasehold/leasehold/internal/faultproxy"
+)
+
+// The checks leasehold check makes, in order.
+var checkNames = []string{"ttl", "credentials", "store", "conditional writes", "permissions", "cost"}
+
+// runCheck runs leasehold check in this process with args and -o json, and
+// returns its exit status, its report and its error lines.
+func runCheck(t *testing.T, args ...string) (int, checkReport, []string) {
+	t.Helper()
+	env, stdout, stderr := testEnv(nil)
+	code := mainWith(t.Context(), nil, append([]string{"check", "-o", "json", "--start-timeout", "2s"}, args...), env)
+	var rep checkReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("exit %d: -o json printed no report (%v):\n%s\nstderr:\n%s", code, err, stdout, stderr)
+	}
+	var names []string
+	for _, c := range rep.Checks {
+		names = append(names, c.Check)
+	}
+	if strings.Join(names, ",") != strings.Join(checkNames, ",") {
+		t.Errorf("checks %q, want %q", names, checkNames)
+	}
+	return code, rep, errorLines(stderr.String())
+}
+
+// result is the report's result of the check named name.
+func (r checkReport) result(name string) checkResult {
+	for _, c := range r.Checks {
+		if c.Check == name {
+			return c
+		}
+	}
+	return checkResult{}
+}
+
+// wantAllOK fails the test unless every check passed, but for those
+// skipped as expected, and check exited 0 with no error line.
+func wantAllOK(t *testing.T, code int, rep checkReport, lines []string, skips ...string) {
+	t.Helper()
+	for _, c := range rep.Checks {
+		want := verdictOK
+		if strings.Contains(strings.Join(skips, ","), c.Check) {
+			want = verdictSkip
+		}
+		if c.Verdict != want {
+			t.Errorf("%s: %s, want %s: %s", c.Check, c.Verdict, want, c.Detail)
+		}
+	}
+	if code != exitOK || !rep.OK || len(lines) != 0 {
+		t.Errorf("exit %d, ok %t, error lines %q; want 0, true and none", code, rep.OK, lines)
+	}
+}
+
+// wantFail fails the test unless check failed name, saying want, exited
+// code, and printed one error line naming the check.
+func wantFail(t *testing.T, code int, rep checkReport, lines []string, name, want string, wantCode int) {
+	t.Helper()
+	r := rep.result(name)
+	if r.Verdict != verdictFail || !strings.Contains(r.Detail, want) {
+		t.Errorf("%s: %s %q, want fail saying %q", name, r.Verdict, r.Detail, want)
+	}
+	if code != wantCode || rep.OK || len(lines) != 1 || !strings.Contains(lines[0], name+": ") || !strings.Contains(lines[0], want) {
+		t.Errorf("exit %d, ok %t, error lines %q; want %d, false, and one line naming %s and saying %q", code, rep.OK, lines, wantCode, name, want)
+	}
+}
+
+func randomName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+func TestCheckMemory(t *testing.T) {
+	code, rep, lines := runCheck(t, "--lease", "mem://"+memName("check"))
+	wantAllOK(t, code, rep, lines, "credentials")
+	if p := rep.result("permissions"); !strings.Contains(p.Detail, "token 1") || !strings.Contains(p.Detail, "tokens only go up") {
+		t.Errorf("permissions: %q, want the token acquired and why that is harmless", p.Detail)
+	}
+	c := rep.result("cost").Cost
+	if c == nil || c.LeaderRequestsPerHour != 720 || c.FollowerRequestsPerHour != 655 || c.LeaderDollarsPerMonth != 0 {
+		t.Errorf("cost at TTL 15s: %+v, want 720 writes and 655 reads an hour, free", c)
+	}
+}
+
+// TestCheckHeldLease: a held lease is never written; write permission is
+// reported as not tested, naming the holder.
+func TestCheckHeldLease(t *testing.T) {
+	name := "mem://" + memName("check-held")
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		leasehold(t, ctx, "run", "--lease", name, "--identity", "the-leader", "--", "sleep", "60")
+	}()
+	defer func() { stop(); <-done }()
+	eventually(t, 10*time.Second, "the-leader holds the lease", func() bool {
+		_, rep, _ := runCheck(t, "--lease", name)
+		return strings.Contains(rep.result("store").Detail, "held by the-leader")
+	})
+	code, rep, lines := runCheck(t, "--lease", name)
+	wantAllOK(t, code, rep, lines, "credentials", "permissions")
+	if p := rep.result("permissions"); !strings.Contains(p.Detail, "write not tested") || !strings.Contains(p.Detail, "held by the-leader") {
+		t.Errorf("permissions: %q, want write not tested, naming the holder", p.Detail)
+	}
+}
+
+func TestCheckCost(t *testing.T) {
+	for _, tc := range []struct {
+		lease, ttl                 string
+		leader, follower           float64
+		leaderMonth, followerMonth string
+	}{
+		{"s3://b/k", "15s", 720, 655, "$2.63", "$0.19"},
+		{"dynamodb://t/n", "15s", 720, 655, "$0.33", "$0.06"},
+		{"azblob://c/b", "30s", 360, 327, "$0.12", "$0.11"},
+		{"gs://b/o", "3s", 3600, 3273, "$13.14", "$0.96"},
+	} {
+		t.Run(tc.lease, func(t *testing.T) {
+			o := &checkOptions{commonOptions: commonOptions{lease: tc.lease}}
+			o.ttl, _ = time.ParseDuration(tc.ttl)
+			r := checkCost(o)
+			c := r.Cost
+			if c == nil || c.LeaderRequestsPerHour != tc.leader || c.FollowerRequestsPerHour != tc.follower ||
+				!strings.Contains(r.Detail, "("+tc.leaderMonth+"/month)") || !strings.Contains(r.Detail, "("+tc.followerMonth+"/month)") {
+				t.Errorf("cost at %s: %+v %q; want %v and %v requests an hour, %s and %s a month", tc.ttl, c, r.Detail, tc.leader, tc.follower, tc.leaderMonth, tc.followerMonth)
+			}
+		})
+	}
+}
+
+// minio is MinIO from the test stack, with a bucket for the checks.
+func minio(t *testing.T) (endpoint string, creds aws.Credentials, bucket string) {
+	t.Helper()
+	endpoint = os.Getenv("LEASEHOLD_MINIO_ENDPOINT")
+	if endpoint == "" {
+		t.Skip(`leasehold check on MinIO: set LEASEHOLD_MINIO_ENDPOINT (scripts/stack up minio; eval "$(scripts/stack env)")`)
+	}
+	creds = aws.Credentials{AccessKeyID: os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), SecretAccessKey: os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")}
+	return endpoint, creds, createBucket(t, endpoint, creds)
+}
+
+// createBucket creates a bucket on the S3 endpoint, deleted (with what the
+// test put in it) when the test ends.
+func createBucket(t *testing.T, endpoint string, creds aws.Credentials) string {
+	t.Helper()
+	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials: credentials.StaticCredentialsProvider{Value: creds}})
+	bucket := randomName("leasehold-check-")
+	if _, err := client.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatalf("create bucket %s on %s: %v", bucket, endpoint, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		objs, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket})
+		if err == nil {
+			for _, o := range objs.Contents {
+				_, _ = client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: o.Key})
+			}
+		}
+		if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
+			t.Logf("cleanup: DeleteBucket %s: %v", bucket, err)
+		}
+	})
+	return bucket
+}
+
+// useAWSCredentials gives this process (the AWS SDK's default chain) creds.
+func useAWSCredentials(t *testing.T, creds aws.Credentials) {
+	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+}
+
+func s3Lease(bucket, endpoint string) string {
+	return fmt.Sprintf("s3://%s/check/lease?endpoint=%s&use_path_style=true&region=us-east-1", bucket, url.QueryEscape(endpoint))
+}
+
+func TestCheckS3(t *testing.T) {
+	stores := []struct{ name, variable string }{{"MinIO", "LEASEHOLD_MINIO_ENDPOINT"}, {"moto", "LEASEHOLD_MOTO_ENDPOINT"}}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			endpoint := os.Getenv(st.variable)
+			if endpoint == "" {
+				t.Skipf(`leasehold check on %s: set %s (scripts/stack up; eval "$(scripts/stack env)")`, st.name, st.variable)
+			}
+			creds := aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}
+			if st.name == "MinIO" {
+				creds = aws.Credentials{AccessKeyID: os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), SecretAccessKey: os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")}
+			}
+			useAWSCredentials(t, creds)
+			bucket := createBucket(t, endpoint, creds)
+
+			code, rep, lines := runCheck(t, "--lease", s3Lease(bucket, endpoint))
+			wantAllOK(t, code, rep, lines)
+			if c := rep.result("credentials"); !strings.Contains(c.Detail, "EnvConfigCredentials") {
+				t.Errorf("credentials: %q, want the environment named", c.Detail)
+			}
+
+			code, rep, lines = runCheck(t, "--lease", s3Lease("no-such-bucket-"+bucket, endpoint))
+			wantFail(t, code, rep, lines, "store", fmt.Sprintf("bucket %q does not exist", "no-such-bucket-"+bucket), exitConfig)
+		})
+	}
+}
+
+// TestCheckIgnoringStore: a store that accepts conditional writes and
+// ignores them (the fault proxy in front of MinIO) fails the conditional
+// writes check, exit 78, with one line saying why.
+func TestCheckIgnoringStore(t *testing.T) {
+	endpoint, creds, bucket := minio(t)
+	useAWSCredentials(t, creds)
+	p := faultproxy.Start(t, endpoint)
+	p.IgnoreConditions(creds)
+	code, rep, lines := runCheck(t, "--lease", s3Lease(bucket, p.URL))
+	wantFail(t, code, rep, lines, "conditional writes", "lease: store does not keep the contract", exitConfig)
+	if r := rep.result("conditional writes"); !strings.Contains(r.Detail, "If-None-Match") {
+		t.Errorf("conditional writes: %q, want the condition the store ignored named", r.Detail)
+	}
+	if r := rep.result("permissions"); r.Verdict != verdictSkip || !strings.Contains(r.Detail, "write not tested") {
+		t.Errorf("permissions: %s %q; want skip, with no write to a store that ignores conditions", r.Verdict, r.Detail)
+	}
+}
+
+// TestCheckNoCredentials: with no AWS credentials anywhere (no AWS_
+// variables, an empty home, instance metadata off), the credentials line
+// says none were found and where the SDK looked.
+func TestCheckNoCredentials(t *testing.T) {
+	endpoint, _, bucket := minio(t)
+	bin := buildBinaries(t)
+	cmd := exec.Command(bin+"/leasehold", "check", "-o", "json", "--start-timeout", "2s", "--lease", s3Lease(bucket, endpoint))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AWS_EC2_METADATA_DISABLED=true"}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	var rep checkReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("exit %d: no report (%v):\n%s\nstderr:\n%s", code, err, out, stderr.String())
+	}
+	wantFail(t, code, rep, errorLines(stderr.String()), "credentials", "no usable AWS credentials were found", exitConfig)
+	if c := rep.result("credentials"); !strings.Contains(c.Detail, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: not set") || !strings.Contains(c.Detail, "IMDS: turned off by AWS_EC2_METADATA_DISABLED") {
+		t.Errorf("credentials: %q, want where the SDK looked", c.Detail)
+	}
+	if strings.Contains(stderr.String(), "SDK ") {
+		t.Errorf("the AWS SDK logged to stderr:\n%s", stderr.String())
+	}
+}
+
+func TestCheckDynamoDB(t *testing.T) {
+	endpoint := os.Getenv("LEASEHOLD_DYNALITE_ENDPOINT")
+	if endpoint == "" {
+		t.Skip(`leasehold check on dynalite: set LEASEHOLD_DYNALITE_ENDPOINT (scripts/stack up dynalite; eval "$(scripts/stack env)")`)
+	}
+	creds := aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}
+	useAWSCredentials(t, creds)
+	client := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.StaticCredentialsProvider{Value: creds}})
+	table := randomName("leasehold-check-")
+	_, err := client.CreateTable(t.Context(), &ddb.CreateTableInput{
+		TableName:            &table,
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("lease"), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("lease"), AttributeType: types.ScalarAttributeTypeS}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		t.Fatalf("CreateTable %s: %v", table, err)
+	}
+	t.Cleanup(func() { _, _ = client.DeleteTable(context.Background(), &ddb.DeleteTableInput{TableName: &table}) })
+	leaseURL := func(table string) string {
+		return fmt.Sprintf("dynamodb://%s/check?endpoint=%s&region=us-east-1", table, url.QueryEscape(endpoint))
+	}
+
+	code, rep, lines := runCheck(t, "--lease", leaseURL(table))
+	wantAllOK(t, code, rep, lines)
+
+	code, rep, lines = runCheck(t, "--lease", leaseURL("no-such-table-"+table))
+	wantFail(t, code, rep, lines, "store", fmt.Sprintf("table %q does not exist", "no-such-table-"+table), exitConfig)
+}
+
+func TestCheckAzure(t *testing.T) {
+	cs := os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING")
+	if cs == "" {
+		t.Skip(`leasehold check on Azurite: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
+	}
+	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", cs)
+	client, err := azblob.NewClientFromConnectionString(cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	container := randomName("leasehold-check-")
+	if _, err := client.CreateContainer(t.Context(), container, nil); err != nil {
+		t.Fatalf("CreateContainer %s: %v", container, err)
+	}
+	t.Cleanup(func() { _, _ = client.DeleteContainer(context.Background(), container, nil) })
+
+	code, rep, lines := runCheck(t, "--lease", "azblob://"+container+"/check")
+	wantAllOK(t, code, rep, lines, "conditional writes")
+	if c := rep.result("credentials"); !strings.Contains(c.Detail, `account key of "devstoreaccount1"`) {
+		t.Errorf("credentials: %q, want the connection string's account key named", c.Detail)
+	}
+
+	code, rep, lines = runCheck(t, "--lease", "azblob://no-such-"+container+"/check")
+	wantFail(t, code, rep, lines, "store", fmt.Sprintf("container %q does not exist", "no-such-"+container), exitConfig)
+
+	code, rep, lines = runCheck(t, "--lease", "azblob://"+container+"/check", "--ttl", "10s")
+	wantFail(t, code, rep, lines, "ttl", "TTL (10s) must be a whole number of seconds from 15s to 60s", exitConfig)
+	if s := rep.result("store"); s.Verdict != verdictOK {
+		t.Errorf("store: %s %q; want the other checks made at the default TTL", s.Verdict, s.Detail)
+	}
+}
+
+func TestCheckCloudStorage(t *testing.T) {
+	bucket := os.Getenv("LEASEHOLD_GCS_BUCKET")
+	if os.Getenv("STORAGE_EMULATOR_HOST") == "" || bucket == "" {
+		t.Skip(`leasehold check on fake-gcs-server: set STORAGE_EMULATOR_HOST and LEASEHOLD_GCS_BUCKET (scripts/stack up gcs; eval "$(scripts/stack env)")`)
+	}
+	code, rep, lines := runCheck(t, "--lease", "gs://"+bucket+"/"+randomName("check-"))
+	wantAllOK(t, code, rep, lines)
+	if c := rep.result("credentials"); !strings.Contains(c.Detail, "emulator") {
+		t.Errorf("credentials: %q, want the emulator named", c.Detail)
+	}
+	code, rep, lines = runCheck(t, "--lease", "gs://"+bucket+"/check", "--ttl", "1s")
+	wantFail(t, code, rep, lines, "ttl", "TTL (1s) must be at least 3s", exitConfig)
+}

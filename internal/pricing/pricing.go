@@ -1,0 +1,125 @@
+// Package pricing holds the list prices of the stores' requests, once, for
+// leasebench's cost table and leasehold check's cost line.
+package pricing
+
+import "fmt"
+
+// List prices per request, from the providers' public pricing pages, as of
+// 2026: Amazon S3 Standard and DynamoDB on-demand in us-east-1, Azure Blob
+// Storage Hot LRS, Google Cloud Storage Standard in a region. Update them
+// here; the README's cost table comes from leasebench's output.
+const (
+	// Amazon S3 pricing page (https://aws.amazon.com/s3/pricing/), S3
+	// Standard: PUT, COPY, POST, LIST requests $0.005 per 1,000; GET,
+	// SELECT and all other requests $0.0004 per 1,000.
+	s3PutPrice = 0.005 / 1_000
+	s3GetPrice = 0.0004 / 1_000
+
+	// Amazon DynamoDB pricing page, on-demand
+	// (https://aws.amazon.com/dynamodb/pricing/on-demand/): $0.625 per
+	// million write request units, $0.125 per million read request units.
+	// A lease item is well under 1 KB, so a PutItem (also one whose
+	// condition fails) is 1 WRU and a strongly consistent GetItem (up to
+	// 4 KB) 1 RRU. DescribeTable is not charged.
+	dynamoWritePrice = 0.625 / 1_000_000
+	dynamoReadPrice  = 0.125 / 1_000_000
+
+	// Azure Blob Storage pricing page
+	// (https://azure.microsoft.com/pricing/details/storage/blobs/), Hot
+	// LRS: "all other operations" $0.0044 per 10,000, the class of Get Blob
+	// Properties and Lease Blob, which are all a lease does between
+	// elections. (An acquisition's Set Blob Metadata is a write operation,
+	// priced higher, but it comes once per election, not per renewal, and
+	// is priced here as the others.)
+	azureOperationPrice = 0.0044 / 10_000
+
+	// Google Cloud Storage pricing page
+	// (https://cloud.google.com/storage/pricing#operations-pricing, and its
+	// worked example, https://cloud.google.com/storage/pricing-examples),
+	// Standard storage in a region: Class A operations (an upload, any
+	// write) $0.005 per 1,000, Class B operations (a read of an object)
+	// $0.0004 per 1,000. In a multi-region or dual-region bucket Class A
+	// costs twice as much.
+	gcsClassAPrice = 0.005 / 1_000
+	gcsClassBPrice = 0.0004 / 1_000
+
+	// HoursPerMonth is the month of cloud pricing pages: 730 hours.
+	HoursPerMonth = 730
+)
+
+// Service is a store whose requests cost money (or, Memory, do not).
+type Service int
+
+const (
+	// Memory is leasehold's in-process store: free.
+	Memory Service = iota
+	S3
+	DynamoDB
+	AzureBlob
+	GCS
+)
+
+func (s Service) String() string {
+	return [...]string{"memory", "S3", "DynamoDB", "Azure Blob", "Cloud Storage"}[s]
+}
+
+// PerRequest is the list price in dollars of one request of s, labelled op
+// as leasebench's counting proxy labels them: the HTTP method for S3
+// ("PUT", "GET") and Cloud Storage ("POST" uploads, "GET" reads), the
+// operation for DynamoDB ("PutItem", "GetItem", "DescribeTable"); every
+// Azure Blob request is priced alike.
+func (s Service) PerRequest(op string) float64 {
+	switch s {
+	case S3:
+		if op == "PUT" || op == "POST" {
+			return s3PutPrice
+		}
+		return s3GetPrice
+	case DynamoDB:
+		switch op {
+		case "GetItem":
+			return dynamoReadPrice
+		case "DescribeTable":
+			return 0
+		}
+		return dynamoWritePrice
+	case AzureBlob:
+		return azureOperationPrice
+	case GCS:
+		if op == "GET" {
+			return gcsClassBPrice
+		}
+		return gcsClassAPrice
+	}
+	return 0
+}
+
+// Monthly is the cost in dollars of a month (HoursPerMonth) of requests
+// made at perHour, by operation label (see PerRequest).
+func (s Service) Monthly(perHour map[string]float64) float64 {
+	var dollars float64
+	for op, n := range perHour {
+		dollars += n * s.PerRequest(op)
+	}
+	return dollars * HoursPerMonth
+}
+
+// Prices lists the prices above in one sentence, for reports.
+func Prices() string {
+	return fmt.Sprintf("S3 Standard PUT $%.4g and GET $%.4g per 1,000; DynamoDB on-demand $%.4g per million WRU, $%.4g per million RRU; "+
+		"Azure Blob Hot LRS other operations $%.4g per 10,000; Cloud Storage Standard (region) Class A $%.4g and Class B $%.4g per 1,000 "+
+		"(pricing pages, as of 2026); %d hours a month",
+		s3PutPrice*1e3, s3GetPrice*1e3, dynamoWritePrice*1e6, dynamoReadPrice*1e6, azureOperationPrice*1e4, gcsClassAPrice*1e3, gcsClassBPrice*1e3, HoursPerMonth)
+}
+
+// Dollars formats an amount of dollars: cents, or four decimals below one
+// cent.
+func Dollars(d float64) string {
+	switch {
+	case d == 0:
+		return "$0"
+	case d < 0.01:
+		return fmt.Sprintf("$%.4f", d)
+	}
+	return fmt.Sprintf("$%.2f", d)
+}

@@ -1,0 +1,54 @@
+package gcscas
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"cloud.google.com/go/auth/credentials"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// emulatorHostEnv is the variable that points the Cloud Storage client at
+// an emulator (fake-gcs-server), which it then reaches without credentials.
+const emulatorHostEnv = "STORAGE_EMULATOR_HOST"
+
+// Credentials implements driver.CredentialSource. For a client Open built,
+// it finds Application Default Credentials as the client did and asks them
+// for a token (from the metadata server or Google's token endpoint, not the
+// store); with STORAGE_EMULATOR_HOST set there are none to find.
+func (d *conn) Credentials(ctx context.Context) (string, error) {
+	switch {
+	case !d.adc:
+		return "the storage.Client given in gcscas.Options (its credentials are its own)", nil
+	case os.Getenv(emulatorHostEnv) != "":
+		return fmt.Sprintf("none: %s=%s points the client at an emulator, reached without credentials", emulatorHostEnv, os.Getenv(emulatorHostEnv)), nil
+	}
+	creds, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/devstorage.read_write"}})
+	if err == nil {
+		_, err = creds.Token(ctx)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case err != nil:
+		return "", fmt.Errorf("%w: gcscas: no usable Application Default Credentials were found; looked in GOOGLE_APPLICATION_CREDENTIALS (%s), gcloud's ~/.config/gcloud/application_default_credentials.json, and the metadata server of Google Cloud: %w",
+			lease.ErrPermission, orNotSet(os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")), err)
+	}
+	var file struct {
+		Type string `json:"type"`
+	}
+	if b := creds.JSON(); len(b) > 0 && json.Unmarshal(b, &file) == nil && file.Type != "" {
+		return fmt.Sprintf("Application Default Credentials: a %s credentials file (GOOGLE_APPLICATION_CREDENTIALS: %s)", file.Type, orNotSet(os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"))), nil
+	}
+	return "Application Default Credentials: the metadata server's service account (Cloud Run, GKE, Compute Engine)", nil
+}
+
+func orNotSet(v string) string {
+	if v == "" {
+		return "not set"
+	}
+	return v
+}
