@@ -1,10 +1,8 @@
 package gcscas
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"testing"
@@ -15,29 +13,8 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
-
-// cannedObject is an http.RoundTripper that answers every request, without
-// a network, with a download of body and, if not empty, an
-// x-goog-generation header of generation.
-type cannedObject struct {
-	body       []byte
-	generation string
-}
-
-func (c cannedObject) RoundTrip(r *http.Request) (*http.Response, error) {
-	h := http.Header{"Content-Type": {"application/octet-stream"}}
-	if c.generation != "" {
-		h.Set("X-Goog-Generation", c.generation)
-	}
-	return &http.Response{
-		StatusCode:    200,
-		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(c.body)),
-		ContentLength: int64(len(c.body)),
-		Request:       r,
-	}, nil
-}
 
 // FuzzReadObject: whatever object sits at a lease's name, with whatever
 // generation header, the driver's Get must not panic; it must report an
@@ -58,7 +35,7 @@ func FuzzReadObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, generation string) {
 		client, err := storage.NewClient(context.Background(), option.WithEndpoint("http://storage.fuzz.invalid/storage/v1/"),
-			option.WithoutAuthentication(), storage.WithJSONReads(), option.WithHTTPClient(&http.Client{Transport: cannedObject{body: body, generation: generation}}))
+			option.WithoutAuthentication(), storage.WithJSONReads(), option.WithHTTPClient(&http.Client{Transport: awstest.CannedObject{Body: body, Header: "X-Goog-Generation", Value: generation}}))
 		if err != nil {
 			t.Fatal(err)
 		}

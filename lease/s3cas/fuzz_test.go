@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -14,28 +12,8 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
-
-// cannedObject is an HTTP client that answers every request, without a
-// network, with a GetObject answer of body and, if not empty, etag.
-type cannedObject struct {
-	body []byte
-	etag string
-}
-
-func (c cannedObject) Do(r *http.Request) (*http.Response, error) {
-	h := http.Header{"Content-Type": {"application/octet-stream"}}
-	if c.etag != "" {
-		h.Set("ETag", c.etag)
-	}
-	return &http.Response{
-		StatusCode:    200,
-		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(c.body)),
-		ContentLength: int64(len(c.body)),
-		Request:       r,
-	}, nil
-}
 
 // FuzzGetObject: whatever object sits at a lease's key, with whatever
 // ETag, the driver's Get must not panic; it must report an object that
@@ -59,7 +37,7 @@ func FuzzGetObject(f *testing.F) {
 			Region:       "us-east-1",
 			BaseEndpoint: aws.String("http://s3.fuzz.invalid"),
 			Credentials:  aws.AnonymousCredentials{},
-			HTTPClient:   cannedObject{body: body, etag: etag},
+			HTTPClient:   awstest.CannedObject{Body: body, Header: "ETag", Value: etag},
 		})
 		d := &conn{client: client, bucket: "leases", key: "jobs", pathStyle: true}
 		r, err := d.Get(context.Background())

@@ -164,3 +164,30 @@ func SilentServer(t *testing.T) string {
 	})
 	return "http://" + ln.Addr().String()
 }
+
+// CannedObject answers every request, without a network, with a download
+// of Body (200) and, if Value is not empty, the header Header: Value (an
+// S3 ETag, a Cloud Storage x-goog-generation). It is an aws.HTTPClient and
+// an http.RoundTripper, for the fuzz targets of the drivers' reads.
+type CannedObject struct {
+	Body          []byte
+	Header, Value string
+}
+
+// Do answers r.
+func (c CannedObject) Do(r *http.Request) (*http.Response, error) {
+	h := http.Header{"Content-Type": {"application/octet-stream"}}
+	if c.Value != "" {
+		h.Set(c.Header, c.Value)
+	}
+	return &http.Response{
+		StatusCode:    http.StatusOK,
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(c.Body)),
+		ContentLength: int64(len(c.Body)),
+		Request:       r,
+	}, nil
+}
+
+// RoundTrip answers r.
+func (c CannedObject) RoundTrip(r *http.Request) (*http.Response, error) { return c.Do(r) }
