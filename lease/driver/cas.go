@@ -122,7 +122,7 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	case got.Held() && got.Version != cur.Version: // another contender won
 		return lease.Term{}, &lease.HeldError{Record: got, Wait: c.wait(got)}
 	case got.Version != "": // unchanged, or changed and left free: try again
-		return lease.Term{}, Transient(err)
+		return lease.Term{}, transient(err)
 	}
 	return lease.Term{}, err
 }
@@ -170,7 +170,7 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 	case !got.Held(): // freed meanwhile
 		return got, nil
 	case got.Version == rec.Version: // unchanged: the write failed, try again
-		return lease.Record{}, Transient(err)
+		return lease.Record{}, transient(err)
 	}
 	return lease.Record{}, &lease.HeldError{Record: got, Wait: c.wait(got)}
 }
@@ -197,7 +197,7 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, released bool) (le
 		case got.Holder != t.Holder || got.Token != t.Token || got.Released:
 			return lease.Term{}, LostTo(got)
 		case got.Version == version || retried:
-			return lease.Term{}, Transient(err)
+			return lease.Term{}, transient(err)
 		}
 		version = got.Version
 	}

@@ -40,9 +40,9 @@ func Call(ctx context.Context, timeout time.Duration, f func(context.Context) er
 	return err
 }
 
-// Transient marks err, a failure whose cause may pass, as
+// transient marks err, a failure whose cause may pass, as
 // lease.ErrUnavailable (unless it already is).
-func Transient(err error) error {
+func transient(err error) error {
 	if errors.Is(err, lease.ErrUnavailable) {
 		return err
 	}

@@ -24,7 +24,7 @@
 //     context.Canceled and changes nothing;
 //   - an object at the lease's key that leasehold did not write is reported
 //     as lease.ErrCorrupt and never taken over, however long it sits there;
-//   - where the harness can delete a record (it implements Deleter): a
+//   - with the harness deleting the record (it must implement Deleter): a
 //     holder whose record is deleted finds its term lost (lease.ErrLost) at
 //     its next renewal, and a contender that has seen token n writes a
 //     token greater than n on the record created anew.

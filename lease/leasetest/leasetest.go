@@ -25,9 +25,9 @@ type Harness interface {
 	WriteForeign(ctx context.Context, name string) error
 }
 
-// Deleter is a Harness that can also delete a lease's record. The suite's
-// RecordDeleted subtest runs only for a harness that implements it, and
-// skips, saying so, for one that does not.
+// Deleter is a Harness that can also delete a lease's record. Every
+// harness must implement it: the suite's RecordDeleted subtest (safety rule
+// 10) fails for one that does not, rather than skip a safety property.
 type Deleter interface {
 	// Delete removes the record of the lease called name, bypassing
 	// leasehold, as a lifecycle rule, a person or a restore from backup
@@ -761,7 +761,7 @@ func testGarbageRecord(e *env) {
 func testRecordDeleted(e *env) {
 	d, ok := e.h.(Deleter)
 	if !ok {
-		e.t.Skip("the harness cannot delete a record: it does not implement leasetest.Deleter")
+		e.t.Fatal("leasetest: the harness does not implement leasetest.Deleter: RecordDeleted (safety rule 10) needs it to delete a record")
 	}
 	del := func(when string) {
 		e.t.Helper()
