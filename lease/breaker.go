@@ -1,6 +1,9 @@
 package lease
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Breaker is implemented by leases that an operator may break: free a
 // lease whose holder will never come back (a crashed fleet, a holder of an
@@ -35,4 +38,21 @@ type Breaker interface {
 	// the errors of Lease's methods; like every write, it is refused on a
 	// store found not to keep the contract (ErrUnsafeStore).
 	Break(ctx context.Context, rec Record) (Record, error)
+}
+
+// Keeper is implemented by leases whose record can keep other contenders
+// out for a chosen time after its holder has gone: the compare-and-swap
+// stores, where expiry is the record's TTL on each contender's own clock.
+// A native lease (Azure Blob) lasts 15 to 60 seconds or forever, fixed when
+// it is acquired, and does not implement it. Check with a type assertion.
+type Keeper interface {
+	// Keep ends term t without releasing the lease: it writes the record
+	// once more, still held by t's holder with t's token, Period and
+	// PeriodDone, with TTL d, so that no other contender takes the lease
+	// over until it has seen that record unchanged for d on its own clock.
+	// The caller must have stopped acting as leader before calling it, and
+	// must not renew t afterwards. d must be a positive whole number of
+	// milliseconds. It returns ErrLost when the term had already ended,
+	// and otherwise the errors of Renew.
+	Keep(ctx context.Context, t Term, d time.Duration) error
 }

@@ -75,7 +75,9 @@ type Lease interface {
 
 	// Renew extends the term t, which must come from this Lease's Acquire or
 	// Renew. The returned Term replaces t: its Sent is when the renewal was
-	// sent, and the holder's deadlines count from it.
+	// sent, and the holder's deadlines count from it. It writes t's Period
+	// and PeriodDone into the record (on a native lease, with a second
+	// request, and only when they differ from what this term last wrote).
 	//
 	// It returns ErrLost when the record no longer names this holder with
 	// t's token, or is gone (deleted by a lifecycle rule or a person), or,
@@ -86,7 +88,8 @@ type Lease interface {
 	// passes.
 	Renew(ctx context.Context, t Term) (Term, error)
 
-	// Release gives the lease up, keeping its fencing counter, so that the
+	// Release gives the lease up, keeping its fencing counter and writing
+	// t's Period and PeriodDone, so that the
 	// next contender may acquire it at once with a greater token. It returns
 	// nil when the record was released by this call (also when the term had
 	// lapsed but nobody has taken the lease since) or already was released
@@ -158,6 +161,14 @@ type Record struct {
 	// write changes the stored bytes and therefore the version, even on
 	// stores whose version is a digest of the content.
 	Nonce string
+	// Period is the key of the latest scheduled period a holder started
+	// its task for (runner.Config.Period), or "" if none has. Every write
+	// carries it over from the record it follows, so it survives
+	// takeovers, renewals and releases; only a holder changes it, by
+	// renewing a Term whose Period it set.
+	Period string
+	// PeriodDone reports that the task of Period finished successfully.
+	PeriodDone bool
 	// Version is the store's opaque version of the record (an ETag, a record
 	// version number); it changes with every write. It is not stored inside
 	// the record.
@@ -186,6 +197,13 @@ type Term struct {
 	// Version is the backend's handle for the next Renew or Release: the
 	// record version the term was written at, or a native lease ID.
 	Version string
+	// Period and PeriodDone are the schedule state of the record the term
+	// was written with (see Record): Acquire carries them over from the
+	// record it took over. Renew and Release write the Term's values, so a
+	// holder marks a period started (or done) by setting them on its Term
+	// and renewing (or releasing) it.
+	Period     string
+	PeriodDone bool
 }
 
 // Expires returns the instant, on this process's monotonic clock, before

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -68,6 +69,30 @@ func ValidateIdentity(id string) error {
 	for i := 0; i < len(id); i++ {
 		if id[i] < 0x20 || id[i] > 0x7e {
 			return &OptionError{Field: "Identity", Value: quote(id), Reason: "must be printable ASCII"}
+		}
+	}
+	return nil
+}
+
+// MaxPeriodLen is the longest period key, in bytes.
+const MaxPeriodLen = 64
+
+// ValidatePeriod reports, as an *OptionError, a period key (see
+// Record.Period) that cannot be stored: empty, longer than MaxPeriodLen,
+// or with a byte other than an ASCII letter or digit or one of "-._:+/@".
+// An RFC 3339 time ("2026-11-23T10:00:00Z", "2026-11-23T11:00:00+01:00")
+// and a decimal number are valid keys.
+func ValidatePeriod(key string) error {
+	if key == "" {
+		return &OptionError{Field: "Period", Value: `""`, Reason: "must not be empty"}
+	}
+	if len(key) > MaxPeriodLen {
+		return &OptionError{Field: "Period", Value: quote(key), Reason: "is " + strconv.Itoa(len(key)) + " bytes long; at most " + strconv.Itoa(MaxPeriodLen) + " are allowed"}
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._:+/@", c) >= 0) {
+			return &OptionError{Field: "Period", Value: quote(key), Reason: "may hold only ASCII letters, digits and -._:+/@"}
 		}
 	}
 	return nil

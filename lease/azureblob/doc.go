@@ -46,6 +46,13 @@
 //	released  = false              whether the holder released it
 //	nonce     = 4f1c9a0b7e22d3c5   fresh random text with every write
 //
+// Once a scheduled job has run under the lease (runner.Config.Period), the
+// nonce also carries the latest period key,
+// 4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1 (see
+// driver.EncodeNonce), so that earlier versions, which refuse keys they do
+// not know, read the metadata. A renewal does not rewrite the metadata, so
+// marking a period costs one Set Blob Metadata beside the renewal.
+//
 // Azure keeps metadata keys case-insensitively, and some services return
 // them in another case (Azurite capitalises them: Holder, Token): they are
 // read case-insensitively. Anyone who may read the blob can see who leads:

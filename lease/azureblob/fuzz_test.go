@@ -40,6 +40,8 @@ func FuzzDecodeMetadata(f *testing.F) {
 		"leasehold=1\nholder=worker-1\ntoken=7\nttl_ms=15000\nreleased=false\nnonce=4f1c9a0b7e22d3c5",
 		"Leasehold=1\nHolder=%20spaces%20\nToken=18446744073709551615\nTtl_ms=60000\nReleased=true\nNonce=n",
 		"leasehold=2\nholder=w\ntoken=1\nttl_ms=1\nreleased=false\nnonce=n",
+		"leasehold=1\nholder=w\ntoken=4\nttl_ms=15000\nreleased=true\nnonce=n;period=2026-11-23T10:00:00Z;done=1",
+		"leasehold=1\nholder=w\ntoken=4\nttl_ms=15000\nreleased=false\nnonce=n;later;period=7\nlater=1",
 		"owner=someone\nexpires=1700000000",
 		"",
 	} {

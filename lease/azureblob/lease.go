@@ -37,6 +37,10 @@ type blobLease struct {
 	// is released or found lost. A blob leased under it is held by this
 	// Lease's latest term, which Acquire replaces at once.
 	current string
+	// written is the schedule state (Period, PeriodDone) of the record
+	// this Lease last wrote under current: Renew writes the record again
+	// only when a term's differs.
+	written lease.Term
 
 	// highest is the highest token this Lease has read or tried to write:
 	// it never writes a token at or below it, even on a blob created anew.
@@ -191,12 +195,6 @@ func (l *blobLease) currentID() string {
 	return l.current
 }
 
-func (l *blobLease) setCurrent(id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.current = id
-}
-
 // forget clears current if it is id.
 func (l *blobLease) forget(id string) {
 	l.mu.Lock()
@@ -343,10 +341,12 @@ func (l *blobLease) replace(ctx context.Context, st state, id string) (lease.Ter
 // show it landed, it gives the lease back and returns the error: the
 // acquisition is reported only once its token is stored.
 func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent time.Time) (lease.Term, error) {
-	token, err := l.highest.Next(st.record())
+	prev := st.record()
+	token, err := l.highest.Next(prev)
+	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Period: prev.Period, PeriodDone: prev.PeriodDone}
 	if err == nil {
 		l.highest.Note(token)
-		rec := lease.Record{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Nonce: driver.NewNonce()}
+		rec := termRecord(t, false)
 		if err = l.setMetadata(ctx, rec, id, &st.etag); err != nil {
 			_, err = driver.ReadBack(ctx, err, rec, l.readRecord)
 		}
@@ -355,8 +355,15 @@ func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent tim
 		l.abandon(ctx, id)
 		return lease.Term{}, l.notLost(err)
 	}
-	l.setCurrent(id)
-	return lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id}, nil
+	l.mu.Lock()
+	l.current, l.written = id, t
+	l.mu.Unlock()
+	return t, nil
+}
+
+// termRecord is the record of term t, with a fresh nonce.
+func termRecord(t lease.Term, released bool) lease.Record {
+	return lease.Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Released: released, Nonce: driver.NewNonce(), Period: t.Period, PeriodDone: t.PeriodDone}
 }
 
 // readRecord reads the record in the blob's metadata, as a write left it;
@@ -445,15 +452,46 @@ func (l *blobLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error)
 		return lease.Term{}, err
 	}
 	t.Sent = sent
+	if err := l.writeSchedule(ctx, t); err != nil {
+		return lease.Term{}, err
+	}
 	return t, nil
+}
+
+// writeSchedule writes term t's record under its lease when t's schedule
+// state differs from the one this Lease last wrote for it. A write whose
+// answer is an error is read back, as every write is; an error that
+// remains leaves the outcome undecided, as for a renewal.
+func (l *blobLease) writeSchedule(ctx context.Context, t lease.Term) error {
+	l.mu.Lock()
+	w := l.written
+	l.mu.Unlock()
+	if w.Version == t.Version && w.Period == t.Period && w.PeriodDone == t.PeriodDone {
+		return nil
+	}
+	rec := termRecord(t, false)
+	err := l.setMetadata(ctx, rec, t.Version, nil)
+	if err != nil && !errors.Is(err, lease.ErrLost) {
+		_, err = driver.ReadBack(ctx, err, rec, l.readRecord)
+	}
+	if err != nil {
+		if errors.Is(err, lease.ErrLost) {
+			l.forget(t.Version)
+			return fmt.Errorf("%w (token %d)", err, t.Token)
+		}
+		return err
+	}
+	l.mu.Lock()
+	l.written = t
+	l.mu.Unlock()
+	return nil
 }
 
 func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 	if err := driver.CheckTerm(t, l.opts); err != nil {
 		return err
 	}
-	rec := lease.Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Released: true, Nonce: driver.NewNonce()}
-	err := l.setMetadata(ctx, rec, t.Version, nil)
+	err := l.setMetadata(ctx, termRecord(t, true), t.Version, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

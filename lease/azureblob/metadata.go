@@ -22,7 +22,7 @@ const (
 	keyToken    = "token"     // the fencing token, decimal
 	keyTTL      = "ttl_ms"    // the holder's TTL in milliseconds, decimal
 	keyReleased = "released"  // "true" or "false"
-	keyNonce    = "nonce"     // fresh random text, new with every write
+	keyNonce    = "nonce"     // fresh random text, new with every write, and the schedule state (driver.EncodeNonce)
 )
 
 var metadataKeys = []string{keyFormat, keyHolder, keyToken, keyTTL, keyReleased, keyNonce}
@@ -37,7 +37,7 @@ func encodeMetadata(r lease.Record) map[string]*string {
 		keyToken:    strconv.FormatUint(r.Token, 10),
 		keyTTL:      strconv.FormatInt(r.TTL.Milliseconds(), 10),
 		keyReleased: strconv.FormatBool(r.Released),
-		keyNonce:    r.Nonce,
+		keyNonce:    driver.EncodeNonce(r),
 	}
 	out := make(map[string]*string, len(md))
 	for k, v := range md {
@@ -110,9 +110,8 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 		Token:    token,
 		TTL:      time.Duration(ttl) * time.Millisecond,
 		Released: released,
-		Nonce:    vals[keyNonce],
 	}
-	if err := driver.Check(r); err != nil {
+	if err := driver.DecodeNonce(vals[keyNonce], &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

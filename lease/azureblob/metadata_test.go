@@ -2,6 +2,8 @@ package azureblob
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,24 @@ func TestMetadataRoundTrip(t *testing.T) {
 		if err != nil || *got != r {
 			t.Errorf("decodeMetadata(encodeMetadata(%+v)) = %+v, %v", r, got, err)
 		}
+	}
+}
+
+// TestMetadataWithSchedule: the schedule state rides in the nonce, so the
+// metadata has exactly the keys of the previous format (versions that
+// refuse unknown keys read it), in values fit for HTTP headers.
+func TestMetadataWithSchedule(t *testing.T) {
+	t.Parallel()
+	r := lease.Record{Holder: "worker-1", Token: 4, TTL: 15 * time.Second, Released: true, Nonce: "0123456789abcdef", Period: "2026-11-23T11:00:00+01:00", PeriodDone: true}
+	md := encodeMetadata(r)
+	if got, want := slices.Sorted(maps.Keys(md)), slices.Sorted(slices.Values(metadataKeys)); !slices.Equal(got, want) {
+		t.Errorf("metadata keys %v, want %v", got, want)
+	}
+	if got := *md[keyNonce]; got != "0123456789abcdef;period=2026-11-23T11:00:00+01:00;done=1" || strings.ContainsAny(got, " \t") {
+		t.Errorf("nonce %q, want the nonce with the schedule state appended", got)
+	}
+	if got, err := decodeMetadata(md); err != nil || *got != r {
+		t.Errorf("decodeMetadata(encodeMetadata(%+v)) = %+v, %v", r, got, err)
 	}
 }
 

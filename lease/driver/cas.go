@@ -91,7 +91,10 @@ type casLease struct {
 	highest Highest
 }
 
-var _ lease.Breaker = (*casLease)(nil)
+var (
+	_ lease.Breaker = (*casLease)(nil)
+	_ lease.Keeper  = (*casLease)(nil)
+)
 
 func (c *casLease) Options() lease.Options { return c.opts }
 
@@ -115,7 +118,7 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	if err != nil {
 		return lease.Term{}, err
 	}
-	t, got, err := c.write(ctx, cur.Version, c.record(token, false))
+	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Period: cur.Period, PeriodDone: cur.PeriodDone}))
 	switch {
 	case err == nil:
 		return t, nil
@@ -131,14 +134,30 @@ func (c *casLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) 
 	if err := CheckTerm(t, c.opts); err != nil {
 		return lease.Term{}, err
 	}
-	return c.rewrite(ctx, t, false)
+	return c.rewrite(ctx, t, c.record(termRecord(t)))
 }
 
 func (c *casLease) Release(ctx context.Context, t lease.Term) error {
 	if err := CheckTerm(t, c.opts); err != nil {
 		return err
 	}
-	_, err := c.rewrite(ctx, t, true)
+	r := termRecord(t)
+	r.Released = true
+	_, err := c.rewrite(ctx, t, c.record(r))
+	return err
+}
+
+// Keep is lease.Keeper's: a renewal of t that writes d as the record's TTL.
+func (c *casLease) Keep(ctx context.Context, t lease.Term, d time.Duration) error {
+	if err := CheckTerm(t, c.opts); err != nil {
+		return err
+	}
+	if d < time.Millisecond || d%time.Millisecond != 0 {
+		return &lease.OptionError{Field: "Keep's d", Value: d, Reason: "must be a positive whole number of milliseconds"}
+	}
+	r := termRecord(t)
+	r.TTL = d
+	_, err := c.rewrite(ctx, t, c.record(r))
 	return err
 }
 
@@ -153,7 +172,7 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 	if err := c.Verify(ctx); err != nil { // as before every write
 		return lease.Record{}, err
 	}
-	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce()}
+	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce(), Period: rec.Period, PeriodDone: rec.PeriodDone}
 	err := c.call(ctx, func(ctx context.Context) (err error) {
 		want.Version, err = c.d.Replace(ctx, want, rec.Version)
 		return err
@@ -175,16 +194,17 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 	return lease.Record{}, &lease.HeldError{Record: got, Wait: c.wait(got)}
 }
 
-// rewrite writes a new record for term t's tenure (a renewal, or a release
-// when released is set). If the write fails and a re-read shows the tenure
+// rewrite writes want, a new record for term t's tenure (a renewal, a
+// release or a keep). If the write fails and a re-read shows the tenure
 // continuing at another version (an earlier write of this contender landed
 // unseen), it writes once more on that version. A re-read that finds no
 // record ends the tenure at once: the record was deleted, and any
 // contender may create it now.
-func (c *casLease) rewrite(ctx context.Context, t lease.Term, released bool) (lease.Term, error) {
-	version := t.Version
+func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record) (lease.Term, error) {
+	version, released := t.Version, want.Released
 	for retried := false; ; retried = true {
-		nt, got, err := c.write(ctx, version, c.record(t.Token, released))
+		want.Nonce = NewNonce()
+		nt, got, err := c.write(ctx, version, want)
 		switch {
 		case err == nil:
 			return nt, nil
@@ -286,10 +306,22 @@ func (c *casLease) call(ctx context.Context, f func(context.Context) error) erro
 	return Call(ctx, c.opts.CallTimeout, f)
 }
 
-func (c *casLease) record(token uint64, released bool) lease.Record {
-	return lease.Record{Holder: c.opts.Identity, Token: token, TTL: c.opts.TTL, Released: released, Nonce: NewNonce()}
+// record returns r as this contender writes it: its identity as holder, a
+// fresh nonce, and the lease's TTL unless r has one.
+func (c *casLease) record(r lease.Record) lease.Record {
+	r.Holder, r.Nonce = c.opts.Identity, NewNonce()
+	if r.TTL == 0 {
+		r.TTL = c.opts.TTL
+	}
+	return r
+}
+
+// termRecord is the record that continues term t: its token and schedule
+// state.
+func termRecord(t lease.Term) lease.Record {
+	return lease.Record{Token: t.Token, Period: t.Period, PeriodDone: t.PeriodDone}
 }
 
 func termOf(r lease.Record, sent time.Time) lease.Term {
-	return lease.Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version}
+	return lease.Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version, Period: r.Period, PeriodDone: r.PeriodDone}
 }

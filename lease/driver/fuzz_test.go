@@ -18,6 +18,8 @@ func FuzzDecodeJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}`,
 		`{"leasehold":1,"holder":"w","token":18446744073709551615,"ttl_ms":1,"released":true,"nonce":"n"}`,
+		`{"leasehold":1,"holder":"w","token":2,"ttl_ms":1000,"released":true,"nonce":"n;period=2026-11-23T10:00:00Z;done=1"}`,
+		`{"leasehold":1,"holder":"w","token":2,"ttl_ms":1000,"released":false,"nonce":"n;later=1;period=7"}`,
 		`{"leasehold":2,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"ab"}`,
 		`{"holder":"x"}`,
 		`null`,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -22,9 +23,14 @@ const FormatVersion = 1
 // Backends read at most this much (plus one byte, to detect more).
 const MaxRecordSize = 4096
 
-// jsonRecord is the record as stored by byte-oriented backends (memory, S3):
+// jsonRecord is the record as stored by byte-oriented backends (memory, S3,
+// Cloud Storage):
 //
 //	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}
+//
+// and, once a scheduled job has run under it (see EncodeNonce):
+//
+//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":true,"nonce":"4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1"}
 type jsonRecord struct {
 	Format   int    `json:"leasehold"`
 	Holder   string `json:"holder"`
@@ -42,7 +48,7 @@ func EncodeJSON(r lease.Record) []byte {
 		Token:    r.Token,
 		TTLms:    r.TTL.Milliseconds(),
 		Released: r.Released,
-		Nonce:    r.Nonce,
+		Nonce:    EncodeNonce(r),
 	})
 	if err != nil {
 		panic("lease: encoding a record cannot fail: " + err.Error())
@@ -77,14 +83,57 @@ func DecodeJSON(b []byte) (lease.Record, error) {
 		Token:    j.Token,
 		TTL:      time.Duration(j.TTLms) * time.Millisecond,
 		Released: j.Released,
-		Nonce:    j.Nonce,
 	}
-	return r, Check(r)
+	return r, DecodeNonce(j.Nonce, &r)
+}
+
+// EncodeNonce returns the text every backend stores as the record's nonce:
+// r.Nonce, followed by r's schedule state as attributes, each ";name=value":
+//
+//	4f1c9a0b7e22d3c5                                      no period has run
+//	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z          started
+//	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1   and finished
+//
+// The schedule state rides in the nonce, rather than in fields of its own,
+// so that every earlier version of leasehold reads these records: versions
+// before the schedule state refuse a record with a field they do not know,
+// and take the nonce as opaque text. Such a version drops the state when it
+// writes the record (its nonce is new and plain): while it contends, a
+// period may run twice.
+func EncodeNonce(r lease.Record) string {
+	if r.Period == "" {
+		return r.Nonce
+	}
+	s := r.Nonce + ";period=" + r.Period
+	if r.PeriodDone {
+		s += ";done=1"
+	}
+	return s
+}
+
+// DecodeNonce sets r's Nonce, Period and PeriodDone from the stored nonce
+// s (see EncodeNonce) and checks r with Check. Attributes it does not know
+// are ignored, as later versions may add some.
+func DecodeNonce(s string, r *lease.Record) error {
+	nonce, attrs, _ := strings.Cut(s, ";")
+	r.Nonce, r.Period, r.PeriodDone = nonce, "", false
+	for attrs != "" {
+		var attr string
+		attr, attrs, _ = strings.Cut(attrs, ";")
+		switch name, value, _ := strings.Cut(attr, "="); name {
+		case "period":
+			r.Period = value
+		case "done":
+			r.PeriodDone = value == "1"
+		}
+	}
+	return Check(*r)
 }
 
 // Check reports, wrapping lease.ErrCorrupt, a record that no leasehold
 // writer could have written: no valid holder, token 0, a TTL that is not
-// positive, or no nonce. The CAS engine checks every record its driver
+// positive, no nonce, or a nonce or period key that EncodeNonce could not
+// have stored. The CAS engine checks every record its driver
 // returns, and every decoder checks what it decodes.
 func Check(r lease.Record) error {
 	switch {
@@ -96,6 +145,15 @@ func Check(r lease.Record) error {
 		return Corruptf("TTL %v is not positive", r.TTL)
 	case r.Nonce == "":
 		return Corruptf("nonce is empty")
+	case strings.Contains(r.Nonce, ";"):
+		return Corruptf("nonce %+.64q holds a ';'", r.Nonce)
+	case r.PeriodDone && r.Period == "":
+		return Corruptf("a period is done, but none is named")
+	}
+	if r.Period != "" {
+		if err := lease.ValidatePeriod(r.Period); err != nil {
+			return Corruptf("period: %v", err)
+		}
 	}
 	return nil
 }

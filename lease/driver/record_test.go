@@ -1,6 +1,8 @@
 package driver_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -35,6 +37,9 @@ func TestDecodeJSONRejects(t *testing.T) {
 		{name: "trailing data", data: valid + `{}`},
 		{name: "trailing garbage", data: valid + ` x`},
 		{name: "over 4096 bytes", data: valid + strings.Repeat(" ", driver.MaxRecordSize)},
+		{name: "period key with a space", data: strings.Replace(valid, `4f1c9a0b7e22d3c5`, `4f1c9a0b7e22d3c5;period=10:00 daily`, 1)},
+		{name: "period done but unnamed", data: strings.Replace(valid, `4f1c9a0b7e22d3c5`, `4f1c9a0b7e22d3c5;done=1`, 1)},
+		{name: "schedule state with no nonce", data: strings.Replace(valid, `4f1c9a0b7e22d3c5`, `;period=2026-11-23T10:00:00Z`, 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := driver.DecodeJSON([]byte(tc.data))
@@ -68,6 +73,16 @@ func TestDecodeJSONAccepts(t *testing.T) {
 			data: `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"ab","period":"2026-11-23T10:00Z","extra":{"a":[1,2]}}`,
 			want: lease.Record{Holder: "worker-1", Token: 7, TTL: 15 * time.Second, Nonce: "ab"},
 		},
+		{
+			name: "a period started",
+			data: `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"ab;period=2026-11-23T10:00:00Z"}`,
+			want: lease.Record{Holder: "worker-1", Token: 7, TTL: 15 * time.Second, Nonce: "ab", Period: "2026-11-23T10:00:00Z"},
+		},
+		{
+			name: "a period done, and a nonce attribute added by a later version",
+			data: `{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":true,"nonce":"ab;later=x=y;period=42;done=1;flag"}`,
+			want: lease.Record{Holder: "worker-1", Token: 7, TTL: 15 * time.Second, Released: true, Nonce: "ab", Period: "42", PeriodDone: true},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := driver.DecodeJSON([]byte(tc.data))
@@ -82,6 +97,8 @@ func TestJSONRoundTrip(t *testing.T) {
 	for _, r := range []lease.Record{
 		{Holder: "worker-1", Token: 1, TTL: 15 * time.Second, Nonce: "0123456789abcdef"},
 		{Holder: strings.Repeat("h", lease.MaxIdentityLen), Token: math.MaxUint64, TTL: time.Millisecond, Released: true, Nonce: `"quoted" \ nonce`},
+		{Holder: "w", Token: 2, TTL: time.Second, Nonce: "n", Period: strings.Repeat("9", lease.MaxPeriodLen)},
+		{Holder: "w", Token: 2, TTL: time.Second, Released: true, Nonce: "n", Period: "2026-11-23T11:00:00+01:00", PeriodDone: true},
 	} {
 		b := driver.EncodeJSON(r)
 		if len(b) > driver.MaxRecordSize {
@@ -102,6 +119,31 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRecordsReadByEarlierVersions: a record that carries schedule state
+// has exactly the fields of the previous format, so that versions whose
+// decoder refuses unknown fields (as leasehold's did before the schedule
+// state) read it: the state rides in the nonce.
+func TestRecordsReadByEarlierVersions(t *testing.T) {
+	r := lease.Record{Holder: "w", Token: 3, TTL: time.Second, Released: true, Nonce: "4f1c9a0b7e22d3c5", Period: "2026-11-23T10:00:00Z", PeriodDone: true}
+	b := driver.EncodeJSON(r)
+	var old struct {
+		Format   int    `json:"leasehold"`
+		Holder   string `json:"holder"`
+		Token    uint64 `json:"token"`
+		TTLms    int64  `json:"ttl_ms"`
+		Released bool   `json:"released"`
+		Nonce    string `json:"nonce"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&old); err != nil {
+		t.Fatalf("the previous format's strict decoder refuses %s: %v", b, err)
+	}
+	if old.Nonce != "4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1" {
+		t.Errorf("stored nonce %q, want the nonce with the schedule state appended", old.Nonce)
+	}
+}
+
 func TestRecordCheck(t *testing.T) {
 	ok := lease.Record{Holder: "w", Token: 1, TTL: time.Millisecond, Nonce: "n"}
 	if err := driver.Check(ok); err != nil {
@@ -116,6 +158,9 @@ func TestRecordCheck(t *testing.T) {
 		{name: "TTL below a millisecond", change: func(r *lease.Record) { r.TTL = time.Microsecond }},
 		{name: "negative TTL", change: func(r *lease.Record) { r.TTL = -time.Second }},
 		{name: "no nonce", change: func(r *lease.Record) { r.Nonce = "" }},
+		{name: "nonce with a ';'", change: func(r *lease.Record) { r.Nonce = "n;period=1" }},
+		{name: "bad period", change: func(r *lease.Record) { r.Period = "10:00 daily" }},
+		{name: "done without a period", change: func(r *lease.Record) { r.PeriodDone = true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ok

@@ -17,10 +17,16 @@ import (
 // implements lease.Lease itself on a store's native lease.
 
 // CheckTerm reports, as a *lease.OptionError, a term t that could not have
-// come from an Acquire or Renew of a lease opened with opts.
+// come from an Acquire or Renew of a lease opened with opts, or whose
+// schedule state cannot be stored (see lease.ValidatePeriod).
 func CheckTerm(t lease.Term, opts lease.Options) error {
-	if t.Holder != opts.Identity || t.Token == 0 || t.Version == "" {
+	switch {
+	case t.Holder != opts.Identity || t.Token == 0 || t.Version == "":
 		return &lease.OptionError{Field: "Term", Value: fmt.Sprintf("%q/%d", t.Holder, t.Token), Reason: fmt.Sprintf("was not issued to %q", opts.Identity)}
+	case t.Period != "":
+		return lease.ValidatePeriod(t.Period)
+	case t.PeriodDone:
+		return &lease.OptionError{Field: "Term.PeriodDone", Value: true, Reason: "needs a Period"}
 	}
 	return nil
 }

@@ -43,7 +43,12 @@
 //
 // The item's version (lease.Record.Version, lease.Term.Version) is its
 // nonce: 16 random hex digits that every write makes afresh, so every write
-// changes it, and Replace is conditional on it. There is no other version
+// changes it, and Replace is conditional on it. Once a scheduled job has
+// run under the lease (runner.Config.Period), the nonce also carries the
+// latest period key, "4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1"
+// (see driver.EncodeNonce): there, and not in an attribute of its own, so
+// that earlier versions, which refuse attributes they do not know, read
+// the item. There is no other version
 // attribute. Anyone allowed to read the table can see who leads with:
 //
 //	aws dynamodb get-item --table-name leases --key '{"lease":{"S":"jobs/nightly"}}' --consistent-read

@@ -172,14 +172,14 @@ func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (str
 }
 
 // put writes r with in's condition and returns the new version, r's
-// nonce.
+// stored nonce.
 func (d *conn) put(ctx context.Context, op op, r lease.Record, in *ddb.PutItemInput) (string, error) {
 	in.TableName = &d.table
 	in.Item = encodeItem(r, d.keyAttr, d.name)
 	if _, err := d.client.PutItem(ctx, in, callOptions); err != nil {
 		return "", d.classify(ctx, op, err)
 	}
-	return r.Nonce, nil
+	return driver.EncodeNonce(r), nil
 }
 
 // url names the item in errors, as a URL that would open it.

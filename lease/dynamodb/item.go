@@ -39,12 +39,13 @@ func encodeItem(r lease.Record, keyAttr, name string) map[string]types.Attribute
 		attrToken:    &types.AttributeValueMemberN{Value: strconv.FormatUint(r.Token, 10)},
 		attrTTL:      &types.AttributeValueMemberN{Value: strconv.FormatInt(r.TTL.Milliseconds(), 10)},
 		attrReleased: &types.AttributeValueMemberBOOL{Value: r.Released},
-		attrNonce:    &types.AttributeValueMemberS{Value: r.Nonce},
+		attrNonce:    &types.AttributeValueMemberS{Value: driver.EncodeNonce(r)},
 	}
 }
 
 // decodeItem parses an item written by encodeItem, checks it with
-// driver.Check, and sets its Version to its nonce. Attributes it does not
+// driver.Check, and sets its Version to its stored nonce (schedule state
+// included: see driver.EncodeNonce). Attributes it does not
 // know are read past: those a later version of leasehold adds beside
 // leasehold=1 (see driver.FormatVersion), and those legacy (2017.11.29)
 // global tables add to every item they replicate (aws:rep:updatetime,
@@ -66,13 +67,13 @@ func decodeItem(item map[string]types.AttributeValue) (lease.Record, error) {
 		Token:    d.uint(attrToken),
 		TTL:      time.Duration(d.int(attrTTL)) * time.Millisecond,
 		Released: d.bool(attrReleased),
-		Nonce:    d.str(attrNonce),
 	}
+	nonce := d.str(attrNonce)
 	if d.err != nil {
 		return lease.Record{}, d.err
 	}
-	r.Version = r.Nonce
-	return r, driver.Check(r)
+	r.Version = nonce
+	return r, driver.DecodeNonce(nonce, &r)
 }
 
 // decoder reads attributes of an item and keeps the first error.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +24,28 @@ func ValidItem(keyAttr, name string, change map[string]types.AttributeValue, dro
 		delete(item, a)
 	}
 	return item
+}
+
+// TestItemWithSchedule: the schedule state rides in the nonce attribute,
+// so the item has exactly the attributes of the previous format (versions
+// that refuse unknown attributes read it), and the stored nonce is the
+// item's version.
+func TestItemWithSchedule(t *testing.T) {
+	t.Parallel()
+	r := lease.Record{Holder: "worker-1", Token: 4, TTL: time.Second, Released: true, Nonce: "0123456789abcdef", Period: "2026-11-23T10:00:00Z", PeriodDone: true}
+	item := encodeItem(r, "id", "jobs")
+	if got, want := slices.Sorted(maps.Keys(item)), slices.Sorted(slices.Values(append([]string{"id"}, recordAttributes...))); !slices.Equal(got, want) {
+		t.Errorf("item attributes %v, want %v", got, want)
+	}
+	const stored = "0123456789abcdef;period=2026-11-23T10:00:00Z;done=1"
+	if n, _ := item[attrNonce].(*types.AttributeValueMemberS); n == nil || n.Value != stored {
+		t.Errorf("nonce attribute %v, want S %q", item[attrNonce], stored)
+	}
+	got, err := decodeItem(item)
+	r.Version = stored
+	if err != nil || got != r {
+		t.Errorf("decodeItem(encodeItem(r)) = %+v, %v; want %+v", got, err, r)
+	}
 }
 
 func TestEncodeDecodeItem(t *testing.T) {

@@ -127,6 +127,8 @@ var cases = []struct {
 	{"GarbageRecord", false, testGarbageRecord},
 	{"RecordDeleted", false, testRecordDeleted},
 	{"Break", false, testBreak},
+	{"SchedulePeriod", false, testSchedulePeriod},
+	{"Keep", true, testKeep},
 }
 
 // UniqueName returns a lease name that no other subtest or run uses:
@@ -848,5 +850,107 @@ func testBreak(e *env) {
 	}
 	if tm := e.acquire(a); tm.Token != tn.Token+1 {
 		e.t.Errorf("after breaking a released lease the next token is %d, want %d", tm.Token, tn.Token+1)
+	}
+}
+
+// wantPeriod checks a record's or term's schedule state.
+func (e *env) wantPeriod(what, period string, done bool, wantPeriod string, wantDone bool) {
+	e.t.Helper()
+	if period != wantPeriod || done != wantDone {
+		e.t.Errorf("%s: Period %q, PeriodDone %t; want %q, %t", what, period, done, wantPeriod, wantDone)
+	}
+}
+
+// testSchedulePeriod: a holder marks a period started by renewing a term
+// with Period set, and done by releasing it with PeriodDone; every later
+// write (a renewal, a release, another contender's acquisition, a
+// takeover) carries the state over, and the record reads it back. A
+// period that cannot be stored is refused before anything is written.
+func testSchedulePeriod(e *env) {
+	const p1, p2 = "2026-11-23T10:00:00Z", "2026-11-23T11:00:00+01:00"
+	a, b, c := e.open("contender-a"), e.open("contender-b"), e.open("contender-c")
+	ta := e.acquire(a)
+	e.wantPeriod("a's first term", ta.Period, ta.PeriodDone, "", false)
+
+	bad := ta
+	bad.Period = "10:00 daily"
+	_, err := a.Renew(e.ctx, bad)
+	e.wantErr("Renew of a term with an unstorable Period", err, lease.ErrInvalid)
+	bad = ta
+	bad.PeriodDone = true
+	_, err = a.Renew(e.ctx, bad)
+	e.wantErr("Renew of a term done with no Period", err, lease.ErrInvalid)
+
+	ta.Period = p1
+	ta = e.renew(a, ta)
+	e.wantPeriod("a's term after the renewal that marks "+p1, ta.Period, ta.PeriodDone, p1, false)
+	e.wantPeriod("the record after a's renewal", e.observe(b).Period, e.observe(b).PeriodDone, p1, false)
+	ta = e.renew(a, ta)
+	e.wantPeriod("the record after a's next renewal", e.observe(b).Period, e.observe(b).PeriodDone, p1, false)
+	ta.PeriodDone = true
+	e.release(a, ta)
+	r := e.observe(b)
+	e.wantRecord("Observe after a's Release", r, "contender-a", ta.Token, true)
+	e.wantPeriod("the record after a's Release", r.Period, r.PeriodDone, p1, true)
+
+	tb := e.acquire(b)
+	e.wantPeriod("b's term, acquired after a's Release", tb.Period, tb.PeriodDone, p1, true)
+	r = e.observe(c)
+	e.wantPeriod("the record after b's Acquire", r.Period, r.PeriodDone, p1, true)
+	tb.Period, tb.PeriodDone = p2, false
+	tb = e.renew(b, tb)
+	r = e.observe(c)
+	e.wantRecord("Observe after b's renewal", r, "contender-b", tb.Token, false)
+	e.wantPeriod("the record after b marked "+p2, r.Period, r.PeriodDone, p2, false)
+
+	// b stops renewing, as if it crashed: c's takeover keeps b's period.
+	tc := e.takeOver(c, tb, time.Time{})
+	e.wantPeriod("c's term, taken over from b", tc.Period, tc.PeriodDone, p2, false)
+	r = e.observe(a)
+	e.wantPeriod("the record after c's takeover", r.Period, r.PeriodDone, p2, false)
+}
+
+// testKeep: a holder that ends its term with lease.Keeper's Keep(d) keeps
+// every other contender out for d on the contender's own clock, counted
+// from its first sight of the kept record, and no longer than d and a
+// margin.
+func testKeep(e *env) {
+	a, b := e.open("contender-a"), e.open("contender-b")
+	k, ok := a.(lease.Keeper)
+	if !ok {
+		e.t.Fatalf("the lease (%T) judges expiry itself but does not implement lease.Keeper", a)
+	}
+	ta := e.acquire(a)
+	if err := k.Keep(e.ctx, ta, 0); !errors.Is(err, lease.ErrInvalid) {
+		e.t.Errorf("Keep for 0: %v, want an error matching lease.ErrInvalid", err)
+	}
+	d := e.ttl * 3 / 2
+	if err := k.Keep(e.ctx, ta, d); err != nil {
+		e.t.Fatalf("Keep for %v: %v, want nil", d, err)
+	}
+	firstLook := time.Now()
+	r := e.observe(b)
+	if r.Holder != "contender-a" || r.Token != ta.Token || !r.Held() || r.TTL != d {
+		e.t.Errorf("the kept record: {Holder %q, Token %d, Held %t, TTL %v}, want {%q, %d, true, %v}", r.Holder, r.Token, r.Held(), r.TTL, "contender-a", ta.Token, d)
+	}
+	for {
+		tb, err := b.Acquire(e.ctx)
+		now := time.Now()
+		if err == nil {
+			if now.Before(firstLook.Add(d)) {
+				e.t.Errorf("b took a lease kept for %v over %v after its first look", d, now.Sub(firstLook))
+			}
+			if tb.Token <= ta.Token {
+				e.t.Errorf("b's token %d after the kept term's %d, want more", tb.Token, ta.Token)
+			}
+			return
+		}
+		if !errors.Is(err, lease.ErrHeld) {
+			e.t.Fatalf("b's Acquire of the kept lease: %v, want lease.ErrHeld until it wins", err)
+		}
+		if now.After(firstLook.Add(d + e.margin())) {
+			e.t.Fatalf("b still refused %v after its first look at a lease kept for %v", now.Sub(firstLook), d)
+		}
+		time.Sleep(e.poll())
 	}
 }

@@ -64,6 +64,10 @@
 //
 //	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}
 //
+// Once a scheduled job has run under the lease (runner.Config.Period), the
+// nonce also carries the latest period key (see driver.EncodeNonce):
+// "nonce":"4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1".
+//
 // Anyone allowed to read it can see who leads with:
 //
 //	aws s3 cp s3://BUCKET/KEY -
