@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -85,6 +86,39 @@ type Config struct {
 	// live holder renew and a dead holder's lease lapse.
 	OnceTimeout time.Duration
 
+	// Period, if set, makes RunOnce run the task at most once for this
+	// period key, whichever instance runs it and however late it fires: the
+	// name of the tick a scheduled job was started for (the trigger's
+	// scheduled time, in RFC 3339, such as EventBridge's "time"; or
+	// PeriodKey's). The lease record remembers the latest period started:
+	// RunOnce writes the key, under the term it was elected with, before
+	// the task starts, and an instance whose key is at or before the
+	// record's returns AlreadyRan without running the task. Keys compare as
+	// times when both are RFC 3339 times, as numbers when both are
+	// decimal integers, and byte by byte otherwise; lease.ValidatePeriod
+	// says which keys can be stored. Run refuses a Config with a Period.
+	Period string
+	// RetryFailed changes what a period whose task did not succeed counts
+	// as. By default a period has run once its task started, whatever
+	// became of it (at most once). With RetryFailed, only a task that
+	// returned nil marks its period done; after a task that failed, was
+	// stopped, or whose instance crashed (its lease then lapses after the
+	// TTL), a later trigger of the same period runs it again (at least
+	// once, if triggers keep coming). Either way a later period runs.
+	RetryFailed bool
+	// MinHold, if set, keeps other instances out of the lease for at least
+	// this long after RunOnce's task started, even when it ends sooner:
+	// for jobs with no period key, whose duplicates fire within MinHold of
+	// each other. On a store whose lease is a lease.Keeper (S3, DynamoDB,
+	// Cloud Storage, memory), RunOnce returns when the task does, leaving
+	// the record held with the remaining time as its TTL, which every
+	// other instance counts on its own clock (Demotion.Kept). On Azure
+	// Blob, whose lease lasts 15 to 60 seconds or forever, RunOnce keeps
+	// renewing the lease, and does not return, until MinHold has passed
+	// since the task started, or ctx ends. Run refuses a Config with a
+	// MinHold.
+	MinHold time.Duration
+
 	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
 	// returned by itself and the lease has been released. By default Run
 	// campaigns again, as the MSDN sample does, after a jittered
@@ -137,6 +171,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"HealthTimeout", c.HealthTimeout}, {"StallTimeout", c.StallTimeout},
 		{"CoolDown", c.CoolDown}, {"ReleaseTimeout", c.ReleaseTimeout},
 		{"DrainTimeout", c.DrainTimeout}, {"OnceTimeout", c.OnceTimeout},
+		{"MinHold", c.MinHold},
 	} {
 		if d.value < 0 {
 			return c, invalid(d.name, d.value, "must not be negative")
@@ -167,6 +202,14 @@ func (c Config) withDefaults() (Config, error) {
 		return c, invalid("Jitter", c.Jitter, "must be between 0 and 1")
 	case c.HealthThreshold < 0:
 		return c, invalid("HealthThreshold", c.HealthThreshold, "must not be negative")
+	case c.MinHold%time.Millisecond != 0:
+		return c, invalid("MinHold", c.MinHold, "must be a whole number of milliseconds")
+	}
+	if c.Period != "" {
+		var oe *lease.OptionError
+		if err := lease.ValidatePeriod(c.Period); errors.As(err, &oe) {
+			return c, invalid("Period", c.Period, oe.Reason)
+		}
 	}
 	return c, nil
 }

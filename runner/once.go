@@ -32,6 +32,11 @@ const (
 	Unreachable
 	// Interrupted: ctx ended before this instance was elected.
 	Interrupted
+	// AlreadyRan: Config.Period is at or before the period the lease
+	// record names (see Config.Period and RetryFailed): the period ran, or
+	// is running, on some instance, and the task did not run here. Once.Holder
+	// is the record that names it.
+	AlreadyRan
 )
 
 var onceOutcomeNames = map[OnceOutcome]string{
@@ -40,6 +45,7 @@ var onceOutcomeNames = map[OnceOutcome]string{
 	NotElected:  "not elected",
 	Unreachable: "store unreachable",
 	Interrupted: "interrupted",
+	AlreadyRan:  "already ran",
 }
 
 func (o OnceOutcome) String() string {
@@ -57,7 +63,9 @@ type Once struct {
 	// Demotion says how that term ended (Ran, SteppedDown): Reason
 	// TaskEnded for Ran, and whether the lease was released.
 	Demotion Demotion
-	// Holder is the lease's record as last read (NotElected).
+	// Holder is the lease's record as last read (NotElected, AlreadyRan;
+	// for an AlreadyRan found after this instance was elected, the record
+	// as this instance left it, released at once).
 	Holder lease.Record
 	// Err is the task's error (Ran) or the store's last error
 	// (Unreachable); nil otherwise.
@@ -86,20 +94,19 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 	cctx, cancel := context.WithTimeoutCause(ctx, r.cfg.OnceTimeout, errOnceTimeout)
 	defer cancel()
-	w := holderWatch{judge: r.cfg.Lease.Judge()}
+	w := holderWatch{judge: r.cfg.Lease.Judge(), ranBy: r.ranBy}
 	t, err := r.campaign(cctx, w.gaveUp)
 	var held *lease.HeldError
 	switch {
 	case ctx.Err() != nil:
 		return Once{Outcome: Interrupted}, nil
 	case err == nil:
-		d := r.lead(ctx, t)
-		if d.Reason == TaskEnded {
-			return Once{Outcome: Ran, Term: t, Demotion: d, Err: d.Err}, nil
-		}
-		return Once{Outcome: SteppedDown, Term: t, Demotion: d}, nil
+		return r.runElected(ctx, t)
 	case !lease.Retryable(err):
 		return Once{}, err
+	case errors.As(w.last, &held) && r.ranBy(held.Record.Period, held.Record.PeriodDone):
+		r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", held.Record.Period, "done", held.Record.PeriodDone, "holder", held.Record.Holder)
+		return Once{Outcome: AlreadyRan, Holder: held.Record}, nil
 	case errors.As(w.last, &held):
 		r.cfg.Logger.Info("not elected: the lease is held", "holder", held.Record.Holder, "token", held.Record.Token)
 		return Once{Outcome: NotElected, Holder: held.Record}, nil
@@ -110,15 +117,52 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 	return Once{Outcome: Unreachable, Err: w.last}, nil
 }
 
+// runElected is RunOnce once elected with term t: with a Period, it gives
+// the lease back at once if the record it took over shows the period ran,
+// and otherwise writes the period before the task starts.
+func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
+	if r.cfg.Period != "" {
+		if r.ranBy(t.Period, t.PeriodDone) {
+			r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", t.Period, "done", t.PeriodDone)
+			released := r.release(ctx, t)
+			return Once{Outcome: AlreadyRan, Term: t, Holder: lease.Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Released: released, Period: t.Period, PeriodDone: t.PeriodDone}}, nil
+		}
+		marked, err := r.markPeriod(ctx, t)
+		if err != nil {
+			if !errors.Is(err, lease.ErrLost) {
+				r.release(ctx, t) // writes the record back as it was
+			}
+			err = fmt.Errorf("runner: writing period %q into the lease record before the task: %w", r.cfg.Period, err)
+			if ctx.Err() != nil {
+				return Once{Outcome: Interrupted}, nil
+			}
+			if !lease.Retryable(err) {
+				return Once{}, err
+			}
+			r.cfg.Logger.Warn("not running: the period could not be written", "period", r.cfg.Period, "err", err)
+			return Once{Outcome: Unreachable, Err: err}, nil
+		}
+		t = marked
+	}
+	s := &schedule{}
+	d := r.lead(ctx, t, r.wrap(s), r.end(s))
+	if s.ended {
+		return Once{Outcome: Ran, Term: t, Demotion: d, Err: s.err}, nil
+	}
+	return Once{Outcome: SteppedDown, Term: t, Demotion: d}, nil
+}
+
 // holderWatch is how RunOnce tells a live holder from a dead one.
 type holderWatch struct {
 	judge lease.Judge
-	first *lease.HeldError // the holder's record as first refused
-	last  error            // the latest failed attempt's error
+	ranBy func(period string, done bool) bool // the holder's record covers our period
+	first *lease.HeldError                    // the holder's record as first refused
+	last  error                               // the latest failed attempt's error
 }
 
 // gaveUp notes a failed attempt's error and reports whether to stop
-// campaigning: the holder is alive, because its record changed since the
+// campaigning: the holder's record shows that our period ran, or the
+// holder is alive, because its record changed since the
 // first refusal, or because the store, which judges expiry itself, still
 // refuses. Only a *lease.HeldError is a refusal: a store slow to let a
 // lapsed lease go (lease.ErrUnavailable) is waited out.
@@ -127,6 +171,9 @@ func (w *holderWatch) gaveUp(err error) bool {
 	var held *lease.HeldError
 	if !errors.As(err, &held) {
 		return false
+	}
+	if w.ranBy(held.Record.Period, held.Record.PeriodDone) {
+		return true
 	}
 	if w.first == nil {
 		w.first = held

@@ -35,6 +35,12 @@ func New(cfg Config) (*Runner, error) {
 // person's help (see lease.Retryable), and, with StopWhenTaskEnds, the
 // task's error once the task has returned.
 func (r *Runner) Run(ctx context.Context) error {
+	switch {
+	case r.cfg.Period != "":
+		return invalid("Period", r.cfg.Period, "is for RunOnce: Run does not run once per period")
+	case r.cfg.MinHold != 0:
+		return invalid("MinHold", r.cfg.MinHold, "is for RunOnce: Run holds the lease while it runs")
+	}
 	failures := 0 // tasks in a row that failed quickly (see restartDelay)
 	for {
 		t, err := r.campaign(ctx, nil)
@@ -45,7 +51,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		elected := time.Now()
-		d := r.lead(ctx, t)
+		d := r.lead(ctx, t, r.cfg.Task, nil)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -96,12 +102,13 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 	}
 }
 
-// lead runs one term: the task, the renew loop and the health watch share
+// lead runs one term: task (Config.Task, or RunOnce's wrapping of it), the renew loop and the health watch share
 // one context, and the first of them to end cancels the others. The
 // renewals run under a context of their own, which one goroutine
 // (renewUntil) ends. It returns once the task has returned and the lease
-// has been released.
-func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
+// has been released, or ended by finish (not nil: RunOnce's schedule), which
+// is given the term as it stands once the renewals have stopped.
+func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish endTerm) Demotion {
 	st := newTerm(lt)
 	termCtx, end := context.WithCancelCause(ctx)
 	defer end(nil)
@@ -112,12 +119,16 @@ func (r *Runner) lead(ctx context.Context, lt lease.Term) Demotion {
 	wg.Go(func() { r.renewUntil(termCtx, st, taskDone, stopRenewing) })
 	wg.Go(func() { r.keepRenewing(renewCtx, st, end) })
 	wg.Go(func() { r.watchHealth(termCtx, st, end) })
-	taskErr := r.cfg.Task(context.WithValue(termCtx, termKey{}, st))
+	taskErr := task(context.WithValue(termCtx, termKey{}, st))
 	end(&stepDown{reason: TaskEnded, err: taskErr})
 	close(taskDone)
 	wg.Wait()
-	return r.demoted(ctx, st, demotionOf(context.Cause(termCtx), lt.Token))
+	return r.demoted(ctx, st, demotionOf(context.Cause(termCtx), lt.Token), finish)
 }
+
+// endTerm ends a term whose lease was not found lost, instead of a plain
+// release, and fills in d's Released or Kept.
+type endTerm func(ctx context.Context, t lease.Term, d *Demotion)
 
 // renewUntil is the one place that decides when the renewals stop: it
 // calls stopRenewing when the task has returned; when the renew loop itself
@@ -158,13 +169,18 @@ func (r *Runner) elected(t lease.Term) {
 	}
 }
 
-// demoted releases the lease of a term that ended as d says, unless a
-// renewal found it lost, and announces the end.
-func (r *Runner) demoted(ctx context.Context, st *term, d Demotion) Demotion {
-	if !st.lost() {
+// demoted releases the lease of a term that ended as d says (or ends it
+// with end, if not nil), unless a renewal found it lost, and announces the
+// end.
+func (r *Runner) demoted(ctx context.Context, st *term, d Demotion, end endTerm) Demotion {
+	switch {
+	case st.lost():
+	case end != nil:
+		end(ctx, st.get(), &d)
+	default:
 		d.Released = r.release(ctx, st.get())
 	}
-	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released)
+	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released, "kept_for", d.Kept)
 	if r.cfg.OnDemoted != nil {
 		r.cfg.OnDemoted(d)
 	}

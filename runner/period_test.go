@@ -1,0 +1,302 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// runPeriod runs RunOnce for the period key on l, with cfg's other fields,
+// and returns its result.
+func runPeriod(t *testing.T, l lease.Lease, key string, cfg runner.Config, task func(context.Context) error) runner.Once {
+	t.Helper()
+	cfg.Lease, cfg.Task, cfg.Period, cfg.Logger = l, task, key, quiet
+	r, err := runner.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.RunOnce(context.Background())
+	if err != nil {
+		t.Fatalf("RunOnce for period %q: %v, want a result", key, err)
+	}
+	return res
+}
+
+// record reads the lease's record in store.
+func record(t *testing.T, store *memlease.Store) lease.Record {
+	t.Helper()
+	rec, err := openLease(t, store, "observer").Observe(context.Background())
+	if err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	return rec
+}
+
+func wantOutcome(t *testing.T, what string, res runner.Once, want runner.OnceOutcome) {
+	t.Helper()
+	if res.Outcome != want {
+		t.Errorf("%s: RunOnce = %+v, want %v", what, res, want)
+	}
+}
+
+const (
+	tick1 = "2026-11-23T10:00:00Z"
+	tick2 = "2026-11-23T11:00:00Z"
+)
+
+func failed(context.Context) error { return errors.New("the job failed") }
+
+func TestPeriodRunsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		res := runPeriod(t, openLease(t, store, "a"), tick1, runner.Config{}, done)
+		wantOutcome(t, "a, the first of period 1", res, runner.Ran)
+		if rec := record(t, store); rec.Period != tick1 || !rec.PeriodDone || !rec.Released {
+			t.Errorf("record after a's run: %+v, want period %q done and released", rec, tick1)
+		}
+		advance(time.Minute) // b's trigger fires a minute late
+		res = runPeriod(t, openLease(t, store, "b"), tick1, runner.Config{}, mustNotRun(t))
+		wantOutcome(t, "b, late for period 1", res, runner.AlreadyRan)
+		if res.Holder.Period != tick1 || !res.Holder.PeriodDone {
+			t.Errorf("b's AlreadyRan names %+v, want the record of period %q done", res.Holder, tick1)
+		}
+		res = runPeriod(t, openLease(t, store, "c"), "2026-11-23T09:00:00Z", runner.Config{}, mustNotRun(t))
+		wantOutcome(t, "c, for an earlier period", res, runner.AlreadyRan)
+		res = runPeriod(t, openLease(t, store, "b"), "2026-11-23T11:00:00+01:00", runner.Config{}, mustNotRun(t))
+		wantOutcome(t, "b, for period 1 written in another zone", res, runner.AlreadyRan)
+		res = runPeriod(t, openLease(t, store, "b"), tick2, runner.Config{}, done)
+		wantOutcome(t, "b, for period 2", res, runner.Ran)
+		if rec := record(t, store); rec.Period != tick2 || !rec.PeriodDone {
+			t.Errorf("record after period 2: %+v, want period %q done", rec, tick2)
+		}
+	})
+}
+
+// TestPeriodFiredTogether: instances fired for one tick at the same
+// moment: one runs the task, every other returns AlreadyRan at once, as
+// soon as it reads the period the winner wrote, without waiting out the
+// winner's task.
+func TestPeriodFiredTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		ids := []string{"a", "b", "c", "d", "e"}
+		results := make(chan runner.Once, len(ids))
+		var ran shared[int]
+		for _, id := range ids {
+			go func() {
+				results <- runPeriod(t, openLease(t, store, id), tick1, runner.Config{}, func(ctx context.Context) error {
+					ran.update(func(n *int) { *n++ })
+					advance(30 * time.Second)
+					return nil
+				})
+			}()
+		}
+		counts := map[runner.OnceOutcome]int{}
+		for range ids {
+			res := <-results
+			counts[res.Outcome]++
+			if res.Outcome == runner.AlreadyRan {
+				if rec := record(t, store); !rec.Held() && rec.Period == tick1 && rec.PeriodDone {
+					t.Errorf("an AlreadyRan came after the winner's task ended: %+v", res)
+				}
+			}
+		}
+		if ran.get() != 1 || counts[runner.Ran] != 1 || counts[runner.AlreadyRan] != len(ids)-1 {
+			t.Errorf("task ran %d times; outcomes %v; want 1 run, 1 Ran and %d AlreadyRan", ran.get(), counts, len(ids)-1)
+		}
+	})
+}
+
+// TestPeriodFailedOrCrashed: by default a period whose task failed, or
+// whose instance crashed, has run (at most once); with RetryFailed a later
+// trigger of the same period runs it again, after a crashed holder's
+// lease lapsed.
+func TestPeriodFailedOrCrashed(t *testing.T) {
+	crash := func(t *testing.T, store *memlease.Store) {
+		t.Helper()
+		l := openLease(t, store, "crashed")
+		term, err := l.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		term.Period = tick1
+		if _, err := l.Renew(context.Background(), term); err != nil { // as RunOnce marks it; then nothing
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		retry  bool
+		before func(*testing.T, *memlease.Store)
+		want   runner.OnceOutcome
+	}{
+		{"task failed, at most once", false, func(t *testing.T, s *memlease.Store) {
+			wantOutcome(t, "a", runPeriod(t, openLease(t, s, "a"), tick1, runner.Config{}, failed), runner.Ran)
+		}, runner.AlreadyRan},
+		{"task failed, RetryFailed", true, func(t *testing.T, s *memlease.Store) {
+			wantOutcome(t, "a", runPeriod(t, openLease(t, s, "a"), tick1, runner.Config{RetryFailed: true}, failed), runner.Ran)
+		}, runner.Ran},
+		{"holder crashed, at most once", false, crash, runner.AlreadyRan},
+		{"holder crashed, RetryFailed", true, crash, runner.Ran},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := memlease.NewStore()
+				tc.before(t, store)
+				if rec := record(t, store); rec.Period != tick1 || rec.PeriodDone {
+					t.Fatalf("record after the failure: %+v, want period %q, not done", rec, tick1)
+				}
+				var ranAt time.Time
+				began := time.Now()
+				res := runPeriod(t, openLease(t, store, "b"), tick1, runner.Config{RetryFailed: tc.retry}, func(context.Context) error {
+					ranAt = time.Now()
+					return nil
+				})
+				wantOutcome(t, "b, a later trigger of the same period", res, tc.want)
+				if tc.want == runner.Ran && !ranAt.IsZero() && ranAt.Sub(began) > 0 && ranAt.Sub(began) < ttl && !record(t, store).Released {
+					t.Errorf("b ran %v after it started, before a crashed holder's lease could lapse", ranAt.Sub(began))
+				}
+				if tc.want == runner.AlreadyRan && !ranAt.IsZero() {
+					t.Error("b ran the task")
+				}
+				if rec := record(t, store); tc.want == runner.Ran && !rec.PeriodDone {
+					t.Errorf("record after b's retry: %+v, want period %q done", rec, tick1)
+				}
+			})
+		})
+	}
+}
+
+// TestPeriodSecondInstanceWhileRunning: with RetryFailed, an instance
+// fired for the period that another is running now is not elected (the
+// period is not done yet); without, it already ran.
+func TestPeriodSecondInstanceWhileRunning(t *testing.T) {
+	for _, retry := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			store := memlease.NewStore()
+			aDone := make(chan runner.Once)
+			go func() {
+				aDone <- runPeriod(t, openLease(t, store, "a"), tick1, runner.Config{RetryFailed: retry}, func(ctx context.Context) error {
+					advance(time.Hour)
+					return nil
+				})
+			}()
+			defer func() { wantOutcome(t, "a", <-aDone, runner.Ran) }()
+			advance(time.Second)
+			want := runner.AlreadyRan
+			if retry {
+				want = runner.NotElected
+			}
+			wantOutcome(t, "b while a runs the period", runPeriod(t, openLease(t, store, "b"), tick1, runner.Config{RetryFailed: retry}, mustNotRun(t)), want)
+		})
+	}
+}
+
+// noKeeper hides the memory lease's Keep, as Azure's lease has none.
+type noKeeper struct{ lease.Lease }
+
+// TestMinHold: a task that ends before MinHold keeps other instances out
+// until MinHold has passed since it started: on a lease.Keeper by leaving
+// the record held for the rest (RunOnce returns at once), otherwise by
+// renewing until then.
+func TestMinHold(t *testing.T) {
+	const minHold, work = 2 * time.Minute, 10 * time.Second
+	for _, keeper := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			store := memlease.NewStore()
+			l := openLease(t, store, "a")
+			if !keeper {
+				l = noKeeper{l}
+			}
+			started := time.Now()
+			res := runPeriod(t, l, "", runner.Config{MinHold: minHold}, func(context.Context) error {
+				advance(work)
+				return nil
+			})
+			took := time.Since(started)
+			switch {
+			case res.Outcome != runner.Ran:
+				t.Fatalf("RunOnce = %+v, want Ran", res)
+			case keeper && (took != work || res.Demotion.Kept != minHold-work || res.Demotion.Released):
+				t.Errorf("keeper: RunOnce took %v, kept the lease for %v, released %t; want %v, %v, false", took, res.Demotion.Kept, res.Demotion.Released, work, minHold-work)
+			case !keeper && (took < minHold || took > minHold+time.Second || !res.Demotion.Released):
+				t.Errorf("no keeper: RunOnce took %v, released %t; want MinHold (%v), then released", took, res.Demotion.Released, minHold)
+			}
+			// Every instance fired meanwhile, without a period, is kept out
+			// until MinHold has passed since a's task started.
+			for time.Since(started) < minHold {
+				var ranAt time.Time
+				r, err := runner.New(runner.Config{Lease: openLease(t, store, "b"), Task: func(context.Context) error { ranAt = time.Now(); return nil }, Logger: quiet, OnceTimeout: 20 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := r.RunOnce(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if !ranAt.IsZero() && ranAt.Sub(started) < minHold {
+					t.Fatalf("b ran %v after a's task started, within MinHold (%v)", ranAt.Sub(started), minHold)
+				}
+			}
+		})
+	}
+}
+
+func TestRunRefusesOnceFields(t *testing.T) {
+	l := openLease(t, memlease.NewStore(), "a")
+	for _, cfg := range []runner.Config{{Period: tick1}, {MinHold: time.Minute}} {
+		cfg.Lease, cfg.Task, cfg.Logger = l, done, quiet
+		r, err := runner.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Run(context.Background()); !errors.Is(err, lease.ErrInvalid) {
+			t.Errorf("Run with %+v: %v, want lease.ErrInvalid", cfg, err)
+		}
+	}
+	for _, cfg := range []runner.Config{{Period: "10:00 daily"}, {MinHold: -time.Second}, {MinHold: time.Microsecond}} {
+		cfg.Lease, cfg.Task = l, done
+		if _, err := runner.New(cfg); !errors.Is(err, lease.ErrInvalid) {
+			t.Errorf("New with Period %q, MinHold %v: %v, want lease.ErrInvalid", cfg.Period, cfg.MinHold, err)
+		}
+	}
+}
+
+// TestPeriodKey: hosts whose triggers fire, or clocks run, up to half a
+// period early or less than half a period late get the same key.
+func TestPeriodKey(t *testing.T) {
+	tick := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		every, offset time.Duration
+		tick          time.Time
+		want          string
+	}{
+		{time.Hour, 0, tick, "2026-11-23T10:00:00Z"},
+		{15 * time.Minute, 0, tick.Add(45 * time.Minute), "2026-11-23T10:45:00Z"},
+		{time.Hour, 30 * time.Minute, tick.Add(30 * time.Minute), "2026-11-23T10:30:00Z"},
+		{24 * time.Hour, 2 * time.Hour, time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC), "2026-11-23T02:00:00Z"},
+		{time.Minute, 0, time.Date(1969, 7, 20, 20, 17, 0, 0, time.UTC), "1969-07-20T20:17:00Z"},
+		{1500 * time.Millisecond, 0, time.Unix(3, 0), "1970-01-01T00:00:03Z"},
+	} {
+		for _, skew := range []time.Duration{0, -time.Second, 3 * time.Second, -tc.every / 2, tc.every/2 - time.Nanosecond} {
+			if skew < -tc.every/2 || skew >= tc.every/2 {
+				continue // beyond the tolerance, for the shortest period
+			}
+			at := tc.tick.Add(skew).In(time.FixedZone("host", 3600))
+			if got := runner.PeriodKey(at, tc.every, tc.offset); got != tc.want {
+				t.Errorf("PeriodKey(tick %v %+v, every %v, offset %v) = %q, want %q", tc.tick, skew, tc.every, tc.offset, got, tc.want)
+			}
+		}
+		if got := runner.PeriodKey(tc.tick.Add(tc.every/2), tc.every, tc.offset); got == tc.want {
+			t.Errorf("PeriodKey half a period late (%v) = %q, the same tick: want the next", tc.every/2, got)
+		}
+		if got := runner.PeriodKey(tc.tick.Add(-tc.every/2-time.Nanosecond), tc.every, tc.offset); got == tc.want {
+			t.Errorf("PeriodKey over half a period early = %q, the same tick: want the one before", got)
+		}
+	}
+}
