@@ -278,15 +278,17 @@ func TestCheckNoCredentials(t *testing.T) {
 	}
 }
 
-func TestCheckDynamoDB(t *testing.T) {
-	endpoint := os.Getenv("LEASEHOLD_DYNALITE_ENDPOINT")
+// dynaliteTable creates a lease table on dynalite from the test stack,
+// deleted when the test ends, and returns the endpoint and the table.
+func dynaliteTable(t *testing.T) (endpoint, table string) {
+	t.Helper()
+	endpoint = os.Getenv("LEASEHOLD_DYNALITE_ENDPOINT")
 	if endpoint == "" {
-		t.Skip(`leasehold check on dynalite: set LEASEHOLD_DYNALITE_ENDPOINT (scripts/stack up dynalite; eval "$(scripts/stack env)")`)
+		t.Skip(`leasehold on dynalite: set LEASEHOLD_DYNALITE_ENDPOINT (scripts/stack up dynalite; eval "$(scripts/stack env)")`)
 	}
 	creds := aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}
-	useAWSCredentials(t, creds)
 	client := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.StaticCredentialsProvider{Value: creds}})
-	table := randomName("leasehold-check-")
+	table = randomName("leasehold-check-")
 	_, err := client.CreateTable(t.Context(), &ddb.CreateTableInput{
 		TableName:            &table,
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("lease"), KeyType: types.KeyTypeHash}},
@@ -297,6 +299,12 @@ func TestCheckDynamoDB(t *testing.T) {
 		t.Fatalf("CreateTable %s: %v", table, err)
 	}
 	t.Cleanup(func() { _, _ = client.DeleteTable(context.Background(), &ddb.DeleteTableInput{TableName: &table}) })
+	return endpoint, table
+}
+
+func TestCheckDynamoDB(t *testing.T) {
+	endpoint, table := dynaliteTable(t)
+	useAWSCredentials(t, aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"})
 	leaseURL := func(table string) string {
 		return fmt.Sprintf("dynamodb://%s/check?endpoint=%s&region=us-east-1", table, url.QueryEscape(endpoint))
 	}
@@ -308,12 +316,14 @@ func TestCheckDynamoDB(t *testing.T) {
 	wantFail(t, code, rep, lines, "store", fmt.Sprintf("table %q does not exist", "no-such-table-"+table), exitConfig)
 }
 
-func TestCheckAzure(t *testing.T) {
+// azuriteContainer creates a container on Azurite from the test stack,
+// deleted when the test ends.
+func azuriteContainer(t *testing.T) string {
+	t.Helper()
 	cs := os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING")
 	if cs == "" {
-		t.Skip(`leasehold check on Azurite: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
+		t.Skip(`leasehold on Azurite: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
 	}
-	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", cs)
 	client, err := azblob.NewClientFromConnectionString(cs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +333,12 @@ func TestCheckAzure(t *testing.T) {
 		t.Fatalf("CreateContainer %s: %v", container, err)
 	}
 	t.Cleanup(func() { _, _ = client.DeleteContainer(context.Background(), container, nil) })
+	return container
+}
 
+func TestCheckAzure(t *testing.T) {
+	container := azuriteContainer(t)
+	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING"))
 	code, rep, lines := runCheck(t, "--lease", "azblob://"+container+"/check")
 	wantAllOK(t, code, rep, lines, "conditional writes")
 	if c := rep.result("credentials"); !strings.Contains(c.Detail, `account key of "devstoreaccount1"`) {

@@ -32,6 +32,10 @@ const (
 	// exitRefused: leasehold break did not break the lease of a holder
 	// that is alive (without --force); EX_TEMPFAIL as for exitNotElected.
 	exitRefused = 75
+	// exitAlreadyRan: with --once --period or --every, the lease record
+	// names this period or a later one: it ran, or is running, on some
+	// instance, and the command was not run here.
+	exitAlreadyRan = 76
 	// exitConfig: the lease cannot be used without a person's help: an
 	// unknown scheme or invalid URL, a missing bucket, missing or refused
 	// credentials, an object at the key that is not a lease record, a

@@ -87,6 +87,7 @@ The command gets:
   LEASEHOLD_LEASE     the lease URL
   LEASEHOLD_IDENTITY  this instance's identity
   LEASEHOLD_PROGRESS_FILE  with --progress-file
+  LEASEHOLD_PERIOD    with --period or --every: the period key it runs for
   leasehold's own environment, its stdout and stderr; stdin is /dev/null.
 It runs in a process group of its own: signals go to the whole group.
 
@@ -127,6 +128,35 @@ the lease and waits --cool-down before campaigning again):
                          program that buffers output when not on a terminal
                          must flush each line)
 
+Scheduled jobs (--once with --period or --every): every instance of a
+scheduled job fires for the same tick (cron on several hosts, an ECS
+scheduled task, an EventBridge rule, which delivers at least once, a
+CronJob started twice). With --period KEY, the command runs at most once
+per key, whichever instance wins and however late the others fire: the
+lease record keeps the latest period started, written before the command
+starts, and an instance whose key is at or before it exits 76.
+  --period KEY      the tick's name: its scheduled time in RFC 3339 (such as
+                    EventBridge's "time") or a number. Keys compare as times
+                    when both are RFC 3339, as numbers when both are
+                    integers, byte by byte otherwise. At most 64 bytes of
+                    letters, digits and -._:+/@.
+  --every D         for triggers that do not say which tick they fire for:
+                    the key is the time of the nearest tick, the multiples
+                    of D since 1970-01-01 UTC (plus --every-offset), so a
+                    host up to D/2 early or less than D/2 late (a skewed
+                    clock, a cold start, a late delivery) gets the same key.
+                    This is the only time leasehold reads the wall clock.
+  --retry-failed    a command that exited non-zero, was stopped, or whose
+                    instance crashed does not count: a later trigger of the
+                    same period runs it again (at least once while triggers
+                    come). Default: a period counts as run once its command
+                    started (at most once).
+  --min-hold D      for jobs with no period: keep others out for at least D
+                    after the command started. On S3, DynamoDB and Cloud
+                    Storage leasehold exits when the command does, and
+                    leaves the lease held for the rest of D; on Azure Blob
+                    (leases of 15-60s) it keeps renewing until D has passed.
+
 Exit status:
   0        the command ran and exited 0; or, without --once, leasehold was
            stopped by SIGTERM/SIGINT and stepped down cleanly
@@ -139,6 +169,8 @@ Exit status:
   70       --once: leadership ended before the command finished (lease lost,
            renew deadline passed, unhealthy) and the command was stopped
   75       --once: not elected, another instance holds the lease
+  76       --once with --period or --every: the period already ran, or is
+           running, on another instance; the command did not run here
   78       the lease cannot be used as configured: unknown scheme or bad
            URL, missing bucket, no or refused credentials, an object at
            the key that is not a lease, a store that does not enforce

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // errHelp is returned by the parsers after they printed the help that
@@ -79,6 +80,11 @@ type runOptions struct {
 	grace       time.Duration
 	killMargin  time.Duration
 
+	period         string
+	every, everyAt time.Duration
+	retryFailed    bool
+	minHold        time.Duration
+
 	healthCmd, healthURL          string
 	healthInterval, healthTimeout time.Duration
 	healthThreshold               int
@@ -105,6 +111,13 @@ func runFlags(o *runOptions) *flagSet {
 	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status (after a wait that grows while it keeps failing)")
 	f.Duration(&o.grace, "grace", 10*time.Second, "on a voluntary step-down, how long the command has between SIGTERM and\nSIGKILL; the lease is kept renewed meanwhile")
 	f.Duration(&o.killMargin, "kill-margin", 0, "the command is killed at the latest this long before the lease could be\ntaken over")
+
+	f.group("Scheduled jobs (with --once)")
+	f.String(&o.period, "period", "", "run the command at most once for this period `key`, the tick the job fires\nfor (e.g. its scheduled time in RFC 3339); exit 76 if it already ran")
+	f.Duration(&o.every, "every", 0, "derive the period key from the clock: the time of the nearest tick of this\nschedule period (ticks at multiples of it since 1970-01-01 UTC)")
+	f.Duration(&o.everyAt, "every-offset", 0, "with --every: ticks are this far after the multiples (--every 1h\n--every-offset 30m for a job at half past each hour)")
+	f.Bool(&o.retryFailed, "retry-failed", "with --period or --every: a period whose command failed or whose instance\ncrashed may run again on a later trigger (default: at most once)")
+	f.Duration(&o.minHold, "min-hold", 0, "keep other instances out for at least this long after the command\nstarted, even when it exits sooner")
 
 	f.group("Health")
 	f.String(&o.healthCmd, "health-cmd", "", "`command` run with sh -c while leading; exit status 0 is healthy")
@@ -171,6 +184,16 @@ func (o *runOptions) validate(f *flagSet) error {
 		return errors.New("no command given: leasehold run --lease URL [flags] -- COMMAND [ARGS...]")
 	case o.once && o.rerun:
 		return errors.New("--once and --rerun exclude each other")
+	case !o.once && (o.period != "" || o.every != 0 || o.retryFailed || o.minHold != 0):
+		return errors.New("--period, --every, --retry-failed and --min-hold need --once")
+	case o.period != "" && o.every != 0:
+		return errors.New("--period and --every exclude each other: give the key, or the schedule to derive it from")
+	case f.set("every-offset") && o.every == 0:
+		return errors.New("--every-offset needs --every")
+	case o.retryFailed && o.period == "" && o.every == 0:
+		return errors.New("--retry-failed needs --period or --every")
+	case o.minHold%time.Millisecond != 0:
+		return fmt.Errorf("--min-hold (%v) must be a whole number of milliseconds", o.minHold)
 	case o.stallTimeout > 0 && o.progressFile == "" && !o.progressOnStdout:
 		return errors.New("--stall-timeout needs a progress signal: --progress-file PATH or --progress-on-stdout")
 	case o.stallTimeout == 0 && (o.progressFile != "" || o.progressOnStdout):
@@ -186,6 +209,18 @@ func (o *runOptions) validate(f *flagSet) error {
 		u, err := url.Parse(o.healthURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--health-url %q: want an http:// or https:// URL", o.healthURL)
+		}
+	}
+	if o.every != 0 {
+		// The only reading of the wall clock leasehold makes: as early
+		// as it can, so that a slow start does not move the tick.
+		o.period = runner.PeriodKey(time.Now(), o.every, o.everyAt)
+	}
+	if o.period != "" {
+		if err := lease.ValidatePeriod(o.period); err != nil {
+			var oe *lease.OptionError
+			errors.As(err, &oe)
+			return fmt.Errorf("--period %s %s", oe.Value, oe.Reason)
 		}
 	}
 	rd := o.renewDeadlineOrDefault()

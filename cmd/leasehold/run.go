@@ -139,6 +139,9 @@ func (s *session) config(l lease.Lease) runner.Config {
 		// backstop for a command that does not die.
 		DrainTimeout:     o.grace + o.ttl,
 		StopWhenTaskEnds: !o.rerun,
+		Period:           o.period,
+		RetryFailed:      o.retryFailed,
+		MinHold:          o.minHold,
 		// --once waits for a live leader's renewal, or a dead one's lease
 		// to lapse, and gives the store --start-timeout more to answer.
 		OnceTimeout:     o.ttl + 3*o.campaignIntervalOrDefault() + o.startTimeout,
@@ -171,17 +174,23 @@ func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 	if err != nil {
 		return exitf(storeExit(err), "run: %v", err)
 	}
-	return onceExit(ctx, res)
+	return onceExit(ctx, res, s.o.period)
 }
 
-// onceExit maps RunOnce's result to leasehold's exit: the command's own
-// status when it ran to its end, and otherwise why not.
-func onceExit(ctx context.Context, res runner.Once) error {
+// onceExit maps RunOnce's result for period (if any) to leasehold's exit:
+// the command's own status when it ran to its end, and otherwise why not.
+func onceExit(ctx context.Context, res runner.Once, period string) error {
 	switch res.Outcome {
 	case runner.Ran:
 		return res.Err
 	case runner.NotElected:
 		return exitf(exitNotElected, "run: not elected: the lease is held by %q (token %d)", res.Holder.Holder, res.Holder.Token)
+	case runner.AlreadyRan:
+		state := "started"
+		if res.Holder.PeriodDone {
+			state = "done"
+		}
+		return exitf(exitAlreadyRan, "run: not run: period %s already ran: the lease names period %s (%s)", period, res.Holder.Period, state)
 	case runner.Unreachable:
 		return exitf(exitUnavailable, "run: not elected: the store did not answer: %v", res.Err)
 	case runner.SteppedDown:

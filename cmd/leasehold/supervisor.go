@@ -191,6 +191,9 @@ func (s *supervisor) start(ctx context.Context, t lease.Term) (*child, error) {
 	if s.progressFile != "" {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_PROGRESS_FILE="+s.progressFile)
 	}
+	if t.Period != "" {
+		cmd.Env = append(cmd.Env, "LEASEHOLD_PERIOD="+t.Period)
+	}
 	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
 	cmd.SysProcAttr = sysProcAttr()
 	var stdoutR, stdoutW *os.File

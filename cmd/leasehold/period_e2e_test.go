@@ -1,0 +1,144 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEndPeriod runs `leasehold run --once --period/--every/--min-hold`
+// on every backend of the test stack: a period runs once, whichever
+// instance fires for it and however late (exit 76 for the others, and for
+// an earlier period); by default a period whose command failed has run,
+// and --retry-failed runs it again; --every gives instances fired within
+// the same hour one key; --min-hold keeps the next instance out for at
+// least the hold after the command started.
+func TestEndToEndPeriod(t *testing.T) {
+	e := newE2E(t)
+	for _, b := range []struct {
+		name string
+		ttl  time.Duration
+		url  func(t *testing.T) string
+	}{
+		{"MinIO", e2eTTL, func(t *testing.T) string { return e.leaseURL(e.endpoint) }},
+		{"dynalite", e2eTTL, func(t *testing.T) string {
+			endpoint, table := dynaliteTable(t)
+			return fmt.Sprintf("dynamodb://%s/period?endpoint=%s&region=us-east-1", table, url.QueryEscape(endpoint))
+		}},
+		{"Azurite", 15 * time.Second, func(t *testing.T) string {
+			return "azblob://" + azuriteContainer(t) + "/period?connection_string_env=LEASEHOLD_AZURITE_CONNECTION_STRING"
+		}},
+		{"fake-gcs-server", e2eTTL, func(t *testing.T) string {
+			bucket := os.Getenv("LEASEHOLD_GCS_BUCKET")
+			if os.Getenv("STORAGE_EMULATOR_HOST") == "" || bucket == "" {
+				t.Skip(`leasehold on fake-gcs-server: set STORAGE_EMULATOR_HOST and LEASEHOLD_GCS_BUCKET (scripts/stack up gcs; eval "$(scripts/stack env)")`)
+			}
+			return "gs://" + bucket + "/" + randomName("period-")
+		}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			e := *e
+			e.t = t
+			testPeriodOn(&e, b.url(t), b.ttl)
+		})
+	}
+}
+
+func testPeriodOn(e *e2e, leaseURL string, ttl time.Duration) {
+	t := e.t
+	ran := filepath.Join(t.TempDir(), "ran")
+	// once runs one instance for args and returns its exit status and
+	// error line; its command appends the period it ran for to ran.
+	once := func(who string, args ...string) (int, string) {
+		t.Helper()
+		cmd := []string{"run", "--once", "--lease", leaseURL, "--identity", who, "--ttl", ttl.String()}
+		cmd = append(append(cmd, args...), "--", "sh", "-c", `echo "$LEASEHOLD_PERIOD" >> "$RAN"; exit "${EXIT:-0}"`)
+		code, stderr := e.run(time.Minute, cmd...)
+		lines := errorLines(stderr)
+		return code, strings.Join(lines, "\n")
+	}
+	e.env = append(e.env, "RAN="+ran)
+	want := func(what string, code int, line string, wantCode int, wantLine string) {
+		t.Helper()
+		if code != wantCode || !strings.Contains(line, wantLine) {
+			t.Errorf("%s: exit %d, %q; want exit %d and a line containing %q", what, code, line, wantCode, wantLine)
+		}
+	}
+	const p1, p2 = "2026-11-23T10:00:00Z", "2026-11-23T11:00:00Z"
+	code, line := once("a", "--period", p1)
+	want("a, first for period 1", code, line, 0, "")
+	code, line = once("b", "--period", p1)
+	want("b, late for period 1", code, line, exitAlreadyRan, "period "+p1+" already ran: the lease names period "+p1+" (done)")
+	code, line = once("b", "--period", "2026-11-23T09:00:00Z")
+	want("b, for an earlier period", code, line, exitAlreadyRan, "already ran")
+
+	e.env = append(e.env, "EXIT=3")
+	code, line = once("a", "--period", p2)
+	want("a, period 2, the command fails", code, line, 3, "")
+	e.env = e.env[:len(e.env)-1]
+	code, line = once("b", "--period", p2)
+	want("b, period 2 failed, at most once", code, line, exitAlreadyRan, "(started)")
+	code, line = once("b", "--period", p2, "--retry-failed")
+	want("b, period 2 failed, --retry-failed", code, line, 0, "")
+	code, line = once("c", "--period", p2, "--retry-failed")
+	want("c, period 2 done, --retry-failed", code, line, exitAlreadyRan, "(done)")
+
+	code, line = once("a", "--every", "1h")
+	want("a, --every 1h", code, line, 0, "")
+	code, line = once("b", "--every", "1h")
+	want("b, --every 1h, later in the same hour", code, line, exitAlreadyRan, "already ran")
+
+	got, err := os.ReadFile(ran)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 4 || lines[0] != p1 || lines[1] != p2 || lines[2] != p2 || !strings.HasSuffix(lines[3], ":00:00Z") {
+		t.Errorf("the commands ran for %q; want %s, %s twice (failed, retried), and the hour's key", lines, p1, p2)
+	}
+
+	// --min-hold: b, fired right after a's command, runs no sooner than
+	// the hold after a's command started.
+	const hold = 4 * time.Second
+	stamp := func(who, file string, args ...string) int {
+		cmd := []string{"run", "--once", "--lease", leaseURL, "--identity", who, "--ttl", ttl.String()}
+		cmd = append(append(cmd, args...), "--", "sh", "-c", `"$MONOTIME" > "$1"`, "sh", file)
+		code, _ := e.run(time.Minute, cmd...)
+		return code
+	}
+	aFile, bFile := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	if code := stamp("a", aFile, "--min-hold", hold.String()); code != 0 {
+		t.Fatalf("a with --min-hold: exit %d", code)
+	}
+	for tries := 0; stamp("b", bFile) != 0; tries++ {
+		if tries == 10 {
+			t.Fatal("b never ran after a's hold")
+		}
+	}
+	aAt, bAt := readStamp(t, aFile), readStamp(t, bFile)
+	if gap := time.Duration(bAt - aAt); gap < hold {
+		t.Errorf("b's command started %v after a's, within a's --min-hold %v", gap, hold)
+	} else {
+		t.Logf("b's command started %v after a's (--min-hold %v)", gap.Round(time.Millisecond), hold)
+	}
+}
+
+func readStamp(t *testing.T, file string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return n
+}
