@@ -9,8 +9,12 @@
 // campaigns again, after a wait that grows while the task keeps failing
 // (see Config.StopWhenTaskEnds). RunOnce does the same once, for scheduled
 // and serverless jobs, within Config.OnceTimeout, and says what happened:
-// ran, not elected (and who holds the lease), store unreachable, or stepped
-// down.
+// ran, not elected (and who holds the lease), store unreachable, stepped
+// down, or already ran: with Config.Period it runs the task at most once per
+// period key, however many instances fire for the tick and however late
+// (PeriodKey derives a key from the clock for triggers that pass none), and
+// Config.MinHold keeps other instances out for a while after the task
+// started, even when it ends sooner.
 //
 // # What it guarantees
 //
