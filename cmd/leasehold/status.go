@@ -48,6 +48,10 @@ type statusReport struct {
 	TTL      string `json:"ttl,omitempty"`
 	TTLMs    int64  `json:"ttl_ms,omitempty"`
 	Released bool   `json:"released"`
+	// Period and PeriodDone are the latest scheduled period the record
+	// names (leasehold run --once --period or --every), if any.
+	Period     string `json:"period,omitempty"`
+	PeriodDone bool   `json:"period_done,omitempty"`
 	// Version is the store's version of the record (an ETag); it changes
 	// with every write, renewals included.
 	Version string `json:"version,omitempty"`
@@ -126,13 +130,15 @@ func watchLease(ctx context.Context, l lease.Lease, o *commonOptions, log *slog.
 // released.
 func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool) statusReport {
 	rep := statusReport{
-		Lease:    lease.RedactURL(leaseURL),
-		Holder:   last.Holder,
-		Token:    last.Token,
-		Released: last.Released,
-		Version:  last.Version,
-		Watch:    watch.String(),
-		Changed:  first.Version != last.Version,
+		PeriodDone: last.PeriodDone,
+		Lease:      lease.RedactURL(leaseURL),
+		Holder:     last.Holder,
+		Token:      last.Token,
+		Released:   last.Released,
+		Period:     last.Period,
+		Version:    last.Version,
+		Watch:      watch.String(),
+		Changed:    first.Version != last.Version,
 	}
 	if last.TTL > 0 {
 		rep.TTL, rep.TTLMs = last.TTL.String(), last.TTL.Milliseconds()
@@ -183,6 +189,13 @@ func printStatus(w io.Writer, r statusReport) {
 		row("token", fmt.Sprint(r.Token))
 		row("ttl", r.TTL)
 		row("released", fmt.Sprint(r.Released))
+		if r.Period != "" {
+			state := "started"
+			if r.PeriodDone {
+				state = "done"
+			}
+			row("period", r.Period+" ("+state+")")
+		}
 		row("version", r.Version)
 	}
 	if r.Watch != "0s" {

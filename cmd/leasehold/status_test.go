@@ -66,4 +66,19 @@ func TestStatusCommand(t *testing.T) {
 	if code := mainWith(context.Background(), nil, []string{"status"}, env); code != 0 || !strings.Contains(stdout.String(), `"holder": "web-1"`) {
 		t.Fatalf("status with LEASEHOLD_OUTPUT=json: exit %d, output:\n%s", code, stdout)
 	}
+
+	// A scheduled job's period shows.
+	job := "mem://" + memName("status-period")
+	env, _, stderr = testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"run", "--once", "--period", "2026-11-23T10:00:00Z", "--lease", job, "--", "true"}, env); code != 0 {
+		t.Fatalf("run --once --period: exit %d; stderr:\n%s", code, stderr)
+	}
+	env, stdout, _ = testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"status", "--lease", job}, env); code != 0 || !strings.Contains(stdout.String(), "period         2026-11-23T10:00:00Z (done)") {
+		t.Fatalf("status after a period ran: exit %d, output:\n%s", code, stdout)
+	}
+	env, stdout, _ = testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"status", "--lease", job, "-o", "json"}, env); code != 0 || !strings.Contains(stdout.String(), `"period": "2026-11-23T10:00:00Z",`) || !strings.Contains(stdout.String(), `"period_done": true`) {
+		t.Fatalf("status -o json after a period ran: exit %d, output:\n%s", code, stdout)
+	}
 }
