@@ -1,6 +1,9 @@
 # An ECS Fargate service of desired_count tasks that all run
 # `leasehold run -- COMMAND`: one task holds the lease and runs COMMAND, the
-# others wait and take over when it stops or fails. The lease is an S3 object
+# others wait and take over when it stops or fails. Or, with
+# schedule_expression, a scheduled task: an EventBridge rule starts a task
+# per tick that runs `leasehold run --once --period TIME -- COMMAND`, so
+# COMMAND runs once per tick however many tasks the tick starts. The lease is an S3 object
 # or a DynamoDB item, provisioned by the modules in ../../modules, and the
 # task role may touch that lease and nothing else.
 
@@ -19,6 +22,7 @@ locals {
   s3_prefix  = "leases"
   table_name = "${var.name}-leases"
   lease_url  = var.backend == "s3" ? module.s3_lease[0].lease_urls[var.lease_name] : module.dynamodb_lease[0].lease_urls[var.lease_name]
+  scheduled  = var.schedule_expression != null
 }
 
 # ---- the lease ----------------------------------------------------------------
@@ -121,13 +125,14 @@ resource "aws_ecs_task_definition" "worker" {
 
   # entryPoint is leasehold's, from the leasehold image, with run: every
   # task campaigns, and the one holding the lease runs command (e.g.
-  # ["/app/worker"]).
+  # ["/app/worker"]). A scheduled task runs once; the rule passes the tick's
+  # time as its period (below).
   container_definitions = jsonencode([{
     name       = "worker"
     image      = var.image
     essential  = true
-    entryPoint = ["/leasehold", "run", "--"]
-    command    = var.command
+    entryPoint = local.scheduled ? ["/leasehold", "run", "--once"] : ["/leasehold", "run"]
+    command    = concat(["--"], var.command)
     environment = [for k, v in merge(var.extra_environment, {
       LEASEHOLD_LEASE = local.lease_url
       AWS_REGION      = var.region
@@ -146,6 +151,8 @@ resource "aws_ecs_task_definition" "worker" {
 }
 
 resource "aws_ecs_service" "worker" {
+  count = local.scheduled ? 0 : 1
+
   name            = var.name
   cluster         = aws_ecs_cluster.this.id
   task_definition = aws_ecs_task_definition.worker.arn
@@ -160,4 +167,111 @@ resource "aws_ecs_service" "worker" {
 
   # The tasks may start only once they are allowed to touch the lease.
   depends_on = [module.lease_iam]
+}
+
+# ---- the schedule (with schedule_expression) --------------------------------------
+
+# EventBridge starts one task per tick, with the tick's scheduled time (the
+# event's "time", RFC 3339) as leasehold's period key: a tick delivered
+# twice, or a task started late, finds the period in the lease record and
+# exits 76 without running the command.
+resource "aws_cloudwatch_event_rule" "schedule" {
+  count = local.scheduled ? 1 : 0
+
+  name                = var.name
+  description         = "Runs ${var.name} once per tick"
+  schedule_expression = var.schedule_expression
+}
+
+resource "aws_cloudwatch_event_target" "task" {
+  count = local.scheduled ? 1 : 0
+
+  rule     = aws_cloudwatch_event_rule.schedule[0].name
+  arn      = aws_ecs_cluster.this.arn
+  role_arn = aws_iam_role.events[0].arn
+
+  ecs_target {
+    task_definition_arn = aws_ecs_task_definition.worker.arn
+    task_count          = 1
+    launch_type         = "FARGATE"
+
+    network_configuration {
+      subnets          = var.subnet_ids
+      security_groups  = var.security_group_ids
+      assign_public_ip = var.assign_public_ip
+    }
+  }
+
+  # The container's command becomes --period <time> -- COMMAND. jsonencode
+  # would escape the placeholder's angle brackets, so it goes in after.
+  input_transformer {
+    input_paths = { time = "$.time" }
+    input_template = replace(jsonencode({
+      containerOverrides = [{ name = "worker", command = concat(["--period", "TICK_TIME", "--"], var.command) }]
+    }), "TICK_TIME", "<time>")
+  }
+}
+
+data "aws_iam_policy_document" "events_assume" {
+  statement {
+    sid     = "EventBridgeOfThisAccount"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+
+    principals {
+      type        = "Service"
+      identifiers = ["events.amazonaws.com"]
+    }
+
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+# The role EventBridge starts the task as: this task definition, in this
+# cluster, with its two roles.
+resource "aws_iam_role" "events" {
+  count = local.scheduled ? 1 : 0
+
+  name               = "${var.name}-events"
+  assume_role_policy = data.aws_iam_policy_document.events_assume.json
+}
+
+data "aws_iam_policy_document" "events" {
+  statement {
+    sid       = "RunTheTask"
+    effect    = "Allow"
+    actions   = ["ecs:RunTask"]
+    resources = [aws_ecs_task_definition.worker.arn]
+
+    condition {
+      test     = "ArnEquals"
+      variable = "ecs:cluster"
+      values   = [aws_ecs_cluster.this.arn]
+    }
+  }
+
+  statement {
+    sid       = "PassTheTaskRoles"
+    effect    = "Allow"
+    actions   = ["iam:PassRole"]
+    resources = [aws_iam_role.task.arn, aws_iam_role.execution.arn]
+
+    condition {
+      test     = "StringEquals"
+      variable = "iam:PassedToService"
+      values   = ["ecs-tasks.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "events" {
+  count = local.scheduled ? 1 : 0
+
+  name   = "run-task"
+  role   = aws_iam_role.events[0].id
+  policy = data.aws_iam_policy_document.events.json
 }

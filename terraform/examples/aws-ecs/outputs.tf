@@ -9,8 +9,13 @@ output "cluster_name" {
 }
 
 output "service_name" {
-  description = "Name of the ECS service."
-  value       = aws_ecs_service.worker.name
+  description = "Name of the ECS service; null for a scheduled task (schedule_expression)."
+  value       = one(aws_ecs_service.worker[*].name)
+}
+
+output "schedule_rule_arn" {
+  description = "ARN of the EventBridge rule that starts the scheduled task; null without schedule_expression."
+  value       = one(aws_cloudwatch_event_rule.schedule[*].arn)
 }
 
 output "log_group_name" {

@@ -159,6 +159,17 @@ variable "log_retention_days" {
   }
 }
 
+variable "schedule_expression" {
+  type        = string
+  description = "If set (rate(1 hour), cron(0 3 * * ? *)), no service: an EventBridge rule starts one task per tick, which runs the command with `leasehold run --once --period TIME`, once per tick."
+  default     = null
+
+  validation {
+    condition     = var.schedule_expression == null || can(regex("^(rate|cron)\\(.+\\)$", var.schedule_expression))
+    error_message = "The schedule_expression must be rate(...) or cron(...)."
+  }
+}
+
 variable "tags" {
   type        = map(string)
   description = "Tags for every resource."
