@@ -30,11 +30,18 @@ type Config struct {
 	RenewDeadline time.Duration
 	// RenewInterval is how long after sending its last successful renewal
 	// the leader sends the next. Failed renewals are retried with
-	// exponential backoff until RenewDeadline. Default: 1/3 of the TTL.
+	// exponential backoff until RenewDeadline. A follower on a
+	// compare-and-swap store assumes that the holder renews as often, and
+	// reads the lease once per renewal, just after it (see the package
+	// doc). Default: DefaultRenewInterval, 3/8 of the TTL.
 	RenewInterval time.Duration
 	// CampaignInterval is how often a follower tries to acquire the lease,
-	// plus up to Jitter of itself at random. A follower also tries at the
-	// moment the holder's record would expire. Default: 1/3 of the TTL.
+	// plus up to Jitter of itself at random, while it does not know when
+	// the holder renews: on a store that judges expiry itself (Azure),
+	// before it has learned the holder's schedule, and while the holder's
+	// renewals do not come. A follower also tries at the moment the
+	// holder's record would expire. Default: DefaultCampaignInterval, 1/3
+	// of the TTL.
 	CampaignInterval time.Duration
 	// Jitter is the fraction of CampaignInterval added at random to each
 	// wait, so that followers spread out. Between 0 and 1. Default 0.2.
@@ -148,6 +155,16 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// DefaultRenewInterval is Config.RenewInterval's default for a TTL: 3/8 of
+// it. A follower reads once per renewal, so its requests match a leader's;
+// at 3/8 (rather than a third) they are no more than those of a follower
+// polling every third of the TTL plus its jitter, and the leader's fewer.
+func DefaultRenewInterval(ttl time.Duration) time.Duration { return ttl * 3 / 8 }
+
+// DefaultCampaignInterval is Config.CampaignInterval's default for a TTL: a
+// third of it.
+func DefaultCampaignInterval(ttl time.Duration) time.Duration { return ttl / 3 }
+
 func invalid(field string, value any, reason string) error {
 	return &lease.OptionError{Pkg: "runner", Field: field, Value: value, Reason: reason}
 }
@@ -178,8 +195,8 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	c.RenewDeadline = cmp.Or(c.RenewDeadline, ttl*2/3)
-	c.RenewInterval = cmp.Or(c.RenewInterval, ttl/3)
-	c.CampaignInterval = cmp.Or(c.CampaignInterval, ttl/3)
+	c.RenewInterval = cmp.Or(c.RenewInterval, DefaultRenewInterval(ttl))
+	c.CampaignInterval = cmp.Or(c.CampaignInterval, DefaultCampaignInterval(ttl))
 	c.HealthInterval = cmp.Or(c.HealthInterval, c.RenewInterval)
 	c.HealthTimeout = cmp.Or(c.HealthTimeout, c.HealthInterval/2)
 	c.CoolDown = cmp.Or(c.CoolDown, ttl)

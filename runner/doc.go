@@ -49,8 +49,23 @@
 // been taken over, which is what fencing tokens are for.
 //
 // It does not guarantee that a leader exists at every moment: after a
-// leader dies the lease lapses only after TTL, and followers notice within
-// a CampaignInterval more.
+// leader dies the lease lapses only after TTL, counted from a follower's
+// first sight of the leader's last renewal.
+//
+// # When a follower reads
+//
+// On a store whose every renewal changes the record (S3, DynamoDB, Cloud
+// Storage, memory), a follower learns when the holder renews, assuming it
+// renews every RenewInterval, and reads the lease once per renewal, just
+// after it: a few hundredths of a TTL later, at a delay of its own, so that
+// several followers do not read, or take over, at one moment. It learns by
+// halving, period after period, the interval in which its reads bracket
+// the holder's next write; a renewal that does not come where expected (a
+// holder late, irregular, or dead) is looked for again after growing waits,
+// and the follower's delay grows. So a crashed holder's lease is taken over
+// soon after the TTL that follows its last renewal, with one read per
+// renewal. Until it has learned the schedule, and on a store that judges
+// expiry itself (Azure), a follower polls every jittered CampaignInterval.
 //
 // Callbacks report elections (OnElected), demotions with their reason
 // (OnDemoted), the observed leader (OnLeaderChanged) and every renewal

@@ -18,8 +18,8 @@ import (
 // when every goroutine in the bubble is blocked.
 const (
 	ttl           = 15 * time.Second
-	renewDeadline = 10 * time.Second // the default: 2/3 of ttl
-	renewInterval = 5 * time.Second  // the default: 1/3 of ttl
+	renewDeadline = 10 * time.Second        // the default: 2/3 of ttl
+	renewInterval = 5625 * time.Millisecond // the default: 3/8 of ttl
 )
 
 // advance lets the bubble's fake clock run for d.

@@ -75,7 +75,12 @@ func (r *Runner) Run(ctx context.Context) error {
 // ended, an error wrapping the lease's when the lease cannot be campaigned
 // for without a person's help (see lease.Retryable).
 func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.Term, error) {
+	var f *follow // when to read, on a store whose holder's renewals show
+	if r.cfg.Lease.Judge() == lease.JudgedByContender {
+		f = newFollow(r.cfg, r.cfg.Lease.Options().TTL, r.jittered)
+	}
 	for {
+		began := time.Now()
 		t, err := r.cfg.Lease.Acquire(ctx)
 		if err == nil {
 			return t, nil
@@ -89,6 +94,9 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 			return lease.Term{}, fmt.Errorf("runner: campaign: %w", err)
 		case errors.As(err, &held):
 			r.observeLeader(held.Record.Holder)
+			if f != nil {
+				wait = time.Until(f.saw(began, held.Record))
+			}
 			if held.Wait > 0 {
 				wait = min(wait, held.Wait)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/pricing"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // checkOptions are the flags of leasehold check.
@@ -148,7 +149,7 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 		opts.TTL, opts.CallTimeout = lease.DefaultTTL, 0
 		l, err = open(opts)
 	case !errors.Is(err, lease.ErrInvalid):
-		add(passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, o.ttl/3, o.ttl*2/3)))
+		add(passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, runner.DefaultRenewInterval(o.ttl), o.ttl*2/3)))
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -306,8 +307,10 @@ func checkPermissions(ctx context.Context, l lease.Lease, o *checkOptions, rec l
 }
 
 // checkCost prices a leader's renewals and a follower's polls at the
-// runner's defaults for the TTL: a renewal every TTL/3, a poll every TTL/3
-// plus up to 20% of that at random (10% on average).
+// runner's defaults for the TTL: a renewal every runner.DefaultRenewInterval;
+// a follower's read just after each (compare-and-swap stores), or every
+// runner.DefaultCampaignInterval plus up to 20% of that at random (10% on
+// average) on a store that judges expiry itself (Azure).
 func checkCost(o *checkOptions) checkResult {
 	f, ok := facts[scheme(o.lease)]
 	if !ok {
@@ -316,10 +319,13 @@ func checkCost(o *checkOptions) checkResult {
 	hour := float64(time.Hour)
 	c := &costFigures{
 		Service:                 f.svc.String(),
-		LeaderRequestsPerHour:   hour / float64(o.ttl/3),
-		FollowerRequestsPerHour: hour / (float64(o.ttl/3) * 1.1),
+		LeaderRequestsPerHour:   hour / float64(runner.DefaultRenewInterval(o.ttl)),
+		FollowerRequestsPerHour: hour / float64(runner.DefaultRenewInterval(o.ttl)),
 		LeaderRequest:           f.renew,
 		FollowerRequest:         f.poll,
+	}
+	if f.svc == pricing.AzureBlob {
+		c.FollowerRequestsPerHour = hour / (float64(runner.DefaultCampaignInterval(o.ttl)) * 1.1)
 	}
 	c.LeaderDollarsPerMonth = f.svc.Monthly(map[string]float64{f.renew: c.LeaderRequestsPerHour})
 	c.FollowerDollarsPerMonth = f.svc.Monthly(map[string]float64{f.poll: c.FollowerRequestsPerHour})

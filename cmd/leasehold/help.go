@@ -239,7 +239,7 @@ func printStatusHelp(w io.Writer, f *flagSet) {
 Reads the lease and says who holds it. It never writes to it.
 
 With --watch, it reads the lease again after that long: a leader renews
-its lease every third of the TTL or so, and on S3, DynamoDB and memory
+its lease every 3/8 of the TTL or so, and on S3, DynamoDB and memory
 every renewal changes the record's version, so a record that did not
 change during a watch as long as the TTL belongs to a leader that is gone.
 (Azure judges its blob leases itself: there a lapsed lease reads as
@@ -298,8 +298,9 @@ its verdict: ok, fail, or skip and the reason.
                       the holder is named
   cost                the leader's and each follower's requests per hour
                       and their monthly cost at list prices, at this TTL
-                      and the defaults of leasehold run (renew every TTL/3;
-                      poll every TTL/3 plus 10% on average)
+                      and the defaults of leasehold run (renew every 3/8 of
+                      the TTL; a follower reads just after each renewal, or
+                      on Azure polls every TTL/3 plus 10% on average)
 
 Exit status:
   0   every check passed or was skipped: the lease can be used as checked
@@ -342,7 +343,7 @@ holder renews it), it is not broken.
 
 It refuses to break a live holder's lease unless --force is given. With
 --force it breaks it at once, and the deposed holder loses the lease at its
-next renewal (within a third of its TTL at the defaults) and stops:
+next renewal (within 3/8 of its TTL at the defaults) and stops:
 leasehold run kills its command at once, as for any lost lease. Until that
 renewal it may still act as leader: the systems it writes to must fence it
 by its token (refuse a token lower than the greatest they have seen).

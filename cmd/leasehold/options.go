@@ -139,7 +139,7 @@ func runFlags(o *runOptions) *flagSet {
 // runDefaults are the computed defaults of leasehold run's usage.
 var runDefaults = map[string]string{
 	"renew-deadline":    "2/3 of TTL",
-	"renew-interval":    "1/3 of TTL",
+	"renew-interval":    "3/8 of TTL",
 	"campaign-interval": "1/3 of TTL",
 	"kill-margin":       "half of TTL - renew deadline",
 	"health-interval":   "the renew interval",

@@ -170,14 +170,15 @@
 // Set Blob Metadata and Lease Blob release. TestRequestCounts checks these.
 //
 // At the runner's defaults (TTL 15s; it renews every RenewInterval =
-// TTL/3 = 5s, and a follower polls every CampaignInterval = 5s plus up to
-// 20% jitter), a leader makes 720 renewals an hour and each follower 600 to
-// 720 polls an hour. Lease Blob and Get Blob Properties are billed as
+// 3/8 of the TTL = 5.625s, and a follower polls every CampaignInterval =
+// TTL/3 = 5s plus up to 20% jitter: renewals do not show in the blob, so a
+// follower cannot read just after them), a leader makes 640 renewals an
+// hour and each follower 600 to 720 polls an hour. Lease Blob and Get Blob Properties are billed as
 // "other operations" (Set Blob Metadata and Put Blob, a few per change of
 // leader, at most at the write price: negligible). At the Hot LRS list
 // price of $0.0044 per 10,000 other operations (Azure Blob Storage pricing
-// page, as of 2026; prices vary by region), that is 720 × $0.0044 / 10,000
-// = $0.00032 an hour, about $0.23 a month (730 hours), for the leader, and
+// page, as of 2026; prices vary by region), that is 640 × $0.0044 / 10,000
+// = $0.00028 an hour, about $0.21 a month (730 hours), for the leader, and
 // $0.19 to $0.23 a month for each follower. Storage of one empty blob is negligible. A
 // longer TTL costs proportionally less: at 60s, a quarter.
 package azureblob

@@ -160,16 +160,16 @@
 //
 // # Cost
 //
-// At the defaults (TTL 15s; the runner renews every RenewInterval = TTL/3
-// = 5s and a follower polls every CampaignInterval = 5s plus up to 20%
-// jitter), a leader makes about 720 writes an hour and each follower 600
-// to 720 strongly consistent reads an hour. The item is well under 1 KB, so
+// At the defaults (TTL 15s; the runner renews every RenewInterval = 3/8 of
+// the TTL = 5.625s, and a follower reads once per renewal, just after it),
+// a leader makes about 640 writes an hour and each follower about 640
+// strongly consistent reads an hour. The item is well under 1 KB, so
 // a write is one write request unit and a strongly consistent read one
 // read request unit; a write whose condition fails is charged too. At
 // on-demand list prices in us-east-1 ($0.625 per million write request
 // units, $0.125 per million read request units; AWS DynamoDB pricing page,
-// as of 2026) that is about $0.00045 an hour ($0.33 a month) for the leader
-// and at most $0.00009 an hour ($0.07 a month) for each follower.
+// as of 2026) that is about $0.0004 an hour ($0.29 a month) for the leader
+// and about $0.00008 an hour ($0.06 a month) for each follower.
 // DescribeTable is not charged, and storage of one small item is
 // negligible. A longer TTL costs proportionally less.
 package dynamodb

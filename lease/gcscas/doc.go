@@ -43,7 +43,7 @@
 //
 // Cloud Storage allows about one write per second to one object name and
 // answers faster writes with 429 Too Many Requests. The runner renews
-// every RenewInterval, TTL/3 by default, so Open refuses a TTL under
+// every RenewInterval, 3/8 of the TTL by default, so Open refuses a TTL under
 // MinTTL (3s). With runner.Config.RenewInterval set by hand, keep it at a
 // second or more.
 //
@@ -77,7 +77,7 @@
 // bucket missing and reports lease.ErrNotFound naming it. Use uniform bucket-level access, leave
 // object versioning off, and turn soft delete off (a retention of 0): by
 // default Cloud Storage keeps every overwritten generation for 7 days as
-// soft-deleted data, and a lease is overwritten at every renewal (720
+// soft-deleted data, and a lease is overwritten at every renewal (640
 // times an hour at the defaults), all of it billed as storage. Standard
 // storage class: the others have minimum storage durations, which every
 // overwrite would charge again.
@@ -126,14 +126,14 @@
 //
 // # Cost
 //
-// At the defaults (TTL 15s; the runner renews every RenewInterval = TTL/3
-// = 5s and a follower polls every CampaignInterval = 5s plus up to 20%
-// jitter), a leader makes about 720 uploads an hour (Class A operations)
-// and each follower 600 to 720 reads an hour (Class B operations). At
+// At the defaults (TTL 15s; the runner renews every RenewInterval = 3/8 of
+// the TTL = 5.625s, and a follower reads once per renewal, just after it),
+// a leader makes about 640 uploads an hour (Class A operations) and each
+// follower about 640 reads an hour (Class B operations). At
 // Standard storage list prices in a single region ($0.005 per 1,000
 // Class A operations, $0.0004 per 1,000 Class B operations; Google Cloud
-// Storage pricing page, as of 2026) that is about $0.0036 an hour ($2.63 a
-// month) for the leader and at most $0.00029 an hour ($0.21 a month) for
+// Storage pricing page, as of 2026) that is about $0.0032 an hour ($2.34 a
+// month) for the leader and about $0.00026 an hour ($0.19 a month) for
 // each follower; storage of one small object is negligible, with soft
 // delete off. A longer TTL costs proportionally less.
 package gcscas
