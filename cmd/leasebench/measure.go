@@ -80,6 +80,9 @@ func startPair(ctx context.Context, st *store, kind string) (*pair, error) {
 				p.stop()
 				return nil, err
 			}
+			// The follower starts at a moment unrelated to the holder's
+			// renewals, as in a fleet.
+			sleepRandom(ctx, st.ttl/3)
 		} else {
 			p.follower, p.f = pr, c
 		}
@@ -110,6 +113,15 @@ func waitFor(ctx context.Context, ch <-chan struct{}, limit time.Duration, what 
 	}
 }
 
+// warmUp lets a pair run for a dozen renew intervals, five TTLs, and then
+// up to one TTL more at random, before the crash or release a trial is
+// about: no figure depends on the follower's first polls, or on its
+// learning of the holder's schedule.
+func warmUp(ctx context.Context, st *store) {
+	sleep(ctx, 5*st.ttl)
+	sleepRandom(ctx, st.ttl)
+}
+
 // sleepRandom sleeps a random time up to d, or until ctx ends.
 func sleepRandom(ctx context.Context, d time.Duration) { sleep(ctx, rand.N(d)) }
 
@@ -134,7 +146,7 @@ func failoverTrial(ctx context.Context, st *store) (time.Duration, error) {
 		return 0, err
 	}
 	defer p.stop()
-	sleepRandom(ctx, st.ttl)
+	warmUp(ctx, st)
 	p.holder.armCrash()
 	if err := waitFor(ctx, p.holder.crashed, st.ttl, "a renewal to crash after"); err != nil {
 		return 0, fmt.Errorf("%w: %v", errVoid, err)
@@ -160,7 +172,7 @@ func handoverTrial(ctx context.Context, st *store) (time.Duration, error) {
 		return 0, err
 	}
 	defer p.stop()
-	sleepRandom(ctx, st.ttl)
+	warmUp(ctx, st)
 	if len(p.h.demotions()) > 0 {
 		return 0, fmt.Errorf("%w: the holder was demoted before its release: %v", errVoid, p.h.demotions()[0])
 	}
@@ -277,7 +289,7 @@ func requestRates(ctx context.Context, st *store, d time.Duration) (leader, foll
 		}
 		takes = append(takes, take)
 	}
-	sleep(ctx, st.ttl) // the follower's first polls, not counted
+	warmUp(ctx, st) // the follower's first polls, and its learning of the leader's schedule, not counted
 	for _, take := range takes {
 		take()
 	}
