@@ -4,7 +4,10 @@
 // leader and a follower at the defaults, and what they cost a month at list
 // prices; and what holding 1,000 leases costs one process in memory and
 // CPU. It also measures a peer, the npm package dynamodb-lock-client, on
-// the same dynalite, and prints the two side by side.
+// the same dynalite, and prints the two side by side; and, on one backend
+// (-curve), what crash failover each follower request budget buys, for
+// leasehold's followers before and after they learned to read just after
+// the holder's renewals, and for the peer.
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
 //	go run ./cmd/leasebench                      # everything the stack offers, ~5 min
@@ -17,18 +20,23 @@
 //     (a read and a conditional write on CAS stores), renews it and
 //     releases it, -samples times; acquire and renew are timed.
 //   - Crash failover: a holder and a follower, each a runner at the
-//     defaults for -ttl (RenewInterval and CampaignInterval TTL/3, jitter
-//     0.2) on a connection of its own, in this process. At a random moment
-//     the holder crashes right after a successful renewal: from then on
+//     defaults for -ttl (RenewInterval 3/8 of it, CampaignInterval TTL/3,
+//     jitter 0.2) on a connection of its own, in this process. The
+//     follower starts up to TTL/3 after the holder's election, at random,
+//     so that its reads begin at a phase unrelated to the holder's
+//     renewals, and the pair runs five TTLs and up to one more at random
+//     (a dozen renew intervals) before the trial's event. Then the holder
+//     crashes right after a successful renewal: from then on
 //     its calls hang and send nothing, so it neither renews nor releases.
 //     Failover is the time from that renewal's Sent to the follower's
 //     successful Acquire returning, divided by the TTL. -trials trials, run
 //     at once on leases of their own (-parallel), so Azure's 15s minimum
 //     TTL costs no more wall time than the emulators' 2s.
-//   - Handover: the same pair; at a random moment the holder's runner is
-//     stopped and releases; from the Release call to the follower's
+//   - Handover: the same pair, the same warm-up; then the holder's runner
+//     is stopped and releases; from the Release call to the follower's
 //     successful Acquire returning.
-//   - Requests: a leader and a follower run for -count-for; each one's
+//   - Requests: a leader and a follower run, after the same warm-up, for
+//     -count-for; each one's
 //     requests are counted by a counting HTTP proxy in front of the store
 //     (memlease counts its own calls), by operation, and scaled from -ttl
 //     to the default TTL of 15s (every interval of the runner is a fixed
@@ -40,9 +48,16 @@
 //     -resource-window is scaled to an hour, and the heap and goroutine
 //     stacks in use after a GC are compared with those before.
 //   - The peer: peer/peer.js runs dynamodb-lock-client's FailOpen lock with
-//     leaseDurationMs = TTL and heartbeatPeriodMs = TTL/3, one node process
-//     per contender; a crash is SIGKILL right after a successful heartbeat;
-//     the same trials, counting proxies and scaling as leasehold's. Its
+//     leaseDurationMs = TTL and heartbeatPeriodMs = leasehold's renew
+//     interval, one node process per contender; a crash is SIGKILL right
+//     after a successful heartbeat; the same random start, warm-up, trials,
+//     counting proxies and scaling as leasehold's.
+//   - The curve: on -curve's backend, -curve-trials crash failovers and a
+//     follower's requests counted for -curve-count-for, for leasehold's
+//     runner at four renew intervals (the follower reads once per
+//     renewal), for a follower polling as the runner did before (every
+//     campaign interval plus jitter, the holder renewing every TTL/3) at
+//     three campaign intervals, and the peer's figures from above. Its
 //     packages are installed with npm ci into -peer-install (under the
 //     ignored .stack/), outside the Go module.
 package main
@@ -77,6 +92,9 @@ type config struct {
 	peerDir        string
 	peerInstall    string
 	markdown       bool
+	curve          string
+	curveTrials    int
+	curveCountFor  time.Duration
 }
 
 func main() {
@@ -96,6 +114,9 @@ func main() {
 	flag.StringVar(&c.peerDir, "peer-dir", "cmd/leasebench/peer", "directory of peer.js and its package.json")
 	flag.StringVar(&c.peerInstall, "peer-install", ".stack/leasebench-peer", "where npm installs the peer's packages")
 	flag.BoolVar(&c.markdown, "markdown", false, "print markdown tables (for the README)")
+	flag.StringVar(&c.curve, "curve", "dynalite", "backend of the cost/failover curve (empty: none)")
+	flag.IntVar(&c.curveTrials, "curve-trials", 20, "crash failover trials per point of the curve")
+	flag.DurationVar(&c.curveCountFor, "curve-count-for", 30*time.Second, "how long a follower's requests are counted per point of the curve")
 	flag.Parse()
 	c.backends = splitList(backends)
 	c.resources = splitList(resourceStores)
@@ -176,12 +197,12 @@ func bench(ctx context.Context, c config) (*report, error) {
 		wg.Go(func() {
 			progress("%s: %d crash failovers (TTL %v)", st.name, c.trials, st.ttl)
 			var err error
-			r.failover, r.failoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st) })
+			r.failover, r.failoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, variant{}) })
 			if err != nil {
 				r.fail("failover", err)
 			}
 			progress("%s: %d handovers", st.name, c.trials)
-			r.handover, r.handoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st) })
+			r.handover, r.handoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st, variant{}) })
 			if err != nil {
 				r.fail("handover", err)
 			}
@@ -189,7 +210,7 @@ func bench(ctx context.Context, c config) (*report, error) {
 		wg.Go(func() {
 			progress("%s: counting requests for %v", st.name, c.countFor)
 			var err error
-			if r.leader, r.follower, err = requestRates(ctx, st, c.countFor); err != nil {
+			if r.leader, r.follower, err = requestRates(ctx, st, c.countFor, variant{}); err != nil {
 				r.fail("requests", err)
 			}
 		})
@@ -202,6 +223,16 @@ func bench(ctx context.Context, c config) (*report, error) {
 	if c.peer {
 		if err := benchPeer(ctx, c, rep, stores); err != nil {
 			return nil, err
+		}
+	}
+
+	if c.curve != "" {
+		i := slices.IndexFunc(stores, func(st *store) bool { return st.name == c.curve })
+		if i < 0 {
+			rep.notef("curve: skipped: %s is not measured in this run", c.curve)
+		} else {
+			rep.curveStore = stores[i].name
+			rep.curve = benchCurve(ctx, stores[i], c.curveTrials, c.parallel, c.curveCountFor)
 		}
 	}
 

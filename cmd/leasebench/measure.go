@@ -57,7 +57,7 @@ type pair struct {
 	h, f             *contender
 }
 
-func startPair(ctx context.Context, st *store, kind string) (*pair, error) {
+func startPair(ctx context.Context, st *store, kind string, v variant) (*pair, error) {
 	name := kind + "-" + randomHex(6)
 	var p pair
 	for _, role := range []string{"holder", "follower"} {
@@ -70,7 +70,7 @@ func startPair(ctx context.Context, st *store, kind string) (*pair, error) {
 			return nil, err
 		}
 		pr := newProbe(l)
-		c, err := startContender(ctx, pr, nil)
+		c, err := v.start(ctx, pr, role == "follower")
 		if err != nil {
 			return nil, err
 		}
@@ -117,9 +117,9 @@ func waitFor(ctx context.Context, ch <-chan struct{}, limit time.Duration, what 
 // up to one TTL more at random, before the crash or release a trial is
 // about: no figure depends on the follower's first polls, or on its
 // learning of the holder's schedule.
-func warmUp(ctx context.Context, st *store) {
-	sleep(ctx, 5*st.ttl)
-	sleepRandom(ctx, st.ttl)
+func warmUp(ctx context.Context, ttl time.Duration) {
+	sleep(ctx, 5*ttl)
+	sleepRandom(ctx, ttl)
 }
 
 // sleepRandom sleeps a random time up to d, or until ctx ends.
@@ -140,13 +140,13 @@ func sleep(ctx context.Context, d time.Duration) {
 // moment of the follower's polling, and the follower's runner takes over.
 // It returns the time from that renewal's Sent to the follower's
 // successful Acquire returning.
-func failoverTrial(ctx context.Context, st *store) (time.Duration, error) {
-	p, err := startPair(ctx, st, "failover")
+func failoverTrial(ctx context.Context, st *store, v variant) (time.Duration, error) {
+	p, err := startPair(ctx, st, "failover", v)
 	if err != nil {
 		return 0, err
 	}
 	defer p.stop()
-	warmUp(ctx, st)
+	warmUp(ctx, st.ttl)
 	p.holder.armCrash()
 	if err := waitFor(ctx, p.holder.crashed, st.ttl, "a renewal to crash after"); err != nil {
 		return 0, fmt.Errorf("%w: %v", errVoid, err)
@@ -166,13 +166,13 @@ func failoverTrial(ctx context.Context, st *store) (time.Duration, error) {
 // holder's runner is stopped, releases the lease, and the follower's runner
 // takes over. It returns the time from the Release call to the follower's
 // successful Acquire returning.
-func handoverTrial(ctx context.Context, st *store) (time.Duration, error) {
-	p, err := startPair(ctx, st, "handover")
+func handoverTrial(ctx context.Context, st *store, v variant) (time.Duration, error) {
+	p, err := startPair(ctx, st, "handover", v)
 	if err != nil {
 		return 0, err
 	}
 	defer p.stop()
-	warmUp(ctx, st)
+	warmUp(ctx, st.ttl)
 	if len(p.h.demotions()) > 0 {
 		return 0, fmt.Errorf("%w: the holder was demoted before its release: %v", errVoid, p.h.demotions()[0])
 	}
@@ -236,7 +236,7 @@ func trials(ctx context.Context, n, parallel int, trial func(context.Context) (t
 // returns the requests each sent per hour, by operation, scaled from the
 // store's TTL to lease.DefaultTTL (every interval of the runner is a fixed
 // fraction of the TTL, so the rate is inversely proportional to it).
-func requestRates(ctx context.Context, st *store, d time.Duration) (leader, follower map[string]float64, err error) {
+func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (leader, follower map[string]float64, err error) {
 	run := randomHex(6)
 	name := "requests-" + run
 	// Identities of their own: memlease counts calls by identity, and the
@@ -277,7 +277,7 @@ func requestRates(ctx context.Context, st *store, d time.Duration) (leader, foll
 			return nil, nil, err
 		}
 		pr := newProbe(l)
-		c, err := startContender(ctx, pr, nil)
+		c, err := v.start(ctx, pr, role != roles[0])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -289,7 +289,7 @@ func requestRates(ctx context.Context, st *store, d time.Duration) (leader, foll
 		}
 		takes = append(takes, take)
 	}
-	warmUp(ctx, st) // the follower's first polls, and its learning of the leader's schedule, not counted
+	warmUp(ctx, st.ttl) // the follower's first polls, and its learning of the leader's schedule, not counted
 	for _, take := range takes {
 		take()
 	}

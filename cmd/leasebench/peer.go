@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasehold/leasehold/runner"
 	"golang.org/x/sys/unix"
 )
 
@@ -132,13 +134,16 @@ type peerConfig struct {
 	key      string
 	ttl      time.Duration
 	endpoint string
+	// heartbeat is the holder's heartbeat period; zero for leasehold's
+	// default renew interval.
+	heartbeat time.Duration
 }
 
 func startPeer(ctx context.Context, c peerConfig, role, lock, endpoint string) (*peerProc, error) {
 	cmd := exec.CommandContext(ctx, "node", c.setup.script,
 		"--role", role, "--endpoint", endpoint, "--table", c.table, "--key", c.key, "--lock", lock,
 		"--lease-ms", strconv.FormatInt(c.ttl.Milliseconds(), 10),
-		"--heartbeat-ms", strconv.FormatInt((c.ttl/3).Milliseconds(), 10))
+		"--heartbeat-ms", strconv.FormatInt(cmp.Or(c.heartbeat, runner.DefaultRenewInterval(c.ttl)).Milliseconds(), 10))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+c.setup.nodeModules, "AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE=1")
 	p := &peerProc{cmd: cmd, events: make(chan peerEvent, 4096), stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr
@@ -218,6 +223,7 @@ func peerPair(ctx context.Context, c peerConfig, kind, holderEndpoint, followerE
 		h.kill()
 		return nil, nil, err
 	}
+	sleepRandom(ctx, c.ttl/3) // as for leasehold's pairs
 	if f, err = startPeer(ctx, c, "follower", lock, followerEndpoint); err != nil {
 		h.kill()
 		return nil, nil, err
@@ -240,7 +246,7 @@ func peerFailoverTrial(ctx context.Context, c peerConfig) (time.Duration, error)
 	}
 	defer f.kill()
 	defer h.kill()
-	sleepRandom(ctx, c.ttl)
+	warmUp(ctx, c.ttl)
 	armed := monotonic()
 	hb, err := h.wait(ctx, "renewed", c.ttl, func(e peerEvent) bool { return e.sent() > armed })
 	if err != nil {
@@ -266,7 +272,7 @@ func peerHandoverTrial(ctx context.Context, c peerConfig) (time.Duration, error)
 	}
 	defer f.kill()
 	defer h.kill()
-	sleepRandom(ctx, c.ttl)
+	warmUp(ctx, c.ttl)
 	if _, err := io.WriteString(h.stdin, "release\n"); err != nil {
 		return 0, err
 	}
@@ -301,7 +307,7 @@ func peerRequestRates(ctx context.Context, c peerConfig, label func(*http.Reques
 	}
 	defer f.kill()
 	defer h.kill()
-	sleep(ctx, c.ttl)
+	warmUp(ctx, c.ttl)
 	for _, p := range proxies {
 		p.take()
 	}

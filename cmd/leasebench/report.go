@@ -16,6 +16,7 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/internal/pricing"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // result is one store's measurements.
@@ -60,7 +61,10 @@ type report struct {
 	results   []*result
 	peer      *peerResult
 	resources []resourceRow
-	notes     []string
+	// curve is the cost/failover curve on curveStore.
+	curve      []curveRow
+	curveStore string
+	notes      []string
 }
 
 func (rep *report) notef(format string, args ...any) {
@@ -162,7 +166,7 @@ func (rep *report) print(w io.Writer, markdown bool) {
 		header: []string{"backend", "TTL", "acquire p50 / p99", "renew p50 / p99", "failover ÷ TTL min / p50 / p99", "handover p50 / p99"},
 	}
 	cost := &table{
-		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew and poll every 5s)",
+		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew every 5.625s, a follower's read just after each; Azure: polls every 5s plus jitter)",
 		header: []string{"backend", "leader requests/h", "follower requests/h", "leader $/month", "follower $/month", "1 leader + 2 followers $/month"},
 	}
 	var errs []string
@@ -192,7 +196,7 @@ func (rep *report) print(w io.Writer, markdown bool) {
 		ttl := mine.st.ttl
 		peer := &table{
 			title: fmt.Sprintf("leasehold and dynamodb-lock-client %s (FailOpen) on the same dynalite: lease duration = TTL %v, heartbeat = renew interval %v; requests and cost at TTL 15s",
-				p.version, ttl, (ttl / 3).Round(time.Millisecond)),
+				p.version, ttl, runner.DefaultRenewInterval(ttl).Round(time.Millisecond)),
 			header: []string{"", "leasehold", "dynamodb-lock-client", "peer ÷ leasehold"},
 		}
 		q := func(ds []time.Duration, at float64) float64 { return quantile(ds, at).Seconds() }
@@ -233,6 +237,21 @@ func (rep *report) print(w io.Writer, markdown bool) {
 		if p.failoverVoid+p.handoverVoid > 0 {
 			rep.notef("peer: %d failover and %d handover trials void (the holder's heartbeat failed first), repeated", p.failoverVoid, p.handoverVoid)
 		}
+	}
+
+	if len(rep.curve) > 0 {
+		ttl := rep.curve[0].ttl
+		curve := &table{
+			title:  fmt.Sprintf("What failover each follower request budget buys (%s, TTL %v, followers started at random; requests at TTL 15s)", rep.curveStore, ttl),
+			header: []string{"", "setting", "follower requests/h", "failover ÷ TTL p50", "p99"},
+		}
+		for _, r := range rep.curve {
+			curve.rows = append(curve.rows, r.cells())
+		}
+		if p := rep.peer; p != nil {
+			curve.rows = append(curve.rows, curveRow{who: "dynamodb-lock-client", setting: "lease duration TTL (its follower's cadence)", follower: p.follower, failover: p.failover, ttl: ttl}.cells())
+		}
+		curve.print(w, markdown)
 	}
 
 	if len(rep.resources) > 0 {
