@@ -10,7 +10,7 @@
 // the holder's renewals, and for the peer.
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
-//	go run ./cmd/leasebench                      # everything the stack offers, ~5 min
+//	go run ./cmd/leasebench                      # everything the stack offers, ~15 min
 //	go run ./cmd/leasebench -backends mem,dynalite -trials 40 -markdown
 //
 // Backends whose variables scripts/stack env does not set are skipped with
