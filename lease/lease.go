@@ -28,10 +28,18 @@ type Lease interface {
 	//     this contender does: the
 	//     holder's record must have stayed unchanged for that holder's full
 	//     TTL as measured on this contender's own monotonic clock from the
-	//     moment one of its reads first returned that version. A contender
-	//     that has not watched the record for a TTL cannot take it over,
-	//     however old the record is, so a new contender's first Acquire of a
-	//     held lease always fails.
+	//     moment the first of an unbroken run of its reads returned that
+	//     version. A run is broken by a read that fails, by a read that
+	//     returns more than the holder's RenewInterval after the previous
+	//     one was sent (the holder could have written, and a restore hidden
+	//     the write, in between), and by a record whose token is lower than
+	//     one this Lease has seen (a restore). A record that vanished after
+	//     this Lease saw one counts as a change too: it is created anew only
+	//     after staying absent for the last record's TTL. A contender that
+	//     has not watched the record for a TTL cannot take it over, however
+	//     old the record is, so a new contender's first Acquire of a held
+	//     lease always fails; the package driver's documentation gives the
+	//     argument.
 	//   - On a store with native leases (Azure Blob; Judge returns
 	//     JudgedByStore), the store does, on its
 	//     own clock: the holder's lease lapses a TTL after the store received
@@ -45,13 +53,15 @@ type Lease interface {
 	//
 	// It returns an error for which errors.Is(err, ErrHeld) is true, and
 	// errors.As yields a *HeldError naming the holder, when someone else
-	// holds the lease. That includes this contender's own identity when the
-	// lease is not held by this Lease's latest term (another process with
-	// the same identity, or an earlier run of this one): it too must lapse
-	// before this contender takes over. A lease held by this Lease's latest
-	// term (on a CAS store: the record is this Lease's latest write; on a
-	// native lease: the store's lease carries this Lease's latest lease ID)
-	// is replaced at once, with a new token, and that earlier term ends.
+	// holds the lease. That includes this contender's own identity, and
+	// this Lease's own terms: a term that Acquire or Renew returned, or a
+	// record Keep left held, is someone's (two Runners on one Lease, a
+	// scheduled run that overlaps the previous one) and must lapse before
+	// this Lease takes it over. The one exception is a record that this
+	// Lease's latest Acquire wrote although it reported failure (its answer
+	// was lost), read back within that record's TTL of sending it, before
+	// any other record was seen: nobody acts on it, and it is replaced at
+	// once with a new token.
 	// When the store shows the lease held but not by whom (a native lease
 	// taken by another tool, or by a contender that has not yet written its
 	// name), the HeldError's Record has an empty Holder and Token 0. A
@@ -169,6 +179,17 @@ type Record struct {
 	Period string
 	// PeriodDone reports that the task of Period finished successfully.
 	PeriodDone bool
+	// Hold reports that the holder's task has ended and the lease is held
+	// only to keep others out for the rest of a minimum hold
+	// (runner.Config.MinHold): a duplicate trigger that finds it knows at
+	// once that it must not run, without waiting for the hold to end.
+	Hold bool
+	// RenewInterval is how often the holder renews (Options.RenewInterval
+	// of the Lease that wrote the record), or 0 in a record written by a
+	// version of leasehold that did not store it. A contender judging
+	// expiry counts a version unchanged only over reads that follow each
+	// other within it (see Acquire).
+	RenewInterval time.Duration
 	// Version is the store's opaque version of the record (an ETag, a record
 	// version number); it changes with every write. It is not stored inside
 	// the record.
@@ -204,6 +225,9 @@ type Term struct {
 	// and renewing (or releasing) it.
 	Period     string
 	PeriodDone bool
+	// Hold is the record's Hold: Renew and Release write the Term's value,
+	// and Keep writes true.
+	Hold bool
 }
 
 // Expires returns the instant, on this process's monotonic clock, before

@@ -35,7 +35,7 @@ func TestOpenPassesValidatedOptions(t *testing.T) {
 	if recorder.u.Host != "bucket" || recorder.u.Path != "/key" || recorder.u.Query().Get("x") != "1" {
 		t.Errorf("opener got URL %v, want test-recorder://bucket/key?x=1", recorder.u)
 	}
-	if want := (lease.Options{Identity: "worker-1", TTL: 5 * time.Second, CallTimeout: time.Second}); recorder.opts != want {
+	if want := (lease.Options{Identity: "worker-1", TTL: 5 * time.Second, CallTimeout: time.Second, RenewInterval: 1875 * time.Millisecond}); recorder.opts != want {
 		t.Errorf("opener got options %+v, want %+v (defaults filled in)", recorder.opts, want)
 	}
 }

@@ -29,7 +29,19 @@ type Options struct {
 	// RenewDeadline, so that a hung request cannot outlast the holder's
 	// deadline.
 	CallTimeout time.Duration
+	// RenewInterval is how often the holder renews: the runner renews no
+	// more often, and every record this Lease writes carries it, so that a
+	// contender judging expiry knows how long a gap between two of its
+	// reads is too long to count (see Lease.Acquire). Default
+	// DefaultRenewInterval(TTL), 3/8 of it. It must be positive and less
+	// than TTL.
+	RenewInterval time.Duration
 }
+
+// DefaultRenewInterval is Options.RenewInterval's default for a TTL: 3/8 of
+// it. Together with a renew deadline of 5/8 (the runner's default) it keeps
+// RenewInterval + RenewDeadline <= TTL, which the expiry rule needs.
+func DefaultRenewInterval(ttl time.Duration) time.Duration { return ttl * 3 / 8 }
 
 // WithDefaults returns o with zero fields set to their defaults.
 func (o Options) WithDefaults() Options {
@@ -38,6 +50,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.CallTimeout == 0 {
 		o.CallTimeout = o.TTL / 5
+	}
+	if o.RenewInterval == 0 {
+		o.RenewInterval = DefaultRenewInterval(o.TTL)
 	}
 	return o
 }
@@ -54,6 +69,9 @@ func (o Options) Validate() (Options, error) {
 	}
 	if o.CallTimeout <= 0 || o.CallTimeout >= o.TTL {
 		return o, &OptionError{Field: "CallTimeout", Value: o.CallTimeout, Reason: "must be positive and less than TTL (" + o.TTL.String() + ")"}
+	}
+	if o.RenewInterval < time.Millisecond || o.RenewInterval >= o.TTL {
+		return o, &OptionError{Field: "RenewInterval", Value: o.RenewInterval, Reason: "must be at least 1ms and less than TTL (" + o.TTL.String() + ")"}
 	}
 	return o, nil
 }

@@ -20,22 +20,22 @@ func TestOptionsValidate(t *testing.T) {
 		{
 			name: "TTL 0 takes the default",
 			opts: lease.Options{Identity: "worker-1"},
-			want: lease.Options{Identity: "worker-1", TTL: 15 * time.Second, CallTimeout: 3 * time.Second},
+			want: lease.Options{Identity: "worker-1", TTL: 15 * time.Second, CallTimeout: 3 * time.Second, RenewInterval: 5625 * time.Millisecond},
 		},
 		{
 			name: "CallTimeout defaults to TTL/5",
 			opts: lease.Options{Identity: "worker-1", TTL: 10 * time.Second},
-			want: lease.Options{Identity: "worker-1", TTL: 10 * time.Second, CallTimeout: 2 * time.Second},
+			want: lease.Options{Identity: "worker-1", TTL: 10 * time.Second, CallTimeout: 2 * time.Second, RenewInterval: 3750 * time.Millisecond},
 		},
 		{
 			name: "explicit values kept",
 			opts: lease.Options{Identity: "host-7/pid 42", TTL: 2 * time.Second, CallTimeout: 500 * time.Millisecond},
-			want: lease.Options{Identity: "host-7/pid 42", TTL: 2 * time.Second, CallTimeout: 500 * time.Millisecond},
+			want: lease.Options{Identity: "host-7/pid 42", TTL: 2 * time.Second, CallTimeout: 500 * time.Millisecond, RenewInterval: 750 * time.Millisecond},
 		},
 		{
 			name: "256-byte identity",
 			opts: lease.Options{Identity: strings.Repeat("w", 256)},
-			want: lease.Options{Identity: strings.Repeat("w", 256), TTL: 15 * time.Second, CallTimeout: 3 * time.Second},
+			want: lease.Options{Identity: strings.Repeat("w", 256), TTL: 15 * time.Second, CallTimeout: 3 * time.Second, RenewInterval: 5625 * time.Millisecond},
 		},
 		{name: "empty identity", opts: lease.Options{}, field: "Identity", value: `("")`},
 		{name: "non-ASCII identity", opts: lease.Options{Identity: "wörker"}, field: "Identity", value: `"w\u00f6rker"`},
@@ -46,6 +46,8 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "negative TTL", opts: lease.Options{Identity: "worker-1", TTL: -time.Second}, field: "TTL", value: "(-1s)"},
 		{name: "CallTimeout equal to TTL", opts: lease.Options{Identity: "worker-1", TTL: 10 * time.Second, CallTimeout: 10 * time.Second}, field: "CallTimeout", value: "(10s)"},
 		{name: "CallTimeout above TTL", opts: lease.Options{Identity: "worker-1", TTL: 10 * time.Second, CallTimeout: time.Minute}, field: "CallTimeout", value: "(1m0s)"},
+		{name: "RenewInterval equal to TTL", opts: lease.Options{Identity: "worker-1", TTL: 10 * time.Second, RenewInterval: 10 * time.Second}, field: "RenewInterval", value: "(10s)"},
+		{name: "negative RenewInterval", opts: lease.Options{Identity: "worker-1", RenewInterval: -time.Second}, field: "RenewInterval", value: "(-1s)"},
 		{name: "negative CallTimeout", opts: lease.Options{Identity: "worker-1", CallTimeout: -time.Second}, field: "CallTimeout", value: "(-1s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ type blobLease struct {
 	mu sync.Mutex
 	// current is the lease ID of this Lease's latest acquisition, until it
 	// is released or found lost. A blob leased under it is held by this
-	// Lease's latest term, which Acquire replaces at once.
+	// Lease's latest term, which Acquire refuses like anyone else's.
 	current string
 	// written is the schedule state (Period, PeriodDone) of the record
 	// this Lease last wrote under current: Renew writes the record again
@@ -189,11 +189,6 @@ func (l *blobLease) heldError(st state) error {
 	return held
 }
 
-func (l *blobLease) currentID() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.current
-}
 
 // forget clears current if it is id.
 func (l *blobLease) forget(id string) {
@@ -217,16 +212,10 @@ func (l *blobLease) Acquire(ctx context.Context) (lease.Term, error) {
 		if _, err := l.highest.Next(st.record()); err != nil {
 			return lease.Term{}, fmt.Errorf("%w (%s)", err, l.where)
 		}
-		var t lease.Term
-		if st.leased {
-			id := l.currentID()
-			if id == "" {
-				return lease.Term{}, l.heldError(st)
-			}
-			t, err = l.replace(ctx, st, id)
-		} else {
-			t, err = l.acquireFree(ctx, st)
+		if st.leased { // by someone, or by a term of this Lease's: both are live
+			return lease.Term{}, l.heldError(st)
 		}
+		t, err := l.acquireFree(ctx, st)
 		if !errors.Is(err, errChanged) {
 			return t, err
 		}
@@ -295,46 +284,6 @@ func (l *blobLease) lapsing(err, rerr error) error {
 	return fmt.Errorf("%w: azureblob: %s: the previous lease is lapsing: the blob reads as not leased, but Azure still refuses to acquire it, as it may for up to a minute after a lease expired without a release: %w", lease.ErrUnavailable, l.where, err)
 }
 
-// replace is Acquire of a blob that st shows leased, by a Lease whose latest
-// acquisition had lease ID id. If the blob is leased under id, that is this
-// Lease's latest term: it moves the lease to a new ID (so that the old
-// term's Renew and Release find it lost), restarts its duration, and writes
-// the next token. Otherwise someone else holds the blob.
-func (l *blobLease) replace(ctx context.Context, st state, id string) (lease.Term, error) {
-	next := newLeaseID()
-	err := l.call(ctx, func(ctx context.Context) error {
-		_, err := l.leaseClient(id).ChangeLease(ctx, next, nil)
-		if err != nil {
-			return l.leaseError(ctx, opChange, err)
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, lease.ErrLost): // not ours
-		l.forget(id)
-		return lease.Term{}, l.heldError(st)
-	case err != nil:
-		if !isDefinite(err) {
-			l.abandon(ctx, next)
-		}
-		return lease.Term{}, err
-	}
-	l.forget(id)
-	// A change keeps the lease's expiry; a renewal restarts its duration
-	// from when it was sent.
-	sent := time.Now()
-	err = l.call(ctx, func(ctx context.Context) error {
-		if _, err := l.leaseClient(next).RenewLease(ctx, nil); err != nil {
-			return l.leaseError(ctx, opRenew, err)
-		}
-		return nil
-	})
-	if err != nil {
-		l.abandon(ctx, next)
-		return lease.Term{}, l.notLost(err)
-	}
-	return l.writeTerm(ctx, st, next, sent)
-}
 
 // writeTerm writes the record of a new term under lease id, on the blob as
 // st read it, and returns the term. If the write fails and a read does not

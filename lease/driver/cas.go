@@ -75,21 +75,38 @@ type casLease struct {
 	verified atomic.Bool
 
 	mu sync.Mutex
-	// seen is the version this contender's reads last returned, and when
-	// the first read that returned it did.
+	// seen is this contender's count towards expiry: the version its
+	// latest unbroken run of reads returned (absent when they found no
+	// record), when the first of them returned, when the latest was sent,
+	// and the longest gap the run allows (the holder's renew interval).
 	seen struct {
-		version string
-		at      time.Time
+		version  string
+		at, sent time.Time
+		gap      time.Duration
+		ttl      time.Duration // of the latest record read if held: one that vanishes is waited out
+		token    uint64        // the highest token read or written: a lower one is a restore
+		restored bool          // the run's record has a lower token: held or not, it is waited out
 	}
-	// lastWrite is the record this contender last tried to write. If a
-	// read finds it current, this contender wrote it and nobody has written
-	// since, so it may replace it without waiting a TTL.
-	lastWrite lease.Record
+	// unseen is this Lease's latest Acquire write whose outcome was
+	// unknown, and when it was sent: the one record it may take over at
+	// once (see Acquire). Cleared by any other record read, and by every
+	// write that succeeds.
+	unseen struct {
+		rec  lease.Record
+		sent time.Time
+	}
+	// pending are the writes continuing a tenure (renewals, keeps,
+	// releases) whose outcome was unknown since its latest successful
+	// write: a tenure found continuing at one of them goes on from it.
+	pending []lease.Record
 
 	// highest is the highest token this contender has read or tried to
 	// write: it never writes a token at or below it.
 	highest Highest
 }
+
+// absent is seen.version while this contender's reads find no record.
+const absent = "\x00absent"
 
 var (
 	_ lease.Breaker = (*casLease)(nil)
@@ -106,10 +123,14 @@ func (c *casLease) Observe(ctx context.Context) (lease.Record, error) {
 
 func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	cur, err := c.read(ctx)
-	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		if wait := c.wait(lease.Record{}); wait > 0 { // it vanished while this Lease watched
+			return lease.Term{}, &lease.HeldError{Wait: wait}
+		}
+	case err != nil:
 		return lease.Term{}, err
-	}
-	if cur.Held() && !c.wroteLast(cur) {
+	case (cur.Held() || c.restored(cur)) && !c.ownUnseen(cur):
 		if wait := c.wait(cur); wait > 0 {
 			return lease.Term{}, &lease.HeldError{Record: cur, Wait: wait}
 		}
@@ -118,7 +139,7 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	if err != nil {
 		return lease.Term{}, err
 	}
-	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Period: cur.Period, PeriodDone: cur.PeriodDone}))
+	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Period: cur.Period, PeriodDone: cur.PeriodDone}), true)
 	switch {
 	case err == nil:
 		return t, nil
@@ -156,7 +177,7 @@ func (c *casLease) Keep(ctx context.Context, t lease.Term, d time.Duration) erro
 		return &lease.OptionError{Field: "Keep's d", Value: d, Reason: "must be a positive whole number of milliseconds"}
 	}
 	r := termRecord(t)
-	r.TTL = d
+	r.TTL, r.Hold = d, true
 	_, err := c.rewrite(ctx, t, c.record(r))
 	return err
 }
@@ -196,15 +217,18 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 
 // rewrite writes want, a new record for term t's tenure (a renewal, a
 // release or a keep). If the write fails and a re-read shows the tenure
-// continuing at another version (an earlier write of this contender landed
-// unseen), it writes once more on that version. A re-read that finds no
-// record ends the tenure at once: the record was deleted, and any
-// contender may create it now.
+// continuing at another version that is one of this Lease's own writes of
+// it whose answer was lost (pending), it writes once more on that version.
+// A re-read that finds the tenure at any other version of its own (an
+// earlier record of the term put back, by a restore from a backup) ends
+// it: a contender may be counting that version towards a takeover. A
+// re-read that finds no record ends the tenure at once: the record was
+// deleted.
 func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record) (lease.Term, error) {
 	version, released := t.Version, want.Released
 	for retried := false; ; retried = true {
 		want.Nonce = NewNonce()
-		nt, got, err := c.write(ctx, version, want)
+		nt, got, err := c.write(ctx, version, want, false)
 		switch {
 		case err == nil:
 			return nt, nil
@@ -216,25 +240,26 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record)
 			return lease.Term{}, nil
 		case got.Holder != t.Holder || got.Token != t.Token || got.Released:
 			return lease.Term{}, LostTo(got)
-		case got.Version == version || retried:
+		case got.Version == version:
+			return lease.Term{}, transient(err)
+		case !c.isPending(got):
+			return lease.Term{}, fmt.Errorf("%w: the record of token %d went back to an earlier write of this term (restored from a backup?)", lease.ErrLost, t.Token)
+		case retried:
 			return lease.Term{}, transient(err)
 		}
 		version = got.Version
 	}
 }
 
-// write stores want: created when version is empty, else replacing version.
-// On failure it reads the record back (ReadBack); got is that record when
-// the read succeeded, and if it is want the write succeeded after all. It
-// writes nothing before the store has passed Verify.
-func (c *casLease) write(ctx context.Context, version string, want lease.Record) (t lease.Term, got lease.Record, err error) {
+// write stores want: created when version is empty, else replacing version;
+// acquire says whether it is an Acquire's write. On failure it reads the
+// record back (ReadBack); got is that record when the read succeeded, and
+// if it is want the write succeeded after all. It writes nothing before
+// the store has passed Verify.
+func (c *casLease) write(ctx context.Context, version string, want lease.Record, acquire bool) (t lease.Term, got lease.Record, err error) {
 	if err := c.Verify(ctx); err != nil {
 		return lease.Term{}, lease.Record{}, err
 	}
-	c.mu.Lock()
-	prev := c.lastWrite
-	c.lastWrite = want
-	c.mu.Unlock()
 	sent := time.Now()
 	err = c.call(ctx, func(ctx context.Context) (err error) {
 		if version == "" {
@@ -246,24 +271,45 @@ func (c *casLease) write(ctx context.Context, version string, want lease.Record)
 	})
 	if err == nil {
 		c.highest.Note(want.Token)
+		c.wrote(want, sent)
 		return termOf(want, sent), want, nil
 	}
 	got, err = ReadBack(ctx, err, want, c.read) // a read notes the token it finds
 	switch {
 	case err == nil:
+		c.wrote(got, sent)
 		return termOf(got, sent), got, nil
 	case got.Version == "": // want may have been stored, unseen
 		c.highest.Note(want.Token)
-	case SameWrite(got, prev): // this write did not land; the record is still our last one
 		c.mu.Lock()
-		c.lastWrite = prev
+		if acquire {
+			c.unseen.rec, c.unseen.sent = want, sent
+		} else {
+			c.pending = append(c.pending, want)
+		}
 		c.mu.Unlock()
 	}
 	return lease.Term{}, got, err
 }
 
-// read gets and checks the record, and notes its version for expiry.
+// wrote notes a write of this Lease that succeeded: it is someone's term
+// (or the end of one), never again a record to take over at once, and the
+// tenure's earlier writes whose answers were lost are behind it.
+func (c *casLease) wrote(r lease.Record, sent time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unseen.rec, c.pending = lease.Record{}, nil
+	c.seen.version, c.seen.at, c.seen.sent, c.seen.gap, c.seen.ttl = r.Version, time.Now(), sent, gapOf(r), heldTTL(r)
+	c.seen.token = max(c.seen.token, r.Token)
+}
+
+// read gets and checks the record, and counts it towards expiry (see
+// Lease.Acquire): a read that fails breaks the count; one that returns
+// the version of the run more than the run's gap after the previous read
+// was sent, or a record whose token is below one this Lease has seen (a
+// restore), starts it again.
 func (c *casLease) read(ctx context.Context) (lease.Record, error) {
+	sent := time.Now()
 	var r lease.Record
 	err := c.call(ctx, func(ctx context.Context) (err error) {
 		r, err = c.d.Get(ctx)
@@ -272,33 +318,106 @@ func (c *casLease) read(ctx context.Context) (lease.Record, error) {
 	if err == nil {
 		err = Check(r)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		c.observe(absent, sent, lease.Record{})
+		return lease.Record{}, err
+	case err != nil:
+		c.mu.Lock()
+		c.seen.version = ""
+		c.mu.Unlock()
 		return lease.Record{}, err
 	}
 	c.highest.Note(r.Token)
-	c.mu.Lock()
-	if r.Version != c.seen.version {
-		c.seen.version, c.seen.at = r.Version, time.Now()
-	}
-	c.mu.Unlock()
+	c.observe(r.Version, sent, r)
 	return r, nil
 }
 
+// observe counts a read sent at sent that returned version now: r, or
+// no record (absent), which is waited out as the record before it.
+func (c *casLease) observe(version string, sent time.Time, r lease.Record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	gap, ttl, restored := c.seen.gap, c.seen.ttl, false
+	if version != absent {
+		gap, ttl, restored = gapOf(r), heldTTL(r), r.Token < c.seen.token
+		c.seen.token = max(c.seen.token, r.Token)
+		if !SameWrite(r, c.unseen.rec) {
+			c.unseen.rec = lease.Record{}
+		}
+	}
+	if version != c.seen.version || restored || now.Sub(c.seen.sent) > c.seen.gap {
+		c.seen.version, c.seen.at, c.seen.gap, c.seen.restored = version, now, gap, restored
+	}
+	c.seen.sent, c.seen.ttl = sent, ttl
+}
+
+// heldTTL is how long r, if it vanishes, is waited out: its TTL while
+// held; nothing once released.
+func heldTTL(r lease.Record) time.Duration {
+	if r.Held() {
+		return r.TTL
+	}
+	return 0
+}
+
+// gapOf is the longest gap between two reads that still counts towards
+// r's expiry: its holder's renew interval, or, for a record of a version
+// that did not store it, the default for its TTL.
+func gapOf(r lease.Record) time.Duration {
+	if r.RenewInterval > 0 {
+		return r.RenewInterval
+	}
+	return lease.DefaultRenewInterval(r.TTL)
+}
+
 // wait returns how much longer r must stay unchanged before this contender
-// may take it over. r must be the record read last.
+// may take it over. r must be the record read last; the zero Record stands
+// for no record, which is waited out for the TTL of the record this Lease
+// saw before it vanished.
 func (c *casLease) wait(r lease.Record) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r.Version != c.seen.version {
-		return r.TTL
+	version, ttl := r.Version, r.TTL
+	if version == "" {
+		version, ttl = absent, c.seen.ttl
 	}
-	return max(r.TTL-time.Since(c.seen.at), 0)
+	if version != c.seen.version {
+		return ttl
+	}
+	return max(ttl-time.Since(c.seen.at), 0)
 }
 
-func (c *casLease) wroteLast(r lease.Record) bool {
+// ownUnseen reports whether r is this Lease's latest Acquire write whose
+// answer was lost, read within its TTL of sending it: nobody acts on it,
+// and no other contender can have judged it expired.
+func (c *casLease) ownUnseen(r lease.Record) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return SameWrite(r, c.lastWrite)
+	return SameWrite(r, c.unseen.rec) && time.Since(c.unseen.sent) < c.unseen.rec.TTL
+}
+
+// restored reports whether r, the record read last, has a token below
+// one this Lease saw before it: a restore, whose holder may be live
+// although it reads released.
+func (c *casLease) restored(r lease.Record) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen.restored && r.Version == c.seen.version
+}
+
+// isPending reports whether r is one of this Lease's writes continuing the
+// current tenure whose answer was lost.
+func (c *casLease) isPending(r lease.Record) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.pending {
+		if SameWrite(r, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // call runs one driver call under CallTimeout.
@@ -309,7 +428,7 @@ func (c *casLease) call(ctx context.Context, f func(context.Context) error) erro
 // record returns r as this contender writes it: its identity as holder, a
 // fresh nonce, and the lease's TTL unless r has one.
 func (c *casLease) record(r lease.Record) lease.Record {
-	r.Holder, r.Nonce = c.opts.Identity, NewNonce()
+	r.Holder, r.Nonce, r.RenewInterval = c.opts.Identity, NewNonce(), c.opts.RenewInterval
 	if r.TTL == 0 {
 		r.TTL = c.opts.TTL
 	}
@@ -319,9 +438,9 @@ func (c *casLease) record(r lease.Record) lease.Record {
 // termRecord is the record that continues term t: its token and schedule
 // state.
 func termRecord(t lease.Term) lease.Record {
-	return lease.Record{Token: t.Token, Period: t.Period, PeriodDone: t.PeriodDone}
+	return lease.Record{Token: t.Token, Period: t.Period, PeriodDone: t.PeriodDone, Hold: t.Hold}
 }
 
 func termOf(r lease.Record, sent time.Time) lease.Term {
-	return lease.Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version, Period: r.Period, PeriodDone: r.PeriodDone}
+	return lease.Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version, Period: r.Period, PeriodDone: r.PeriodDone, Hold: r.Hold}
 }

@@ -321,7 +321,7 @@ func TestCASTokenCannotGrow(t *testing.T) {
 				if !released {
 					_, err := a.Acquire(t.Context())
 					wantHeld(t, "first Acquire of a held record at token MaxUint64", err, "old")
-					advance(ttl) // until the held record has lapsed
+					watch(t, a, ttl) // until the held record has lapsed
 				}
 				_, err := a.Acquire(t.Context())
 				if !errors.Is(err, lease.ErrCorrupt) || !strings.Contains(err.Error(), "cannot grow") {
@@ -484,7 +484,7 @@ func TestCASObserveCountsTowardExpiry(t *testing.T) {
 		a, b := openLease(t, store, "a"), openLease(t, store, "b")
 		mustAcquire(t, a)
 		mustObserve(t, b)
-		advance(ttl)
+		watch(t, b, ttl)
 		if _, err := b.Acquire(t.Context()); err != nil {
 			t.Errorf("b's first Acquire, a TTL after its Observe saw the same version: %v, want a takeover", err)
 		}
@@ -618,7 +618,7 @@ func TestNewCAS(t *testing.T) {
 		t.Errorf("NewCAS without an identity: %v, want ErrInvalid", err)
 	}
 	l, err := driver.NewCAS(&stubDriver{}, lease.Options{Identity: "a"})
-	if err != nil || l.Options() != (lease.Options{Identity: "a", TTL: lease.DefaultTTL, CallTimeout: lease.DefaultTTL / 5}) {
+	if err != nil || l.Options() != (lease.Options{Identity: "a", TTL: lease.DefaultTTL, CallTimeout: lease.DefaultTTL / 5, RenewInterval: lease.DefaultTTL * 3 / 8}) {
 		t.Errorf("NewCAS: options %+v, %v; want the defaults filled in", l.Options(), err)
 	}
 }
@@ -659,7 +659,7 @@ func TestCASFailedTakeoverIsUnavailable(t *testing.T) {
 		mustAcquire(t, a)
 		_, err := b.Acquire(t.Context())
 		wantHeld(t, "b's first look", err, "a")
-		advance(ttl)
+		watch(t, b, ttl)
 		store.Delay("b", time.Second) // b's read starts at 0s, its write at 1s
 		done := async(func() error { _, err := b.Acquire(t.Context()); return err })
 		advance(500 * time.Millisecond)
@@ -674,21 +674,115 @@ func TestCASFailedTakeoverIsUnavailable(t *testing.T) {
 	})
 }
 
-// TestCASFailedRenewKeepsOwnRecordRecognised: after a renewal that did not
-// land, the record is still this Lease's latest write, so Acquire retakes it
-// at once instead of waiting a TTL for its own record.
-func TestCASFailedRenewKeepsOwnRecordRecognised(t *testing.T) {
+// TestCASOwnTermIsNotTakenOver: a record this Lease wrote and reported is
+// someone's live term (two Runners on one Lease), or a hold (Keep): a
+// second Acquire on the same Lease waits for it like anyone's, also after
+// a renewal that did not land. Only an Acquire whose answer was lost is
+// taken over at once.
+func TestCASOwnTermIsNotTakenOver(t *testing.T) {
 	bubble(t, func(t *testing.T, store *memlease.Store) {
 		a := openLease(t, store, "a")
 		term := mustRenew(t, a, mustAcquire(t, a))
+		_, err := a.Acquire(t.Context())
+		wantHeld(t, "a second Acquire on the holder's Lease", err, "a")
 		store.FailNext("a", 1) // the renewal's write; its read-back succeeds
 		if _, err := a.Renew(t.Context(), term); !errors.Is(err, lease.ErrUnavailable) {
 			t.Fatalf("renewal whose write failed: %v, want ErrUnavailable", err)
 		}
+		_, err = a.Acquire(t.Context())
+		wantHeld(t, "Acquire after a renewal that did not land", err, "a")
+		if err := a.(lease.Keeper).Keep(t.Context(), term, 2*ttl); err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.Acquire(t.Context())
+		wantHeld(t, "Acquire by the Lease that kept the record", err, "a")
+		watch(t, a, ttl)
+		_, err = a.Acquire(t.Context())
+		wantHeld(t, "Acquire a TTL into a hold of two", err, "a")
+		watch(t, a, ttl)
 		if again := mustAcquire(t, a); again.Token != term.Token+1 {
-			t.Fatalf("retaking its own record: token %d, want %d", again.Token, term.Token+1)
+			t.Fatalf("taking the lapsed hold: token %d, want %d", again.Token, term.Token+1)
 		}
 	})
+}
+
+// TestCASLostAcquireTakenBack: an Acquire whose write landed but whose
+// answer was lost left a record nobody acts on: the next Acquire on the
+// same Lease takes it over at once, within its TTL, before any other
+// record was seen.
+func TestCASLostAcquireTakenBack(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("late=%t", late), func(t *testing.T) {
+			bubble(t, func(t *testing.T, store *memlease.Store) {
+				a := openLease(t, store, "a")
+				// a's Acquire reads at 0s, writes at 1s (stored, the answer
+				// lost) and reads back at 2s, cut off by a partition.
+				store.Delay("a", time.Second)
+				store.LoseResponses("a", 1)
+				done := async(func() error { _, err := a.Acquire(t.Context()); return err })
+				advance(1500 * time.Millisecond)
+				store.Partition("a")
+				if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+					t.Fatalf("Acquire whose answer was lost: %v, want ErrUnavailable", err)
+				}
+				store.Heal("a")
+				if late { // a TTL after the write: another contender may have judged it lapsed
+					advance(ttl)
+					_, err := a.Acquire(t.Context())
+					wantHeld(t, "Acquire a TTL after its unseen write", err, "a")
+					return
+				}
+				if got := mustAcquire(t, a); got.Token != 2 {
+					t.Fatalf("taking back its own unseen record: token %d, want 2", got.Token)
+				}
+			})
+		})
+	}
+}
+
+// TestCASTokenNeverBelowHighestWritten: a write whose outcome was unknown
+// may have stored its token; after a delete, the next token is above it.
+func TestCASTokenNeverBelowHighestWritten(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		a := openLease(t, store, "a")
+		ta := mustAcquire(t, a)
+		if err := a.Release(t.Context(), ta); err != nil {
+			t.Fatal(err)
+		}
+		// a's Acquire reads at 0s, writes at 1s (stored, the answer lost)
+		// and reads back at 2s, cut off by a partition.
+		store.Delay("a", time.Second)
+		store.LoseResponses("a", 1)
+		done := async(func() error { _, err := a.Acquire(t.Context()); return err })
+		advance(1500 * time.Millisecond)
+		store.Partition("a")
+		if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+			t.Fatalf("Acquire whose outcome stayed unknown: %v, want ErrUnavailable", err)
+		}
+		store.Heal("a")
+		store.Delete("job")
+		tb := mustAcquire(t, openLease(t, store, "b"))
+		if tb.Token != 1 {
+			t.Errorf("a new contender's Acquire after the delete: token %d, want 1: it knows only what it reads", tb.Token)
+		}
+		store.Delete("job")
+		ta3 := mustAcquire(t, a)
+		if ta3.Token <= ta.Token+1 {
+			t.Errorf("a's Acquire after the delete: token %d, want more than %d, the token of its unresolved write", ta3.Token, ta.Token+1)
+		}
+	})
+}
+
+// watch has l observe the record every TTL/10 for d, so that its reads
+// count towards expiry.
+func watch(t *testing.T, l lease.Lease, d time.Duration) {
+	t.Helper()
+	for range 10 * d / ttl {
+		advance(ttl / 10)
+		if _, err := l.Observe(t.Context()); err != nil {
+			t.Fatalf("%s: Observe: %v", l.Options().Identity, err)
+		}
+	}
 }
 
 // advance lets the bubble's fake clock run for d.
@@ -715,32 +809,57 @@ func TestCASDeletedRecord(t *testing.T) {
 	})
 }
 
-// TestCASTokenNeverBelowHighestWritten: a write whose outcome was unknown
-// may have stored its token; after a delete, the next token is above it.
-func TestCASTokenNeverBelowHighestWritten(t *testing.T) {
-	bubble(t, func(t *testing.T, store *memlease.Store) {
-		a := openLease(t, store, "a")
-		ta := mustAcquire(t, a)
-		// a's Acquire reads at 0s, writes at 1s (stored, the answer lost)
-		// and reads back at 2s, cut off by a partition.
-		store.Delay("a", time.Second)
-		store.LoseResponses("a", 1)
-		done := async(func() error { _, err := a.Acquire(t.Context()); return err })
-		advance(1500 * time.Millisecond)
-		store.Partition("a")
-		if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
-			t.Fatalf("Acquire whose outcome stayed unknown: %v, want ErrUnavailable", err)
-		}
-		store.Heal("a")
-		store.Delete("job")
-		tb := mustAcquire(t, openLease(t, store, "b"))
-		if tb.Token != 1 {
-			t.Errorf("a new contender's Acquire after the delete: token %d, want 1: it knows only what it reads", tb.Token)
-		}
-		store.Delete("job")
-		ta3 := mustAcquire(t, a)
-		if ta3.Token <= ta.Token+1 {
-			t.Errorf("a's Acquire after the delete: token %d, want more than %d, the token of its unresolved write", ta3.Token, ta.Token+1)
-		}
+// TestCASRepeatedVersionAfterFailedReads: a version seen, lost sight of
+// (failed reads, or a gap longer than the holder's renew interval), and
+// seen again (a restore put its bytes back while the holder lives) is
+// counted from when it was seen again, never from its first sight; a
+// record whose token went backward is a restore too.
+func TestCASRepeatedVersionAfterFailedReads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gap  func(t *testing.T, store *memlease.Store, b lease.Lease)
+	}{
+		{"failed reads", func(t *testing.T, store *memlease.Store, b lease.Lease) {
+			store.FailNext("b", 1)
+			if _, err := b.Observe(t.Context()); !errors.Is(err, lease.ErrUnavailable) {
+				t.Fatalf("b's failed read: %v", err)
+			}
+		}},
+		{"a gap longer than the renew interval", func(*testing.T, *memlease.Store, lease.Lease) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T, store *memlease.Store) {
+				a, b := openLease(t, store, "a"), openLease(t, store, "b")
+				ta := mustAcquire(t, a)
+				v, _ := store.Bytes("job")
+				watch(t, b, ttl) // b has watched v for a TTL...
+				ta = mustRenew(t, a, ta)
+				tc.gap(t, store, b) // ...then loses sight of it while a renews
+				advance(ttl / 2)
+				mustRenew(t, a, ta)
+				store.Put("job", v) // and v comes back: same bytes, same version
+				_, err := b.Acquire(t.Context())
+				held := wantHeld(t, "b's Acquire of the restored version", err, "a")
+				if held.Wait != ttl {
+					t.Errorf("Wait = %v, want the full TTL: the count starts again", held.Wait)
+				}
+			})
+		})
+	}
+	t.Run("token went backward", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			a, b, c := openLease(t, store, "a"), openLease(t, store, "b"), openLease(t, store, "c")
+			if err := a.Release(t.Context(), mustAcquire(t, a)); err != nil {
+				t.Fatal(err)
+			}
+			released, _ := store.Bytes("job")
+			mustAcquire(t, b)
+			mustObserve(t, c)          // c sees b's token 2...
+			store.Put("job", released) // ...and then a's released term 1, restored
+			_, err := c.Acquire(t.Context())
+			if held := wantHeld(t, "c's Acquire of a restored record with a lower token", err, "a"); held.Wait != ttl {
+				t.Errorf("Wait = %v, want the full TTL: b may still act", held.Wait)
+			}
+		})
 	})
 }

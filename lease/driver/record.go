@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,23 +101,34 @@ func DecodeJSON(b []byte) (lease.Record, error) {
 // and take the nonce as opaque text. Such a version drops the state when it
 // writes the record (its nonce is new and plain): while it contends, a
 // period may run twice.
+//
+// and, after them, the holder's renew interval in milliseconds and whether
+// it holds the lease after its task ended (a minimum hold):
+//
+//	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=5625;hold=1
 func EncodeNonce(r lease.Record) string {
-	if r.Period == "" {
-		return r.Nonce
+	s := r.Nonce
+	if r.Period != "" {
+		s += ";period=" + r.Period
+		if r.PeriodDone {
+			s += ";done=1"
+		}
 	}
-	s := r.Nonce + ";period=" + r.Period
-	if r.PeriodDone {
-		s += ";done=1"
+	if r.RenewInterval > 0 {
+		s += ";renew=" + strconv.FormatInt(r.RenewInterval.Milliseconds(), 10)
+	}
+	if r.Hold {
+		s += ";hold=1"
 	}
 	return s
 }
 
-// DecodeNonce sets r's Nonce, Period and PeriodDone from the stored nonce
+// DecodeNonce sets r's Nonce, Period, PeriodDone, RenewInterval and Hold from the stored nonce
 // s (see EncodeNonce) and checks r with Check. Attributes it does not know
 // are ignored, as later versions may add some.
 func DecodeNonce(s string, r *lease.Record) error {
 	nonce, attrs, _ := strings.Cut(s, ";")
-	r.Nonce, r.Period, r.PeriodDone = nonce, "", false
+	r.Nonce, r.Period, r.PeriodDone, r.RenewInterval, r.Hold = nonce, "", false, 0, false
 	for attrs != "" {
 		var attr string
 		attr, attrs, _ = strings.Cut(attrs, ";")
@@ -125,6 +137,14 @@ func DecodeNonce(s string, r *lease.Record) error {
 			r.Period = value
 		case "done":
 			r.PeriodDone = value == "1"
+		case "renew":
+			ms, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || ms <= 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+				return Corruptf("renew interval %+.32q is not a positive number of milliseconds", value)
+			}
+			r.RenewInterval = time.Duration(ms) * time.Millisecond
+		case "hold":
+			r.Hold = value == "1"
 		}
 	}
 	return Check(*r)
