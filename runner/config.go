@@ -23,17 +23,24 @@ type Config struct {
 	// feeds the stall watchdog.
 	Task func(ctx context.Context) error
 
-	// RenewDeadline is how long after sending its last successful
-	// acquire or renew the leader keeps acting as leader without a newer
-	// success. It must be less than the TTL; the difference covers clock
-	// rate drift and latency. Default: 2/3 of the TTL.
+	// RenewDeadline is how long the leader keeps acting as leader without
+	// a newer successful renewal, counted from when it sent its last
+	// successful acquire or renew, or, for a renewal sent late, from when
+	// it was due (the previous one's count plus RenewInterval). It must be
+	// less than the TTL, and RenewInterval + RenewDeadline must not exceed
+	// it: a follower's count of an unchanged version can start up to one
+	// renew interval before the holder's last write (a restore can hide
+	// that write), and the holder must have stepped down before the count
+	// ends. Default: DefaultRenewDeadline, 5/8 of the TTL.
 	RenewDeadline time.Duration
-	// RenewInterval is how long after sending its last successful renewal
+	// RenewInterval is how long after its last successful renewal returned
 	// the leader sends the next. Failed renewals are retried with
 	// exponential backoff until RenewDeadline. A follower on a
-	// compare-and-swap store assumes that the holder renews as often, and
-	// reads the lease once per renewal, just after it (see the package
-	// doc). Default: DefaultRenewInterval, 3/8 of the TTL.
+	// compare-and-swap store reads the holder's interval in the record,
+	// and reads the lease just after each renewal, and once between (see
+	// the package doc). Default: the lease's Options.RenewInterval
+	// (lease.DefaultRenewInterval, 3/8 of the TTL), which the lease writes
+	// into the record; it must not be shorter.
 	RenewInterval time.Duration
 	// CampaignInterval is how often a follower tries to acquire the lease,
 	// plus up to Jitter of itself at random, while it does not know when
@@ -155,11 +162,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DefaultRenewInterval is Config.RenewInterval's default for a TTL: 3/8 of
-// it. A follower reads once per renewal, so its requests match a leader's;
-// at 3/8 (rather than a third) they are no more than those of a follower
-// polling every third of the TTL plus its jitter, and the leader's fewer.
-func DefaultRenewInterval(ttl time.Duration) time.Duration { return ttl * 3 / 8 }
+// DefaultRenewInterval is Config.RenewInterval's default for a TTL:
+// lease.DefaultRenewInterval, 3/8 of it.
+func DefaultRenewInterval(ttl time.Duration) time.Duration { return lease.DefaultRenewInterval(ttl) }
+
+// DefaultRenewDeadline is Config.RenewDeadline's default for a TTL: 5/8 of
+// it, so that with the default RenewInterval the two add up to the TTL.
+func DefaultRenewDeadline(ttl time.Duration) time.Duration { return ttl * 5 / 8 }
 
 // DefaultCampaignInterval is Config.CampaignInterval's default for a TTL: a
 // third of it.
@@ -194,8 +203,8 @@ func (c Config) withDefaults() (Config, error) {
 			return c, invalid(d.name, d.value, "must not be negative")
 		}
 	}
-	c.RenewDeadline = cmp.Or(c.RenewDeadline, ttl*2/3)
-	c.RenewInterval = cmp.Or(c.RenewInterval, DefaultRenewInterval(ttl))
+	c.RenewDeadline = cmp.Or(c.RenewDeadline, DefaultRenewDeadline(ttl))
+	c.RenewInterval = cmp.Or(c.RenewInterval, opts.RenewInterval)
 	c.CampaignInterval = cmp.Or(c.CampaignInterval, DefaultCampaignInterval(ttl))
 	c.HealthInterval = cmp.Or(c.HealthInterval, c.RenewInterval)
 	c.HealthTimeout = cmp.Or(c.HealthTimeout, c.HealthInterval/2)
@@ -211,6 +220,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, invalid("RenewDeadline", c.RenewDeadline, "must be less than TTL ("+ttl.String()+")")
 	case c.RenewInterval >= c.RenewDeadline:
 		return c, invalid("RenewInterval", c.RenewInterval, "must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
+	case c.RenewInterval+c.RenewDeadline > ttl:
+		return c, invalid("RenewInterval", c.RenewInterval, "plus RenewDeadline ("+c.RenewDeadline.String()+") must not exceed TTL ("+ttl.String()+")")
+	case c.RenewInterval < opts.RenewInterval:
+		return c, invalid("RenewInterval", c.RenewInterval, "must not be shorter than the lease's Options.RenewInterval ("+opts.RenewInterval.String()+"), which its records tell followers")
 	case opts.CallTimeout >= c.RenewDeadline:
 		return c, invalid("CallTimeout", opts.CallTimeout, "of the lease must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
 	case c.HealthTimeout > c.HealthInterval:

@@ -47,6 +47,7 @@ type follow struct {
 	token   uint64
 	version string
 	last    time.Time // when the latest read began
+	back    time.Time // when it returned
 	// lo and hi bracket the holder's next write; hi is zero when no
 	// bracket is known.
 	lo, hi time.Time
@@ -68,27 +69,30 @@ func newFollow(cfg Config, ttl time.Duration, jittered func(time.Duration) time.
 	}
 }
 
-// saw notes a read that began at began and found rec held, and returns
-// when to read next.
-func (f *follow) saw(began time.Time, rec lease.Record) time.Time {
+// saw notes a read that began at began, returned at back and found rec
+// held, and returns when to read next.
+func (f *follow) saw(began, back time.Time, rec lease.Record) time.Time {
 	prev, changed := f.last, rec.Version != f.version
 	newTerm := rec.Holder != f.holder || rec.Token != f.token
-	f.holder, f.token, f.version, f.last = rec.Holder, rec.Token, rec.Version, began
+	f.holder, f.token, f.version, f.last, f.back = rec.Holder, rec.Token, rec.Version, began, back
 	switch {
 	case prev.IsZero():
 		f.hi = time.Time{}
 	case changed:
-		// The holder wrote in (prev, began], its latest write no earlier
-		// than a renew interval before began: within the bracket, if this
-		// is the write it expected; a new term starts a schedule afresh.
-		lo, hi := later(prev, began.Add(-f.renew)), began
+		// The holder wrote after the previous read began and before this
+		// one returned, its latest write no earlier than a renew interval
+		// before that: within the bracket, if this is the write it
+		// expected; a new term starts a schedule afresh.
+		lo, hi := later(prev, back.Add(-f.renew)), back
 		if !newTerm && !f.hi.IsZero() && f.hi.After(lo) && f.lo.Before(hi) {
 			lo, hi = later(lo, f.lo), earlier(hi, f.hi)
 			f.delay = max(f.base, f.delay-f.delay/16) // where expected
 		}
 		f.lo, f.hi, f.retry, f.probed = lo.Add(f.renew), hi.Add(f.renew), 0, false
 	case !f.hi.IsZero() && began.Before(f.hi):
-		f.lo, f.probed = later(f.lo, began), true // the write comes after this read
+		if began.After(f.lo) { // the write comes after this read: the bracket narrows
+			f.lo, f.probed = began, true
+		}
 	case !f.hi.IsZero():
 		// The renewal was due and has not come: late, or never.
 		f.delay = min(2*f.delay, f.campaign/2)

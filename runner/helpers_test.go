@@ -18,7 +18,7 @@ import (
 // when every goroutine in the bubble is blocked.
 const (
 	ttl           = 15 * time.Second
-	renewDeadline = 10 * time.Second        // the default: 2/3 of ttl
+	renewDeadline = 9375 * time.Millisecond // the default: 5/8 of ttl
 	renewInterval = 5625 * time.Millisecond // the default: 3/8 of ttl
 )
 

@@ -10,23 +10,31 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// keepRenewing renews the term every RenewInterval until ctx ends (see
-// renewUntil), retrying failures with backoff. When a renewal finds the
-// lease lost or unrenewable, or when no renewal succeeded by RenewDeadline
-// after the last successful one was sent (a timer, which fires even while a
-// renewal hangs), it ends the term with that cause and reports that the
-// renewals are over (term.fail). It returns only when no renewal is in
-// flight, so none can land after the release, and then closes the term's
-// RenewalsDone channel.
+// keepRenewing renews the term RenewInterval after each successful
+// renewal returned, until ctx ends (see renewUntil), retrying failures
+// with backoff. When a renewal finds the lease lost or unrenewable, or when
+// no renewal succeeded by RenewDeadline after the last successful one was
+// due (a timer, which fires even while a renewal hangs), it ends the term
+// with that cause and reports that the renewals are over (term.fail). It
+// returns only when no renewal is in flight, so none can land after the
+// release, and then closes the term's RenewalsDone channel.
+//
+// A renewal counts from when it was sent, or from when it was due (when
+// the previous one was sent, plus RenewInterval), whichever is earlier:
+// the term's Sent is set to that. So a holder whose renewals come late, and a
+// write a restore hid, cannot keep it leading past the end of a follower's
+// count, which may have started as early as one renew interval before the
+// holder's latest write (see lease/driver's package doc).
 func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
-	t := st.get()
+	t, acked := st.get(), time.Now()
+	sent := t.Sent // when t's request was sent; t.Sent may be set earlier
 	stepDownTimer := time.AfterFunc(time.Until(t.Sent.Add(r.cfg.RenewDeadline)), func() {
 		st.fail(end, &stepDown{reason: DeadlinePassed})
 	})
 	defer stepDownTimer.Stop()
 	for {
-		sleep(ctx, time.Until(t.Sent.Add(r.cfg.RenewInterval)))
+		sleep(ctx, time.Until(acked.Add(r.cfg.RenewInterval)))
 		if ctx.Err() != nil {
 			return
 		}
@@ -44,6 +52,11 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 		case err != nil: // retried until the renew deadline
 			st.fail(end, &stepDown{reason: DeadlinePassed, err: err})
 			return
+		}
+		due := sent.Add(r.cfg.RenewInterval)
+		acked, sent = time.Now(), nt.Sent
+		if sent.After(due) {
+			nt.Sent = due
 		}
 		t = nt
 		st.set(t)

@@ -95,7 +95,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		case errors.As(err, &held):
 			r.observeLeader(held.Record.Holder)
 			if f != nil {
-				wait = time.Until(f.saw(began, held.Record))
+				wait = time.Until(spread(began, f.saw(began, time.Now(), held.Record), r.countGap(held.Record)*2/3))
 			}
 			if held.Wait > 0 {
 				wait = min(wait, held.Wait)
@@ -108,6 +108,33 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		}
 		sleep(ctx, wait)
 	}
+}
+
+// countGap is the longest a follower may leave between two reads of rec
+// (from one's sending to the next one's return) for its count towards
+// expiry to go on: the holder's renew interval, as the record gives it
+// (see lease.Acquire). A follower reads again within two thirds of it,
+// leaving the rest for the reads' latency.
+func (r *Runner) countGap(rec lease.Record) time.Duration {
+	if rec.RenewInterval > 0 {
+		return rec.RenewInterval
+	}
+	if rec.TTL > 0 {
+		return lease.DefaultRenewInterval(rec.TTL)
+	}
+	return r.cfg.RenewInterval
+}
+
+// spread returns when to read next after a read that began at began, so
+// that reads follow each other within step, on the way to a read planned
+// at next: the first of the fewest evenly spaced reads that get there.
+func spread(began, next time.Time, step time.Duration) time.Time {
+	d := next.Sub(began)
+	if d <= step || step <= 0 {
+		return next
+	}
+	k := (d + step - 1) / step
+	return began.Add(d / k)
 }
 
 // lead runs one term: task (Config.Task, or RunOnce's wrapping of it), the renew loop and the health watch share

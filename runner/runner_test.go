@@ -19,6 +19,10 @@ import (
 func TestNewRejectsInvalidConfig(t *testing.T) {
 	store := memlease.NewStore()
 	l := openLease(t, store, "a")
+	fast, err := store.Open("job", lease.Options{Identity: "b", TTL: ttl, RenewInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	task := func(context.Context) error { return nil }
 	for _, tc := range []struct {
 		name string
@@ -30,8 +34,12 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{"deadline not below TTL", runner.Config{Lease: l, Task: task, RenewDeadline: 15 * time.Second},
 			"runner: RenewDeadline (15s) must be less than TTL (15s)"},
 		{"interval not below deadline", runner.Config{Lease: l, Task: task, RenewInterval: 10 * time.Second},
-			"runner: RenewInterval (10s) must be less than RenewDeadline (10s)"},
-		{"call timeout not below deadline", runner.Config{Lease: l, Task: task, RenewDeadline: 3 * time.Second, RenewInterval: time.Second},
+			"runner: RenewInterval (10s) must be less than RenewDeadline (9.375s)"},
+		{"interval and deadline above TTL", runner.Config{Lease: l, Task: task, RenewDeadline: 10 * time.Second},
+			"runner: RenewInterval (5.625s) plus RenewDeadline (10s) must not exceed TTL (15s)"},
+		{"interval below the lease's", runner.Config{Lease: l, Task: task, RenewInterval: 5 * time.Second},
+			"runner: RenewInterval (5s) must not be shorter than the lease's Options.RenewInterval (5.625s), which its records tell followers"},
+		{"call timeout not below deadline", runner.Config{Lease: fast, Task: task, RenewDeadline: 3 * time.Second, RenewInterval: time.Second},
 			"runner: CallTimeout (3s) of the lease must be less than RenewDeadline (3s)"},
 		{"negative duration", runner.Config{Lease: l, Task: task, CampaignInterval: -time.Second},
 			"runner: CampaignInterval (-1s) must not be negative"},

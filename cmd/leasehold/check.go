@@ -149,7 +149,7 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 		opts.TTL, opts.CallTimeout = lease.DefaultTTL, 0
 		l, err = open(opts)
 	case !errors.Is(err, lease.ErrInvalid):
-		add(passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, runner.DefaultRenewInterval(o.ttl), o.ttl*2/3)))
+		add(passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, runner.DefaultRenewInterval(o.ttl), runner.DefaultRenewDeadline(o.ttl))))
 	}
 	switch {
 	case ctx.Err() != nil:

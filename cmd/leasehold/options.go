@@ -138,7 +138,7 @@ func runFlags(o *runOptions) *flagSet {
 
 // runDefaults are the computed defaults of leasehold run's usage.
 var runDefaults = map[string]string{
-	"renew-deadline":    "2/3 of TTL",
+	"renew-deadline":    "5/8 of TTL",
 	"renew-interval":    "3/8 of TTL",
 	"campaign-interval": "1/3 of TTL",
 	"kill-margin":       "half of TTL - renew deadline",
@@ -171,7 +171,7 @@ func parseRun(args []string, env *environment) (*runOptions, error) {
 
 // renewDeadlineOrDefault is the renew deadline the runner will use.
 func (o *runOptions) renewDeadlineOrDefault() time.Duration {
-	return cmp.Or(o.renewDeadline, o.ttl*2/3)
+	return cmp.Or(o.renewDeadline, runner.DefaultRenewDeadline(o.ttl))
 }
 
 func (o *runOptions) campaignIntervalOrDefault() time.Duration {
