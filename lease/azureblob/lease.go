@@ -189,7 +189,6 @@ func (l *blobLease) heldError(st state) error {
 	return held
 }
 
-
 // forget clears current if it is id.
 func (l *blobLease) forget(id string) {
 	l.mu.Lock()
@@ -283,7 +282,6 @@ func (l *blobLease) lapsing(err, rerr error) error {
 	}
 	return fmt.Errorf("%w: azureblob: %s: the previous lease is lapsing: the blob reads as not leased, but Azure still refuses to acquire it, as it may for up to a minute after a lease expired without a release: %w", lease.ErrUnavailable, l.where, err)
 }
-
 
 // writeTerm writes the record of a new term under lease id, on the blob as
 // st read it, and returns the term. If the write fails and a read does not
