@@ -107,6 +107,9 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 	case errors.As(w.last, &held) && r.ranBy(held.Record.Period, held.Record.PeriodDone):
 		r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", held.Record.Period, "done", held.Record.PeriodDone, "holder", held.Record.Holder)
 		return Once{Outcome: AlreadyRan, Holder: held.Record}, nil
+	case errors.As(w.last, &held) && held.Record.Hold:
+		r.cfg.Logger.Info("not elected: the lease is held after a run, for its minimum hold", "holder", held.Record.Holder, "token", held.Record.Token, "ends_within", held.Wait)
+		return Once{Outcome: NotElected, Holder: held.Record}, nil
 	case errors.As(w.last, &held):
 		r.cfg.Logger.Info("not elected: the lease is held", "holder", held.Record.Holder, "token", held.Record.Token)
 		return Once{Outcome: NotElected, Holder: held.Record}, nil
@@ -145,7 +148,7 @@ func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
 		t = marked
 	}
 	s := &schedule{}
-	d := r.lead(ctx, t, r.wrap(s), r.end(s))
+	d := r.lead(ctx, t, r.runTask(s), r.afterTask(s))
 	if s.ended {
 		return Once{Outcome: Ran, Term: t, Demotion: d, Err: s.err}, nil
 	}
@@ -172,8 +175,8 @@ func (w *holderWatch) gaveUp(err error) bool {
 	if !errors.As(err, &held) {
 		return false
 	}
-	if w.ranBy(held.Record.Period, held.Record.PeriodDone) {
-		return true
+	if w.ranBy(held.Record.Period, held.Record.PeriodDone) || held.Record.Hold {
+		return true // the period ran, or a run holds the lease for its MinHold
 	}
 	if w.first == nil {
 		w.first = held

@@ -71,48 +71,99 @@ type schedule struct {
 	err     error
 }
 
-// wrap returns the task RunOnce runs: cfg.Task, followed, on a store that
-// cannot keep a record held without its holder (not a lease.Keeper), by
-// the rest of MinHold, during which the renewals go on.
-func (r *Runner) wrap(s *schedule) func(context.Context) error {
-	_, keeper := r.cfg.Lease.(lease.Keeper)
+// runTask returns the task RunOnce runs: cfg.Task, noting in s how it ran.
+func (r *Runner) runTask(s *schedule) func(context.Context) error {
 	return func(ctx context.Context) error {
 		s.started = time.Now()
 		s.err = r.cfg.Task(ctx)
 		s.ended = ctx.Err() == nil
-		if hold := r.hold(s); hold > 0 && !keeper && ctx.Err() == nil {
-			r.cfg.Logger.Info("task ended; holding the lease for the rest of MinHold", "min_hold", r.cfg.MinHold, "for", hold)
-			sleep(ctx, hold)
-		}
 		return s.err
 	}
 }
 
-// hold is how much of MinHold remains after the task of s started.
-func (r *Runner) hold(s *schedule) time.Duration {
-	return r.cfg.MinHold - time.Since(s.started)
+// holdLeft is how much of MinHold remains after the task of s started, in
+// whole milliseconds (as a record stores it), or 0 if the task never
+// started.
+func (r *Runner) holdLeft(s *schedule) time.Duration {
+	if s.started.IsZero() {
+		return 0
+	}
+	return max(0, (r.cfg.MinHold-time.Since(s.started)+time.Millisecond-1).Truncate(time.Millisecond))
 }
 
-// end ends RunOnce's term: it marks the period done if the task returned
-// nil, and either leaves the lease held for the rest of MinHold
-// (lease.Keeper) or releases it.
-func (r *Runner) end(s *schedule) endTerm {
+// afterTask ends RunOnce's term once its task has returned, with the lease
+// still held (rule 13: neither the done mark nor the hold may be lost while
+// the holder can still write). It writes at once what the run left: the
+// period done, if the task returned nil, and, while MinHold lasts, that
+// the lease is held after a run (Record.Hold), so that a duplicate trigger
+// is answered at once. Then, for the rest of MinHold, it keeps the record
+// held: with one Keep on a lease.Keeper, or by renewing it on a store that
+// cannot keep a record without its holder (Azure), with the health watch
+// off, as the task is over. Each write is retried until the term's renew
+// deadline; only then, or when the lease is found lost, are the mark and
+// the hold given up (the record lapses after its TTL). Last, without a
+// Keep, it releases the lease.
+func (r *Runner) afterTask(s *schedule) endTerm {
 	return func(ctx context.Context, t lease.Term, d *Demotion) {
 		if t.Period != "" && s.ended && s.err == nil {
 			t.PeriodDone = true
 		}
-		k, keeper := r.cfg.Lease.(lease.Keeper)
-		hold := (r.hold(s) + time.Millisecond - 1).Truncate(time.Millisecond)
-		if !keeper || !s.ended || hold <= 0 {
-			d.Released = r.release(ctx, t)
+		hold := r.holdLeft(s)
+		t.Hold = hold > 0
+		wctx := context.WithoutCancel(ctx)
+		if k, ok := r.cfg.Lease.(lease.Keeper); ok && hold > 0 {
+			err := r.retryUntilDeadline(wctx, t, func(ctx context.Context) error { return k.Keep(ctx, t, hold) })
+			if err != nil {
+				r.cfg.Logger.Warn("keeping the lease for the rest of MinHold failed until the renew deadline; it lapses after its TTL", "token", t.Token, "err", err)
+				return
+			}
+			d.Kept = hold
 			return
 		}
-		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
-		defer cancel()
-		if err := k.Keep(kctx, t, hold); err != nil {
-			r.cfg.Logger.Warn("keeping the lease for the rest of MinHold failed; it lapses after its TTL", "token", t.Token, "err", err)
-			return
+		if t.PeriodDone || t.Hold {
+			nt, err := r.holdUntil(ctx, wctx, t, s.started.Add(r.cfg.MinHold))
+			if err != nil {
+				r.cfg.Logger.Warn("writing the end of the run, or holding the lease after it, failed until the renew deadline; it lapses after its TTL", "token", t.Token, "err", err)
+				return
+			}
+			t = nt
 		}
-		d.Kept = hold
+		t.Hold = false
+		d.Released = r.release(ctx, t)
 	}
+}
+
+// holdUntil renews t at once, then every RenewInterval after each renewal
+// returned, until until has passed or ctx ends; renewals run under wctx.
+// It returns the latest term, or the error that ended the renewals (the
+// lease lost, or no success by a renewal's deadline).
+func (r *Runner) holdUntil(ctx, wctx context.Context, t lease.Term, until time.Time) (lease.Term, error) {
+	for first := true; ; first = false {
+		if !first {
+			wait := min(r.cfg.RenewInterval, time.Until(until))
+			sleep(ctx, wait)
+		}
+		if !first && (!time.Now().Before(until) || ctx.Err() != nil) {
+			return t, nil
+		}
+		rctx, cancel := context.WithDeadline(wctx, t.Sent.Add(r.cfg.RenewDeadline))
+		nt, err := r.renew(rctx, t)
+		cancel()
+		if err != nil {
+			return t, err
+		}
+		t = nt // no task runs: the renewals only keep the record held
+		if !time.Now().Before(until) {
+			return t, nil
+		}
+	}
+}
+
+// retryUntilDeadline calls write, retrying what may pass with backoff, until
+// it succeeds, the lease is found lost, or t's renew deadline passes.
+func (r *Runner) retryUntilDeadline(ctx context.Context, t lease.Term, write func(context.Context) error) error {
+	rctx, cancel := context.WithDeadline(ctx, t.Sent.Add(r.cfg.RenewDeadline))
+	defer cancel()
+	_, err := r.retry(rctx, t.Token, func(ctx context.Context) (lease.Term, error) { return t, write(ctx) })
+	return err
 }

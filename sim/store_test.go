@@ -23,6 +23,26 @@ type store struct {
 	// slow counts the slow calls still under way, which outlive their
 	// callers.
 	slow sync.WaitGroup
+	// hits are the calls that met a fault, for the oracle: a contender cut
+	// off from the store cannot see what the record says.
+	hits []hit
+}
+
+type hit struct {
+	id string
+	at time.Time
+}
+
+// hitIn reports whether a call of id met a fault within [from, to].
+func (s *store) hitIn(id string, from, to time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.hits {
+		if h.id == id && !h.at.Before(from) && !h.at.After(to) {
+			return true
+		}
+	}
+	return false
 }
 
 // faults are what the next calls of one identity meet.
@@ -53,11 +73,16 @@ func (s *store) fault(id string, change func(*faults)) {
 }
 
 // put stores b as it is, bypassing the engine: a restore, a foreign
-// object; nil deletes the record.
+// object; nil deletes the record, and with it the history that restores
+// draw from (tokens may start again after a delete: an earlier body with
+// the same holder and token belongs to another term).
 func (s *store) put(b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.data = b
+	if b == nil {
+		s.bodies = nil
+	}
 }
 
 // current returns the stored bytes and the record they decode to.
@@ -86,7 +111,8 @@ func (s *store) termBodies(r lease.Record, cur []byte) [][]byte {
 	return out
 }
 
-// lastValid returns the latest body the engine stored, or nil.
+// lastValid returns the latest body the engine stored since the record
+// was last deleted, or nil.
 func (s *store) lastValid() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,6 +154,9 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 	case write && f.lose > 0:
 		f.lose--
 		lose = true
+	}
+	if hung > 0 || fail || slow > 0 {
+		s.hits = append(s.hits, hit{c.id, time.Now()})
 	}
 	s.mu.Unlock()
 	switch {
