@@ -88,7 +88,7 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 	if s.started.IsZero() {
 		return 0
 	}
-	return max(0, (r.cfg.MinHold-time.Since(s.started)+time.Millisecond-1).Truncate(time.Millisecond))
+	return max(0, (r.cfg.MinHold - time.Since(s.started) + time.Millisecond - 1).Truncate(time.Millisecond))
 }
 
 // afterTask ends RunOnce's term once its task has returned, with the lease
