@@ -77,7 +77,7 @@ func TestProbe(t *testing.T) {
 		name    string
 		key     *probeKey
 		mention string // "": passes
-		writes  int // in all
+		writes  int    // in all
 	}{
 		{"Enforcing", &probeKey{}, "", 4},
 		{"EnforcingProbeExists", &probeKey{rec: lease.Record{Holder: driver.ProbeHolder, Token: 1, TTL: time.Second, Released: true, Nonce: "n", Version: "x"}}, "", 3},
