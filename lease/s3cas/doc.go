@@ -188,7 +188,8 @@
 // pricing page, as of 2026) that is about $0.0036 an hour ($2.63 a month)
 // for the leader and at most $0.00029 an hour ($0.21 a month) for each
 // follower; storage of one small object is negligible. A longer TTL costs
-// proportionally less. The store's check adds three PUT requests per
-// process and bucket ($0.000015): nothing for a long-running worker, and
-// about $0.045 a month for a `leasehold run --once` started every minute.
+// proportionally less. The store's check adds four PUT requests per
+// process and bucket ($0.00002; three PUTs and a GET once the probe
+// object exists): nothing for a long-running worker, and about $0.67 a
+// month for a `leasehold run --once` started every minute.
 package s3cas
