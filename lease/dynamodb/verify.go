@@ -3,27 +3,15 @@ package dynamodb
 import (
 	"context"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
 // storeID names the table as this client reaches it: endpoint, region,
-// table and the credentials' access key (from the client's cache, which
-// answers at once after its first request; "" when it cannot).
+// table and the credentials' access key.
 func (d *conn) storeID(ctx context.Context) string {
 	o := d.client.Options()
-	key := ""
-	if o.Credentials != nil {
-		if creds, err := o.Credentials.Retrieve(ctx); err == nil {
-			key = creds.AccessKeyID
-		}
-	}
-	endpoint := aws.ToString(o.BaseEndpoint)
-	if endpoint == "" {
-		endpoint = "aws"
-	}
-	return "dynamodb " + endpoint + " " + o.Region + " " + d.table + " " + key
+	return awsdriver.StoreID(ctx, "dynamodb", o.BaseEndpoint, o.Region, o.Credentials, d.table)
 }
 
 // Verify implements driver.Verifier. Before a contender first writes to

@@ -4,9 +4,8 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 )
 
 // ProbeSuffix ends the key of the probe object: the object next to the
@@ -37,19 +36,7 @@ var IAMProbeActions = []string{"s3:GetObject", "s3:PutObject"}
 // looks correct.
 func (d *conn) Verify(ctx context.Context) error {
 	o := d.client.Options()
-	key := ""
-	if o.Credentials != nil {
-		// The client's credential cache answers at once after its first
-		// request; a failure shows up in the probe's own requests.
-		if creds, err := o.Credentials.Retrieve(ctx); err == nil {
-			key = creds.AccessKeyID
-		}
-	}
-	endpoint := aws.ToString(o.BaseEndpoint)
-	if endpoint == "" {
-		endpoint = "aws"
-	}
-	id := "s3 " + endpoint + " " + o.Region + " path-style=" + strconv.FormatBool(d.pathStyle || o.UsePathStyle) + " " + d.bucket + " " + key
+	id := awsdriver.StoreID(ctx, "s3", o.BaseEndpoint, o.Region, o.Credentials, "path-style="+strconv.FormatBool(d.pathStyle || o.UsePathStyle)+" "+d.bucket)
 	probe := *d
 	probe.key, probe.probe = d.key+ProbeSuffix, true
 	return driver.VerifyStore(ctx, id, driver.Probe{
