@@ -144,7 +144,7 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		{"LeaseTable", "[var.dynamodb_table_arn]"},
 		{"LeaseObjectsKMS", "[var.s3_kms_key_arn]"},
 		{"LeaseObjects", `[for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}"]`},
-		{"LeaseProbeObjects", `[for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}${local.s3_probe_suffix}"]`},
+		{"LeaseProbeObjects", `[for k in local.s3_probe_keys : "${var.s3_bucket_arn}/${k}"]`},
 		{prefixWildcardSid, `["${var.s3_bucket_arn}/${var.s3_prefix}/*"]`},
 	} {
 		s := find(stmts, c.sid)

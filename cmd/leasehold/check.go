@@ -96,7 +96,7 @@ var facts = map[string]schemeFacts{
 	"s3": {svc: pricing.S3, renew: "PUT", poll: "GET",
 		conditions: "the store refused conditional writes whose condition did not hold (If-None-Match: *, If-Match) on probe objects beside the lease, never the lease itself"},
 	"dynamodb": {svc: pricing.DynamoDB, renew: "PutItem", poll: "GetItem",
-		conditions: "DynamoDB enforces condition expressions, and the table is not an eventually consistent global table (checked with the store)"},
+		conditions: "the store refused conditional PutItems whose condition did not hold (attribute_not_exists, nonce = version) on a probe item beside the lease, never the lease itself"},
 	"azblob": {svc: pricing.AzureBlob, renew: "PUT lease/renew", poll: "HEAD",
 		conditions: "not needed: Azure Blob grants and ends the blob's native lease itself"},
 	"gs": {svc: pricing.GCS, renew: "POST", poll: "GET",

@@ -311,9 +311,42 @@ func TestCheckDynamoDB(t *testing.T) {
 
 	code, rep, lines := runCheck(t, "--lease", leaseURL(table))
 	wantAllOK(t, code, rep, lines)
+	if r := rep.result("conditional writes"); !strings.Contains(r.Detail, "on a probe item beside the lease") {
+		t.Errorf("conditional writes: %q, want the probe it sent named", r.Detail)
+	}
+	client := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	out, err := client.GetItem(t.Context(), &ddb.GetItemInput{TableName: &table, Key: map[string]types.AttributeValue{"lease": &types.AttributeValueMemberS{Value: "check.leasehold-probe"}}, ConsistentRead: aws.Bool(true)})
+	if err != nil || len(out.Item) == 0 {
+		t.Errorf("GetItem of the probe item check.leasehold-probe: %v, %d attributes; want the item check's probe wrote", err, len(out.Item))
+	}
 
 	code, rep, lines = runCheck(t, "--lease", leaseURL("no-such-table-"+table))
 	wantFail(t, code, rep, lines, "store", fmt.Sprintf("table %q does not exist", "no-such-table-"+table), exitConfig)
+}
+
+// TestCheckIgnoringDynamoDB: an endpoint that answers 200 to conditional
+// PutItems and ignores their conditions (the fault proxy in front of
+// dynalite) fails the conditional writes check, exit 78, naming the step,
+// and nothing is written to the lease's item.
+func TestCheckIgnoringDynamoDB(t *testing.T) {
+	endpoint, table := dynaliteTable(t)
+	creds := aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}
+	useAWSCredentials(t, creds)
+	p := faultproxy.Start(t, endpoint)
+	p.IgnoreConditions(creds)
+	code, rep, lines := runCheck(t, "--lease", fmt.Sprintf("dynamodb://%s/check?endpoint=%s&region=us-east-1", table, url.QueryEscape(p.URL)))
+	wantFail(t, code, rep, lines, "conditional writes", "lease: store does not keep the contract", exitConfig)
+	if r := rep.result("conditional writes"); !strings.Contains(r.Detail, "step 2, create-if-absent again") || !strings.Contains(r.Detail, "PutItem with ConditionExpression") {
+		t.Errorf("conditional writes: %q, want the step and the condition the store ignored named", r.Detail)
+	}
+	if r := rep.result("permissions"); r.Verdict != verdictSkip || !strings.Contains(r.Detail, "write not tested") {
+		t.Errorf("permissions: %s %q; want skip, with no write to a store that ignores conditions", r.Verdict, r.Detail)
+	}
+	client := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.StaticCredentialsProvider{Value: creds}})
+	out, err := client.GetItem(t.Context(), &ddb.GetItemInput{TableName: &table, Key: map[string]types.AttributeValue{"lease": &types.AttributeValueMemberS{Value: "check"}}, ConsistentRead: aws.Bool(true)})
+	if err != nil || len(out.Item) != 0 {
+		t.Errorf("GetItem of the lease: %v, %d attributes; want no item: nothing written to the lease", err, len(out.Item))
+	}
 }
 
 // azuriteContainer creates a container on Azurite from the test stack,

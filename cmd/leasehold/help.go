@@ -286,11 +286,12 @@ its verdict: ok, fail, or skip and the reason.
                       with the lease's key schema, and not an eventually
                       consistent global table), and the lease can be read:
                       never acquired, held by whom, or released
-  conditional writes  the store enforces them (S3: three probe writes to
-                      objects beside the lease, never the lease itself; a
-                      store that ignores them fails here); DynamoDB and
-                      Cloud Storage enforce them; skipped on Azure, whose
-                      native lease needs none
+  conditional writes  the store enforces them (S3, DynamoDB, Cloud
+                      Storage: four probe writes to an object or item
+                      beside the lease, KEY.leasehold-probe, never the
+                      lease itself; a store that ignores them fails here,
+                      naming the step); skipped on Azure, whose native
+                      lease needs none
   permissions         read, and write: a free lease (never acquired, or
                       released) is acquired and released at once as
                       --identity, which is harmless, as tokens only go up; a

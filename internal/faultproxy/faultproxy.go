@@ -11,14 +11,19 @@
 //     reading back;
 //   - a store that accepts conditional writes and ignores their conditions
 //     (IgnoreConditions): S3 PutObject with If-Match and If-None-Match
-//     stripped, the request signed again, and answered 200.
+//     stripped, DynamoDB PutItem with its ConditionExpression stripped, the
+//     request signed again, and answered 200.
 //
 // Everything else passes through unchanged, Host header included, so that
 // signatures made for the proxy's address hold at the emulator.
 package faultproxy
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,8 +167,10 @@ func (p *Proxy) Applied(r *Rule) int {
 
 // IgnoreConditions makes the proxy a store that accepts conditional writes
 // and ignores their conditions: it strips If-Match and If-None-Match from
-// every S3 PutObject and signs the request again (AWS Signature Version 4,
-// with creds, the store's keys), so the store applies it unconditionally.
+// every S3 PutObject, and ConditionExpression (with the names and values
+// it uses) from every DynamoDB PutItem, and signs the request again (AWS
+// Signature Version 4, with creds, the store's keys), so the store applies
+// it unconditionally.
 func (p *Proxy) IgnoreConditions(creds aws.Credentials) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -180,7 +187,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, rule.Fault.answer)
 		return
 	}
-	if ignore != nil && S3PutObject(r) && (r.Header.Get("If-Match") != "" || r.Header.Get("If-None-Match") != "") {
+	if ignore != nil && (S3PutObject(r) && (r.Header.Get("If-Match") != "" || r.Header.Get("If-None-Match") != "") || DynamoOp("PutItem")(r)) {
 		if err := resign(r, *ignore); err != nil {
 			p.t.Errorf("faultproxy: signing %s %s again without its conditions: %v", r.Method, r.URL, err)
 		}
@@ -272,9 +279,29 @@ func resign(r *http.Request, creds aws.Credentials) error {
 	r.Header.Del("If-Match")
 	r.Header.Del("If-None-Match")
 	r.Header.Del("Authorization")
+	payloadHash := r.Header.Get("X-Amz-Content-Sha256")
+	if DynamoOp("PutItem")(r) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		var in map[string]json.RawMessage
+		if err := json.Unmarshal(body, &in); err != nil {
+			return fmt.Errorf("PutItem body is not JSON: %w", err)
+		}
+		delete(in, "ConditionExpression")
+		delete(in, "ExpressionAttributeNames")
+		delete(in, "ExpressionAttributeValues")
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		sum := sha256.Sum256(body)
+		payloadHash = hex.EncodeToString(sum[:])
+	}
 	// The signer signs the request's URL host; the client signed the
 	// proxy's address, which the proxy passes on.
 	r.URL.Host = r.Host
 	return v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }).
-		SignHTTP(r.Context(), creds, r, r.Header.Get("X-Amz-Content-Sha256"), m[2], m[1], time.Now())
+		SignHTTP(r.Context(), creds, r, payloadHash, m[2], m[1], time.Now())
 }

@@ -27,8 +27,11 @@
 //     (Check, DecodeJSON) and never taken over.
 //   - A store that can be checked for keeping the contract (conditional
 //     writes whose condition fails are refused) is checked before the first
-//     write: a driver that can do so implements Verifier, and a store that
-//     fails is refused with lease.ErrUnsafeStore.
+//     write: a driver that can do so implements Verifier, with one call of
+//     VerifyStore, which runs Probe on a probe key beside the lease's
+//     (KEY.leasehold-probe, ProbeSuffix) once per store and process, and
+//     a store that fails twice in a row is refused with
+//     lease.ErrUnsafeStore naming the step it failed.
 //
 // A backend on a store's native lease (Azure Blob) implements lease.Lease
 // itself, and uses the same helpers for the rules it shares with the

@@ -15,9 +15,10 @@
 //
 // # Requests
 //
-// Open sends one DescribeTable to check the table (once per client and
-// table: later Opens with the same *dynamodb.Client reuse the first
-// success). A read is one strongly consistent GetItem. Acquiring a free
+// Open sends one DescribeTable to check the table (once per table as
+// clients reach it: endpoint, region and access key); a read describes it
+// again when that check is over a minute old, so that a replica added to
+// a table in use is seen. A read is one strongly consistent GetItem. Acquiring a free
 // lease is that read and one PutItem conditional on
 // attribute_not_exists(<key>); a renewal, a release and a takeover are one
 // PutItem conditional on "nonce = <version>" (a takeover after the reads
@@ -58,8 +59,9 @@
 // unparsable) is reported as lease.ErrCorrupt, saying which, and is never
 // overwritten. Other attributes are read past: those a later version of
 // leasehold adds beside leasehold=1, so that a fleet in a rolling upgrade
-// reads each other's records, and the aws:rep:* attributes that legacy
-// (2017.11.29) global tables add to every item.
+// reads each other's records. An item carrying the aws:rep:* attributes
+// that legacy (2017.11.29) global tables add to every item is refused
+// with lease.ErrUnsafeStore, naming the attribute (see The table).
 //
 // Never delete the item, not even to reset a lease: the fencing token
 // lives in it, and a new item would start the tokens again at 1 in any
@@ -90,8 +92,25 @@
 // table and its Regions: each Region checks a write's condition against
 // its own copy and replication keeps the last writer's item, so contenders
 // in two Regions could both be elected. DescribeTable does not show the
-// replicas of a legacy (2017.11.29) global table: keep lease tables out of
-// one.
+// replicas of a legacy (2017.11.29) global table, which settle conflicts
+// the same way; its items carry aws:rep:* attributes, and reading one is
+// refused with lease.ErrUnsafeStore, naming the attribute.
+//
+// # The store is checked before the first write
+//
+// DynamoDB always enforces condition expressions; a DynamoDB-compatible
+// endpoint (a mock, a gateway, a partial emulator) may answer 200 and
+// ignore them. So before a process first writes to a table, the lease
+// checks the store (Verify, with driver.Probe) on a probe item beside the
+// lease's, NAME.leasehold-probe in the same table, never on the lease's
+// own: a PutItem with attribute_not_exists twice (or a GetItem when the
+// probe item exists), then a PutItem conditional on its nonce, and again
+// on that nonce, now stale. An endpoint that applies a write it must
+// refuse, in two checks one after the other, is refused with
+// lease.ErrUnsafeStore, not retryable, naming the step, and nothing is
+// written to the lease. Four PutItems per process and table; the verdict
+// is kept for the life of the process. A name is at most 2032 bytes, so
+// that the probe item's fits the 2048 of a partition key.
 //
 // On-demand billing (PAY_PER_REQUEST) is advised: a lease makes a steady
 // trickle of requests, and provisioned capacity that throttles a renewal

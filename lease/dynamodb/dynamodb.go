@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -43,7 +44,9 @@ type Options struct {
 	// Required.
 	Table string
 	// Name is the lease's name: the partition key value of its item, such
-	// as "jobs/nightly-report". Required; at most 2048 bytes.
+	// as "jobs/nightly-report". Required; at most 2032 bytes, so that the
+	// name of its probe item (NAME.leasehold-probe, 16 bytes more) fits
+	// DynamoDB's limit of 2048 on a partition key.
 	Name string
 	// KeyAttribute is the name of the table's partition key attribute.
 	// Default DefaultKeyAttribute ("lease"). It must not be one of the
@@ -85,8 +88,8 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err != nil {
 		return nil, err
 	}
-	d := &conn{client: client, table: opts.Table, name: opts.Name, keyAttr: opts.KeyAttribute}
-	if err := d.checkTable(ctx, lopts.CallTimeout); err != nil {
+	d := &conn{client: client, table: opts.Table, name: opts.Name, keyAttr: opts.KeyAttribute, callTimeout: lopts.CallTimeout}
+	if err := d.checkTable(ctx, false); err != nil {
 		return nil, err
 	}
 	return driver.NewCAS(d, lopts)
@@ -108,8 +111,9 @@ func (o Options) validate() error {
 		return invalid("Table", strconv.Quote(o.Table), "must be 3 to 255 letters, digits, '_', '-' or '.'")
 	case o.Name == "":
 		return invalid("Name", `""`, "must not be empty")
-	case len(o.Name) > maxNameLen:
-		return invalid("Name", strconv.Quote(o.Name[:64]+"..."), fmt.Sprintf("is %d bytes long; a DynamoDB partition key holds at most %d", len(o.Name), maxNameLen))
+	case len(o.Name) > driver.MaxKeyWithProbe(maxNameLen):
+		return invalid("Name", strconv.Quote(o.Name[:64]+"..."), fmt.Sprintf("is %d bytes long; at most %d are allowed, so that the name of its probe item (NAME%s) fits DynamoDB's limit of %d on a partition key",
+			len(o.Name), driver.MaxKeyWithProbe(maxNameLen), driver.ProbeSuffix, maxNameLen))
 	case len(o.KeyAttribute) > maxAttrLen:
 		return invalid("KeyAttribute", strconv.Quote(o.KeyAttribute[:64]+"..."), fmt.Sprintf("is %d bytes long; DynamoDB allows at most %d", len(o.KeyAttribute), maxAttrLen))
 	case slices.Contains(recordAttributes, o.KeyAttribute):
@@ -118,7 +122,7 @@ func (o Options) validate() error {
 	return nil
 }
 
-// driver is the driver.CAS for one item. A record's version is its
+// conn is the driver.CAS for one item. A record's version is its
 // nonce, which every write makes afresh: Replace is a PutItem conditional
 // on the stored nonce being the version read.
 type conn struct {
@@ -126,6 +130,9 @@ type conn struct {
 	table   string
 	name    string
 	keyAttr string
+	// callTimeout bounds each request of Verify and of the table's
+	// check (the engine bounds the others): the lease's CallTimeout.
+	callTimeout time.Duration
 }
 
 // callOptions apply to every request: no SDK retries (the caller retries,
@@ -141,7 +148,12 @@ func (d *conn) key() map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{d.keyAttr: &types.AttributeValueMemberS{Value: d.name}}
 }
 
+// Get reads the item, after checking the table again if its last check is
+// older than tableRecheck: a replica added since is seen within that time.
 func (d *conn) Get(ctx context.Context) (lease.Record, error) {
+	if err := d.checkTable(ctx, true); err != nil {
+		return lease.Record{}, err
+	}
 	out, err := d.client.GetItem(ctx, &ddb.GetItemInput{TableName: &d.table, Key: d.key(), ConsistentRead: aws.Bool(true)}, callOptions)
 	if err != nil {
 		return lease.Record{}, d.classify(ctx, opGet, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -74,4 +75,58 @@ func operations(t *testing.T, srv *awstest.Server) (ops []string, bodies []map[s
 		bodies = append(bodies, body)
 	}
 	return ops, bodies
+}
+
+// ignoringTable is a fake DynamoDB-compatible endpoint holding one lease
+// table in memory that answers 200 to every PutItem and ignores its
+// ConditionExpression (a mock, a gateway, a partial emulator), and counts
+// the PutItems of each item.
+type ignoringTable struct {
+	*awstest.Server
+	mu    sync.Mutex
+	items map[string]json.RawMessage
+	puts  map[string]int
+}
+
+func newIgnoringTable(t *testing.T) *ignoringTable {
+	t.Helper()
+	f := &ignoringTable{items: map[string]json.RawMessage{}, puts: map[string]int{}}
+	f.Server = awstest.NewServer(t, f.route)
+	return f
+}
+
+func (f *ignoringTable) route(r *http.Request) awstest.Answer {
+	var in struct {
+		Item, Key map[string]json.RawMessage
+	}
+	_ = json.NewDecoder(r.Body).Decode(&in)
+	name := func(attrs map[string]json.RawMessage) string {
+		var s struct{ S string }
+		_ = json.Unmarshal(attrs[DefaultKeyAttribute], &s)
+		return s.S
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch awstest.ByOperation(r) {
+	case "DescribeTable":
+		return leaseTable
+	case "PutItem":
+		item, _ := json.Marshal(in.Item)
+		f.items[name(in.Item)] = item
+		f.puts[name(in.Item)]++
+		return jsonAnswer(200, `{}`)
+	case "GetItem":
+		if item, ok := f.items[name(in.Key)]; ok {
+			return jsonAnswer(200, `{"Item":`+string(item)+`}`)
+		}
+		return jsonAnswer(200, `{}`)
+	}
+	return ddbError(400, "UnknownOperationException", "")
+}
+
+// writes returns the number of PutItems of the item called name.
+func (f *ignoringTable) writes(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.puts[name]
 }

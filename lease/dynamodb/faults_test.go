@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -18,8 +19,12 @@ func onDynalite(name string) bool { return name == "dynalite" }
 // reading back.
 func TestFaultAnswers(t *testing.T) {
 	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
+		// The store is checked before the faults start, so that they
+		// meet the lease's own requests, not the probe's.
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
-			return tg.open(t, staticClient(endpoint)(nil), awstest.UniqueName("dynamodb-fault"), tg.options(identity))
+			l := tg.open(t, staticClient(endpoint)(nil), awstest.UniqueName("dynamodb-fault"), tg.options(identity))
+			verify(t, l)
+			return l
 		}
 		get, put := faultproxy.DynamoOp("GetItem"), faultproxy.DynamoOp("PutItem")
 		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
@@ -40,6 +45,7 @@ func TestFaultAnswers(t *testing.T) {
 func TestConformanceThroughProxy(t *testing.T) {
 	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
 		p := faultproxy.Start(t, tg.endpoint)
+		verify(t, tg.open(t, staticClient(p.URL)(nil), awstest.UniqueName("dynamodb-fault"), tg.options("checker")))
 		rules := p.Add(faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Replace(faultproxy.DynamoInternalServerError), Every: 7})
 		t.Cleanup(func() {
 			t.Logf("PutItems applied whose answer was a 500: %d", p.Applied(rules[0]))
@@ -53,4 +59,12 @@ func TestConformanceThroughProxy(t *testing.T) {
 		h.CallTimeout = time.Second
 		awstest.RunConformance(t, h)
 	})
+}
+
+// verify has l check its store, as its first write would.
+func verify(t *testing.T, l lease.Lease) {
+	t.Helper()
+	if err := l.(driver.Verifier).Verify(t.Context()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
 }

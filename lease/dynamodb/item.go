@@ -26,6 +26,10 @@ const (
 	attrNonce    = "nonce"     // S: also the record's version
 )
 
+// legacyReplicationPrefix begins the attributes that a legacy
+// (2017.11.29) global table adds to every item it replicates.
+const legacyReplicationPrefix = "aws:rep:"
+
 // recordAttributes are the item's attributes besides its key, in the order
 // they are checked.
 var recordAttributes = []string{attrFormat, attrHolder, attrToken, attrTTL, attrReleased, attrNonce}
@@ -47,13 +51,22 @@ func encodeItem(r lease.Record, keyAttr, name string) map[string]types.Attribute
 // driver.Check, and sets its Version to its stored nonce (schedule state
 // included: see driver.EncodeNonce). Attributes it does not
 // know are read past: those a later version of leasehold adds beside
-// leasehold=1 (see driver.FormatVersion), and those legacy (2017.11.29)
-// global tables add to every item they replicate (aws:rep:updatetime,
-// aws:rep:updateregion, aws:rep:deleting). Anything else, among it an item
+// leasehold=1 (see driver.FormatVersion). An item carrying the attributes
+// that legacy (2017.11.29) global tables add to every item they replicate
+// (aws:rep:updatetime, aws:rep:updateregion, aws:rep:deleting) yields an
+// error wrapping lease.ErrUnsafeStore, naming the attribute: such a table
+// settles conflicting writes of two Regions last-writer-wins, so two
+// contenders can both win. Anything else, among it an item
 // of another format version, or with an attribute of the record missing,
 // of another type or unparsable, yields an error wrapping
 // lease.ErrCorrupt.
 func decodeItem(item map[string]types.AttributeValue) (lease.Record, error) {
+	for _, name := range names(item) {
+		if strings.HasPrefix(name, legacyReplicationPrefix) {
+			return lease.Record{}, fmt.Errorf("%w: the item carries %q, an attribute of a legacy (2017.11.29) global table, which replicates it between Regions and keeps the last writer's item: contenders in two Regions can both be elected; use a table with no replicas, or a multi-Region strongly consistent (MRSC) global table",
+				lease.ErrUnsafeStore, name)
+		}
+	}
 	format, ok := item[attrFormat]
 	if !ok {
 		return lease.Record{}, driver.Corruptf("item has no %q attribute, so leasehold did not write it (attributes: %s)", attrFormat, strings.Join(names(item), ", "))

@@ -8,15 +8,17 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamodb"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
 // TestRequestCounts counts the requests of each lease operation by DynamoDB
-// operation: Open's DescribeTable, once per client and table, then the
-// lease's (see awstest.CountRequests): a renewal is one PutItem, a
-// follower's poll one GetItem. They set the cost of a lease (see the
-// package doc).
+// operation: Open's DescribeTable, once per table as clients reach it
+// (endpoint, region, access key), the store's check, four PutItems of the
+// probe item once per process and table, then the lease's (see
+// awstest.CountRequests): a renewal is one PutItem, a follower's poll one
+// GetItem. They set the cost of a lease (see the package doc).
 func TestRequestCounts(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		name := awstest.UniqueName("dynamodb-requests")
@@ -33,7 +35,7 @@ func TestRequestCounts(t *testing.T) {
 		}{
 			{"the leader's Open", "leader", leaderClient, name, leaderHTTP, map[string]int{"DescribeTable": 1}},
 			{"an Open of another lease through the leader's client", "leader", leaderClient, name + "-other", leaderHTTP, map[string]int{}},
-			{"the follower's Open, through a client of its own", "follower", tg.newClient(followerHTTP), name, followerHTTP, map[string]int{"DescribeTable": 1}},
+			{"the follower's Open, through a client of its own to the same store", "follower", tg.newClient(followerHTTP), name, followerHTTP, map[string]int{}},
 		}
 		leases := make([]lease.Lease, len(opens))
 		for i, o := range opens {
@@ -41,6 +43,12 @@ func TestRequestCounts(t *testing.T) {
 			if got := o.http.Take(); !maps.Equal(got, o.want) {
 				t.Errorf("%s sent %v, want %v", o.what, got, o.want)
 			}
+		}
+		if err := leases[0].(driver.Verifier).Verify(t.Context()); err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
+		if got, want := leaderHTTP.Take(), map[string]int{"PutItem": 4}; !maps.Equal(got, want) {
+			t.Errorf("the store's check sent %v, want %v", got, want)
 		}
 		awstest.CountRequests(t, leases[0], leases[2], leaderHTTP, followerHTTP, "GetItem", "PutItem")
 	})

@@ -3,12 +3,10 @@ package dynamodb
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -17,43 +15,45 @@ import (
 	"github.com/leasehold/leasehold/lease/driver"
 )
 
-// tableKey names a table as one client reaches it, without keeping the
-// client alive.
-type tableKey struct {
-	client  weak.Pointer[ddb.Client]
-	table   string
-	keyAttr string
-}
+// tableRecheck is how long a table's check holds: a lease's reads (every
+// acquisition starts with one) describe the table again once it is older,
+// so that a replica added to a table in use is seen within it.
+var tableRecheck = time.Minute
 
-// tableCheck is the outcome of checking one table through one client.
+// tableCheck is the outcome of checking one table as clients reach it.
 type tableCheck struct {
 	mu sync.Mutex
-	ok bool
+	ok time.Time // when the last check passed
 }
 
-// checkedTables holds a *tableCheck per tableKey. An entry goes when its
-// client is garbage collected.
+// checkedTables holds a *tableCheck per table, by storeID.
 var checkedTables sync.Map
 
-// checkTable checks, with one DescribeTable bounded by callTimeout, that
-// the table exists, its key schema is one HASH key of type S named
-// d.keyAttr, and it is not replicated with eventual consistency. A success is remembered for the client and table, so each is
-// described once however many leases are opened; a failure is not, so a
-// later Open tries again.
-func (d *conn) checkTable(ctx context.Context, callTimeout time.Duration) error {
-	k := tableKey{client: weak.Make(d.client), table: d.table, keyAttr: d.keyAttr}
-	v, loaded := checkedTables.LoadOrStore(k, &tableCheck{})
-	if !loaded {
-		runtime.AddCleanup(d.client, func(k tableKey) { checkedTables.Delete(k) }, k)
+// checkTable checks, with one DescribeTable bounded by the lease's
+// CallTimeout, that the table exists, its key schema is one HASH key of
+// type S named d.keyAttr, and it is not replicated with eventual
+// consistency. A success holds for tableRecheck for every lease of the
+// process on that table, so that each is described once a minute however
+// many leases are opened and read; a failure is not kept, so the next
+// Open or read tries again. With again set (a read), it checks only a
+// table that an Open has checked before.
+func (d *conn) checkTable(ctx context.Context, again bool) error {
+	id := d.storeID(ctx) + " " + d.keyAttr
+	v, ok := checkedTables.Load(id)
+	if !ok && again {
+		return nil
+	}
+	if !ok {
+		v, _ = checkedTables.LoadOrStore(id, &tableCheck{})
 	}
 	c := v.(*tableCheck)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ok {
+	if !c.ok.IsZero() && time.Since(c.ok) < tableRecheck {
 		return nil
 	}
 	var out *ddb.DescribeTableOutput
-	err := driver.Call(ctx, callTimeout, func(ctx context.Context) (err error) {
+	err := driver.Call(ctx, d.callTimeout, func(ctx context.Context) (err error) {
 		out, err = d.client.DescribeTable(ctx, &ddb.DescribeTableInput{TableName: &d.table}, callOptions)
 		if err != nil {
 			return d.classify(ctx, opDescribe, err)
@@ -66,7 +66,7 @@ func (d *conn) checkTable(ctx context.Context, callTimeout time.Duration) error 
 	if err := d.checkDescription(out.Table); err != nil {
 		return err
 	}
-	c.ok = true
+	c.ok = time.Now()
 	return nil
 }
 

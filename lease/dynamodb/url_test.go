@@ -118,7 +118,7 @@ func TestOpenErrors(t *testing.T) {
 		{"ShortTable", dynamodb.Options{Table: "ab", Name: "jobs", Client: client}, `dynamodb: Table ("ab") must be 3 to 255`},
 		{"TableWithSpace", dynamodb.Options{Table: "my leases", Name: "jobs", Client: client}, `dynamodb: Table ("my leases")`},
 		{"EmptyName", dynamodb.Options{Table: "leases", Client: client}, `dynamodb: Name ("") must not be empty`},
-		{"LongName", dynamodb.Options{Table: "leases", Name: strings.Repeat("n", 2049), Client: client}, "is 2049 bytes long; a DynamoDB partition key holds at most 2048"},
+		{"LongName", dynamodb.Options{Table: "leases", Name: strings.Repeat("n", 2049), Client: client}, "is 2049 bytes long; at most 2032 are allowed"},
 		{"KeyAttributeIsRecordAttribute", dynamodb.Options{Table: "leases", Name: "jobs", KeyAttribute: "token", Client: client},
 			`dynamodb: KeyAttribute ("token") is an attribute of the lease item; choose a name other than [leasehold holder token ttl_ms released nonce]`},
 		{"LongKeyAttribute", dynamodb.Options{Table: "leases", Name: "jobs", KeyAttribute: strings.Repeat("k", 256), Client: client}, "is 256 bytes long; DynamoDB allows at most 255"},

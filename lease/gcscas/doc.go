@@ -30,14 +30,19 @@
 // # The store is checked before the first write
 //
 // Before a contender first writes to a bucket, it checks that the store
-// refuses writes whose generation precondition fails (Verify), on a probe
-// object next to the lease's (OBJECT.leasehold-probe, ProbeSuffix), never
-// on the lease's own: three uploads, once per client and bucket for the
-// life of the process. Cloud Storage's JSON API always enforces the
-// preconditions; an emulator or a look-alike store that accepts and
-// ignores them is refused with lease.ErrUnsafeStore, not retryable, and
-// nothing is written to the lease. It cannot catch a store that checks
-// preconditions but not atomically.
+// refuses writes whose generation precondition fails (Verify, with
+// driver.Probe), on a probe object next to the lease's
+// (OBJECT.leasehold-probe, ProbeSuffix), never on the lease's own: an
+// upload with ifGenerationMatch=0 twice (or a read when the probe object
+// exists), then one on its generation and one more on that generation,
+// now stale; four uploads, once per store for the life of the process.
+// Cloud Storage's JSON API always enforces the preconditions; an emulator
+// or a look-alike store that applies a write it must refuse, in two checks
+// one after the other (a probe object deleted between two steps fools
+// one), is refused with lease.ErrUnsafeStore, not retryable, naming the
+// step, and nothing is written to the lease. It cannot catch a store that
+// checks preconditions but not atomically. An object name is at most 1008
+// bytes, so that the probe object's fits Cloud Storage's 1024.
 //
 // # One write per second
 //

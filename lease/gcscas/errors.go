@@ -18,11 +18,9 @@ import (
 type op int
 
 const (
-	opGet          op = iota // a read of the object
-	opCreate                 // an upload with ifGenerationMatch=0
-	opReplace                // an upload with ifGenerationMatch=<generation>
-	opProbeCreate            // Verify's upload of the probe object with ifGenerationMatch=0
-	opProbeReplace           // Verify's upload of the probe object with a wrong ifGenerationMatch
+	opGet     op = iota // a read of the object
+	opCreate            // an upload with ifGenerationMatch=0
+	opReplace           // an upload with ifGenerationMatch=<generation>
 )
 
 func (o op) String() string {
@@ -31,12 +29,8 @@ func (o op) String() string {
 		return "read"
 	case opCreate:
 		return "write (ifGenerationMatch=0)"
-	case opReplace:
-		return "write (ifGenerationMatch)"
-	case opProbeCreate:
-		return "probe write (" + ProbeSuffix + ", ifGenerationMatch=0)"
 	default:
-		return "probe write (" + ProbeSuffix + ", ifGenerationMatch)"
+		return "write (ifGenerationMatch)"
 	}
 }
 
@@ -53,6 +47,8 @@ func (o op) String() string {
 //     first write tells them apart.
 //   - 404 on a write: lease.ErrNotFound naming the bucket, as a write to a
 //     missing object creates it.
+//   - 400 on a write: lease.ErrInvalid: the object's name is refused (too
+//     long, or not one Cloud Storage allows), however often it is tried.
 //   - 401, 403: lease.ErrPermission, naming the object and IAMPermissions.
 //   - Everything else, among it 429 (more than about one write per second
 //     to the object), 408, 500, 502, 503, 504, connection errors and
@@ -80,6 +76,8 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 		return wrap(lease.ErrNoRecord, "")
 	case status == http.StatusNotFound:
 		return wrap(lease.ErrNotFound, fmt.Sprintf("bucket %q does not exist", d.bucket))
+	case status == http.StatusBadRequest && o != opGet:
+		return wrap(lease.ErrInvalid, fmt.Sprintf("the store refused the write (HTTP 400): is %q (%d bytes) a name it allows?", d.object, len(d.object)))
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (HTTP %d); the lease needs %s on gs://%s/%s",
 			status, strings.Join(IAMPermissions, ", "), d.bucket, d.object))

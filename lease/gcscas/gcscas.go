@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -39,8 +40,10 @@ type Options struct {
 	// Bucket is the name of an existing bucket. Required.
 	Bucket string
 	// Object is the name of the lease's object, such as "leases/jobs".
-	// Required; valid UTF-8 without carriage returns or line feeds, at most
-	// 1024 bytes, as Cloud Storage requires.
+	// Required; valid UTF-8 without carriage returns or line feeds, as
+	// Cloud Storage requires, and at most 1008 bytes, so that the name of
+	// its probe object (OBJECT.leasehold-probe, 16 bytes more) fits Cloud
+	// Storage's limit of 1024.
 	Object string
 	// Client is the Cloud Storage client to use. If nil, Open builds one
 	// with Application Default Credentials (the attached service account on
@@ -83,7 +86,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 		}
 	}
 	d := newConn(client, opts.Bucket, opts.Object, lopts.CallTimeout)
-	d.adc = adc
+	d.adc, d.emulator = adc, os.Getenv(emulatorHostEnv)
 	return driver.NewCAS(d, lopts)
 }
 
@@ -96,8 +99,9 @@ func (o Options) validate() error {
 		return invalid("Bucket", "", "must not be empty")
 	case o.Object == "":
 		return invalid("Object", "", "must not be empty")
-	case len(o.Object) > maxObjectLen:
-		return invalid("Object", o.Object[:64]+"...", fmt.Sprintf("is %d bytes long; Cloud Storage allows at most %d", len(o.Object), maxObjectLen))
+	case len(o.Object) > driver.MaxKeyWithProbe(maxObjectLen):
+		return invalid("Object", o.Object[:64]+"...", fmt.Sprintf("is %d bytes long; at most %d are allowed, so that the name of its probe object (OBJECT%s) fits Cloud Storage's limit of %d",
+			len(o.Object), driver.MaxKeyWithProbe(maxObjectLen), ProbeSuffix, maxObjectLen))
 	case !utf8.ValidString(o.Object) || strings.ContainsAny(o.Object, "\r\n"):
 		return invalid("Object", o.Object, "must be valid UTF-8 without carriage returns or line feeds, as Cloud Storage requires")
 	}
@@ -109,11 +113,13 @@ func (o Options) validate() error {
 // generation, greater than all earlier ones, so every write changes it.
 type conn struct {
 	client         *storage.Client
-	obj, probe     *storage.ObjectHandle // the lease's and Verify's, with the client's retries off
+	obj            *storage.ObjectHandle // with the client's retries off
 	bucket, object string
 	callTimeout    time.Duration // bounds each of Verify's requests
-	// adc: Open built the client, with Application Default Credentials.
-	adc bool
+	// adc: Open built the client, with Application Default Credentials;
+	// emulator is then STORAGE_EMULATOR_HOST as Open found it.
+	adc      bool
+	emulator string
 }
 
 // newConn returns the driver.CAS of the object in bucket, through client,
@@ -121,10 +127,8 @@ type conn struct {
 // the lease's CallTimeout, and the caller (the runner) retries within its
 // own deadlines.
 func newConn(client *storage.Client, bucket, object string, callTimeout time.Duration) *conn {
-	handle := func(name string) *storage.ObjectHandle {
-		return client.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever))
-	}
-	return &conn{client: client, obj: handle(object), probe: handle(object + ProbeSuffix), bucket: bucket, object: object, callTimeout: callTimeout}
+	obj := client.Bucket(bucket).Object(object).Retryer(storage.WithPolicy(storage.RetryNever))
+	return &conn{client: client, obj: obj, bucket: bucket, object: object, callTimeout: callTimeout}
 }
 
 func (d *conn) Get(ctx context.Context) (lease.Record, error) {
@@ -165,13 +169,13 @@ func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (str
 // write stores r under cond in one request and returns the new
 // generation.
 func (d *conn) write(ctx context.Context, op op, r lease.Record, cond storage.Conditions) (string, error) {
-	return d.upload(ctx, d.obj, op, driver.EncodeJSON(r), cond)
+	return d.upload(ctx, op, driver.EncodeJSON(r), cond)
 }
 
-// upload stores body at obj under cond in one request (an upload of
-// ChunkSize 0 is one multipart upload) and returns the new generation.
-func (d *conn) upload(ctx context.Context, obj *storage.ObjectHandle, op op, body []byte, cond storage.Conditions) (string, error) {
-	w := obj.If(cond).NewWriter(ctx)
+// upload stores body under cond in one request (an upload of ChunkSize 0
+// is one multipart upload) and returns the new generation.
+func (d *conn) upload(ctx context.Context, op op, body []byte, cond storage.Conditions) (string, error) {
+	w := d.obj.If(cond).NewWriter(ctx)
 	w.ChunkSize = 0
 	w.ContentType = "application/json"
 	if _, err := io.Copy(w, bytes.NewReader(body)); err != nil {

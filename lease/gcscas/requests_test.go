@@ -33,7 +33,7 @@ func TestRequestCounts(t *testing.T) {
 }
 
 // TestVerifyCost counts the requests of the store's check: the first
-// write of a client to a bucket comes after three uploads of the probe
+// write of a client to a bucket comes after four uploads of the probe
 // object; every later write to that bucket through that client, of any
 // lease, has none.
 func TestVerifyCost(t *testing.T) {
@@ -41,7 +41,7 @@ func TestVerifyCost(t *testing.T) {
 	s := newStore(t)
 	counter := awstest.NewCounter(nil, awstest.ByMethod)
 	c := s.client(t, counter)
-	for i, want := range []map[string]int{{"GET": 1, "POST": 4}, {"GET": 1, "POST": 1}} {
+	for i, want := range []map[string]int{{"GET": 1, "POST": 5}, {"GET": 1, "POST": 1}} {
 		l := s.open(t, c, s.name("verify-cost"), testOptions("worker-1"))
 		if _, err := l.Acquire(t.Context()); err != nil {
 			t.Fatalf("Acquire of lease %d: %v", i+1, err)

@@ -47,7 +47,7 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{"EmptyBucket", gcscas.Options{Object: "o"}, testOptions("w"), `gcscas: Bucket ("") must not be empty`},
 		{"EmptyObject", gcscas.Options{Bucket: "b"}, testOptions("w"), `gcscas: Object ("") must not be empty`},
-		{"LongObject", gcscas.Options{Bucket: "b", Object: strings.Repeat("o", 1025)}, testOptions("w"), "is 1025 bytes long; Cloud Storage allows at most 1024"},
+		{"LongObject", gcscas.Options{Bucket: "b", Object: strings.Repeat("o", 1025)}, testOptions("w"), "is 1025 bytes long; at most 1008 are allowed"},
 		{"ObjectWithNewline", gcscas.Options{Bucket: "b", Object: "a\nb"}, testOptions("w"), "line feeds"},
 		{"ObjectNotUTF8", gcscas.Options{Bucket: "b", Object: "a\xffb"}, testOptions("w"), "valid UTF-8"},
 		{"TTLBelowWriteRate", gcscas.Options{Bucket: "b", Object: "o"}, lease.Options{Identity: "w", TTL: 2999 * time.Millisecond},

@@ -2,79 +2,75 @@ package gcscas
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"weak"
 
 	"cloud.google.com/go/storage"
 
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // ProbeSuffix ends the name of the probe object: the object next to the
 // lease's (OBJECT.leasehold-probe) that Verify writes to check that the
 // store enforces generation preconditions. It holds no lease; deleting it
-// is harmless. It needs storage.objects.create, which a grant on the lease
-// objects' prefix covers.
-const ProbeSuffix = ".leasehold-probe"
-
-// probeBody is what the probe object holds.
-const probeBody = `{"leasehold_probe":1,"note":"written by leasehold to check that this store refuses writes whose generation precondition fails; it holds no lease and may be deleted"}`
-
-// verdicts keeps each store's verdict, per client and bucket.
-var verdicts driver.Verdicts
+// is harmless. It needs the same permissions as the lease's object
+// (IAMPermissions), which a grant on the lease objects' prefix covers.
+const ProbeSuffix = driver.ProbeSuffix
 
 // Verify implements driver.Verifier. Before a contender first writes to
 // the lease, it checks that the store refuses writes whose generation
-// precondition fails, on the probe object, never on the lease's own:
-//
-//  1. an upload with ifGenerationMatch=0 creates the probe object, or is
-//     refused with 412 because it exists (an earlier check made it);
-//  2. the same upload again: the object exists, so the store must refuse
-//     it with 412;
-//  3. an upload with ifGenerationMatch=1, a generation no object has
-//     (generations are timestamps in microseconds): the store must refuse
-//     it with 412.
+// precondition fails, on the probe object, never on the lease's own, with
+// driver.Probe: an upload with ifGenerationMatch=0 twice (or a read of the
+// probe object when it exists), then one with ifGenerationMatch on its
+// generation, and again on that generation, now stale. A store that
+// applies a write it must refuse, twice in a row, is reported as
+// lease.ErrUnsafeStore, naming the write.
 //
 // Cloud Storage's JSON API always enforces them; an emulator or a
-// look-alike store may not. The verdict is kept per client and bucket for
-// the life of the process: three uploads (Class A operations) per process
-// and bucket. It cannot catch a store that checks preconditions but not
-// atomically.
+// look-alike store may not. The verdict is kept for the life of the
+// process per store, as this client reaches it: the emulator's address
+// (STORAGE_EMULATOR_HOST) or Cloud Storage for a client Open built, the
+// client itself for one of the caller's (whose endpoint the client does
+// not tell), and the bucket. It cannot catch a store that checks
+// preconditions but not atomically.
 func (d *conn) Verify(ctx context.Context) error {
-	return verdicts.Check(ctx, fmt.Sprintf("%p %s", d.client, d.bucket), d.probeStore)
-}
-
-// probeStore makes the three uploads Verify describes.
-func (d *conn) probeStore(ctx context.Context) error {
-	if err := d.probeUpload(ctx, opProbeCreate, storage.Conditions{DoesNotExist: true}); err != nil && !errors.Is(err, driver.ErrConflict) {
-		return err
+	endpoint := "client " + strconv.FormatUint(clientID(d.client), 10)
+	switch {
+	case d.adc && d.emulator != "":
+		endpoint = "emulator " + d.emulator
+	case d.adc:
+		endpoint = "storage.googleapis.com"
 	}
-	for _, step := range []struct {
-		op   op
-		cond storage.Conditions
-		what string
-	}{
-		{opProbeCreate, storage.Conditions{DoesNotExist: true}, "an upload with ifGenerationMatch=0 over an object that exists"},
-		{opProbeReplace, storage.Conditions{GenerationMatch: 1}, "an upload with ifGenerationMatch=1, a generation the object does not have"},
-	} {
-		err := d.probeUpload(ctx, step.op, step.cond)
-		switch {
-		case err == nil:
-			return fmt.Errorf("%w: gcscas: gs://%s/%s%s: the store applied %s, which it must refuse (412 conditionNotMet): it ignores generation preconditions, so contenders starting together could each create or take over the lease and lead at once; use Cloud Storage itself, or a store that enforces ifGenerationMatch",
-				lease.ErrUnsafeStore, d.bucket, d.object, ProbeSuffix, step.what)
-		case !errors.Is(err, driver.ErrConflict):
-			return err
-		}
-	}
-	return nil
-}
-
-// probeUpload writes the probe object under cond, in one request bounded
-// by the lease's CallTimeout.
-func (d *conn) probeUpload(ctx context.Context, o op, cond storage.Conditions) error {
-	return driver.Call(ctx, d.callTimeout, func(ctx context.Context) error {
-		_, err := d.upload(ctx, d.probe, o, []byte(probeBody), cond)
-		return err
+	probe := newConn(d.client, d.bucket, d.object+ProbeSuffix, d.callTimeout)
+	return driver.VerifyStore(ctx, "gs "+endpoint+" "+d.bucket, driver.Probe{
+		Key:         probe,
+		Name:        "gcscas: " + probe.url(),
+		Create:      "an upload with ifGenerationMatch=0",
+		Replace:     "an upload with ifGenerationMatch",
+		Remedy:      "use Cloud Storage itself, or a store that enforces ifGenerationMatch, refusing it with 412 conditionNotMet",
+		CallTimeout: d.callTimeout,
 	})
+}
+
+// clients numbers the clients of callers, never reusing a number, as an
+// address could be reused once its client is collected.
+var (
+	clients    sync.Map // weak.Pointer[storage.Client] -> uint64
+	lastClient atomic.Uint64
+)
+
+// clientID returns c's number.
+func clientID(c *storage.Client) uint64 {
+	k := weak.Make(c)
+	if id, ok := clients.Load(k); ok {
+		return id.(uint64)
+	}
+	id, loaded := clients.LoadOrStore(k, lastClient.Add(1))
+	if !loaded {
+		runtime.AddCleanup(c, func(k weak.Pointer[storage.Client]) { clients.Delete(k) }, k)
+	}
+	return id.(uint64)
 }

@@ -21,21 +21,25 @@
 // lead, with every request answered 200. So before a process first writes
 // to a bucket (the first write that could make it leader), the lease
 // checks the store (Verify), on a probe object next to the lease's,
-// KEY.leasehold-probe, never on the lease's own object:
+// KEY.leasehold-probe, never on the lease's own object (driver.Probe):
 //
 //  1. PutObject If-None-Match: * creates the probe object (or is refused
-//     with 412, as the object exists);
+//     with 412, as the object exists, and a GetObject reads its ETag);
 //  2. PutObject If-None-Match: * again must be refused with 412;
-//  3. PutObject If-Match with an ETag the object cannot have must be
-//     refused with 412.
+//  3. PutObject If-Match on the ETag replaces the object;
+//  4. PutObject If-Match on that ETag, now stale, must be refused with 412.
 //
-// A store that applies step 2 or 3 is refused: Acquire returns
-// lease.ErrUnsafeStore, not retryable, saying which write the store
-// applied, and nothing is written to the lease. The verdict is kept per
-// endpoint, region and bucket for the life of the process: three PUT
-// requests per process and bucket, whatever the number of leases and
-// contenders in it. A check that could not finish (throttling, refused
-// credentials, a timeout) is not kept, and the next write checks again.
+// A store that applies step 2 or 4 is checked once more (a conforming
+// store looks the same when a lifecycle rule deletes the probe object
+// between two steps), and then refused: Acquire returns
+// lease.ErrUnsafeStore, not retryable, naming the step and the write the
+// store applied, and nothing is written to the lease. The verdict is kept
+// for the life of the process per store, as the client reaches it
+// (endpoint, region, addressing, bucket, access key): four PUT requests
+// per process and bucket, whatever the number of leases and contenders in
+// it. A check that could not finish (throttling, refused credentials, a
+// timeout) is not kept, and the next write checks again. A key is at most
+// 1008 bytes, so that its probe object's key fits S3's 1024.
 // A lease opened by s3cas implements driver.Verifier, so a tool can run
 // the check without acquiring anything.
 //
@@ -117,12 +121,12 @@
 //	  "Resource": "arn:aws:s3:::BUCKET"
 //	}
 //
-// The store's check writes the probe object next to the lease's, and needs
-// IAMProbeActions there:
+// The store's check reads and writes the probe object next to the lease's,
+// and needs IAMProbeActions there:
 //
 //	{
 //	  "Effect": "Allow",
-//	  "Action": ["s3:PutObject"],
+//	  "Action": ["s3:GetObject", "s3:PutObject"],
 //	  "Resource": "arn:aws:s3:::BUCKET/KEY.leasehold-probe"
 //	}
 //
@@ -184,7 +188,8 @@
 // pricing page, as of 2026) that is about $0.0036 an hour ($2.63 a month)
 // for the leader and at most $0.00029 an hour ($0.21 a month) for each
 // follower; storage of one small object is negligible. A longer TTL costs
-// proportionally less. The store's check adds three PUT requests per
-// process and bucket ($0.000015): nothing for a long-running worker, and
-// about $0.045 a month for a `leasehold run --once` started every minute.
+// proportionally less. The store's check adds four PUT requests per
+// process and bucket ($0.00002; three PUTs and a GET once the probe
+// object exists): nothing for a long-running worker, and about $0.67 a
+// month for a `leasehold run --once` started every minute.
 package s3cas

@@ -17,26 +17,21 @@ import (
 type op int
 
 const (
-	opGet          op = iota // GetObject
-	opCreate                 // PutObject with If-None-Match: *
-	opReplace                // PutObject with If-Match: <etag>
-	opProbeCreate            // Verify's PutObject of the probe object with If-None-Match: *
-	opProbeReplace           // Verify's PutObject of the probe object with If-Match: a wrong ETag
+	opGet     op = iota // GetObject
+	opCreate            // PutObject with If-None-Match: *
+	opReplace           // PutObject with If-Match: <etag>
 )
 
 func (o op) String() string {
 	switch o {
 	case opGet:
 		return "GetObject"
-	case opCreate, opProbeCreate:
+	case opCreate:
 		return "PutObject (If-None-Match: *)"
 	default:
 		return "PutObject (If-Match)"
 	}
 }
-
-// probe reports whether o is a request of Verify, to the probe object.
-func (o op) probe() bool { return o == opProbeCreate || o == opProbeReplace }
 
 // classify maps an error of the S3 SDK to the lease package's sentinels. It
 // is the driver's only error mapping, on top of awsdriver.Classify. The
@@ -48,6 +43,8 @@ func (o op) probe() bool { return o == opProbeCreate || o == opProbeReplace }
 //   - 404 NoSuchKey: lease.ErrNoRecord from GetObject; driver.ErrConflict from
 //     a conditional put (If-Match on a missing key).
 //   - NoSuchBucket: lease.ErrNotFound, naming the bucket.
+//   - KeyTooLongError: lease.ErrInvalid: the key cannot be stored, however
+//     often the write is tried.
 //   - 501 NotImplemented: lease.ErrNotFound: the store has no conditional
 //     writes, so it cannot hold a lease.
 //   - 403 (AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch, ...):
@@ -62,7 +59,7 @@ func (o op) probe() bool { return o == opProbeCreate || o == opProbeReplace }
 //     SlowDown, 500, 502, 504, connection errors and timeouts:
 //     lease.ErrUnavailable, which the caller may retry.
 func (d *conn) classify(ctx context.Context, o op, err error) error {
-	return awsdriver.Classify(ctx, err, fmt.Sprintf("s3cas: %s %s", o, d.url(o)), func(f awsdriver.Failure) error {
+	return awsdriver.Classify(ctx, err, fmt.Sprintf("s3cas: %s %s", o, d.url()), func(f awsdriver.Failure) error {
 		if f.Code == "" && f.Status == 0 {
 			f.Code, f.Status = sessionFailure(f.Err)
 		}
@@ -75,12 +72,14 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 			return f.Wrap(lease.ErrNoRecord, "")
 		case code == "NoSuchKey":
 			return f.Wrap(driver.ErrConflict, "the object no longer exists")
+		case code == "KeyTooLongError":
+			return f.Wrap(lease.ErrInvalid, fmt.Sprintf("the key is %d bytes long, more than the store allows", len(d.key)))
 		case code == "NotImplemented" || status == http.StatusNotImplemented:
 			return f.Wrap(lease.ErrNotFound, "the store does not implement a request the lease needs (S3 conditional writes: If-None-Match and If-Match on PutObject)")
 		case code == "RequestTimeTooSkewed":
 			return f.Wrap(lease.ErrUnavailable, "this machine's clock differs from the store's; the SDK corrects for it on the next call")
 		case code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || status == http.StatusForbidden:
-			return f.Wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (%s); %s", f.CodeOrStatus(), d.needs(o)))
+			return f.Wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (%s); %s", f.CodeOrStatus(), d.needs()))
 		}
 		return nil
 	})
@@ -106,8 +105,8 @@ func sessionFailure(err error) (code string, status int) {
 // Express One Zone): "leases--usw2-az1--x-s3".
 const directoryBucketSuffix = "--x-s3"
 
-// needs says which grants a request of o needs.
-func (d *conn) needs(o op) string {
+// needs says which grants a request to the object needs.
+func (d *conn) needs() string {
 	switch {
 	case strings.HasSuffix(d.bucket, directoryBucketSuffix):
 		// A directory bucket authorises every object request through a
@@ -115,9 +114,9 @@ func (d *conn) needs(o op) string {
 		// part.
 		return fmt.Sprintf("%q is a directory bucket, where S3 authorises every request through a session: the lease needs s3express:CreateSession (session mode ReadWrite, the default) on arn:aws:s3express:%s:ACCOUNT:bucket/%s",
 			d.bucket, d.client.Options().Region, d.bucket)
-	case o.probe():
-		return fmt.Sprintf("checking that the store enforces conditional writes, before the first write, needs %v on arn:aws:s3:::%s/%s%s",
-			IAMProbeActions, d.bucket, d.key, ProbeSuffix)
+	case d.probe:
+		return fmt.Sprintf("checking that the store enforces conditional writes, before the first write, needs %v on the probe object arn:aws:s3:::%s/%s and %v on arn:aws:s3:::%s",
+			IAMProbeActions, d.bucket, d.key, IAMBucketActions, d.bucket)
 	}
 	return fmt.Sprintf("the lease needs %v on arn:aws:s3:::%s/%s and %v on arn:aws:s3:::%s (without it S3 refuses a read of a missing object)",
 		IAMActions, d.bucket, d.key, IAMBucketActions, d.bucket)

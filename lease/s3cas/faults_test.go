@@ -114,7 +114,7 @@ func TestIgnoringStoreRefused(t *testing.T) {
 		close(start)
 		wg.Wait()
 		for i, err := range errs {
-			awstest.CheckError(t, fmt.Sprintf("worker-%d's RunOnce", i+1), err, lease.ErrUnsafeStore, "the store applied a PutObject with If-None-Match: * on an object that exists", "")
+			awstest.CheckError(t, fmt.Sprintf("worker-%d's RunOnce", i+1), err, lease.ErrUnsafeStore, "the store applied a PutObject with If-None-Match: * on a record that exists", "")
 		}
 		if n := ran.Load(); n != 0 {
 			t.Errorf("the task ran %d times on a store that ignores conditional writes, want never", n)

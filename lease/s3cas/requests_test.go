@@ -40,11 +40,12 @@ func TestRequestCounts(t *testing.T) {
 }
 
 // TestVerifyCost counts the requests of the store's check: the first
-// write of a process to a bucket comes after three PUTs of the probe
-// object; every later write to that bucket, of any lease, has none.
+// write of a process to a bucket comes after four PUTs of the probe
+// object (driver.Probe); every later write to that bucket, of any lease,
+// has none.
 func TestVerifyCost(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		for i, want := range []map[string]int{{"GET": 1, "PUT": 4}, {"GET": 1, "PUT": 1}} {
+		for i, want := range []map[string]int{{"GET": 1, "PUT": 5}, {"GET": 1, "PUT": 1}} {
 			key := awstest.UniqueName("s3cas-verify-cost")
 			counter := awstest.NewCounter(nil, awstest.ByMethod)
 			l := tg.open(t, tg.newClient(counter), key, testOptions("worker-1"))

@@ -36,7 +36,8 @@ type Options struct {
 	// Bucket is the name of an existing bucket. Required.
 	Bucket string
 	// Key is the object key of the lease record, such as "leases/jobs".
-	// Required; at most 1024 bytes.
+	// Required; at most 1008 bytes, so that the key of its probe object
+	// (KEY.leasehold-probe, 16 bytes more) fits S3's limit of 1024.
 	Key string
 	// Client is the S3 client to use. If nil, Open builds one from the
 	// default AWS configuration chain: credentials from the environment, the
@@ -74,13 +75,14 @@ func (o Options) validate() error {
 		return &lease.OptionError{Pkg: "s3cas", Field: "Bucket", Value: `""`, Reason: "must not be empty"}
 	case o.Key == "":
 		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: `""`, Reason: "must not be empty"}
-	case len(o.Key) > maxKeyLen:
-		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: strconv.Quote(o.Key[:64] + "..."), Reason: fmt.Sprintf("is %d bytes long; S3 allows at most %d", len(o.Key), maxKeyLen)}
+	case len(o.Key) > driver.MaxKeyWithProbe(maxKeyLen):
+		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: strconv.Quote(o.Key[:64] + "..."),
+			Reason: fmt.Sprintf("is %d bytes long; at most %d are allowed, so that the key of its probe object (KEY%s) fits S3's limit of %d", len(o.Key), driver.MaxKeyWithProbe(maxKeyLen), ProbeSuffix, maxKeyLen)}
 	}
 	return nil
 }
 
-// driver is the driver.CAS for one object. A record's version is the
+// conn is the driver.CAS for one object. A record's version is the
 // object's ETag, exactly as S3 returns it (quotes included), and goes back
 // to S3 unchanged in If-Match.
 type conn struct {
@@ -88,6 +90,8 @@ type conn struct {
 	bucket    string
 	key       string
 	pathStyle bool
+	// probe: the object is the probe object of Verify, not a lease's.
+	probe bool
 	// callTimeout bounds each request of Verify (the engine bounds the
 	// others): the lease's CallTimeout.
 	callTimeout time.Duration
@@ -119,10 +123,10 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	}
 	r, err := driver.DecodeJSON(b)
 	if err != nil {
-		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url(opGet))
+		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
 	}
 	if out.ETag == nil || *out.ETag == "" {
-		return lease.Record{}, fmt.Errorf("%w: s3cas: GetObject %s returned no ETag", lease.ErrUnavailable, d.url(opGet))
+		return lease.Record{}, fmt.Errorf("%w: s3cas: GetObject %s returned no ETag", lease.ErrUnavailable, d.url())
 	}
 	r.Version = *out.ETag
 	return r, nil
@@ -136,14 +140,9 @@ func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (str
 	return d.put(ctx, opReplace, driver.EncodeJSON(r), &s3.PutObjectInput{IfMatch: &version})
 }
 
-// put writes body at the key of op (the lease's, or the probe's) with in's
-// condition and returns the new ETag.
+// put writes body with in's condition and returns the new ETag.
 func (d *conn) put(ctx context.Context, op op, body []byte, in *s3.PutObjectInput) (string, error) {
-	key := d.key
-	if op.probe() {
-		key += ProbeSuffix
-	}
-	in.Bucket, in.Key = &d.bucket, &key
+	in.Bucket, in.Key = &d.bucket, &d.key
 	in.Body = bytes.NewReader(body)
 	in.ContentLength = aws.Int64(int64(len(body)))
 	in.ContentType = aws.String("application/json")
@@ -154,18 +153,13 @@ func (d *conn) put(ctx context.Context, op op, body []byte, in *s3.PutObjectInpu
 	if out.ETag == nil || *out.ETag == "" {
 		// The write landed but its version is unknown: an unknown outcome,
 		// which the engine resolves by reading the record back.
-		return "", fmt.Errorf("%w: s3cas: PutObject %s returned no ETag", lease.ErrUnavailable, d.url(op))
+		return "", fmt.Errorf("%w: s3cas: PutObject %s returned no ETag", lease.ErrUnavailable, d.url())
 	}
 	return *out.ETag, nil
 }
 
-// url names the object op reads or writes: the lease's, or the probe's.
-func (d *conn) url(op op) string {
-	if op.probe() {
-		return "s3://" + d.bucket + "/" + d.key + ProbeSuffix
-	}
-	return "s3://" + d.bucket + "/" + d.key
-}
+// url names the object.
+func (d *conn) url() string { return "s3://" + d.bucket + "/" + d.key }
 
 // Credentials implements driver.CredentialSource: where the client's
 // credentials come from, or that none were found and where the SDK looked.

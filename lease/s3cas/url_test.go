@@ -102,7 +102,7 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{"EmptyBucket", s3cas.Options{Key: "k", Client: client}, `s3cas: Bucket ("") must not be empty`},
 		{"EmptyKey", s3cas.Options{Bucket: "b", Client: client}, `s3cas: Key ("") must not be empty`},
-		{"LongKey", s3cas.Options{Bucket: "b", Key: strings.Repeat("k", 1025), Client: client}, "is 1025 bytes long; S3 allows at most 1024"},
+		{"LongKey", s3cas.Options{Bucket: "b", Key: strings.Repeat("k", 1025), Client: client}, "is 1025 bytes long; at most 1008 are allowed"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			_, err := s3cas.Open(t.Context(), row.opts, opts)

@@ -2,8 +2,11 @@ package s3cas
 
 import (
 	"errors"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,24 +15,44 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
-// probeStore returns a route for a fake store's answers to Verify's three
-// writes: answer gives the answer to the nth request (0, 1, 2), which the
-// route also checks.
-func probeStore(answer func(n int, r *http.Request) awstest.Answer) func(*http.Request) awstest.Answer {
-	n := 0
-	return func(r *http.Request) awstest.Answer {
-		defer func() { n++ }()
-		return answer(n, r)
-	}
+// fakeObject is a fake store's probe object: it enforces If-None-Match
+// and If-Match unless told to ignore them, and answers with fail (if set)
+// instead.
+type fakeObject struct {
+	mu                   sync.Mutex
+	body                 string
+	etag                 int // 0: no object
+	ignoreINM, ignoreIfM bool
+	fail                 *awstest.Answer
 }
 
-var (
-	created      = awstest.Answer{Status: 200, Headers: map[string]string{"ETag": `"probe"`}}
-	precondition = awstest.Answer{Status: 412, Body: s3Error("PreconditionFailed")}
-)
+func (o *fakeObject) route(r *http.Request) awstest.Answer {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.fail != nil {
+		return *o.fail
+	}
+	etag := func() string { return `"` + strconv.Itoa(o.etag) + `"` }
+	switch {
+	case r.Method == http.MethodGet && o.etag == 0:
+		return awstest.Answer{Status: 404, Body: s3Error("NoSuchKey")}
+	case r.Method == http.MethodGet:
+		return awstest.Answer{Status: 200, Body: o.body, Headers: map[string]string{"ETag": etag()}}
+	case r.Header.Get("If-None-Match") == "*" && o.etag != 0 && !o.ignoreINM,
+		r.Header.Get("If-Match") != "" && r.Header.Get("If-Match") != etag() && !o.ignoreIfM:
+		return precondition
+	}
+	b, _ := io.ReadAll(r.Body)
+	o.body = string(b)
+	o.etag++
+	return awstest.Answer{Status: 200, Headers: map[string]string{"ETag": etag()}}
+}
+
+var precondition = awstest.Answer{Status: 412, Body: s3Error("PreconditionFailed")}
 
 // verifyingDriver returns a driver for s3://BUCKET/jobs, bucket unique to
 // the test, on a fake store that answers with route.
@@ -42,51 +65,30 @@ func verifyingDriver(t *testing.T, bucket string, route func(*http.Request) awst
 
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	enforcing := func(n int, r *http.Request) awstest.Answer {
-		if n == 0 {
-			return created
-		}
-		return precondition
-	}
+	existing := string(driver.EncodeJSON(lease.Record{Holder: driver.ProbeHolder, Token: 1, TTL: time.Second, Released: true, Nonce: "0123456789abcdef"}))
 	for _, row := range []struct {
 		name     string
-		answer   func(n int, r *http.Request) awstest.Answer
+		object   *fakeObject
 		want     error // nil: passed
 		mention  string
-		requests int
-		kept     bool // the verdict is kept: a second Verify sends nothing
+		requests string // the methods and conditions of the requests, in order
+		kept     bool   // the verdict is kept: a second Verify sends nothing
 	}{
-		{"Enforcing", enforcing, nil, "", 3, true},
-		{"EnforcingProbeExists", func(int, *http.Request) awstest.Answer { return precondition }, nil, "", 3, true},
-		{"IfMatchMissingKeyIsRefusal", func(n int, r *http.Request) awstest.Answer {
-			if n == 2 {
-				return awstest.Answer{Status: 404, Body: s3Error("NoSuchKey")}
-			}
-			return enforcing(n, r)
-		}, nil, "", 3, true},
-		{"IgnoresEverything", func(int, *http.Request) awstest.Answer { return created }, lease.ErrUnsafeStore, "the store applied a PutObject with If-None-Match: * on an object that exists", 2, true},
-		{"IgnoresIfMatch", func(n int, r *http.Request) awstest.Answer {
-			if n == 2 {
-				return created
-			}
-			return enforcing(n, r)
-		}, lease.ErrUnsafeStore, "the store applied a PutObject with If-Match", 3, true},
-		{"SlowDown", func(int, *http.Request) awstest.Answer {
-			return awstest.Answer{Status: 503, Body: s3Error("SlowDown")}
-		}, lease.ErrUnavailable, "SlowDown", 1, false},
-		{"SlowDownAfterCreate", func(n int, r *http.Request) awstest.Answer {
-			if n == 1 {
-				return awstest.Answer{Status: 503, Body: s3Error("SlowDown")}
-			}
-			return enforcing(n, r)
-		}, lease.ErrUnavailable, "SlowDown", 2, false},
-		{"AccessDenied", func(int, *http.Request) awstest.Answer {
-			return awstest.Answer{Status: 403, Body: s3Error("AccessDenied")}
-		}, lease.ErrPermission, "needs [s3:PutObject] on arn:aws:s3:::", 1, false},
+		{"Enforcing", &fakeObject{}, nil, "", "PUT * PUT * PUT m PUT m", true},
+		{"EnforcingProbeExists", &fakeObject{etag: 7, body: existing}, nil, "", "PUT * GET PUT m PUT m", true},
+		{"IgnoresEverything", &fakeObject{ignoreINM: true, ignoreIfM: true}, lease.ErrUnsafeStore,
+			"step 2, create-if-absent again, over the probe record that step 1 created: the store applied a PutObject with If-None-Match: * on a record that exists", "PUT * PUT * PUT * PUT *", true},
+		{"IgnoresIfMatch", &fakeObject{ignoreIfM: true}, lease.ErrUnsafeStore,
+			"step 4, a replace of the probe record on the version that step 3 replaced: the store applied a PutObject with If-Match on a version the record no longer has",
+			"PUT * PUT * PUT m PUT m PUT * GET PUT m PUT m", true},
+		{"SlowDown", &fakeObject{fail: &awstest.Answer{Status: 503, Body: s3Error("SlowDown")}}, lease.ErrUnavailable, "SlowDown", "PUT *", false},
+		{"AccessDenied", &fakeObject{fail: &awstest.Answer{Status: 403, Body: s3Error("AccessDenied")}}, lease.ErrPermission,
+			"needs [s3:GetObject s3:PutObject] on the probe object arn:aws:s3:::", "PUT *", false},
+		{"KeyTooLong", &fakeObject{fail: &awstest.Answer{Status: 400, Body: s3Error("KeyTooLongError")}}, lease.ErrInvalid, "KeyTooLongError", "PUT *", false},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			d, srv := verifyingDriver(t, "verify", probeStore(row.answer))
+			d, srv := verifyingDriver(t, "verify", row.object.route)
 			err := d.Verify(t.Context())
 			if row.want == nil && err != nil {
 				t.Fatalf("Verify: %v, want nil", err)
@@ -102,8 +104,9 @@ func TestVerify(t *testing.T) {
 			// this process would open it.
 			again := *d
 			again.key = "other"
+			n := len(srv.Requests())
 			err2 := again.Verify(t.Context())
-			sent := len(srv.Requests()) - row.requests
+			sent := len(srv.Requests()) - n
 			switch {
 			case row.kept && (sent != 0 || !errors.Is(err2, row.want) && err2 != err):
 				t.Errorf("second Verify on the same bucket: %v after %d requests, want the kept verdict (%v) and no request", err2, sent, err)
@@ -114,25 +117,27 @@ func TestVerify(t *testing.T) {
 	}
 }
 
-// checkProbeRequests checks that Verify sent n requests, all PutObject of
-// the probe object with the documented conditions, and none to the lease's
-// object.
-func checkProbeRequests(t *testing.T, d *conn, reqs []*http.Request, n int) {
+// checkProbeRequests checks that Verify sent the requests want describes
+// ("PUT *": If-None-Match: *, "PUT m": If-Match, "GET"), all to the probe
+// object and none to the lease's.
+func checkProbeRequests(t *testing.T, d *conn, reqs []*http.Request, want string) {
 	t.Helper()
-	if len(reqs) != n {
-		t.Fatalf("Verify sent %d requests, want %d", len(reqs), n)
-	}
+	var got []string
 	for i, r := range reqs {
-		want := struct{ ifNoneMatch, ifMatch bool }{i < 2, i == 2}
-		if r.Method != http.MethodPut || r.URL.Path != "/"+d.bucket+"/"+d.key+ProbeSuffix {
-			t.Errorf("request %d: %s %s, want PUT /%s/%s%s", i+1, r.Method, r.URL.Path, d.bucket, d.key, ProbeSuffix)
+		if r.URL.Path != "/"+d.bucket+"/"+d.key+ProbeSuffix {
+			t.Errorf("request %d: %s %s, want one to /%s/%s%s", i+1, r.Method, r.URL.Path, d.bucket, d.key, ProbeSuffix)
 		}
-		if got := r.Header.Get("If-None-Match"); (got == "*") != want.ifNoneMatch || (got != "" && got != "*") {
-			t.Errorf("request %d: If-None-Match %q", i+1, got)
+		switch {
+		case r.Header.Get("If-None-Match") == "*":
+			got = append(got, r.Method+" *")
+		case r.Header.Get("If-Match") != "":
+			got = append(got, r.Method+" m")
+		default:
+			got = append(got, r.Method)
 		}
-		if got := r.Header.Get("If-Match"); (got != "") != want.ifMatch {
-			t.Errorf("request %d: If-Match %q", i+1, got)
-		}
+	}
+	if strings.Join(got, " ") != want {
+		t.Errorf("Verify sent %q, want %q", strings.Join(got, " "), want)
 	}
 }
 

@@ -37,3 +37,23 @@ func CredentialSource(ctx context.Context, provider aws.CredentialsProvider) (st
 	}
 	return fmt.Sprintf("AWS %s, access key %s", source, key), nil
 }
+
+// StoreID names a store as one client reaches it, for driver.VerifyStore
+// and the checks a driver keeps per store: scheme, the endpoint ("aws"
+// for the service's own), region, where (a bucket, a table), and the
+// access key of the client's credentials, read from the client's cache,
+// which answers at once after its first request ("" when it cannot: a
+// failure shows up in the requests themselves).
+func StoreID(ctx context.Context, scheme string, endpoint *string, region string, creds aws.CredentialsProvider, where string) string {
+	key := ""
+	if creds != nil {
+		if c, err := creds.Retrieve(ctx); err == nil {
+			key = c.AccessKeyID
+		}
+	}
+	e := aws.ToString(endpoint)
+	if e == "" {
+		e = "aws"
+	}
+	return scheme + " " + e + " " + region + " " + where + " " + key
+}

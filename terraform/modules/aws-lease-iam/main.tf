@@ -8,10 +8,14 @@ locals {
   s3_enabled       = var.s3_bucket_arn != null
   dynamodb_enabled = var.dynamodb_table_arn != null
   s3_lease_keys    = [for n in var.s3_lease_names : "${var.s3_prefix}/${n}"]
-  # s3cas.ProbeSuffix: the object next to each lease that leasehold writes,
-  # once per process and bucket, to check that the store enforces
-  # conditional writes.
+  # s3cas.ProbeSuffix: the object next to each lease that leasehold reads
+  # and writes, once per process and bucket, to check that the store
+  # enforces conditional writes.
   s3_probe_suffix = ".leasehold-probe"
+  s3_probe_keys   = [for k in local.s3_lease_keys : "${k}${local.s3_probe_suffix}"]
+  # dynamodb's probe items are named the same way, in the lease table
+  # (driver.ProbeSuffix).
+  dynamodb_probe_names = [for n in var.dynamodb_lease_names : "${n}${local.s3_probe_suffix}"]
 }
 
 data "aws_region" "current" {}
@@ -35,8 +39,8 @@ data "aws_iam_policy_document" "this" {
     content {
       sid       = "LeaseProbeObjects"
       effect    = "Allow"
-      actions   = ["s3:PutObject"]
-      resources = [for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}${local.s3_probe_suffix}"]
+      actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = [for k in local.s3_probe_keys : "${var.s3_bucket_arn}/${k}"]
     }
   }
 
@@ -56,7 +60,9 @@ data "aws_iam_policy_document" "this" {
   # s3cas.IAMBucketActions on the bucket. Never called by leasehold: S3
   # answers a read of a missing key with 404 (not 403) only to a caller that
   # may list the bucket, and evaluates that with s3:prefix set to the key.
-  # So the listing is limited to the lease keys (or the prefix).
+  # So the listing is limited to the lease keys and their probe objects
+  # (a probe object read just after a lifecycle rule deleted it), or to
+  # the prefix.
   dynamic "statement" {
     for_each = local.s3_enabled ? [1] : []
     content {
@@ -68,7 +74,7 @@ data "aws_iam_policy_document" "this" {
       condition {
         test     = var.s3_whole_prefix ? "StringLike" : "StringEquals"
         variable = "s3:prefix"
-        values   = var.s3_whole_prefix ? ["${var.s3_prefix}/*"] : local.s3_lease_keys
+        values   = var.s3_whole_prefix ? ["${var.s3_prefix}/*"] : concat(local.s3_lease_keys, local.s3_probe_keys)
       }
     }
   }
@@ -102,14 +108,15 @@ data "aws_iam_policy_document" "this" {
       resources = [var.dynamodb_table_arn]
 
       # ForAllValues: every partition key the request touches is a lease
-      # name. DescribeTable names no key, so it passes (an empty set of keys
-      # satisfies ForAllValues).
+      # name, or a lease's probe item (NAME.leasehold-probe). DescribeTable
+      # names no key, so it passes (an empty set of keys satisfies
+      # ForAllValues).
       dynamic "condition" {
         for_each = length(var.dynamodb_lease_names) > 0 ? [1] : []
         content {
           test     = "ForAllValues:StringEquals"
           variable = "dynamodb:LeadingKeys"
-          values   = var.dynamodb_lease_names
+          values   = concat(var.dynamodb_lease_names, local.dynamodb_probe_names)
         }
       }
     }

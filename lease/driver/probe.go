@@ -1,0 +1,179 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// ProbeSuffix ends the key of a lease's probe record: the key beside the
+// lease's (KEY.leasehold-probe) where Probe checks the store, never the
+// lease's own. The record there holds no lease (it is released, and its
+// holder is ProbeHolder); deleting it is harmless.
+const ProbeSuffix = ".leasehold-probe"
+
+// ProbeHolder is the holder of the records Probe writes.
+const ProbeHolder = "leasehold-probe"
+
+// MaxKeyWithProbe returns the longest lease key, in bytes, whose probe key
+// (the key and ProbeSuffix) fits a store's limit on keys, limit bytes. A
+// driver refuses longer keys at Open, with a lease.OptionError, rather than
+// have every probe refused by the store.
+func MaxKeyWithProbe(limit int) int { return limit - len(ProbeSuffix) }
+
+// Probe is the check of one store that a CAS driver's Verify runs (through
+// VerifyStore): that the store refuses conditional writes whose condition
+// fails. It writes only at the probe key, with a driver of its own there.
+type Probe struct {
+	// Key is a CAS driver on the probe key, in the lease's bucket or table,
+	// beside the lease's key and never the lease's own (KEY and
+	// ProbeSuffix): a key that nothing but Probe writes.
+	Key CAS
+	// Name names the probe key in errors, as a URL:
+	// s3://bucket/key.leasehold-probe.
+	Name string
+	// Create and Replace say what the store receives for Key's Create and
+	// Replace, in errors: "a PutObject with If-None-Match: *".
+	Create, Replace string
+	// Remedy ends the error that refuses a store: what to use instead.
+	Remedy string
+	// CallTimeout bounds each request (lease.Options.CallTimeout).
+	CallTimeout time.Duration
+}
+
+// The steps of a probe, as errors name them.
+const (
+	stepCreate      = "step 1, create-if-absent of the probe record"
+	stepCreateAgain = "step 2, create-if-absent again, over the probe record that step 1 created"
+	stepRead        = "step 2, a read of the probe record, which exists"
+	stepReplace     = "step 3, a replace of the probe record on its current version"
+	stepStale       = "step 4, a replace of the probe record on the version that step 3 replaced"
+)
+
+// applied is what a probe's run found when the store applied a write it
+// must refuse.
+type applied struct{ step, what string }
+
+func (a *applied) Error() string { return a.step + ": the store applied " + a.what }
+
+// errVanished: the probe record vanished between two steps.
+var errVanished = errors.New("the probe record vanished between two steps of the probe (deleted by a lifecycle rule or a cleanup job?)")
+
+// Run checks the store, on the probe key only:
+//
+//  1. Create (create-if-absent) writes a probe record, or is refused
+//     because one exists (an earlier probe, another process's);
+//  2. if step 1 created it, Create again must be refused; if not, a Get
+//     reads the version of the record that exists;
+//  3. Replace on that version writes a new record (or is refused: another
+//     process's probe, or a deletion, replaced it meanwhile);
+//  4. Replace on that same version, now stale, must be refused.
+//
+// A store that applies step 2 or 4 looks as if it ignores conditions. So
+// does a conforming store whose probe record was deleted between steps 1
+// and 2, so Run probes once more before it refuses the store: a store
+// that applies a write it must refuse in both runs is refused with an
+// error wrapping lease.ErrUnsafeStore that names the probe key, the step
+// and the write. A run that could not tell (a refused credential,
+// throttling, a record that vanished twice) returns that error, which is
+// not lease.ErrUnsafeStore. Every record Probe writes is released and held
+// by ProbeHolder, and each carries a fresh nonce, so every write changes
+// the probe key's version.
+func (p Probe) Run(ctx context.Context) error {
+	err := p.once(ctx)
+	var a *applied
+	if !errors.As(err, &a) && !errors.Is(err, errVanished) {
+		return err
+	}
+	first := err
+	err = p.once(ctx)
+	switch {
+	case errors.As(err, &a):
+		return fmt.Errorf("%w: %s: %s, which it must refuse, in two probes running one after the other: it ignores the conditions of conditional writes, so contenders starting together could each create or take over the lease and lead at once; %s",
+			lease.ErrUnsafeStore, p.Name, a, p.Remedy)
+	case errors.Is(err, errVanished):
+		return fmt.Errorf("%w: %s: could not check that the store enforces conditional writes: %v; then %v", lease.ErrUnavailable, p.Name, first, err)
+	}
+	return err
+}
+
+// once runs the probe's four steps once. It returns nil when the store
+// refused both writes it must refuse, an *applied when it applied one,
+// errVanished when the record vanished under it, and any other error as
+// the driver returned it.
+func (p Probe) once(ctx context.Context) error {
+	version, err := p.write(ctx, "")
+	switch {
+	case errors.Is(err, ErrConflict):
+		var r lease.Record
+		err := Call(ctx, p.CallTimeout, func(ctx context.Context) (err error) {
+			r, err = p.Key.Get(ctx)
+			return err
+		})
+		switch {
+		case errors.Is(err, lease.ErrNoRecord):
+			return fmt.Errorf("%s: %w", stepRead, errVanished)
+		case errors.Is(err, lease.ErrCorrupt):
+			return fmt.Errorf("%w: %s: the probe key holds something that leasehold's probe did not write; delete it", err, p.Name)
+		case err != nil:
+			return err
+		}
+		version = r.Version
+	case err != nil:
+		return err
+	default:
+		if _, err := p.write(ctx, ""); err == nil {
+			return &applied{stepCreateAgain, p.Create + " on a record that exists"}
+		} else if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	// Refused (ErrConflict) or not, the version read or created is stale
+	// after this step.
+	if _, err := p.write(ctx, version); err != nil && !errors.Is(err, ErrConflict) {
+		return err
+	}
+	_, err = p.write(ctx, version)
+	switch {
+	case err == nil:
+		return &applied{stepStale, p.Replace + " on a version the record no longer has"}
+	case errors.Is(err, ErrConflict):
+		return nil
+	}
+	return err
+}
+
+// write stores a fresh probe record, created when version is empty, else
+// replacing version, in one request bounded by CallTimeout.
+func (p Probe) write(ctx context.Context, version string) (string, error) {
+	r := lease.Record{Holder: ProbeHolder, Token: 1, TTL: time.Second, Released: true, Nonce: NewNonce()}
+	var v string
+	err := Call(ctx, p.CallTimeout, func(ctx context.Context) (err error) {
+		if version == "" {
+			v, err = p.Key.Create(ctx, r)
+		} else {
+			v, err = p.Key.Replace(ctx, r, version)
+		}
+		return err
+	})
+	return v, err
+}
+
+// stores keeps every store's verdict, by the identity VerifyStore is given.
+var stores Verdicts
+
+// VerifyStore returns the verdict kept for the store that id identifies,
+// or, when none is known yet, runs p and keeps its verdict (nil or
+// lease.ErrUnsafeStore) for the life of the process: a driver's Verify is
+// one call of it. id must name the store and the way the driver's client
+// reaches it, so that two leases share a verdict only when their writes
+// meet the same store the same way: the scheme, the endpoint (or the
+// service's default), the region, the bucket or table, and the
+// credentials' access key when the driver knows it without a request; not
+// a client's address, which a later client may reuse.
+func VerifyStore(ctx context.Context, id string, p Probe) error {
+	return stores.Check(ctx, id, p.Run)
+}
