@@ -116,7 +116,11 @@ func buildBinaries(t *testing.T) string {
 		if built.dir, built.err = os.MkdirTemp("", "leasehold-e2e-"); built.err != nil {
 			return
 		}
-		out, err := exec.Command(gobin, "build", "-o", built.dir+"/", ".", "./testdata/monotime").CombinedOutput()
+		args := []string{"build", "-o", built.dir + "/"}
+		if exitedUnreaped == nil { // go test -tags leasehold_portable: the binary too
+			args = append(args, "-tags", "leasehold_portable")
+		}
+		out, err := exec.Command(gobin, append(args, ".", "./testdata/monotime")...).CombinedOutput()
 		if err != nil {
 			built.err = fmt.Errorf("go build: %w\n%s", err, out)
 		}

@@ -111,7 +111,12 @@ How the command is stopped:
   - leasehold itself is killed (SIGKILL, OOM): on Linux the kernel kills the
     command too (parent-death signal). Only the command itself: if it is a
     shell script, let it "exec" its worker, or run leasehold as the
-    container's entry point so the container dies with it.
+    container's entry point so the container dies with it. macOS and the
+    BSDs have no such signal: there a leasehold killed with SIGKILL (or
+    crashed) leaves its command running without the lease. Stop leasehold
+    there with SIGTERM only (launchd: set ExitTimeOut above --grace plus a
+    few seconds, as launchd sends SIGKILL when it runs out), and let the
+    command exit when its parent process ID changes (its leasehold is gone).
   Set --grace below your orchestrator's stop timeout (ECS stopTimeout, 30s
   by default; Azure Container Apps terminationGracePeriodSeconds, 30s;
   systemd TimeoutStopSec, 90s), leaving time for the release.
