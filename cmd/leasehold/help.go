@@ -117,6 +117,14 @@ How the command is stopped:
     there with SIGTERM only (launchd: set ExitTimeOut above --grace plus a
     few seconds, as launchd sends SIGKILL when it runs out), and let the
     command exit when its parent process ID changes (its leasehold is gone).
+  - Job control: Ctrl-Z (SIGTSTP), or SIGTTIN/SIGTTOU, stops the command's
+    process group with leasehold. When leasehold is continued (fg, bg,
+    SIGCONT) the command is continued only if the term is still within its
+    renew deadline; otherwise leadership ends as for failing renewals, and
+    the command is killed no later than --kill-margin before another
+    instance could take the lease over. SIGSTOP cannot
+    be caught: sent to leasehold alone it leaves the command running, so
+    send SIGTSTP instead. As process 1 leasehold ignores these signals.
   Set --grace below your orchestrator's stop timeout (ECS stopTimeout, 30s
   by default; Azure Container Apps terminationGracePeriodSeconds, 30s;
   systemd TimeoutStopSec, 90s), leaving time for the release.

@@ -44,9 +44,21 @@ type supervisor struct {
 	hurry <-chan struct{}
 	// leading is told when the command starts leading and when it stops.
 	leading func(on bool, token uint64)
+	// renewDeadline is the runner's: a term ends renewDeadline after its
+	// latest successful renewal was sent.
+	renewDeadline time.Duration
 
+	// mu is held while a command is started and registered, and while
+	// leasehold is suspended by job control (see suspend).
 	mu      sync.Mutex
-	started bool // a command was started at least once
+	started bool     // a command was started at least once
+	running *running // the command of the current term, if any
+}
+
+// running is the command of a term, and the term's context.
+type running struct {
+	c   *child
+	ctx context.Context
 }
 
 // ran reports whether the command was started at least once.
@@ -65,17 +77,30 @@ func (s *supervisor) task(ctx context.Context) error {
 		return nil
 	}
 	t, _ := runner.Term(ctx)
+	// Started and registered under mu, so that a job-control stop either
+	// comes before (and the term's end is seen) or stops this command.
+	s.mu.Lock()
+	if ctx.Err() != nil { // the term ended while leasehold was suspended
+		s.mu.Unlock()
+		return nil
+	}
 	c, err := s.start(ctx, t)
 	if err != nil {
+		s.mu.Unlock()
 		code := exitCannotRun
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
 		return &exitError{code: code, err: fmt.Errorf("cannot start %s: %w", s.argv[0], err)}
 	}
-	s.mu.Lock()
 	s.started = true
+	s.running = &running{c: c, ctx: ctx}
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running = nil
+		s.mu.Unlock()
+	}()
 	s.log.Info("command started", "token", t.Token, "pid", c.pid, "command", s.argv[0])
 	s.leading(true, t.Token)
 	select {
@@ -131,6 +156,9 @@ func (s *supervisor) stop(ctx context.Context, c *child) {
 			s.log.Info("stopping the command: SIGTERM to its process group",
 				"reason", why.Error(), "pid", c.pid, "kill_in", wait.Round(time.Millisecond))
 			c.signal(syscall.SIGTERM)
+			// A command that job control stopped (see suspend) gets its
+			// SIGTERM only once continued; the kill deadline still holds.
+			c.signal(syscall.SIGCONT)
 			termSent = true
 		}
 		timer.Reset(wait)
