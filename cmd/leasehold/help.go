@@ -263,7 +263,13 @@ Fields (text and -o json):
                  takes it at once; held; lapsed: held, but unchanged for at
                  least its TTL during the watch (the holder stopped renewing;
                  not on Azure)
-  holder         the identity that last acquired it
+  holder         the identity that last acquired it; "unknown" for a blob
+                 whose Azure lease no leasehold record names (another
+                 tool's, a person's, or a contender's that has not yet
+                 written its name; json: unknown_holder), whose ttl is then
+                 the longest it may still last: at most 60s for a lease of
+                 fixed duration (Azure does not say how much is left), none
+                 for an infinite one
   token          the fencing token of that acquisition
   ttl            the holder's time to live
   released       whether the holder gave it up
@@ -349,7 +355,9 @@ alive:
     gone: the lease is broken. A record that changed was renewed: the
     holder is alive.
   - Azure: the store judges. A held blob lease is live (Azure ends a dead
-    holder's lease within its TTL by itself, except an infinite lease).
+    holder's lease within its TTL by itself, except an infinite lease),
+    also one that no leasehold record names (another tool's): break says
+    so, and what --force would break.
   A lease that is free (never acquired, or released) is left alone.
 It breaks only the record it judged: if the lease changes in between (the
 holder renews it), it is not broken.
