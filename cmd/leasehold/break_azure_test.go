@@ -3,8 +3,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -65,19 +63,6 @@ func azuriteLease(t *testing.T, name string) (client *azblob.Client, url, contai
 	}
 	blob = leasetest.UniqueName(name)
 	return client, "azblob://" + container + "/" + blob + "?connection_string_env=LEASEHOLD_AZURITE_CONNECTION_STRING", container, blob
-}
-
-// statusJSON runs leasehold status -o json with args and returns its exit
-// status and report.
-func statusJSON(t *testing.T, args ...string) (int, statusReport, string) {
-	t.Helper()
-	env, stdout, stderr := testEnv(nil)
-	code := mainWith(context.Background(), nil, append([]string{"status", "-o", "json"}, args...), env)
-	var rep statusReport
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-		t.Fatalf("leasehold status: exit %d, not a JSON report (%v):\n%s\nstderr:\n%s", code, err, stdout, stderr)
-	}
-	return code, rep, stderr.String()
 }
 
 // TestForeignAzureLease: a blob under an Azure lease that no leasehold
