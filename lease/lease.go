@@ -109,7 +109,9 @@ type Lease interface {
 	Release(ctx context.Context, t Term) error
 
 	// Observe reads the current record without changing it. It returns an
-	// error wrapping ErrNoRecord when the lease has never been acquired. On
+	// error wrapping ErrNoRecord when the lease has never been acquired. A
+	// lease the store shows held but not by whom (see Acquire) reads with
+	// an empty Holder, Token 0 and Released false. On
 	// CAS stores each read also counts towards this contender's judgement of
 	// expiry, as Acquire's reads do.
 	Observe(ctx context.Context) (Record, error)

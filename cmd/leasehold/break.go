@@ -77,6 +77,10 @@ func cmdBreak(ctx context.Context, args []string, env *environment) error {
 	switch {
 	case rep.State == "none" || rep.State == "released":
 		out.Verdict = "nothing to break: " + rep.Meaning
+	case rep.UnknownHolder && !o.force:
+		out.Verdict = fmt.Sprintf("not broken: the store's own lease on it is live, held by a holder no leasehold record names (another tool or a person, or a contender that has not yet written its name); %s. "+
+			"--force breaks that lease: the next contender then takes the lease at once", remaining(rec))
+		refusal = exitf(exitRefused, "break: refused: the lease is held by an unknown holder (no leasehold record names it); --force breaks it anyway")
 	case rep.State == "held" && !o.force:
 		out.Verdict = "not broken: " + liveHolder(rep, l.Judge())
 		refusal = exitf(exitRefused, "break: refused: the holder %s is alive (--force breaks it anyway)", rep.Holder)
@@ -102,7 +106,9 @@ func breakLease(ctx context.Context, b lease.Breaker, l lease.Lease, o *breakOpt
 		got, err := b.Break(ctx, rec)
 		var held *lease.HeldError
 		switch {
-		case err == nil && got.Holder == rec.Holder && got.Token == rec.Token:
+		case err == nil && (got.Holder == rec.Holder && got.Token == rec.Token || unknownHolder(rec)):
+			// An unknown holder's lease, broken (or given up meanwhile:
+			// Azure does not tell) under the version judged.
 			return breakReport{statusReport: rep, Broken: true, NextToken: got.Token + 1, Verdict: brokenVerdict(rep, rec, l.Judge(), o.force)}, nil, nil
 		case err == nil: // freed, and maybe taken and freed again, by others meanwhile
 			return breakReport{statusReport: rep, NextToken: got.Token + 1,

@@ -13,17 +13,29 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// breakJSON runs leasehold break -o json with args and returns its exit
-// status and report.
-func breakJSON(t *testing.T, args ...string) (int, breakReport, string) {
+// reportJSON runs leasehold cmd -o json with args and returns its exit
+// status, its report and its stderr.
+func reportJSON[R any](t *testing.T, cmd string, args ...string) (int, R, string) {
 	t.Helper()
 	env, stdout, stderr := testEnv(nil)
-	code := mainWith(context.Background(), nil, append([]string{"break", "-o", "json"}, args...), env)
-	var rep breakReport
+	code := mainWith(context.Background(), nil, append([]string{cmd, "-o", "json"}, args...), env)
+	var rep R
 	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-		t.Fatalf("leasehold break: exit %d, not a JSON report (%v):\n%s\nstderr:\n%s", code, err, stdout, stderr)
+		t.Fatalf("leasehold %s: exit %d, not a JSON report (%v):\n%s\nstderr:\n%s", cmd, code, err, stdout, stderr)
 	}
 	return code, rep, stderr.String()
+}
+
+// breakJSON runs leasehold break -o json with args.
+func breakJSON(t *testing.T, args ...string) (int, breakReport, string) {
+	t.Helper()
+	return reportJSON[breakReport](t, "break", args...)
+}
+
+// statusJSON runs leasehold status -o json with args.
+func statusJSON(t *testing.T, args ...string) (int, statusReport, string) {
+	t.Helper()
+	return reportJSON[statusReport](t, "status", args...)
 }
 
 // TestBreak runs leasehold break on the in-memory store, in fake time: the

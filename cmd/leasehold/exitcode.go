@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 	"syscall"
 
 	"github.com/leasehold/leasehold/lease"
@@ -85,21 +84,16 @@ func (c *childExit) Error() string {
 	return fmt.Sprintf("command exited with status %d", c.code)
 }
 
-// childExitOf turns the result of exec.Cmd.Wait into a *childExit, or nil
+// childExitOf turns the command's wait status into a *childExit, or nil
 // for success.
-func childExitOf(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return &childExit{code: 1}
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+func childExitOf(ws syscall.WaitStatus) error {
+	switch {
+	case ws.Signaled():
 		return &childExit{code: exitSignal + int(ws.Signal()), signal: ws.Signal()}
-	}
-	if code := ee.ExitCode(); code > 0 {
-		return &childExit{code: code}
+	case ws.Exited() && ws.ExitStatus() == 0:
+		return nil
+	case ws.Exited() && ws.ExitStatus() > 0:
+		return &childExit{code: ws.ExitStatus()}
 	}
 	return &childExit{code: 1}
 }

@@ -111,7 +111,20 @@ How the command is stopped:
   - leasehold itself is killed (SIGKILL, OOM): on Linux the kernel kills the
     command too (parent-death signal). Only the command itself: if it is a
     shell script, let it "exec" its worker, or run leasehold as the
-    container's entry point so the container dies with it.
+    container's entry point so the container dies with it. macOS and the
+    BSDs have no such signal: there a leasehold killed with SIGKILL (or
+    crashed) leaves its command running without the lease. Stop leasehold
+    there with SIGTERM only (launchd: set ExitTimeOut above --grace plus a
+    few seconds, as launchd sends SIGKILL when it runs out), and let the
+    command exit when its parent process ID changes (its leasehold is gone).
+  - Job control: Ctrl-Z (SIGTSTP), or SIGTTIN/SIGTTOU, stops the command's
+    process group with leasehold. When leasehold is continued (fg, bg,
+    SIGCONT) the command is continued only if the term is still within its
+    renew deadline; otherwise leadership ends as for failing renewals, and
+    the command is killed no later than --kill-margin before another
+    instance could take the lease over. SIGSTOP cannot
+    be caught: sent to leasehold alone it leaves the command running, so
+    send SIGTSTP instead. As process 1 leasehold ignores these signals.
   Set --grace below your orchestrator's stop timeout (ECS stopTimeout, 30s
   by default; Azure Container Apps terminationGracePeriodSeconds, 30s;
   systemd TimeoutStopSec, 90s), leaving time for the release.
@@ -250,7 +263,13 @@ Fields (text and -o json):
                  takes it at once; held; lapsed: held, but unchanged for at
                  least its TTL during the watch (the holder stopped renewing;
                  not on Azure)
-  holder         the identity that last acquired it
+  holder         the identity that last acquired it; "unknown" for a blob
+                 whose Azure lease no leasehold record names (another
+                 tool's, a person's, or a contender's that has not yet
+                 written its name; json: unknown_holder), whose ttl is then
+                 the longest it may still last: at most 60s for a lease of
+                 fixed duration (Azure does not say how much is left), none
+                 for an infinite one
   token          the fencing token of that acquisition
   ttl            the holder's time to live
   released       whether the holder gave it up
@@ -337,7 +356,9 @@ alive:
     gone: the lease is broken. A record that changed was renewed: the
     holder is alive.
   - Azure: the store judges. A held blob lease is live (Azure ends a dead
-    holder's lease within its TTL by itself, except an infinite lease).
+    holder's lease within its TTL by itself, except an infinite lease),
+    also one that no leasehold record names (another tool's): break says
+    so, and what --force would break.
   A lease that is free (never acquired, or released) is left alone.
 It breaks only the record it judged: if the lease changes in between (the
 holder renews it), it is not broken.

@@ -14,7 +14,8 @@
 //
 // The command never outlives the lease: leasehold stops it (SIGTERM, then
 // SIGKILL) before any other instance could take the lease over, and on
-// Linux the kernel kills it if leasehold itself is killed. `leasehold
+// Linux the kernel kills it if leasehold itself is killed (macOS and the
+// BSDs cannot: there, stop leasehold with SIGTERM only). `leasehold
 // check` says, before deploying, whether a lease can be used safely. Run
 // `leasehold help` and `leasehold COMMAND --help` for the details: flags
 // and their environment variables, exit statuses, examples for ECS and

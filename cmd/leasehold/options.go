@@ -223,12 +223,60 @@ func (o *runOptions) validate(f *flagSet) error {
 			return fmt.Errorf("--period %s %s", oe.Value, oe.Reason)
 		}
 	}
-	rd := o.renewDeadlineOrDefault()
-	if o.killMargin == 0 {
-		o.killMargin = (o.ttl - rd) / 2
+	if err := o.validateTiming(); err != nil {
+		return err
 	}
-	if o.killMargin <= 0 || o.killMargin >= o.ttl {
-		return fmt.Errorf("--kill-margin (%v) must be positive and less than --ttl (%v)", o.killMargin, o.ttl)
+	if o.killMargin == 0 {
+		o.killMargin = (o.ttl - o.renewDeadlineOrDefault()) / 2
+	}
+	return nil
+}
+
+// validateTiming checks the lease's timing flags against each other and
+// against the defaults derived from --ttl, as the runner and the lease
+// will, so that every error names a flag the user gave: the flags given
+// are checked before the values derived from them, and a derived value
+// that conflicts with a given flag is blamed on that flag. (A zero
+// duration means the default, as everywhere.)
+func (o *runOptions) validateTiming() error {
+	ttl := o.ttl
+	if ttl%time.Millisecond != 0 {
+		return fmt.Errorf("--ttl (%v) must be a whole number of milliseconds", ttl)
+	}
+	if o.callTimeout != 0 && o.callTimeout >= ttl {
+		return fmt.Errorf("--call-timeout (%v) must be less than --ttl (%v)", o.callTimeout, ttl)
+	}
+	if o.renewDeadline != 0 && o.renewDeadline >= ttl {
+		return fmt.Errorf("--renew-deadline (%v) must be less than --ttl (%v)", o.renewDeadline, ttl)
+	}
+	if o.killMargin != 0 && o.killMargin >= ttl {
+		return fmt.Errorf("--kill-margin (%v) must be less than --ttl (%v)", o.killMargin, ttl)
+	}
+	rd := o.renewDeadlineOrDefault()
+	deadline := fmt.Sprintf("the renew deadline (%v, 2/3 of --ttl)", rd)
+	if o.renewDeadline != 0 {
+		deadline = fmt.Sprintf("--renew-deadline (%v)", rd)
+	}
+	if ri := cmp.Or(o.renewInterval, runner.DefaultRenewInterval(ttl)); ri >= rd {
+		if o.renewInterval != 0 {
+			return fmt.Errorf("--renew-interval (%v) must be less than %s", ri, deadline)
+		}
+		return fmt.Errorf("--renew-deadline (%v) must be more than the renew interval (%v, 3/8 of --ttl): give a shorter --renew-interval too", rd, ri)
+	}
+	if ct := cmp.Or(o.callTimeout, ttl/5); ct >= rd {
+		if o.callTimeout != 0 {
+			return fmt.Errorf("--call-timeout (%v) must be less than %s", ct, deadline)
+		}
+		return fmt.Errorf("--renew-deadline (%v) must be more than the call timeout (%v, a fifth of --ttl): give a shorter --call-timeout too", rd, ct)
+	}
+	if o.healthTimeout != 0 {
+		hi := cmp.Or(o.healthInterval, o.renewInterval, runner.DefaultRenewInterval(ttl))
+		switch {
+		case o.healthInterval != 0 && o.healthTimeout > hi:
+			return fmt.Errorf("--health-timeout (%v) must not exceed --health-interval (%v)", o.healthTimeout, hi)
+		case o.healthTimeout > hi:
+			return fmt.Errorf("--health-timeout (%v) must not exceed the health interval (%v, the renew interval)", o.healthTimeout, hi)
+		}
 	}
 	return nil
 }

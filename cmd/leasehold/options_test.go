@@ -4,9 +4,14 @@ package main
 
 import (
 	"errors"
+	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 func TestParseRun(t *testing.T) {
@@ -108,7 +113,7 @@ func TestParseRunRejectsBadInput(t *testing.T) {
 		{"progress without stall", nil, []string{"--lease", "mem://a", "--progress-on-stdout", "--", "w"}, "need --stall-timeout"},
 		{"health tuning without a check", nil, []string{"--lease", "mem://a", "--health-interval", "1s", "--", "w"}, "need --health-cmd or --health-url"},
 		{"health URL not http", nil, []string{"--lease", "mem://a", "--health-url", "localhost:8080/x", "--", "w"}, "want an http:// or https:// URL"},
-		{"kill margin too large", nil, []string{"--lease", "mem://a", "--kill-margin", "15s", "--", "w"}, "--kill-margin (15s) must be positive and less than --ttl (15s)"},
+		{"kill margin too large", nil, []string{"--lease", "mem://a", "--kill-margin", "15s", "--", "w"}, "--kill-margin (15s) must be less than --ttl (15s)"},
 		{"bad identity", nil, []string{"--lease", "mem://a", "--identity", "caf\u00e9", "--", "w"}, "--identity: lease: Identity"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,6 +125,136 @@ func TestParseRunRejectsBadInput(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("the error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+// flagRef is a flag or its environment variable, as error messages name them.
+var flagRef = regexp.MustCompile(`--[a-z][a-z-]*|LEASEHOLD_[A-Z_]+`)
+
+// TestParseRunNamesTheFlagGiven: every bad input is reported as the flag
+// (or variable) the user gave, never as one derived from it: the first flag
+// the error names is the one in the row, and every flag it names was given,
+// unless the row says which it names beside them.
+func TestParseRunNamesTheFlagGiven(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		flag string // the flag the error must name first
+	}{
+		{"renew deadline equal to the TTL", nil, []string{"--ttl", "15s", "--renew-deadline", "15s"}, "--renew-deadline"},
+		{"renew deadline above the default TTL", nil, []string{"--renew-deadline", "20s"}, "--renew-deadline"},
+		{"renew deadline above the TTL, from the environment", map[string]string{"LEASEHOLD_RENEW_DEADLINE": "20s"}, []string{"--ttl", "15s"}, "--renew-deadline"},
+		{"renew deadline below the default renew interval", nil, []string{"--ttl", "15s", "--renew-deadline", "5s"}, "--renew-deadline"},
+		{"renew deadline at the default call timeout", nil, []string{"--ttl", "15s", "--renew-deadline", "3s", "--renew-interval", "1s"}, "--renew-deadline"},
+		{"renew interval at the renew deadline given", nil, []string{"--renew-deadline", "6s", "--renew-interval", "6s"}, "--renew-interval"},
+		{"renew interval above the default renew deadline", nil, []string{"--ttl", "15s", "--renew-interval", "10s"}, "--renew-interval"},
+		{"call timeout at the TTL", nil, []string{"--ttl", "15s", "--call-timeout", "15s"}, "--call-timeout"},
+		{"call timeout above the default renew deadline", nil, []string{"--ttl", "15s", "--call-timeout", "12s"}, "--call-timeout"},
+		{"health timeout above the health interval", nil, []string{"--health-cmd", "true", "--health-interval", "1s", "--health-timeout", "2s"}, "--health-timeout"},
+		{"health timeout above the default health interval", nil, []string{"--health-cmd", "true", "--health-timeout", "10s"}, "--health-timeout"},
+		{"kill margin at the TTL", nil, []string{"--ttl", "3s", "--kill-margin", "3s"}, "--kill-margin"},
+		{"kill margin above the default TTL", nil, []string{"--kill-margin", "1m"}, "--kill-margin"},
+		{"TTL zero", nil, []string{"--ttl", "0s"}, "--ttl"},
+		{"TTL below a millisecond's precision", nil, []string{"--ttl", "1500us"}, "--ttl"},
+		{"TTL not a duration", nil, []string{"--ttl", "15"}, "--ttl"},
+		{"start timeout zero", nil, []string{"--start-timeout", "0s"}, "--start-timeout"},
+		{"negative grace", nil, []string{"--grace", "-1s"}, "--grace"},
+		{"malformed variable", map[string]string{"LEASEHOLD_GRACE": "soon"}, nil, "LEASEHOLD_GRACE"},
+		{"health threshold zero", nil, []string{"--health-threshold", "0", "--health-cmd", "true"}, "--health-threshold"},
+		{"health URL not http", nil, []string{"--health-url", "localhost:8080/x"}, "--health-url"},
+		{"min hold below a millisecond", nil, []string{"--once", "--min-hold", "1500us"}, "--min-hold"},
+		{"period key with a space", nil, []string{"--once", "--period", "10:00 daily"}, "--period"},
+		{"every-offset without every", nil, []string{"--once", "--period", "1", "--every-offset", "30m"}, "--every-offset"},
+		{"retry-failed without a period", nil, []string{"--once", "--retry-failed"}, "--retry-failed"},
+		{"stall timeout without progress", nil, []string{"--stall-timeout", "1m"}, "--stall-timeout"},
+		{"identity not ASCII", nil, []string{"--identity", "caf\u00e9"}, "--identity"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, _ := testEnv(tc.env)
+			args := append(append([]string{"--lease", "mem://a"}, tc.args...), "--", "w")
+			_, err := parseRun(args, env)
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != exitUsage {
+				t.Fatalf("parseRun(%q): %v, want a usage error (exit %d) naming %s", tc.args, err, exitUsage, tc.flag)
+			}
+			named := flagRef.FindAllString(err.Error(), -1)
+			if len(named) == 0 || named[0] != tc.flag {
+				t.Fatalf("parseRun(%q): %q names %q first, want %s", tc.args, err, named, tc.flag)
+			}
+		})
+	}
+}
+
+// TestParsedTimingSuitsTheRunner: whatever timing flags leasehold run
+// accepts, the runner accepts too, so that no error about a derived value
+// (named as the runner's field, not as a flag) can reach the user after
+// the flags were parsed.
+func TestParsedTimingSuitsTheRunner(t *testing.T) {
+	ds := func(s ...string) []string { return s }
+	accepted := 0
+	for _, ttl := range ds("3s", "15s") {
+		for _, rd := range ds("", "1s", "2s", "5s", "10s", "14s") {
+			for _, ri := range ds("", "500ms", "2s", "6s") {
+				for _, ct := range ds("", "600ms", "3s", "9s") {
+					for _, ht := range ds("", "1s", "4s") {
+						args := []string{"--lease", "mem://" + memName("timing"), "--ttl", ttl}
+						for _, f := range [][2]string{{"--renew-deadline", rd}, {"--renew-interval", ri}, {"--call-timeout", ct}, {"--health-timeout", ht}} {
+							if f[1] != "" {
+								args = append(args, f[0], f[1])
+							}
+						}
+						if ht != "" {
+							args = append(args, "--health-cmd", "true")
+						}
+						env, _, _ := testEnv(nil)
+						o, err := parseRun(append(args, "--", "w"), env)
+						if err != nil {
+							continue
+						}
+						accepted++
+						l, err := memlease.Default.Open(strings.TrimPrefix(o.lease, "mem://"), o.leaseOptions())
+						if err != nil {
+							t.Fatalf("%q: parseRun accepted it, lease.Open refused it: %v", args, err)
+						}
+						s := newSession(o, env, nil, slog.New(slog.DiscardHandler), func(error) {})
+						if _, err := runner.New(s.config(l)); err != nil {
+							t.Errorf("%q: parseRun accepted it, runner.New refused it: %v", args, err)
+						}
+					}
+				}
+			}
+		}
+	}
+	if accepted == 0 {
+		t.Fatal("parseRun accepted none of the combinations")
+	}
+	t.Logf("%d combinations accepted, each by the runner too", accepted)
+}
+
+// TestOpenNamesTheFlagGiven: an option the backend refuses when the lease
+// is opened is reported as the flag that set it.
+func TestOpenNamesTheFlagGiven(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"status: TTL below a millisecond's precision", []string{"status", "--lease", "mem://a", "--ttl", "1500us"}, "--ttl"},
+		{"status: call timeout above the TTL", []string{"status", "--lease", "mem://a", "--call-timeout", "20s"}, "--call-timeout"},
+		{"break: call timeout above the TTL", []string{"break", "--lease", "mem://a", "--ttl", "5s", "--call-timeout", "6s"}, "--call-timeout"},
+		{"status: a TTL Cloud Storage refuses", []string{"status", "--lease", "gs://bucket/object", "--ttl", "2s"}, "--ttl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := leasehold(t, t.Context(), tc.args...)
+			lines := errorLines(stderr)
+			if code != exitConfig || len(lines) != 1 {
+				t.Fatalf("exit %d, error lines %q; want %d and one line naming %s", code, lines, exitConfig, tc.flag)
+			}
+			if named := flagRef.FindAllString(lines[0], -1); len(named) == 0 || named[0] != tc.flag {
+				t.Fatalf("%q names %q first, want %s", lines[0], named, tc.flag)
 			}
 		})
 	}

@@ -40,6 +40,7 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	s := newSession(o, env, hurry, log, stopRun)
+	defer s.sup.followJobControl()()
 	r, err := runner.New(s.config(l))
 	if err != nil {
 		return usageError("run", err)
@@ -118,6 +119,7 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 			log:              log.With("identity", o.identity),
 			hurry:            hurry,
 			leading:          state.setLeading,
+			renewDeadline:    o.renewDeadlineOrDefault(),
 		},
 	}
 }

@@ -43,11 +43,17 @@ type statusReport struct {
 	// any contender that has watched it as long may take it over).
 	State string `json:"state"`
 	// Holder, Token, TTL and Released are the record's, as last read.
-	Holder   string `json:"holder,omitempty"`
-	Token    uint64 `json:"token"`
-	TTL      string `json:"ttl,omitempty"`
-	TTLMs    int64  `json:"ttl_ms,omitempty"`
-	Released bool   `json:"released"`
+	// UnknownHolder is set when the store holds the lease for someone no
+	// leasehold record names (an Azure lease another tool or a person
+	// took, or a contender between its acquire and its write): Holder is
+	// then empty, Token 0, and TTL the longest the lease may still last
+	// (none for an infinite Azure lease).
+	Holder        string `json:"holder,omitempty"`
+	UnknownHolder bool   `json:"unknown_holder,omitempty"`
+	Token         uint64 `json:"token"`
+	TTL           string `json:"ttl,omitempty"`
+	TTLMs         int64  `json:"ttl_ms,omitempty"`
+	Released      bool   `json:"released"`
 	// Period and PeriodDone are the latest scheduled period the record
 	// names (leasehold run --once --period or --every), if any.
 	Period     string `json:"period,omitempty"`
@@ -149,6 +155,9 @@ func describe(leaseURL string, first, last lease.Record, watch time.Duration, na
 	}
 	rep.UnchangedFor, rep.UnchangedForMs = unchanged.String(), unchanged.Milliseconds()
 	switch {
+	case unknownHolder(last):
+		rep.State, rep.UnknownHolder = "held", true
+		rep.Meaning = "held by an unknown holder: the store's own lease on it names no leasehold instance (another tool or a person took it, or a contender has not yet written its name); " + remaining(last)
 	case last.Holder == "" && last.Token == 0:
 		rep.State = "none"
 		rep.Meaning = "never acquired: the first contender takes it at once"
@@ -180,11 +189,35 @@ func describe(leaseURL string, first, last lease.Record, watch time.Duration, na
 	return rep
 }
 
+// unknownHolder reports whether rec is a lease the store holds for someone
+// no record names (lease.Lease.Observe): not released, no holder, and
+// read from the store (a lease never acquired reads as the zero Record).
+func unknownHolder(rec lease.Record) bool {
+	return rec.Holder == "" && !rec.Released && rec.Version != ""
+}
+
+// remaining says how long an unknown holder's lease may last.
+func remaining(rec lease.Record) string {
+	if rec.TTL == 0 {
+		return "it is infinite and never lapses"
+	}
+	return fmt.Sprintf("it lapses at most %v after its holder's last renewal, unless renewed (the store does not say how much is left)", rec.TTL)
+}
+
 func printStatus(w io.Writer, r statusReport) {
 	row := func(k, v string) { fmt.Fprintf(w, "%-14s %s\n", k, v) }
 	row("lease", r.Lease)
 	row("state", r.State)
-	if r.State != "none" {
+	switch {
+	case r.UnknownHolder:
+		row("holder", "unknown (no leasehold record names it)")
+		ttl := "infinite"
+		if r.TTL != "" {
+			ttl = "at most " + r.TTL + " left"
+		}
+		row("ttl", ttl)
+		row("version", r.Version)
+	case r.State != "none":
 		row("holder", r.Holder)
 		row("token", fmt.Sprint(r.Token))
 		row("ttl", r.TTL)

@@ -39,7 +39,7 @@ func atStart[T any](ctx context.Context, leaseURL string, timeout time.Duration,
 	case ctx.Err() != nil:
 		return v, interrupted(ctx, "while reaching the store")
 	case errors.Is(err, lease.ErrInvalid): // the message names the URL or option
-		return v, exitf(exitConfig, "%v", err)
+		return v, exitf(exitConfig, "%s%v", optionFlag(err), err)
 	case !lease.Retryable(err):
 		return v, exitf(exitConfig, "cannot use the lease %s: %v", lease.RedactURL(leaseURL), err)
 	}
@@ -64,4 +64,21 @@ func retryAtStart[T any](ctx context.Context, timeout time.Duration, log *slog.L
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
+}
+
+// optionFlags are the flags that set the lease.Options fields a backend may
+// refuse when the lease is opened (Azure Blob allows TTLs of 15s to 60s,
+// Cloud Storage at least 3s).
+var optionFlags = map[string]string{"TTL": "--ttl", "CallTimeout": "--call-timeout", "Identity": "--identity"}
+
+// optionFlag is "--flag: " for an error about the lease option that flag
+// sets, so that the message names what the user gave, and "" otherwise.
+func optionFlag(err error) string {
+	var oe *lease.OptionError
+	if errors.As(err, &oe) {
+		if f, ok := optionFlags[oe.Field]; ok {
+			return f + ": "
+		}
+	}
+	return ""
 }

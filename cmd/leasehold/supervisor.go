@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"sync"
@@ -44,9 +44,21 @@ type supervisor struct {
 	hurry <-chan struct{}
 	// leading is told when the command starts leading and when it stops.
 	leading func(on bool, token uint64)
+	// renewDeadline is the runner's: a term ends renewDeadline after its
+	// latest successful renewal was sent.
+	renewDeadline time.Duration
 
+	// mu is held while a command is started and registered, and while
+	// leasehold is suspended by job control (see suspend).
 	mu      sync.Mutex
-	started bool // a command was started at least once
+	started bool     // a command was started at least once
+	running *running // the command of the current term, if any
+}
+
+// running is the command of a term, and the term's context.
+type running struct {
+	c   *child
+	ctx context.Context
 }
 
 // ran reports whether the command was started at least once.
@@ -65,30 +77,43 @@ func (s *supervisor) task(ctx context.Context) error {
 		return nil
 	}
 	t, _ := runner.Term(ctx)
+	// Started and registered under mu, so that a job-control stop either
+	// comes before (and the term's end is seen) or stops this command.
+	s.mu.Lock()
+	if ctx.Err() != nil { // the term ended while leasehold was suspended
+		s.mu.Unlock()
+		return nil
+	}
 	c, err := s.start(ctx, t)
 	if err != nil {
+		s.mu.Unlock()
 		code := exitCannotRun
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
 		return &exitError{code: code, err: fmt.Errorf("cannot start %s: %w", s.argv[0], err)}
 	}
-	s.mu.Lock()
 	s.started = true
+	s.running = &running{c: c, ctx: ctx}
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running = nil
+		s.mu.Unlock()
+	}()
 	s.log.Info("command started", "token", t.Token, "pid", c.pid, "command", s.argv[0])
 	s.leading(true, t.Token)
 	select {
 	case <-c.exited:
 		s.leading(false, t.Token)
-		end := childExitOf(c.err)
+		end := childExitOf(c.status)
 		s.log.Info("command exited by itself", "token", t.Token, "status", statusText(end))
 		return end
 	case <-ctx.Done():
 	}
 	s.leading(false, t.Token)
 	s.stop(ctx, c)
-	s.log.Info("command stopped", "token", t.Token, "status", statusText(childExitOf(c.err)))
+	s.log.Info("command stopped", "token", t.Token, "status", statusText(childExitOf(c.status)))
 	return nil
 }
 
@@ -131,6 +156,9 @@ func (s *supervisor) stop(ctx context.Context, c *child) {
 			s.log.Info("stopping the command: SIGTERM to its process group",
 				"reason", why.Error(), "pid", c.pid, "kill_in", wait.Round(time.Millisecond))
 			c.signal(syscall.SIGTERM)
+			// A command that job control stopped (see suspend) gets its
+			// SIGTERM only once continued; the kill deadline still holds.
+			c.signal(syscall.SIGCONT)
 			termSent = true
 		}
 		timer.Reset(wait)
@@ -160,27 +188,8 @@ func (s *supervisor) stop(ctx context.Context, c *child) {
 	}
 }
 
-// child is one run of the command.
-type child struct {
-	pid    int
-	exited chan struct{} // closed when the command has exited and been reaped
-	err    error         // exec.Cmd.Wait's error, once exited is closed
-
-	mu     sync.Mutex
-	reaped bool // the process ID may have been reused: send no more signals
-}
-
-// signal sends sig to the command's process group, unless it has been
-// reaped.
-func (c *child) signal(sig syscall.Signal) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.reaped {
-		_ = syscall.Kill(-c.pid, sig)
-	}
-}
-
-// start starts the command for term t, with the term in its environment.
+// start starts the command for term t, with the term in its environment,
+// and a goroutine that reaps it (see child).
 func (s *supervisor) start(ctx context.Context, t lease.Term) (*child, error) {
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Env = append(append([]string(nil), s.env...),
@@ -194,48 +203,49 @@ func (s *supervisor) start(ctx context.Context, t lease.Term) (*child, error) {
 	if t.Period != "" {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_PERIOD="+t.Period)
 	}
-	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
 	cmd.SysProcAttr = sysProcAttr()
-	var stdoutR, stdoutW *os.File
-	if s.progressOnStdout {
-		var err error
-		if stdoutR, stdoutW, err = os.Pipe(); err != nil {
-			return nil, err
-		}
-		cmd.Stdout = stdoutW
+	// The command's stdout and stderr are files (or pipes leasehold
+	// copies), never writers exec.Cmd would copy: the child reaps the
+	// command itself, and exec.Cmd.Wait is never called.
+	stdout, err := newOutput(s.stdout, s.progressOnStdout)
+	if err != nil {
+		return nil, err
 	}
+	stderr, err := newOutput(s.stderr, false)
+	if err != nil {
+		stdout.abort()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = stdout.child, stderr.child
 
-	c := &child{exited: make(chan struct{})}
+	c := &child{exited: make(chan struct{}), outputs: []*output{stdout, stderr}}
 	started := make(chan error, 1)
 	go func() {
 		// Pdeathsig fires when the thread that started the command ends,
 		// not the process: keep this thread until the command has exited.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		wake := c.watchExits()
+		if wake != nil {
+			defer signal.Stop(wake)
+		}
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
 		}
 		c.pid = cmd.Process.Pid
 		started <- nil
-		if waitExited(c.pid) {
-			// What the command left behind in its process group dies with
-			// it: nothing it started may outlive the term.
-			c.signal(syscall.SIGKILL)
-		}
-		c.mu.Lock()
-		c.reaped = true
-		c.mu.Unlock()
-		c.err = cmd.Wait()
+		c.reap(wake)
+		_ = cmd.Process.Release() // reaped already: this frees its handle
+		c.waitOutputs(outputDrain)
 		close(c.exited)
 	}()
-	err := <-started
-	if stdoutW != nil {
-		stdoutW.Close()
+	err = <-started
+	for _, o := range c.outputs {
 		if err != nil {
-			stdoutR.Close()
+			o.abort()
 		} else {
-			go s.copyStdout(ctx, stdoutR)
+			o.copy(ctx, s.progressOnStdout && o == stdout)
 		}
 	}
 	if err != nil {
@@ -245,25 +255,6 @@ func (s *supervisor) start(ctx context.Context, t lease.Term) (*child, error) {
 		go s.watchProgressFile(ctx, c.exited)
 	}
 	return c, nil
-}
-
-// copyStdout passes the command's standard output on, and counts each
-// line as progress.
-func (s *supervisor) copyStdout(ctx context.Context, r *os.File) {
-	defer r.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			_, _ = s.stdout.Write(buf[:n])
-			if bytes.IndexByte(buf[:n], '\n') >= 0 {
-				runner.Progress(ctx)
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // watchProgressFile counts each change of the progress file's modification

@@ -316,3 +316,63 @@ func TestKillDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftoversDieWithTheCommand: what the command left running in its
+// process group is killed when the command exits by itself: nothing it
+// started outlives its term.
+func TestLeftoversDieWithTheCommand(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	code, stderr := leasehold(t, context.Background(), "run", "--lease", "mem://"+memName("leftovers"), "--",
+		"sh", "-c", `sleep 60 & echo $! > "$0"; exit 0`, pidFile)
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0; stderr:\n%s", code, stderr)
+	}
+	pid := pidIn(t, pidFile)
+	eventually(t, 2*time.Second, "the command's leftover sleep killed", func() bool { return !alive(pid) })
+}
+
+// TestCommandExitStatus: leasehold exits with the command's own status, or
+// 128+N when a signal N killed it.
+func TestCommandExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmd  string
+		want int
+	}{
+		{"success", "exit 0", 0},
+		{"failure", "exit 3", 3},
+		{"killed", "kill -9 $$", exitSignal + 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := leasehold(t, context.Background(), "run", "--lease", "mem://"+memName("status"), "--", "sh", "-c", tc.cmd)
+			if code != tc.want {
+				t.Fatalf("exit status %d, want %d; stderr:\n%s", code, tc.want, stderr)
+			}
+		})
+	}
+}
+
+// TestPortablePath runs the supervision tests on the path that macOS and
+// the other Unix systems take, which cannot wait for the command without
+// reaping it (no waitid with WNOWAIT): on Linux, in every test run.
+// (scripts/test also runs the whole package so, with -tags
+// leasehold_portable, the end-to-end tests included.)
+func TestPortablePath(t *testing.T) {
+	if exitedUnreaped == nil {
+		t.Skip("this build takes the portable path in every test")
+	}
+	portableOnly.Store(true)
+	t.Cleanup(func() { portableOnly.Store(false) })
+	for name, test := range map[string]func(*testing.T){
+		"StopKeepsTheLeaseUntilTheCommandHasExited": TestStopKeepsTheLeaseUntilTheCommandHasExited,
+		"LostLeaseKillsTheCommandAtOnce":            TestLostLeaseKillsTheCommandAtOnce,
+		"PartitionedLeaderIsDeadBeforeTakeover":     TestPartitionedLeaderIsDeadBeforeTakeover,
+		"SecondSignalSkipsTheGracePeriod":           TestSecondSignalSkipsTheGracePeriod,
+		"LeftoversDieWithTheCommand":                TestLeftoversDieWithTheCommand,
+		"CommandExitStatus":                         TestCommandExitStatus,
+		"CommandEnvironment":                        TestCommandEnvironment,
+		"StallTimeout":                              TestStallTimeout,
+	} {
+		t.Run(name, test)
+	}
+}

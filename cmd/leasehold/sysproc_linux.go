@@ -21,8 +21,8 @@ func sysProcAttr() *syscall.SysProcAttr {
 // leasehold.
 const diesWithLeasehold = true
 
-// waitExited blocks until the process pid has exited, without reaping it,
-// and reports whether it could: while the process is not reaped its ID, and
+// waitExited blocks until the process pid has exited, without reaping it, and
+// reports whether it could: while the process is not reaped its ID, and
 // so its process group's ID, cannot be reused.
 func waitExited(pid int) bool {
 	for {

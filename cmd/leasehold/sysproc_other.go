@@ -6,12 +6,10 @@ import "syscall"
 
 // sysProcAttr starts the command in a process group of its own. Only Linux
 // can make it die with leasehold (Pdeathsig): elsewhere a leasehold killed
-// with SIGKILL leaves its command running.
+// with SIGKILL leaves its command running (the help and the README say
+// what to do instead).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
 const diesWithLeasehold = false
-
-// waitExited cannot wait without reaping here; it returns false at once.
-func waitExited(int) bool { return false }

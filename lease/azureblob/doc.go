@@ -72,7 +72,10 @@
 // a fleet in a rolling upgrade reads each other's records. A blob that an Azure
 // lease holds while its metadata names no current holder (a contender
 // between its acquire and its metadata write, or another tool) is
-// lease.ErrHeld with an empty Holder and token 0; if that lease is infinite
+// lease.ErrHeld with an empty Holder and token 0, and Observe reads it so,
+// not released, with TTL the longest the Azure lease may still last (Azure
+// does not say how much is left): MaxTTL for a lease of fixed duration, 0
+// for an infinite one. If that lease is infinite
 // (taken by another tool or by hand: az storage blob lease acquire
 // --lease-duration -1), the error says so, because it never lapses: break
 // it (leasehold break --force, or az storage blob lease break) to let

@@ -148,13 +148,17 @@ func (l *blobLease) create(ctx context.Context) error {
 // view is the lease.Record that st shows. A blob that an Azure lease holds
 // while its metadata names no current holder (a contender between its
 // acquire and its metadata write, or a tool other than leasehold) has an
-// unknown holder: Holder is empty, Token 0, and TTL this contender's own.
+// unknown holder: Holder is empty, Token 0, Released false, and TTL the
+// longest the lease may still last, since Azure does not say how much is
+// left: MaxTTL for a lease of fixed duration, 0 for an infinite one.
 func (l *blobLease) view(st state) (lease.Record, error) {
 	switch {
 	case st.leased && st.rec != nil && !st.rec.Released:
 		return *st.rec, nil
+	case st.leased && st.infinite:
+		return lease.Record{Version: string(st.etag)}, nil
 	case st.leased:
-		return lease.Record{TTL: l.opts.TTL, Version: string(st.etag)}, nil
+		return lease.Record{TTL: MaxTTL, Version: string(st.etag)}, nil
 	case st.rec == nil:
 		return lease.Record{}, fmt.Errorf("%w: azureblob: %s has never been acquired", lease.ErrNoRecord, l.where)
 	}
@@ -178,6 +182,9 @@ func (l *blobLease) heldError(st state) error {
 		r = lease.Record{TTL: l.opts.TTL, Version: string(st.etag)}
 	}
 	held := &lease.HeldError{Record: r, Wait: r.TTL}
+	if held.Wait == 0 { // an infinite lease of an unknown holder: poll as for a live one
+		held.Wait = l.opts.TTL
+	}
 	switch {
 	case st.infinite && r.Holder == "":
 		return fmt.Errorf("azureblob: %s has an infinite Azure lease whose holder did not write its name: another tool, or a person, holds it, and it never lapses; break it (az storage blob lease break) to let contenders in: %w", l.where, held)
@@ -520,6 +527,10 @@ func (l *blobLease) Break(ctx context.Context, rec lease.Record) (lease.Record, 
 		return lease.Record{}, fmt.Errorf("%w; reading the blob back failed too: %v", err, rerr)
 	case rerr != nil:
 		return lease.Record{}, rerr
+	case !st.leased && st.rec == nil:
+		// Broken (or released meanwhile) on a blob that no leasehold term
+		// ever wrote: free, with no token yet.
+		return lease.Record{Released: true, Version: string(st.etag)}, nil
 	case !st.leased:
 		return l.view(st)
 	case err != nil && string(st.etag) == rec.Version:

@@ -34,7 +34,7 @@ func Example_open() {
 		log.Fatal(err) // lease.ErrNotFound, lease.ErrPermission, ... name the bucket and object
 	}
 	fmt.Printf("leading with fencing token %d until %v\n", term.Token, term.Expires())
-	// ... renew every TTL/3 with l.Renew(ctx, term), or let package runner do it ...
+	// ... renew every runner.DefaultRenewInterval(ttl) (3/8 of the TTL) with l.Renew(ctx, term), or let package runner do it ...
 	_ = l.Release(ctx, term)
 }
 

@@ -28,8 +28,8 @@ var IAMPermissions = []string{"storage.objects.create", "storage.objects.delete"
 
 // MinTTL is the shortest TTL a lease accepts. Cloud Storage allows about one
 // write per second to one object name and answers faster writes with 429;
-// the runner renews every TTL/3 by default, so a TTL under 3s would renew
-// faster than that.
+// the runner renews every 3/8 of the TTL by default, every 1.125s at a TTL
+// of 3s, just under that rate.
 const MinTTL = 3 * time.Second
 
 // maxObjectLen is Cloud Storage's limit on an object name, in bytes.
@@ -72,7 +72,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	}
 	if lopts.TTL < MinTTL {
 		return nil, &lease.OptionError{Pkg: "gcscas", Field: "TTL", Value: lopts.TTL,
-			Reason: fmt.Sprintf("must be at least %v: Cloud Storage allows about one write per second to one object, and the runner renews every TTL/3", MinTTL)}
+			Reason: fmt.Sprintf("must be at least %v: Cloud Storage allows about one write per second to one object, and the runner renews every 3/8 of the TTL by default (every 1.125s at 3s)", MinTTL)}
 	}
 	client, adc := opts.Client, opts.Client == nil
 	if adc {

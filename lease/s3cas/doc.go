@@ -99,7 +99,7 @@
 // The bucket must exist; s3cas never creates one, and reports a missing
 // bucket as lease.ErrNotFound naming it. Versioning is not needed. If the
 // bucket has versioning on, every renewal leaves a noncurrent version
-// behind (720 an hour at the defaults): add a lifecycle rule that expires
+// behind (640 an hour at the defaults): add a lifecycle rule that expires
 // noncurrent versions after a day or so. Any storage class that allows
 // frequent overwrites without a minimum storage duration works; S3 Standard
 // is the usual choice.
@@ -180,13 +180,13 @@
 //
 // # Cost
 //
-// At the defaults (TTL 15s; the runner renews every RenewInterval = TTL/3
-// = 5s and a follower polls every CampaignInterval = 5s plus up to 20%
-// jitter), a leader makes about 720 PUT requests an hour and each follower
-// 600 to 720 GET requests an hour. At S3 Standard list prices in
-// us-east-1 (PUT $0.005 per 1,000 requests, GET $0.0004 per 1,000; AWS S3
-// pricing page, as of 2026) that is about $0.0036 an hour ($2.63 a month)
-// for the leader and at most $0.00029 an hour ($0.21 a month) for each
+// At the defaults (TTL 15s; the runner renews every RenewInterval = 3/8 of
+// the TTL = 5.625s, and a follower reads once per renewal, just after it),
+// a leader makes about 640 PUT requests an hour and each follower about 640
+// GET requests an hour. At S3 Standard list prices in us-east-1 (PUT
+// $0.005 per 1,000 requests, GET $0.0004 per 1,000; AWS S3 pricing page,
+// as of 2026) that is about $0.0032 an hour ($2.34 a month, 730 hours)
+// for the leader and about $0.00026 an hour ($0.19 a month) for each
 // follower; storage of one small object is negligible. A longer TTL costs
 // proportionally less. The store's check adds four PUT requests per
 // process and bucket ($0.00002; three PUTs and a GET once the probe

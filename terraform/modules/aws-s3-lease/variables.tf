@@ -70,7 +70,7 @@ variable "kms_key_arn" {
 
 variable "versioning_enabled" {
   type        = bool
-  description = "Turn on bucket versioning. Leases do not need it, and every renewal then leaves a noncurrent version behind (720 an hour per lease at the defaults), so a lifecycle rule expiring noncurrent versions under the prefix is added with it."
+  description = "Turn on bucket versioning. Leases do not need it, and every renewal then leaves a noncurrent version behind (640 an hour per lease at the defaults), so a lifecycle rule expiring noncurrent versions under the prefix is added with it."
   default     = false
 }
 
