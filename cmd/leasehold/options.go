@@ -71,6 +71,15 @@ func (o *commonOptions) leaseOptions() lease.Options {
 	return lease.Options{Identity: o.identity, TTL: o.ttl, CallTimeout: o.callTimeout}
 }
 
+// leaseOptions are the lease's options for leasehold run: the common ones,
+// and the renew interval, which the lease writes into its records for
+// followers.
+func (o *runOptions) leaseOptions() lease.Options {
+	opts := o.commonOptions.leaseOptions()
+	opts.RenewInterval = o.renewInterval
+	return opts
+}
+
 // runOptions are the flags and arguments of leasehold run.
 type runOptions struct {
 	commonOptions
@@ -253,7 +262,7 @@ func (o *runOptions) validateTiming() error {
 		return fmt.Errorf("--kill-margin (%v) must be less than --ttl (%v)", o.killMargin, ttl)
 	}
 	rd := o.renewDeadlineOrDefault()
-	deadline := fmt.Sprintf("the renew deadline (%v, 2/3 of --ttl)", rd)
+	deadline := fmt.Sprintf("the renew deadline (%v, 5/8 of --ttl)", rd)
 	if o.renewDeadline != 0 {
 		deadline = fmt.Sprintf("--renew-deadline (%v)", rd)
 	}
@@ -262,6 +271,15 @@ func (o *runOptions) validateTiming() error {
 			return fmt.Errorf("--renew-interval (%v) must be less than %s", ri, deadline)
 		}
 		return fmt.Errorf("--renew-deadline (%v) must be more than the renew interval (%v, 3/8 of --ttl): give a shorter --renew-interval too", rd, ri)
+	}
+	if ri := cmp.Or(o.renewInterval, runner.DefaultRenewInterval(ttl)); ri+rd > ttl {
+		switch {
+		case o.renewInterval != 0 && o.renewDeadline != 0:
+			return fmt.Errorf("--renew-interval (%v) plus --renew-deadline (%v) must not exceed --ttl (%v)", ri, rd, ttl)
+		case o.renewInterval != 0:
+			return fmt.Errorf("--renew-interval (%v) plus %s must not exceed --ttl (%v): give a shorter --renew-deadline too", ri, deadline, ttl)
+		}
+		return fmt.Errorf("--renew-deadline (%v) plus the renew interval (%v, 3/8 of --ttl) must not exceed --ttl (%v): give a shorter --renew-interval too", rd, ri, ttl)
 	}
 	if ct := cmp.Or(o.callTimeout, ttl/5); ct >= rd {
 		if o.callTimeout != 0 {

@@ -25,8 +25,8 @@ func TestParseRun(t *testing.T) {
 			name: "defaults",
 			args: []string{"--lease", "mem://a", "--", "worker", "-v"},
 			check: func(t *testing.T, o *runOptions) {
-				if o.ttl != 15*time.Second || o.grace != 10*time.Second || o.killMargin != 2500*time.Millisecond || o.startTimeout != 10*time.Second {
-					t.Errorf("ttl %v grace %v kill margin %v start timeout %v, want 15s 10s 2.5s 10s", o.ttl, o.grace, o.killMargin, o.startTimeout)
+				if o.ttl != 15*time.Second || o.grace != 10*time.Second || o.killMargin != 2812500*time.Microsecond || o.startTimeout != 10*time.Second {
+					t.Errorf("ttl %v grace %v kill margin %v start timeout %v, want 15s 10s 2.8125s 10s", o.ttl, o.grace, o.killMargin, o.startTimeout)
 				}
 				if o.identity != "host-42" || strings.Join(o.command, " ") != "worker -v" {
 					t.Errorf("identity %q command %q, want host-42 and worker -v", o.identity, o.command)
@@ -37,20 +37,20 @@ func TestParseRun(t *testing.T) {
 			name: "every flag from the environment",
 			env: map[string]string{
 				"LEASEHOLD_LEASE": "mem://b", "LEASEHOLD_IDENTITY": "w1", "LEASEHOLD_TTL": "30s",
-				"LEASEHOLD_RENEW_DEADLINE": "20s", "LEASEHOLD_ONCE": "true", "LEASEHOLD_GRACE": "1m",
+				"LEASEHOLD_RENEW_DEADLINE": "18s", "LEASEHOLD_ONCE": "true", "LEASEHOLD_GRACE": "1m",
 				"LEASEHOLD_HEALTH_CMD": "true", "LEASEHOLD_HEALTH_THRESHOLD": "5",
 				"LEASEHOLD_STALL_TIMEOUT": "2m", "LEASEHOLD_PROGRESS_ON_STDOUT": "1",
 				"LEASEHOLD_LISTEN": ":9090", "LEASEHOLD_LOG_FORMAT": "json",
 			},
 			args: []string{"worker"},
 			check: func(t *testing.T, o *runOptions) {
-				if o.lease != "mem://b" || o.identity != "w1" || o.ttl != 30*time.Second || o.renewDeadline != 20*time.Second ||
+				if o.lease != "mem://b" || o.identity != "w1" || o.ttl != 30*time.Second || o.renewDeadline != 18*time.Second ||
 					!o.once || o.grace != time.Minute || o.healthCmd != "true" || o.healthThreshold != 5 ||
 					o.stallTimeout != 2*time.Minute || !o.progressOnStdout || o.listen != ":9090" || o.logFormat != "json" {
 					t.Errorf("options from the environment: %+v", o)
 				}
-				if o.killMargin != 5*time.Second {
-					t.Errorf("kill margin %v, want half of TTL - renew deadline (5s)", o.killMargin)
+				if o.killMargin != 6*time.Second {
+					t.Errorf("kill margin %v, want half of TTL - renew deadline (6s)", o.killMargin)
 				}
 			},
 		},
@@ -146,6 +146,8 @@ func TestParseRunNamesTheFlagGiven(t *testing.T) {
 	}{
 		{"renew deadline equal to the TTL", nil, []string{"--ttl", "15s", "--renew-deadline", "15s"}, "--renew-deadline"},
 		{"renew deadline above the default TTL", nil, []string{"--renew-deadline", "20s"}, "--renew-deadline"},
+		{"renew interval and deadline above the TTL", nil, []string{"--renew-deadline", "10s"}, "--renew-deadline"},
+		{"renew interval and deadline above the TTL, both given", nil, []string{"--renew-deadline", "9s", "--renew-interval", "7s"}, "--renew-interval"},
 		{"renew deadline above the TTL, from the environment", map[string]string{"LEASEHOLD_RENEW_DEADLINE": "20s"}, []string{"--ttl", "15s"}, "--renew-deadline"},
 		{"renew deadline below the default renew interval", nil, []string{"--ttl", "15s", "--renew-deadline", "5s"}, "--renew-deadline"},
 		{"renew deadline at the default call timeout", nil, []string{"--ttl", "15s", "--renew-deadline", "3s", "--renew-interval", "1s"}, "--renew-deadline"},

@@ -31,9 +31,7 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	if err := lookCommand(o.command[0]); err != nil {
 		return err
 	}
-	opts := o.leaseOptions()
-	opts.RenewInterval = o.renewInterval // written into the record for followers
-	l, err := openLease(ctx, o.lease, opts, o.startTimeout, log)
+	l, err := openLease(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
 	if err != nil {
 		return stoppedEarly(ctx, o, err)
 	}
