@@ -39,8 +39,9 @@ type Options struct {
 }
 
 // DefaultRenewInterval is Options.RenewInterval's default for a TTL: 3/8 of
-// it. Together with a renew deadline of 5/8 (the runner's default) it keeps
-// RenewInterval + RenewDeadline <= TTL, which the expiry rule needs.
+// it. Together with a renew deadline of 9/16 (the runner's default) it keeps
+// RenewInterval + RenewDeadline <= TTL, which the expiry rule needs, with
+// 1/16 of the TTL to spare.
 func DefaultRenewInterval(ttl time.Duration) time.Duration { return ttl * 3 / 8 }
 
 // WithDefaults returns o with zero fields set to their defaults.

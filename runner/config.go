@@ -31,7 +31,7 @@ type Config struct {
 	// it: a follower's count of an unchanged version can start up to one
 	// renew interval before the holder's last write (a restore can hide
 	// that write), and the holder must have stepped down before the count
-	// ends. Default: DefaultRenewDeadline, 5/8 of the TTL.
+	// ends. Default: DefaultRenewDeadline, 9/16 of the TTL.
 	RenewDeadline time.Duration
 	// RenewInterval is how long after its last successful renewal returned
 	// the leader sends the next. Failed renewals are retried with
@@ -123,14 +123,14 @@ type Config struct {
 	// MinHold, if set, keeps other instances out of the lease for at least
 	// this long after RunOnce's task started, even when it ends sooner:
 	// for jobs with no period key, whose duplicates fire within MinHold of
-	// each other. On a store whose lease is a lease.Keeper (S3, DynamoDB,
-	// Cloud Storage, memory), RunOnce returns when the task does, leaving
-	// the record held with the remaining time as its TTL, which every
-	// other instance counts on its own clock (Demotion.Kept). On Azure
-	// Blob, whose lease lasts 15 to 60 seconds or forever, RunOnce keeps
-	// renewing the lease, and does not return, until MinHold has passed
-	// since the task started, or ctx ends. Run refuses a Config with a
-	// MinHold.
+	// each other. Once the task has returned, RunOnce writes at once that
+	// the lease is held after a run (lease.Record.Hold; with the period
+	// done, if it is), then keeps renewing the lease, with the health
+	// watch off, and does not return until MinHold has passed since the
+	// task started (or ctx ends); then it releases. A duplicate fired
+	// meanwhile sees the record renewed and returns NotElected within a
+	// renew interval; an instance that dies during its hold lets the lease
+	// lapse after the TTL. Run refuses a Config with a MinHold.
 	MinHold time.Duration
 
 	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
@@ -166,9 +166,11 @@ type Config struct {
 // lease.DefaultRenewInterval, 3/8 of it.
 func DefaultRenewInterval(ttl time.Duration) time.Duration { return lease.DefaultRenewInterval(ttl) }
 
-// DefaultRenewDeadline is Config.RenewDeadline's default for a TTL: 5/8 of
-// it, so that with the default RenewInterval the two add up to the TTL.
-func DefaultRenewDeadline(ttl time.Duration) time.Duration { return ttl * 5 / 8 }
+// DefaultRenewDeadline is Config.RenewDeadline's default for a TTL: 9/16 of
+// it, so that with the default RenewInterval (3/8) the two leave 1/16 of
+// the TTL for clock-rate drift and latency, even when a restore hid the
+// holder's latest write, and 3/16 for retrying a renewal.
+func DefaultRenewDeadline(ttl time.Duration) time.Duration { return ttl * 9 / 16 }
 
 // DefaultCampaignInterval is Config.CampaignInterval's default for a TTL: a
 // third of it.

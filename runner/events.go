@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Reason says why leadership ended.
@@ -51,10 +50,6 @@ type Demotion struct {
 	Err error
 	// Released reports whether the lease was released afterwards.
 	Released bool
-	// Kept, when not zero, is how long the lease was left held for
-	// instead of being released (RunOnce's Config.MinHold, on a store
-	// whose lease is a lease.Keeper).
-	Kept time.Duration
 }
 
 // String describes the demotion in a sentence, for logs and messages.

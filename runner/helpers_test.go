@@ -18,8 +18,8 @@ import (
 // when every goroutine in the bubble is blocked.
 const (
 	ttl           = 15 * time.Second
-	renewDeadline = 9375 * time.Millisecond // the default: 5/8 of ttl
-	renewInterval = 5625 * time.Millisecond // the default: 3/8 of ttl
+	renewDeadline = 8437500 * time.Microsecond // the default: 9/16 of ttl
+	renewInterval = 5625 * time.Millisecond    // the default: 3/8 of ttl
 )
 
 // advance lets the bubble's fake clock run for d.

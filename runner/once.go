@@ -175,8 +175,8 @@ func (w *holderWatch) gaveUp(err error) bool {
 	if !errors.As(err, &held) {
 		return false
 	}
-	if w.ranBy(held.Record.Period, held.Record.PeriodDone) || held.Record.Hold {
-		return true // the period ran, or a run holds the lease for its MinHold
+	if w.ranBy(held.Record.Period, held.Record.PeriodDone) || held.Record.Hold && w.judge == lease.JudgedByStore {
+		return true // the period ran, or the store vouches for a run's hold
 	}
 	if w.first == nil {
 		w.first = held

@@ -95,33 +95,22 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // still held (rule 13: neither the done mark nor the hold may be lost while
 // the holder can still write). It writes at once what the run left: the
 // period done, if the task returned nil, and, while MinHold lasts, that
-// the lease is held after a run (Record.Hold), so that a duplicate trigger
-// is answered at once. Then, for the rest of MinHold, it keeps the record
-// held: with one Keep on a lease.Keeper, or by renewing it on a store that
-// cannot keep a record without its holder (Azure), with the health watch
-// off, as the task is over. Each write is retried until the term's renew
+// the lease is held after a run (Record.Hold). Then, for the rest of
+// MinHold, it keeps the record held by renewing it, with the health watch
+// off, as the task is over: a duplicate trigger sees the record change
+// within a renew interval and gives up (NotElected), and a holder that
+// dies meanwhile lets its lease lapse after the TTL rather than leave a
+// hold nobody can end. Each write is retried until the term's renew
 // deadline; only then, or when the lease is found lost, are the mark and
-// the hold given up (the record lapses after its TTL). Last, without a
-// Keep, it releases the lease.
+// the hold given up. Last, it releases the lease.
 func (r *Runner) afterTask(s *schedule) endTerm {
 	return func(ctx context.Context, t lease.Term, d *Demotion) {
 		if t.Period != "" && s.ended && s.err == nil {
 			t.PeriodDone = true
 		}
-		hold := r.holdLeft(s)
-		t.Hold = hold > 0
-		wctx := context.WithoutCancel(ctx)
-		if k, ok := r.cfg.Lease.(lease.Keeper); ok && hold > 0 {
-			err := r.retryUntilDeadline(wctx, t, func(ctx context.Context) error { return k.Keep(ctx, t, hold) })
-			if err != nil {
-				r.cfg.Logger.Warn("keeping the lease for the rest of MinHold failed until the renew deadline; it lapses after its TTL", "token", t.Token, "err", err)
-				return
-			}
-			d.Kept = hold
-			return
-		}
+		t.Hold = r.holdLeft(s) > 0
 		if t.PeriodDone || t.Hold {
-			nt, err := r.holdUntil(ctx, wctx, t, s.started.Add(r.cfg.MinHold))
+			nt, err := r.holdUntil(ctx, context.WithoutCancel(ctx), t, s.started.Add(r.cfg.MinHold))
 			if err != nil {
 				r.cfg.Logger.Warn("writing the end of the run, or holding the lease after it, failed until the renew deadline; it lapses after its TTL", "token", t.Token, "err", err)
 				return
@@ -157,13 +146,4 @@ func (r *Runner) holdUntil(ctx, wctx context.Context, t lease.Term, until time.T
 			return t, nil
 		}
 	}
-}
-
-// retryUntilDeadline calls write, retrying what may pass with backoff, until
-// it succeeds, the lease is found lost, or t's renew deadline passes.
-func (r *Runner) retryUntilDeadline(ctx context.Context, t lease.Term, write func(context.Context) error) error {
-	rctx, cancel := context.WithDeadline(ctx, t.Sent.Add(r.cfg.RenewDeadline))
-	defer cancel()
-	_, err := r.retry(rctx, t.Token, func(ctx context.Context) (lease.Term, error) { return t, write(ctx) })
-	return err
 }

@@ -223,10 +223,8 @@ func TestMinHold(t *testing.T) {
 			switch {
 			case res.Outcome != runner.Ran:
 				t.Fatalf("RunOnce = %+v, want Ran", res)
-			case keeper && (took != work || res.Demotion.Kept != minHold-work || res.Demotion.Released):
-				t.Errorf("keeper: RunOnce took %v, kept the lease for %v, released %t; want %v, %v, false", took, res.Demotion.Kept, res.Demotion.Released, work, minHold-work)
-			case !keeper && (took < minHold || took > minHold+time.Second || !res.Demotion.Released):
-				t.Errorf("no keeper: RunOnce took %v, released %t; want MinHold (%v), then released", took, res.Demotion.Released, minHold)
+			case took < minHold || took > minHold+time.Second || !res.Demotion.Released:
+				t.Errorf("keeper %t: RunOnce took %v, released %t; want MinHold (%v), then released", keeper, took, res.Demotion.Released, minHold)
 			}
 			// Every instance fired meanwhile, without a period, is kept out
 			// until MinHold has passed since a's task started.

@@ -162,7 +162,7 @@ func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Cont
 }
 
 // endTerm ends a term whose lease was not found lost, instead of a plain
-// release, and fills in d's Released or Kept.
+// release, and fills in d's Released.
 type endTerm func(ctx context.Context, t lease.Term, d *Demotion)
 
 // renewUntil is the one place that decides when the renewals stop: it
@@ -215,7 +215,7 @@ func (r *Runner) demoted(ctx context.Context, st *term, d Demotion, end endTerm)
 	default:
 		d.Released = r.release(ctx, st.get())
 	}
-	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released, "kept_for", d.Kept)
+	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released)
 	if r.cfg.OnDemoted != nil {
 		r.cfg.OnDemoted(d)
 	}

@@ -34,7 +34,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{"deadline not below TTL", runner.Config{Lease: l, Task: task, RenewDeadline: 15 * time.Second},
 			"runner: RenewDeadline (15s) must be less than TTL (15s)"},
 		{"interval not below deadline", runner.Config{Lease: l, Task: task, RenewInterval: 10 * time.Second},
-			"runner: RenewInterval (10s) must be less than RenewDeadline (9.375s)"},
+			"runner: RenewInterval (10s) must be less than RenewDeadline (8.4375s)"},
 		{"interval and deadline above TTL", runner.Config{Lease: l, Task: task, RenewDeadline: 10 * time.Second},
 			"runner: RenewInterval (5.625s) plus RenewDeadline (10s) must not exceed TTL (15s)"},
 		{"interval below the lease's", runner.Config{Lease: l, Task: task, RenewInterval: 5 * time.Second},

@@ -232,8 +232,7 @@ type event struct {
 // outcome is how one RunOnce task's term ended, for the hold and done
 // checks: cut says that the term ended as lost or past its deadline.
 type outcome struct {
-	cut  bool
-	kept time.Duration
+	cut bool
 }
 
 // history is everything that happened, on the bubble's clock.
@@ -370,7 +369,9 @@ func (h *history) check(sc scenario) []string {
 			}
 			// A caller cut off from the store (hung, slow, its reads failing) sees the record
 			// only later: it is not a duplicate of the hold it never saw.
-			if p.minHold > 0 && c.at >= p.at && c.at < p.at+p.minHold && p.task != c.ran &&
+			// It learns the holder is alive when it sees the record renewed:
+			// within a renew interval and a call.
+			if p.minHold > 0 && c.at >= p.at && c.at < p.at+p.minHold-lease.DefaultRenewInterval(ttl)-ttl/5 && p.task != c.ran &&
 				!h.faultIn(p.at, p.at+p.minHold, -1, restore, foreign, deleteRec) && !h.holdCut(p, whoIndex(p.who)) &&
 				!h.st.hitIn(c.who, h.t0.Add(c.at), h.t0.Add(p.at+p.minHold)) {
 				out = append(out, fmt.Sprintf("a duplicate called during a hold ran: %s called at +%v, inside the hold of %s (started +%v, hold %v)", c.who, c.at, p.who, p.at, p.minHold))
@@ -560,7 +561,7 @@ func run(t *testing.T, sc scenario) *history {
 						h.calls = append(h.calls, cl)
 						if err == nil && cl.ran >= 0 {
 							d := once.Demotion
-							h.outcomes[cl.ran] = outcome{cut: d.Reason == runner.LeaseLost || d.Reason == runner.DeadlinePassed, kept: d.Kept}
+							h.outcomes[cl.ran] = outcome{cut: d.Reason == runner.LeaseLost || d.Reason == runner.DeadlinePassed}
 						}
 					})
 				}
@@ -759,12 +760,12 @@ func TestSimulation(t *testing.T) {
 						return
 					}
 					sc := newScenario(base+i, fo)
-					v, _ := explore(t, sc)
+					v, h := explore(t, sc)
 					mu.Lock()
 					for _, msg := range v {
 						class, _, _ := strings.Cut(msg, ":")
 						if _, ok := first[class]; !ok {
-							first[class] = found{sc: sc, after: time.Since(began), schedules: i}
+							first[class] = found{sc: sc, after: time.Since(began), schedules: i, seen: report(sc, v, nil) + h.String()}
 						}
 					}
 					mu.Unlock()
@@ -789,12 +790,13 @@ func TestSimulation(t *testing.T) {
 			v, _ = explore(t, full)
 			sc = full
 		}
-		t.Error(report(sc, v, indexes(full.steps, sc.steps)))
+		t.Error(report(sc, v, indexes(full.steps, sc.steps)) + "  as first seen:\n" + first[class].seen)
 	}
 }
 
 // found is the first schedule that showed a class of violation.
 type found struct {
+	seen      string // the report and history of the run that showed it
 	sc        scenario
 	after     time.Duration
 	schedules uint64

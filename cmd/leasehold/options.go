@@ -147,7 +147,7 @@ func runFlags(o *runOptions) *flagSet {
 
 // runDefaults are the computed defaults of leasehold run's usage.
 var runDefaults = map[string]string{
-	"renew-deadline":    "5/8 of TTL",
+	"renew-deadline":    "9/16 of TTL",
 	"renew-interval":    "3/8 of TTL",
 	"campaign-interval": "1/3 of TTL",
 	"kill-margin":       "half of TTL - renew deadline",
@@ -262,7 +262,7 @@ func (o *runOptions) validateTiming() error {
 		return fmt.Errorf("--kill-margin (%v) must be less than --ttl (%v)", o.killMargin, ttl)
 	}
 	rd := o.renewDeadlineOrDefault()
-	deadline := fmt.Sprintf("the renew deadline (%v, 5/8 of --ttl)", rd)
+	deadline := fmt.Sprintf("the renew deadline (%v, 9/16 of --ttl)", rd)
 	if o.renewDeadline != 0 {
 		deadline = fmt.Sprintf("--renew-deadline (%v)", rd)
 	}

@@ -104,30 +104,49 @@ func testPeriodOn(e *e2e, leaseURL string, ttl time.Duration) {
 		t.Errorf("the commands ran for %q; want %s, %s twice (failed, retried), and the hour's key", lines, p1, p2)
 	}
 
-	// --min-hold: b, fired right after a's command, runs no sooner than
-	// the hold after a's command started.
-	const hold = 4 * time.Second
+	// --min-hold: a holds the lease for the hold after its command
+	// started, renewing it. b, fired meanwhile, is answered that the lease
+	// is held (exit 75) within a renew interval and a margin, whether the
+	// hold is shorter or longer than its own OnceTimeout (TTL + 3 campaign
+	// intervals, 6s here); fired again once a has returned, it runs.
 	stamp := func(who, file string, args ...string) int {
 		cmd := []string{"run", "--once", "--lease", leaseURL, "--identity", who, "--ttl", ttl.String()}
 		cmd = append(append(cmd, args...), "--", "sh", "-c", `"$MONOTIME" > "$1"`, "sh", file)
 		code, _ := e.run(time.Minute, cmd...)
 		return code
 	}
-	aFile, bFile := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	if code := stamp("a", aFile, "--min-hold", hold.String()); code != 0 {
-		t.Fatalf("a with --min-hold: exit %d", code)
-	}
-	for tries := 0; stamp("b", bFile) != 0; tries++ {
-		if tries == 10 {
-			t.Fatal("b never ran after a's hold")
+	for _, hold := range []time.Duration{4 * time.Second, 9 * time.Second} {
+		aFile, bFile := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+		aDone := make(chan int, 1)
+		go func() { aDone <- stamp("a", aFile, "--min-hold", hold.String()) }()
+		for !fileExists(aFile) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		began := time.Now()
+		if code := stamp("b", bFile); code != exitNotElected {
+			t.Fatalf("b fired during a's --min-hold %v: exit %d, want %d (not elected)", hold, code, exitNotElected)
+		}
+		if took := time.Since(began); took > ttl {
+			t.Errorf("b fired during a's --min-hold %v took %v to answer, want a renew interval and a margin", hold, took)
+		}
+		if code := <-aDone; code != 0 {
+			t.Fatalf("a with --min-hold %v: exit %d", hold, code)
+		}
+		if code := stamp("b", bFile); code != 0 {
+			t.Fatalf("b fired after a returned: exit %d, want 0", code)
+		}
+		aAt, bAt := readStamp(t, aFile), readStamp(t, bFile)
+		if gap := time.Duration(bAt - aAt); gap < hold {
+			t.Errorf("b's command started %v after a's, within a's --min-hold %v", gap, hold)
+		} else {
+			t.Logf("b's command started %v after a's (--min-hold %v)", gap.Round(time.Millisecond), hold)
 		}
 	}
-	aAt, bAt := readStamp(t, aFile), readStamp(t, bFile)
-	if gap := time.Duration(bAt - aAt); gap < hold {
-		t.Errorf("b's command started %v after a's, within a's --min-hold %v", gap, hold)
-	} else {
-		t.Logf("b's command started %v after a's (--min-hold %v)", gap.Round(time.Millisecond), hold)
-	}
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 func readStamp(t *testing.T, file string) int64 {

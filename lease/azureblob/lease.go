@@ -37,7 +37,7 @@ type blobLease struct {
 	// is released or found lost. A blob leased under it is held by this
 	// Lease's latest term, which Acquire refuses like anyone else's.
 	current string
-	// written is the schedule state (Period, PeriodDone) of the record
+	// written is the schedule state (Period, PeriodDone, Hold) of the record
 	// this Lease last wrote under current: Renew writes the record again
 	// only when a term's differs.
 	written lease.Term
@@ -317,7 +317,7 @@ func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent tim
 
 // termRecord is the record of term t, with a fresh nonce.
 func termRecord(t lease.Term, released bool) lease.Record {
-	return lease.Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Released: released, Nonce: driver.NewNonce(), Period: t.Period, PeriodDone: t.PeriodDone}
+	return lease.Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Released: released, Nonce: driver.NewNonce(), Period: t.Period, PeriodDone: t.PeriodDone, Hold: t.Hold && !released}
 }
 
 // readRecord reads the record in the blob's metadata, as a write left it;
@@ -420,7 +420,7 @@ func (l *blobLease) writeSchedule(ctx context.Context, t lease.Term) error {
 	l.mu.Lock()
 	w := l.written
 	l.mu.Unlock()
-	if w.Version == t.Version && w.Period == t.Period && w.PeriodDone == t.PeriodDone {
+	if w.Version == t.Version && w.Period == t.Period && w.PeriodDone == t.PeriodDone && w.Hold == t.Hold {
 		return nil
 	}
 	rec := termRecord(t, false)
