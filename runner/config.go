@@ -166,6 +166,13 @@ type Config struct {
 // lease.DefaultRenewInterval, 3/8 of it.
 func DefaultRenewInterval(ttl time.Duration) time.Duration { return lease.DefaultRenewInterval(ttl) }
 
+// FollowerReadsPerRenewal is how many times a follower on a
+// compare-and-swap store reads the lease per renewal of its holder, once
+// it has learned when the holder renews: just after each renewal, and once
+// between, so that its reads follow each other within the holder's renew
+// interval and count towards expiry (see lease.Lease.Acquire).
+const FollowerReadsPerRenewal = 2
+
 // DefaultRenewDeadline is Config.RenewDeadline's default for a TTL: 9/16 of
 // it, so that with the default RenewInterval (3/8) the two leave 1/16 of
 // the TTL for clock-rate drift and latency, even when a restore hid the

@@ -731,7 +731,7 @@ func TestSimulation(t *testing.T) {
 		}
 		return
 	}
-	n := 10000
+	n := defaultSchedules
 	if s := os.Getenv("LEASEHOLD_SIM_SCHEDULES"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 1 {

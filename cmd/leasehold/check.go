@@ -308,7 +308,8 @@ func checkPermissions(ctx context.Context, l lease.Lease, o *checkOptions, rec l
 
 // checkCost prices a leader's renewals and a follower's polls at the
 // runner's defaults for the TTL: a renewal every runner.DefaultRenewInterval;
-// a follower's read just after each (compare-and-swap stores), or every
+// a follower's read just after each and one between
+// (runner.FollowerReadsPerRenewal, compare-and-swap stores), or every
 // runner.DefaultCampaignInterval plus up to 20% of that at random (10% on
 // average) on a store that judges expiry itself (Azure).
 func checkCost(o *checkOptions) checkResult {
@@ -320,7 +321,7 @@ func checkCost(o *checkOptions) checkResult {
 	c := &costFigures{
 		Service:                 f.svc.String(),
 		LeaderRequestsPerHour:   hour / float64(runner.DefaultRenewInterval(o.ttl)),
-		FollowerRequestsPerHour: hour / float64(runner.DefaultRenewInterval(o.ttl)),
+		FollowerRequestsPerHour: runner.FollowerReadsPerRenewal * hour / float64(runner.DefaultRenewInterval(o.ttl)),
 		LeaderRequest:           f.renew,
 		FollowerRequest:         f.poll,
 	}

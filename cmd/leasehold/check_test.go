@@ -103,8 +103,8 @@ func TestCheckMemory(t *testing.T) {
 		t.Errorf("permissions: %q, want the token acquired and why that is harmless", p.Detail)
 	}
 	c := rep.result("cost").Cost
-	if c == nil || c.LeaderRequestsPerHour != 640 || c.FollowerRequestsPerHour != 640 || c.LeaderDollarsPerMonth != 0 {
-		t.Errorf("cost at TTL 15s: %+v, want 640 writes and 640 reads an hour, free", c)
+	if c == nil || c.LeaderRequestsPerHour != 640 || c.FollowerRequestsPerHour != 1280 || c.LeaderDollarsPerMonth != 0 {
+		t.Errorf("cost at TTL 15s: %+v, want 640 writes and 1,280 reads an hour, free", c)
 	}
 }
 
@@ -137,10 +137,10 @@ func TestCheckCost(t *testing.T) {
 		leader, follower           float64
 		leaderMonth, followerMonth string
 	}{
-		{"s3://b/k", "15s", 640, 640, "$2.34", "$0.19"},
-		{"dynamodb://t/n", "15s", 640, 640, "$0.29", "$0.06"},
+		{"s3://b/k", "15s", 640, 1280, "$2.34", "$0.37"},
+		{"dynamodb://t/n", "15s", 640, 1280, "$0.29", "$0.12"},
 		{"azblob://c/b", "30s", 320, 327, "$0.10", "$0.11"},
-		{"gs://b/o", "3s", 3200, 3200, "$11.68", "$0.93"},
+		{"gs://b/o", "3s", 3200, 6400, "$11.68", "$1.87"},
 	} {
 		t.Run(tc.lease, func(t *testing.T) {
 			o := &checkOptions{commonOptions: commonOptions{lease: tc.lease}}

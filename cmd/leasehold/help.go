@@ -165,10 +165,11 @@ starts, and an instance whose key is at or before it exits 76.
                     come). Default: a period counts as run once its command
                     started (at most once).
   --min-hold D      for jobs with no period: keep others out for at least D
-                    after the command started. On S3, DynamoDB and Cloud
-                    Storage leasehold exits when the command does, and
-                    leaves the lease held for the rest of D; on Azure Blob
-                    (leases of 15-60s) it keeps renewing until D has passed.
+                    after the command started. When the command has exited,
+                    leasehold marks the lease held after a run, keeps
+                    renewing it (health checks off) until D has passed,
+                    releases it and exits. A duplicate fired meanwhile exits
+                    75 within a renew interval (Azure: at once).
 
 Exit status:
   0        the command ran and exited 0; or, without --once, leasehold was
@@ -319,8 +320,9 @@ its verdict: ok, fail, or skip and the reason.
   cost                the leader's and each follower's requests per hour
                       and their monthly cost at list prices, at this TTL
                       and the defaults of leasehold run (renew every 3/8 of
-                      the TTL; a follower reads just after each renewal, or
-                      on Azure polls every TTL/3 plus 10% on average)
+                      the TTL; a follower reads just after each renewal and
+                      once between, or on Azure polls every TTL/3 plus 10%
+                      on average)
 
 Exit status:
   0   every check passed or was skipped: the lease can be used as checked

@@ -9,9 +9,10 @@
 //
 //   - Expiry is judged on the contender's own monotonic clock: a held
 //     record is taken over only after the contender has seen the same
-//     version, unchanged, for the holder's full TTL, and only by a write
-//     conditional on that version. Clocks must tick at nearly the same rate;
-//     they need not agree on the time.
+//     version, unchanged, for the holder's full TTL, over an unbroken run
+//     of reads, and only by a write conditional on that version. Clocks
+//     must tick at nearly the same rate; they need not agree on the time.
+//     The argument is below.
 //   - Every write carries a fresh nonce (NewNonce), so it changes the stored
 //     version.
 //   - Fencing tokens strictly increase: each acquisition writes the previous
@@ -39,4 +40,51 @@
 // LostTo.
 // Every backend bounds each request with Call and maps its SDK's errors to
 // package lease's sentinels (and ErrConflict) once.
+//
+// # Why a follower never takes over a live holder
+//
+// Versions can repeat: an S3 ETag is the MD5 of the body, and a restore or
+// a replayed object brings an earlier body, and its version, back. So a
+// version seen twice does not prove that nothing was written between. The
+// rules, with R the holder's renew interval (written in every record,
+// lease.Record.RenewInterval), D its renew deadline and T its TTL, and
+// R + D <= T (the runner refuses more):
+//
+//  1. The follower counts a version V from the moment the first read of an
+//     unbroken run returned it (e1); the run is broken by a read that
+//     fails, by a read that returns more than R after the previous one was
+//     sent, and by a record whose token is below one this Lease has seen.
+//     It takes over only by a write conditional on V, at e1 + T or later.
+//  2. The holder sends a renewal R after the previous one returned, so two
+//     successful writes of a term are applied at least R apart; its term
+//     counts from when a renewal was sent, or from when it was due (the
+//     previous one's sending plus R), whichever is earlier; it stops acting
+//     as leader D after that, on a timer that fires even while a call
+//     hangs.
+//  3. A renewal whose condition fails and whose read-back shows an earlier
+//     write of its own term (not one of its own writes whose answer was
+//     lost) ends the term: the record was put back.
+//
+// Suppose the follower's reads all returned V from e1 to its takeover, and
+// the holder wrote in between. Every such write was hidden by a restore
+// of V before the follower's next read. After a restore the holder's next
+// write conflicts and, by 3, ends its term, so its hidden writes follow
+// each other without a restore between, and all lie between two
+// consecutive reads of the follower, which are less than R apart (1): by
+// 2, that is at most one successful write, W, sent no later than one
+// renew interval after the holder's previous successful write W0. W0 was
+// applied before the follower's first read returned V (V is a body of the
+// holder's term, written after W0 or being W0), so W0 was sent before e1,
+// W counts from no later than e1 + R, and the holder stops by e1 + R + D
+// <= e1 + T: before the follower can take over. That is the narrowest
+// case too: a restore that lands between two successful reads, just after
+// the holder's write, while the holder's next renewal hangs.
+//
+// A record that vanishes is a change as well: a contender that saw it held
+// creates it anew only after it has stayed absent for its TTL, counted the
+// same way; the holder's next renewal finds it gone and stops. A released
+// record, or one of another term, put back under a live holder cannot be
+// told by a contender that never saw the newer record: the holder learns
+// it at its next renewal, and the seeded simulation (package sim) restores
+// only bodies of the current term for that reason.
 package driver

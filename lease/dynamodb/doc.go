@@ -180,15 +180,15 @@
 // # Cost
 //
 // At the defaults (TTL 15s; the runner renews every RenewInterval = 3/8 of
-// the TTL = 5.625s, and a follower reads once per renewal, just after it),
-// a leader makes about 640 writes an hour and each follower about 640
-// strongly consistent reads an hour. The item is well under 1 KB, so
+// the TTL = 5.625s, and a follower reads twice per renewal, just after it
+// and once between), a leader makes about 640 writes an hour and each
+// follower about 1,280 strongly consistent reads an hour. The item is well under 1 KB, so
 // a write is one write request unit and a strongly consistent read one
 // read request unit; a write whose condition fails is charged too. At
 // on-demand list prices in us-east-1 ($0.625 per million write request
 // units, $0.125 per million read request units; AWS DynamoDB pricing page,
 // as of 2026) that is about $0.0004 an hour ($0.29 a month) for the leader
-// and about $0.00008 an hour ($0.06 a month) for each follower.
+// and about $0.00016 an hour ($0.12 a month) for each follower.
 // DescribeTable is not charged, and storage of one small item is
 // negligible. A longer TTL costs proportionally less.
 package dynamodb

@@ -132,13 +132,14 @@
 // # Cost
 //
 // At the defaults (TTL 15s; the runner renews every RenewInterval = 3/8 of
-// the TTL = 5.625s, and a follower reads once per renewal, just after it),
-// a leader makes about 640 uploads an hour (Class A operations) and each
-// follower about 640 reads an hour (Class B operations). At
+// the TTL = 5.625s, and a follower reads twice per renewal, just after it
+// and once between), a leader makes about 640 uploads an hour (Class A
+// operations) and each follower about 1,280 reads an hour (Class B
+// operations). At
 // Standard storage list prices in a single region ($0.005 per 1,000
 // Class A operations, $0.0004 per 1,000 Class B operations; Google Cloud
 // Storage pricing page, as of 2026) that is about $0.0032 an hour ($2.34 a
-// month) for the leader and about $0.00026 an hour ($0.19 a month) for
+// month) for the leader and about $0.00051 an hour ($0.37 a month) for
 // each follower; storage of one small object is negligible, with soft
 // delete off. A longer TTL costs proportionally less.
 package gcscas

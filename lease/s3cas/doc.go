@@ -181,12 +181,12 @@
 // # Cost
 //
 // At the defaults (TTL 15s; the runner renews every RenewInterval = 3/8 of
-// the TTL = 5.625s, and a follower reads once per renewal, just after it),
-// a leader makes about 640 PUT requests an hour and each follower about 640
-// GET requests an hour. At S3 Standard list prices in us-east-1 (PUT
+// the TTL = 5.625s, and a follower reads twice per renewal, just after it
+// and once between), a leader makes about 640 PUT requests an hour and each
+// follower about 1,280 GET requests an hour. At S3 Standard list prices in us-east-1 (PUT
 // $0.005 per 1,000 requests, GET $0.0004 per 1,000; AWS S3 pricing page,
 // as of 2026) that is about $0.0032 an hour ($2.34 a month, 730 hours)
-// for the leader and about $0.00026 an hour ($0.19 a month) for each
+// for the leader and about $0.00051 an hour ($0.37 a month) for each
 // follower; storage of one small object is negligible. A longer TTL costs
 // proportionally less. The store's check adds four PUT requests per
 // process and bucket ($0.00002; three PUTs and a GET once the probe
