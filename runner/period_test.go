@@ -299,3 +299,67 @@ func TestPeriodKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRunEndsHeld: once the task has returned, RunOnce writes the period
+// done (RetryFailed) and the hold into the record at once, keeps the
+// record held through MinHold although writes fail for a while and the
+// stall watchdog would have fired, and only then releases it (rule 13;
+// findings 3-5 of the engine review: a failed Keep, a hold cut short by
+// the health watch, a done mark written only when the hold ends).
+func TestRunEndsHeld(t *testing.T) {
+	const minHold, work = time.Minute, 5 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		started := time.Now()
+		done := make(chan runner.Once, 1)
+		go func() {
+			done <- runPeriod(t, openLease(t, store, "a"), tick1, runner.Config{MinHold: minHold, RetryFailed: true, StallTimeout: 2 * time.Second},
+				func(ctx context.Context) error {
+					for range 5 {
+						runner.Progress(ctx)
+						advance(work / 5)
+					}
+					return nil
+				})
+		}()
+		advance(work + time.Millisecond)
+		if rec := record(t, store); !rec.PeriodDone || !rec.Hold || rec.Released {
+			t.Fatalf("record just after the task returned: %+v, want the period done and the hold written at once", rec)
+		}
+		store.FailNext("a", 3) // the next writes of the hold fail: retried within the deadline
+		for time.Since(started) < minHold-renewInterval {
+			var ranAt time.Time
+			r, err := runner.New(runner.Config{Lease: openLease(t, store, "b"), Task: func(context.Context) error { ranAt = time.Now(); return nil }, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := r.RunOnce(context.Background())
+			if err != nil || res.Outcome != runner.NotElected || !ranAt.IsZero() {
+				t.Fatalf("b fired %v into a's hold: %+v, %v; want NotElected", time.Since(started), res, err)
+			}
+			advance(ttl)
+		}
+		res := <-done
+		if res.Outcome != runner.Ran || !res.Demotion.Released || time.Since(started) < minHold {
+			t.Fatalf("RunOnce = %+v after %v, want Ran, released once MinHold (%v) had passed", res, time.Since(started), minHold)
+		}
+		if rec := record(t, store); !rec.PeriodDone || rec.Hold || !rec.Released {
+			t.Errorf("record after the hold: %+v, want released, the period done, no hold", rec)
+		}
+	})
+}
+
+// TestTwoRunnersOnOneLease: two Runners sharing one Lease value never lead
+// at once (finding 2 of the engine review: the second took over the
+// first's live record as its own).
+func TestTwoRunnersOnOneLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		l := openLease(t, store, "a")
+		start(t, runner.Config{Lease: l, Task: j.task("a")})
+		start(t, runner.Config{Lease: l, Task: j.task("a")})
+		advance(10 * ttl)
+		j.checkSafety(t)
+	})
+}

@@ -118,7 +118,11 @@ func testPeriodOn(e *e2e, leaseURL string, ttl time.Duration) {
 	for _, hold := range []time.Duration{4 * time.Second, 9 * time.Second} {
 		aFile, bFile := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 		aDone := make(chan int, 1)
-		go func() { aDone <- stamp("a", aFile, "--min-hold", hold.String()) }()
+		// A stall watchdog with no progress to watch: it must not cut the
+		// hold short once the command has exited (on Azure it did).
+		go func() {
+			aDone <- stamp("a", aFile, "--min-hold", hold.String(), "--stall-timeout", "1s", "--progress-on-stdout")
+		}()
 		for !fileExists(aFile) {
 			time.Sleep(20 * time.Millisecond)
 		}
