@@ -12,8 +12,12 @@
 //     contender's first look; where the contender judges expiry
 //     (Lease.Judge is lease.JudgedByContender: compare-and-swap stores) not
 //     before a full TTL after the contender's first sight of the record, so
-//     expiry counts from first sight, never from the record's age, and
-//     every write changes the record's Version;
+//     expiry counts from first sight, never from the record's age, every
+//     write changes the record's Version, every record carries its
+//     holder's renew interval, and a gap between reads longer than it
+//     starts the count again;
+//   - a term a Lease's own Acquire returned is refused to a second Acquire
+//     on that same Lease, naming the holder, and goes on;
 //   - a deposed holder's Renew and Release fail with lease.ErrLost and leave
 //     the new holder's term untouched;
 //   - a released lease is acquired at once by the next contender;
@@ -26,8 +30,10 @@
 //     as lease.ErrCorrupt and never taken over, however long it sits there;
 //   - with the harness deleting the record (it must implement Deleter): a
 //     holder whose record is deleted finds its term lost (lease.ErrLost) at
-//     its next renewal, and a contender that has seen token n writes a
-//     token greater than n on the record created anew.
+//     its next renewal, a contender that saw the record held creates it
+//     anew only after it has been gone the record's TTL (where contenders
+//     judge expiry), and a contender that has seen token n writes a token
+//     greater than n on the record created anew.
 //
 // It does not test how a backend resolves unknown outcomes (lost responses,
 // timeouts): those depend on the engine and are tested with memlease's fault

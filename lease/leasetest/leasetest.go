@@ -120,6 +120,7 @@ var cases = []struct {
 	{"ReleaseThenAcquire", false, testReleaseThenAcquire},
 	{"TakeoverOnlyAfterTTL", false, testTakeoverOnlyAfterTTL},
 	{"ExpiryCountsFromFirstSight", true, testExpiryCountsFromFirstSight},
+	{"GapRestartsCount", true, testGapRestartsCount},
 	{"KeepsRenewingNeverDeposed", false, testKeepsRenewingNeverDeposed},
 	{"RaceExactlyOneWins", false, testRaceExactlyOneWins},
 	{"TokensStrictlyIncrease", false, testTokensStrictlyIncrease},
@@ -493,6 +494,32 @@ func testExpiryCountsFromFirstSight(e *env) {
 	e.wantHeld("b's Acquire 1.2 TTL after a's write but 0.4 TTL after its first look (expiry must count from first sight, not from the write)", err, "contender-a", ta.Token)
 	// After watching a full TTL it wins.
 	e.takeOver(b, ta, firstLook)
+}
+
+// testGapRestartsCount: a contender counts a version unchanged only over
+// reads that follow each other within the holder's renew interval (rule
+// 2): a longer gap, in which the holder could have written and a restore
+// hidden it, starts the count again; reads closer together keep it.
+func testGapRestartsCount(e *env) {
+	a, b := e.open("contender-a"), e.open("contender-b")
+	ta := e.acquire(a)
+	rec := e.observe(b)
+	if rec.RenewInterval != a.Options().RenewInterval {
+		e.t.Fatalf("record's RenewInterval = %v, want the holder's Options.RenewInterval (%v)", rec.RenewInterval, a.Options().RenewInterval)
+	}
+	e.watchUntil(b, time.Now().Add(e.ttl/2))
+	_, err := b.Acquire(e.ctx)
+	e.wantHeld("b's Acquire after watching half a TTL", err, "contender-a", ta.Token)
+	var held *lease.HeldError
+	if errors.As(err, &held); held.Wait > e.ttl*6/10 {
+		e.t.Errorf("Wait after watching half a TTL = %v, want at most 0.6 TTL: reads within the renew interval count", held.Wait)
+	}
+	time.Sleep(rec.RenewInterval + e.poll()) // a gap longer than the holder's renew interval
+	_, err = b.Acquire(e.ctx)
+	e.wantHeld("b's Acquire after a gap longer than the renew interval", err, "contender-a", ta.Token)
+	if errors.As(err, &held); held.Wait < e.ttl-e.poll() {
+		e.t.Errorf("Wait after a gap of %v = %v, want the count started again (about the TTL, %v)", rec.RenewInterval+e.poll(), held.Wait, e.ttl)
+	}
 }
 
 func testKeepsRenewingNeverDeposed(e *env) {
