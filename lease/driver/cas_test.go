@@ -715,17 +715,7 @@ func TestCASLostAcquireTakenBack(t *testing.T) {
 		t.Run(fmt.Sprintf("late=%t", late), func(t *testing.T) {
 			bubble(t, func(t *testing.T, store *memlease.Store) {
 				a := openLease(t, store, "a")
-				// a's Acquire reads at 0s, writes at 1s (stored, the answer
-				// lost) and reads back at 2s, cut off by a partition.
-				store.Delay("a", time.Second)
-				store.LoseResponses("a", 1)
-				done := async(func() error { _, err := a.Acquire(t.Context()); return err })
-				advance(1500 * time.Millisecond)
-				store.Partition("a")
-				if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
-					t.Fatalf("Acquire whose answer was lost: %v, want ErrUnavailable", err)
-				}
-				store.Heal("a")
+				acquireAnswerLost(t, store, a)
 				if late { // a TTL after the write: another contender may have judged it lapsed
 					advance(ttl)
 					_, err := a.Acquire(t.Context())
@@ -749,17 +739,7 @@ func TestCASTokenNeverBelowHighestWritten(t *testing.T) {
 		if err := a.Release(t.Context(), ta); err != nil {
 			t.Fatal(err)
 		}
-		// a's Acquire reads at 0s, writes at 1s (stored, the answer lost)
-		// and reads back at 2s, cut off by a partition.
-		store.Delay("a", time.Second)
-		store.LoseResponses("a", 1)
-		done := async(func() error { _, err := a.Acquire(t.Context()); return err })
-		advance(1500 * time.Millisecond)
-		store.Partition("a")
-		if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
-			t.Fatalf("Acquire whose outcome stayed unknown: %v, want ErrUnavailable", err)
-		}
-		store.Heal("a")
+		acquireAnswerLost(t, store, a)
 		store.Delete("job")
 		tb := mustAcquire(t, openLease(t, store, "b"))
 		if tb.Token != 1 {
@@ -862,4 +842,20 @@ func TestCASRepeatedVersionAfterFailedReads(t *testing.T) {
 			}
 		})
 	})
+}
+
+// acquireAnswerLost has a make an Acquire whose write is stored but whose
+// outcome stays unknown: it reads at 0s, writes at 1s (stored, the answer
+// lost) and reads back at 2s, cut off by a partition.
+func acquireAnswerLost(t *testing.T, store *memlease.Store, a lease.Lease) {
+	t.Helper()
+	store.Delay("a", time.Second)
+	store.LoseResponses("a", 1)
+	done := async(func() error { _, err := a.Acquire(t.Context()); return err })
+	advance(1500 * time.Millisecond)
+	store.Partition("a")
+	if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+		t.Fatalf("Acquire whose answer was lost: %v, want ErrUnavailable", err)
+	}
+	store.Heal("a")
 }
