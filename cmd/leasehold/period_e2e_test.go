@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
 )
 
 // TestEndToEndPeriod runs `leasehold run --once --period/--every/--min-hold`
@@ -164,4 +167,48 @@ func readStamp(t *testing.T, file string) int64 {
 		t.Fatalf("%s: %v", file, err)
 	}
 	return n
+}
+
+// TestOnceHoldThroughFailingWrites: leasehold run --once --period
+// --retry-failed --min-hold, in this process on memlease, with writes that
+// fail around the end of the command: the done mark and the hold are
+// written at once and kept (retried within the renew deadline), so a
+// second trigger of the period during the hold exits 76 (already ran, done)
+// and a duplicate without a period exits 75, and the lease is released with
+// the period done once the hold is over (rule 13; findings 3-5 of the
+// engine review).
+func TestOnceHoldThroughFailingWrites(t *testing.T) {
+	name := "mem://" + memName("hold")
+	const period = "2026-11-23T10:00:00Z"
+	ctx := t.Context()
+	done := make(chan int, 1)
+	started := time.Now()
+	go func() {
+		code, _ := leasehold(t, ctx, "run", "--once", "--lease", name, "--identity", "holder", "--ttl", "1s",
+			"--period", period, "--retry-failed", "--min-hold", "3s", "--stall-timeout", "300ms", "--progress-on-stdout", "--", "sh", "-c", "for i in 1 2 3 4; do echo $i; sleep 0.1; done")
+		done <- code
+	}()
+	time.Sleep(300 * time.Millisecond)
+	memlease.Default.FailNext("holder", 2) // the writes around the command's end fail, then succeed
+	time.Sleep(time.Second)
+	if code, stderr := leasehold(t, ctx, "run", "--once", "--lease", name, "--identity", "again", "--ttl", "1s", "--period", period, "--retry-failed", "--", "true"); code != exitAlreadyRan {
+		t.Errorf("the period fired again during the hold: exit %d, want %d (already ran, done); stderr:\n%s", code, exitAlreadyRan, stderr)
+	}
+	if code, stderr := leasehold(t, ctx, "run", "--once", "--lease", name, "--identity", "dup", "--ttl", "1s", "--", "true"); code != exitNotElected {
+		t.Errorf("a duplicate without a period during the hold: exit %d, want %d (not elected); stderr:\n%s", code, exitNotElected, stderr)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("the holder exited %d, want 0", code)
+	}
+	if took := time.Since(started); took < 3*time.Second {
+		t.Errorf("the holder exited %v after it started, want after the hold (3s)", took)
+	}
+	l, err := memlease.Default.Open(strings.TrimPrefix(name, "mem://"), lease.Options{Identity: "observer", TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := l.Observe(ctx)
+	if err != nil || !rec.Released || !rec.PeriodDone || rec.Hold {
+		t.Errorf("record after the hold: %+v, %v; want released with the period done", rec, err)
+	}
 }
