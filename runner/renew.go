@@ -41,6 +41,16 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 		rctx, cancel := context.WithDeadline(ctx, t.Sent.Add(r.cfg.RenewDeadline))
 		nt, err := r.renew(rctx, t)
 		cancel()
+		if err == nil { // the term moved on, even if the renewals are over
+			due := sent.Add(r.cfg.RenewInterval)
+			acked, sent = time.Now(), nt.Sent
+			if sent.After(due) {
+				nt.Sent = due
+			}
+			t = nt
+			st.set(t)
+			stepDownTimer.Reset(time.Until(t.Sent.Add(r.cfg.RenewDeadline)))
+		}
 		switch {
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
 			st.setLost()
@@ -53,14 +63,6 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 			st.fail(end, &stepDown{reason: DeadlinePassed, err: err})
 			return
 		}
-		due := sent.Add(r.cfg.RenewInterval)
-		acked, sent = time.Now(), nt.Sent
-		if sent.After(due) {
-			nt.Sent = due
-		}
-		t = nt
-		st.set(t)
-		stepDownTimer.Reset(time.Until(t.Sent.Add(r.cfg.RenewDeadline)))
 	}
 }
 

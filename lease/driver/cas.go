@@ -97,8 +97,11 @@ type casLease struct {
 	}
 	// pending are the writes continuing a tenure (renewals, keeps,
 	// releases) whose outcome was unknown since its latest successful
-	// write: a tenure found continuing at one of them goes on from it.
+	// write, and acked that latest successful write: a tenure found
+	// continuing at one of them goes on from it (a caller may hold a term
+	// older than its latest renewal, whose answer it did not wait for).
 	pending []lease.Record
+	acked   lease.Record
 
 	// highest is the highest token this contender has read or tried to
 	// write: it never writes a token at or below it.
@@ -218,7 +221,8 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 // rewrite writes want, a new record for term t's tenure (a renewal, a
 // release or a keep). If the write fails and a re-read shows the tenure
 // continuing at another version that is one of this Lease's own writes of
-// it whose answer was lost (pending), it writes once more on that version.
+// it whose answer was lost, or its latest successful one (pending), it
+// writes once more on that version.
 // A re-read that finds the tenure at any other version of its own (an
 // earlier record of the term put back, by a restore from a backup) ends
 // it: a contender may be counting that version towards a takeover. A
@@ -298,7 +302,7 @@ func (c *casLease) write(ctx context.Context, version string, want lease.Record,
 func (c *casLease) wrote(r lease.Record, sent time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.unseen.rec, c.pending = lease.Record{}, nil
+	c.unseen.rec, c.pending, c.acked = lease.Record{}, nil, r
 	c.seen.version, c.seen.at, c.seen.sent, c.seen.gap, c.seen.ttl = r.Version, time.Now(), sent, gapOf(r), heldTTL(r)
 	c.seen.token = max(c.seen.token, r.Token)
 }
@@ -408,10 +412,13 @@ func (c *casLease) restored(r lease.Record) bool {
 }
 
 // isPending reports whether r is one of this Lease's writes continuing the
-// current tenure whose answer was lost.
+// current tenure whose answer was lost, or its latest successful write.
 func (c *casLease) isPending(r lease.Record) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if SameWrite(r, c.acked) {
+		return true
+	}
 	for _, w := range c.pending {
 		if SameWrite(r, w) {
 			return true

@@ -62,8 +62,8 @@
 //     as leader D after that, on a timer that fires even while a call
 //     hangs.
 //  3. A renewal whose condition fails and whose read-back shows an earlier
-//     write of its own term (not one of its own writes whose answer was
-//     lost) ends the term: the record was put back.
+//     write of its own term (not its latest successful write, nor one whose
+//     answer was lost since) ends the term: the record was put back.
 //
 // Suppose the follower's reads all returned V from e1 to its takeover, and
 // the holder wrote in between. Every such write was hidden by a restore

@@ -70,8 +70,8 @@ func TestStoredItem(t *testing.T) {
 			"lease": s(name), "leasehold": n("1"), "holder": s("worker-1"), "token": n("1"), "ttl_ms": n("2000"),
 			"released": &types.AttributeValueMemberBOOL{Value: false}, "nonce": s(term.Version),
 		}
-		if !reflect.DeepEqual(item, want) || len(term.Version) != 16 {
-			t.Errorf("stored item %s, want %s, its nonce (16 hex digits) the term's Version", show(item), show(want))
+		if !reflect.DeepEqual(item, want) || len(term.Version) != 16+len(";renew=750") || !strings.HasSuffix(term.Version, ";renew=750") {
+			t.Errorf("stored item %s, want %s, its nonce (16 hex digits and the renew interval) the term's Version", show(item), show(want))
 		}
 
 		renewed, err := l.Renew(t.Context(), term)

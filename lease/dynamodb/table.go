@@ -30,7 +30,7 @@ type tableCheck struct {
 var checkedTables sync.Map
 
 // checkTable checks, with one DescribeTable bounded by the lease's
-// CallTimeout, that the table exists, its key schema is one HASH key of
+// CallTimeout (on Open; a read's is bounded with the read), that the table exists, its key schema is one HASH key of
 // type S named d.keyAttr, and it is not replicated with eventual
 // consistency. A success holds for tableRecheck for every lease of the
 // process on that table, so that each is described once a minute however
@@ -53,13 +53,19 @@ func (d *conn) checkTable(ctx context.Context, again bool) error {
 		return nil
 	}
 	var out *ddb.DescribeTableOutput
-	err := driver.Call(ctx, d.callTimeout, func(ctx context.Context) (err error) {
+	describe := func(ctx context.Context) (err error) {
 		out, err = d.client.DescribeTable(ctx, &ddb.DescribeTableInput{TableName: &d.table}, callOptions)
 		if err != nil {
 			return d.classify(ctx, opDescribe, err)
 		}
 		return nil
-	})
+	}
+	var err error
+	if again { // inside a read, which the engine bounds by CallTimeout
+		err = describe(ctx)
+	} else {
+		err = driver.Call(ctx, d.callTimeout, describe)
+	}
 	if err != nil {
 		return err
 	}

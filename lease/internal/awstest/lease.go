@@ -187,7 +187,9 @@ func CountRequests(t *testing.T, leader, follower lease.Lease, leaderHTTP, follo
 // CheckStoredJSON checks an object a lease stored at its first
 // acquisition, as read back with its content type: one line of the
 // documented JSON record, application/json, with holder, token 1, ttl and
-// a 16-digit nonce, and no other field (S3 and Cloud Storage store it so).
+// a nonce of 16 digits followed by the holder's renew interval (the
+// default for ttl: ";renew=" and its milliseconds), and no other field (S3
+// and Cloud Storage store it so).
 func CheckStoredJSON(t *testing.T, body []byte, contentType, holder string, ttl time.Duration) {
 	t.Helper()
 	if contentType != "application/json" {
@@ -199,8 +201,8 @@ func CheckStoredJSON(t *testing.T, body []byte, contentType, holder string, ttl 
 	}
 	nonce, _ := got["nonce"].(string)
 	want := map[string]any{"leasehold": 1.0, "holder": holder, "token": 1.0, "ttl_ms": float64(ttl.Milliseconds()), "released": false, "nonce": nonce}
-	if len(nonce) != 16 || len(got) != len(want) {
-		t.Errorf("stored record %s, want the fields %v with a 16-digit nonce", body, want)
+	if wantTail := fmt.Sprintf(";renew=%d", lease.DefaultRenewInterval(ttl).Milliseconds()); len(nonce) != 16+len(wantTail) || nonce[16:] != wantTail || len(got) != len(want) {
+		t.Errorf("stored record %s, want the fields %v with a 16-digit nonce and %q", body, want, wantTail)
 	}
 	for k, v := range want {
 		if got[k] != v {
