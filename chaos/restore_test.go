@@ -123,6 +123,7 @@ func (c *chaosRun) restore() {
 		}
 		if time.Now().After(deadline) {
 			c.restores.givenUp++
+			c.t.Logf("%s: restore given up: no earlier write of a held term seen within %v", c.b.name, 3*c.b.ttl)
 			return
 		}
 	}
@@ -139,9 +140,10 @@ func (c *chaosRun) restore() {
 		}
 	}
 	time.Sleep(c.between(0.1, 1))
-	if !c.putBack(cur) {
+	if why := c.putBack(cur); why != "" {
 		f.Kind = string(partitionFollower) + "s" // what it was
 		c.restores.givenUp++
+		c.t.Logf("%s: restore given up, the followers only cut off: %s", c.b.name, why)
 	}
 	time.Sleep(c.between(0.1, 1))
 	for _, s := range followers {
@@ -154,23 +156,24 @@ func (c *chaosRun) restore() {
 }
 
 // putBack puts an earlier write of term's holder and token back over the
-// object, if it is still of that term and held, and reports whether it did.
-func (c *chaosRun) putBack(term stored) bool {
+// object, if it is still of that term and held, or says why it did not.
+func (c *chaosRun) putBack(term stored) (why string) {
 	c.t.Helper()
 	ctx := c.t.Context()
 	for range 3 { // the holder may renew between the read and the write
 		now, err := c.store.raw.get(ctx)
 		if err != nil {
 			c.t.Errorf("%s: reading the lease object for a restore: %v", c.b.name, err)
-			return false
+			return "the object could not be read"
 		}
 		c.store.note(now)
 		if !now.sameTerm(term) || !now.rec.Held() {
-			return false
+			return fmt.Sprintf("the term of %s, token %d, ended (now %s, token %d, released %t)",
+				term.rec.Holder, term.rec.Token, now.rec.Holder, now.rec.Token, now.rec.Released)
 		}
 		earlier := c.store.earlier(now)
 		if len(earlier) == 0 {
-			return false
+			return "no earlier write of the term"
 		}
 		back, latest := earlier[len(earlier)-1], true
 		if c.rng.IntN(2) == 0 {
@@ -183,13 +186,13 @@ func (c *chaosRun) putBack(term stored) bool {
 			if latest {
 				c.restores.latest++
 			}
-			return true
+			return ""
 		case !errors.Is(err, errChanged):
 			c.t.Errorf("%s: putting an earlier write back: %v", c.b.name, err)
-			return false
+			return "the write failed"
 		}
 	}
-	return false
+	return "the holder wrote between every read and write"
 }
 
 // watchStore reads the lease object straight at the store every TTL/16
