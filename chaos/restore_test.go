@@ -53,10 +53,12 @@ import (
 //   - it waits 0.1 to 1 TTL more and enables the followers' proxies.
 //
 // A follower cut off for as little as 0.2 TTL may have sent no read while
-// cut off: then it meets the earlier write with its count unbroken, the
-// case of safety rule 3 (a count started up to one renew interval before
-// the holder's latest write). The holder finds its record gone back at its
-// next renewal and steps down; the followers take over after a TTL. The
+// cut off: if the write put back is the one it read last (on S3 and
+// DynamoDB its version comes back with it; a Cloud Storage restore is a new
+// generation), its count goes on unbroken, the case of safety rule 3 (a
+// count started up to one renew interval before the holder's latest
+// write). The holder finds its record gone back at its next renewal and
+// steps down; the followers take over after a TTL. The
 // checker must find no overlap. The run logs how many restores it did and
 // how many it gave up (the term ended, or no earlier write was seen), and
 // fails when a run of a minute or more did none.
