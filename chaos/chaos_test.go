@@ -54,10 +54,14 @@ type backend struct {
 	variable string
 	ttl      time.Duration
 	// prepare creates the bucket, table or container from the store's
-	// address, and returns the upstream (host:port) for the proxies and
-	// a function giving a contender's lease URL and environment, given its
-	// proxy's address.
-	prepare func(t *testing.T, value string) (upstream string, contender func(proxy string) (string, []string))
+	// address, and returns the upstream (host:port) for the proxies, a
+	// function giving a contender's lease URL and environment, given its
+	// proxy's address, and the lease object straight at the store, for
+	// the restore fault (nil where the store judges the lease: Azure).
+	prepare func(t *testing.T, value string) (upstream string, contender func(proxy string) (string, []string), raw rawStore)
+	// storeJudged: the store, not the object, decides who holds the lease
+	// (Azure's native blob lease); there is no restore fault.
+	storeJudged bool
 	// http, if set, puts a fault proxy (internal/faultproxy) between each
 	// contender and its toxiproxy proxy, and adds the HTTP faults to the
 	// run: the service's answers under strain, and writes applied whose
@@ -76,15 +80,15 @@ type httpFaults struct {
 }
 
 var backends = []backend{
-	{name: "minio", variable: "LEASEHOLD_MINIO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string)) {
+	{name: "minio", variable: "LEASEHOLD_MINIO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string), rawStore) {
 		return prepareS3(t, ep, os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY"))
 	}, http: &httpFaults{throttled: faultproxy.S3SlowDown, write: faultproxy.S3PutObject, failed: faultproxy.S3InternalError}},
-	{name: "moto-s3", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string)) {
+	{name: "moto-s3", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string), rawStore) {
 		return prepareS3(t, ep, "chaos", "chaos")
 	}},
 	{name: "dynalite", variable: "LEASEHOLD_DYNALITE_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo},
 	{name: "moto-dynamodb", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo},
-	{name: "azurite", variable: "LEASEHOLD_AZURITE_CONNECTION_STRING", ttl: 15 * time.Second, prepare: prepareAzure},
+	{name: "azurite", variable: "LEASEHOLD_AZURITE_CONNECTION_STRING", ttl: 15 * time.Second, prepare: prepareAzure, storeJudged: true},
 	// gcscas.MinTTL: Cloud Storage allows about one write per second to an object.
 	{name: "gcs", variable: "STORAGE_EMULATOR_HOST", ttl: gcscas.MinTTL, prepare: prepareGCS},
 }
@@ -153,7 +157,7 @@ func TestChaos(t *testing.T) {
 					if b.ttl > 10*time.Second {
 						d *= 2 // a TTL of 15s: fewer faults fit in the time
 					}
-					upstream, contender := b.prepare(t, value)
+					upstream, contender, _ := b.prepare(t, value)
 					c := newChaos(t, tp, bins, m, b, upstream, contender, 0)
 					c.run(d, faultsOf(b))
 					res := c.check()
@@ -180,7 +184,7 @@ func TestChaosCatchesUnsafeContenders(t *testing.T) {
 		t.Skip("chaos: no backend with a short TTL is configured: set LEASEHOLD_DYNALITE_ENDPOINT or LEASEHOLD_MINIO_ENDPOINT (scripts/stack up; eval \"$(scripts/stack env)\")")
 	}
 	b := backends[i]
-	upstream, contender := b.prepare(t, os.Getenv(b.variable))
+	upstream, contender, _ := b.prepare(t, os.Getenv(b.variable))
 	c := newChaos(t, tp, bins, runnerMode, b, upstream, contender, 1.5)
 	c.run(12*b.ttl, []faultKind{partitionLeader})
 	res := c.check()
@@ -275,6 +279,10 @@ const (
 	// HTTP faults, on backends with a fault proxy (backend.http).
 	throttleLeader faultKind = "throttle-leader"     // every request answered as throttled (503 SlowDown, ...)
 	loseAnswers    faultKind = "lost-answers-leader" // every write applied, its answer lost or a 500
+	// The restore fault, on CAS stores, in TestChaosRestore only: an
+	// earlier write of the holder's term put back while the followers are
+	// cut off (see there).
+	restoreTerm faultKind = "restore"
 )
 
 var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore, hangFollower, partitionFollower}
@@ -316,6 +324,9 @@ type chaosRun struct {
 	faults []chaos.Fault
 	rng    *rand.Rand
 	deaths *deathWatch // leasehold mode: when each command's process was gone
+	// store and restores: the restore fault's view of the store, and its figures.
+	store    *storeWatch
+	restores restoreFigures
 }
 
 func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, upstream string, contender func(string) (string, []string), unsafe float64) *chaosRun {
@@ -478,6 +489,10 @@ func (c *chaosRun) run(d time.Duration, kinds []faultKind) {
 // random contender), or for a follower's fault to a random live follower,
 // and heals it.
 func (c *chaosRun) inject(kind faultKind) {
+	if kind == restoreTerm {
+		c.restore()
+		return
+	}
 	target := c.leader()
 	if kind == hangFollower || kind == partitionFollower {
 		var followers []*slot
@@ -773,7 +788,7 @@ func unique(prefix string) string {
 	return fmt.Sprintf("%s-%08x", prefix, rand.Uint32())
 }
 
-func prepareS3(t *testing.T, endpoint, key, secret string) (string, func(string) (string, []string)) {
+func prepareS3(t *testing.T, endpoint, key, secret string) (string, func(string) (string, []string), rawStore) {
 	bucket := unique("chaos")
 	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(key, secret, "")})
@@ -788,10 +803,10 @@ func prepareS3(t *testing.T, endpoint, key, secret string) (string, func(string)
 	env := awsEnv(t, key, secret)
 	return hostPort(t, endpoint), func(proxy string) (string, []string) {
 		return fmt.Sprintf("s3://%s/lease?region=us-east-1&endpoint=http://%s&use_path_style=true", bucket, proxy), env
-	}
+	}, s3Object{c: c, bucket: bucket, key: "lease"}
 }
 
-func prepareDynamo(t *testing.T, endpoint string) (string, func(string) (string, []string)) {
+func prepareDynamo(t *testing.T, endpoint string) (string, func(string) (string, []string), rawStore) {
 	table := unique("chaos")
 	c := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("chaos", "chaos", "")})
@@ -812,34 +827,36 @@ func prepareDynamo(t *testing.T, endpoint string) (string, func(string) (string,
 	env := awsEnv(t, "chaos", "chaos")
 	return hostPort(t, endpoint), func(proxy string) (string, []string) {
 		return fmt.Sprintf("dynamodb://%s/lease?region=us-east-1&endpoint=http://%s", table, proxy), env
-	}
+	}, dynamoItem{c: c, table: table, key: map[string]types.AttributeValue{key: &types.AttributeValueMemberS{Value: "lease"}}}
 }
 
 // prepareGCS gives each run an object of its own in the emulator's test
 // bucket (LEASEHOLD_GCS_BUCKET); contenders reach the emulator through
 // their proxy by STORAGE_EMULATOR_HOST, which the Go client honours.
-func prepareGCS(t *testing.T, host string) (string, func(string) (string, []string)) {
+func prepareGCS(t *testing.T, host string) (string, func(string) (string, []string), rawStore) {
 	bucket := os.Getenv("LEASEHOLD_GCS_BUCKET")
 	if bucket == "" {
 		t.Skip(`chaos: gcs: set LEASEHOLD_GCS_BUCKET with STORAGE_EMULATOR_HOST (scripts/stack up gcs; eval "$(scripts/stack env)")`)
 	}
 	object := unique("chaos") + "/lease"
+	// This process reaches the emulator straight, by its own STORAGE_EMULATOR_HOST.
+	c, err := storage.NewClient(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := c.Bucket(bucket).Object(object).Retryer(storage.WithPolicy(storage.RetryNever))
 	t.Cleanup(func() {
-		c, err := storage.NewClient(context.Background())
-		if err != nil {
-			return
-		}
 		defer c.Close()
-		_ = c.Bucket(bucket).Object(object).Delete(context.Background())
+		_ = obj.Delete(context.Background())
 	})
 	return host, func(proxy string) (string, []string) {
 		return fmt.Sprintf("gs://%s/%s", bucket, object), []string{"STORAGE_EMULATOR_HOST=" + proxy}
-	}
+	}, gcsObject{obj: obj}
 }
 
 var blobEndpoint = regexp.MustCompile(`BlobEndpoint=([a-z]+://)([^/;]+)(/[^;]*)?`)
 
-func prepareAzure(t *testing.T, cs string) (string, func(string) (string, []string)) {
+func prepareAzure(t *testing.T, cs string) (string, func(string) (string, []string), rawStore) {
 	m := blobEndpoint.FindStringSubmatch(cs)
 	if m == nil {
 		t.Fatalf("the Azurite connection string has no BlobEndpoint")
@@ -857,5 +874,5 @@ func prepareAzure(t *testing.T, cs string) (string, func(string) (string, []stri
 		viaProxy := blobEndpoint.ReplaceAllLiteralString(cs, "BlobEndpoint="+m[1]+proxy+m[3])
 		return fmt.Sprintf("azblob://%s/lease?connection_string_env=LEASEHOLD_CHAOS_CONNECTION_STRING", container),
 			[]string{"LEASEHOLD_CHAOS_CONNECTION_STRING=" + viaProxy}
-	}
+	}, nil
 }

@@ -2,22 +2,26 @@
 // processes (chaos/contender: a runner on lease.Open) compete for one lease
 // on a real store, each reaching it through a toxiproxy proxy of its own,
 // while the test kills and restarts the leader, delays, hangs and resets
-// its connection, cuts it off alone, and hangs or cuts off a follower.
+// its connection, cuts it off alone, and hangs or cuts off a follower;
+// on the CAS stores, TestChaosRestore puts an earlier write of the holder's
+// term back, straight at the store, while the followers are cut off.
 // Every leader records its own
 // leadership intervals on CLOCK_MONOTONIC with its fencing token, and Check
 // proves, from those records alone, that no two intervals overlap, that
 // tokens strictly increase in time order, and that no leaderless gap
 // outlasted what the TTL, the campaign polling and the faults explain.
 //
-// The test, chaos_test.go, is built only with the tag chaos: it runs for
-// LEASEHOLD_CHAOS_DURATION (90s by default) per backend, twice that on
-// Azurite (its TTL is 15s), all backends at once, about four minutes in
-// all; scripts/test runs it so. Set it to 30m for a soak (an hour, for
-// Azurite):
+// The tests, chaos_test.go and restore_test.go, are built only with the
+// tag chaos: each runs for LEASEHOLD_CHAOS_DURATION (90s by default) per
+// backend, twice that on Azurite (its TTL is 15s), all backends at once,
+// about four minutes in all; scripts/test runs them so. Set it to 30m for
+// a soak (an hour, for Azurite), or run the restore fault alone on one
+// store for 10 minutes:
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
 //	go test -tags chaos ./chaos -run TestChaos -v
 //	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 90m
+//	LEASEHOLD_CHAOS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosRestore/minio$' -v -timeout 30m
 //
 // Without the tag, go test runs the checker's own tests only.
 package chaos
