@@ -13,7 +13,8 @@ import (
 type term struct {
 	mu       sync.Mutex
 	current  lease.Term
-	lostAt   time.Time // when a renewal found the lease lost; zero until then
+	renew    time.Duration // RenewInterval: see expiry
+	lostAt   time.Time     // when a renewal found the lease lost; zero until then
 	progress chan struct{}
 	// failed is closed when the renew loop ended the term (term.fail).
 	failed   chan struct{}
@@ -22,8 +23,8 @@ type term struct {
 	renewalsDone chan struct{}
 }
 
-func newTerm(t lease.Term) *term {
-	return &term{current: t, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
+func newTerm(t lease.Term, renew time.Duration) *term {
+	return &term{current: t, renew: renew, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
 }
 
 // fail is how the renew loop steps down: it ends the term with cause, and
@@ -47,14 +48,18 @@ func (t *term) lost() bool {
 	return !t.lostAt.IsZero()
 }
 
-// expiry is Expiry's answer.
+// expiry is Expiry's answer: a renew interval before the term's Expires,
+// as a follower's count of an unchanged version can start up to a renew
+// interval before the holder's latest write, when a restore hid that
+// write (see lease/driver's package doc).
 func (t *term) expiry() time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.lostAt.IsZero() && t.lostAt.Before(t.current.Expires()) {
+	at := t.current.Expires().Add(-t.renew)
+	if !t.lostAt.IsZero() && t.lostAt.Before(at) {
 		return t.lostAt
 	}
-	return t.current.Expires()
+	return at
 }
 
 func (t *term) get() lease.Term {
@@ -100,7 +105,9 @@ func Progress(ctx context.Context) {
 // the lease of the term ctx belongs to may be someone else's, so by which a
 // task that cannot stop at once (a child process, say) must have stopped
 // acting as leader: Term(ctx).Expires() of the latest successful acquire or
-// renew, or the moment a renewal found the lease lost, whichever is earlier.
+// renew less one RenewInterval (a follower's count can start that much
+// before the holder's latest write, when a restore hid it), or the moment
+// a renewal found the lease lost, whichever is earlier.
 // It moves forward with each renewal, including those made while draining
 // (Config.DrainTimeout), and no longer changes once RenewalsDone(ctx) is
 // closed. Subtract a margin for latency and scheduling before acting on it.

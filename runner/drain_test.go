@@ -185,7 +185,7 @@ func TestRenewDeadlineDuringDrainEndsRenewals(t *testing.T) {
 		if got := done.Sub(lastSent); got != renewDeadline {
 			t.Fatalf("renewals ended %v after the last successful one was sent, want RenewDeadline (%v)", got, renewDeadline)
 		}
-		if got := task.expiryAtDone.get(); !got.Equal(lastSent.Add(ttl)) {
+		if got := task.expiryAtDone.get(); !got.Equal(lastSent.Add(ttl - renewInterval)) {
 			t.Fatalf("Expiry = %v, want the last renewal's Sent+TTL (%v)", got, lastSent.Add(ttl))
 		}
 	})

@@ -144,7 +144,7 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 // has been released, or ended by finish (not nil: RunOnce's schedule), which
 // is given the term as it stands once the renewals have stopped.
 func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish endTerm) Demotion {
-	st := newTerm(lt)
+	st := newTerm(lt, r.cfg.RenewInterval)
 	termCtx, end := context.WithCancelCause(ctx)
 	defer end(nil)
 	r.elected(lt)

@@ -150,7 +150,7 @@ var runDefaults = map[string]string{
 	"renew-deadline":    "9/16 of TTL",
 	"renew-interval":    "3/8 of TTL",
 	"campaign-interval": "1/3 of TTL",
-	"kill-margin":       "half of TTL - renew deadline",
+	"kill-margin":       "half of TTL - renew interval - renew deadline",
 	"health-interval":   "the renew interval",
 	"health-timeout":    "half the health interval",
 	"cool-down":         "TTL",
@@ -236,7 +236,8 @@ func (o *runOptions) validate(f *flagSet) error {
 		return err
 	}
 	if o.killMargin == 0 {
-		o.killMargin = (o.ttl - o.renewDeadlineOrDefault()) / 2
+		ri := cmp.Or(o.renewInterval, runner.DefaultRenewInterval(o.ttl))
+		o.killMargin = max((o.ttl-ri-o.renewDeadlineOrDefault())/2, time.Millisecond)
 	}
 	return nil
 }

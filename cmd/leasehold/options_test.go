@@ -25,8 +25,8 @@ func TestParseRun(t *testing.T) {
 			name: "defaults",
 			args: []string{"--lease", "mem://a", "--", "worker", "-v"},
 			check: func(t *testing.T, o *runOptions) {
-				if o.ttl != 15*time.Second || o.grace != 10*time.Second || o.killMargin != 3281250*time.Microsecond || o.startTimeout != 10*time.Second {
-					t.Errorf("ttl %v grace %v kill margin %v start timeout %v, want 15s 10s 3.28125s 10s", o.ttl, o.grace, o.killMargin, o.startTimeout)
+				if o.ttl != 15*time.Second || o.grace != 10*time.Second || o.killMargin != 468750*time.Microsecond || o.startTimeout != 10*time.Second {
+					t.Errorf("ttl %v grace %v kill margin %v start timeout %v, want 15s 10s 468.75ms 10s", o.ttl, o.grace, o.killMargin, o.startTimeout)
 				}
 				if o.identity != "host-42" || strings.Join(o.command, " ") != "worker -v" {
 					t.Errorf("identity %q command %q, want host-42 and worker -v", o.identity, o.command)
@@ -49,8 +49,8 @@ func TestParseRun(t *testing.T) {
 					o.stallTimeout != 2*time.Minute || !o.progressOnStdout || o.listen != ":9090" || o.logFormat != "json" {
 					t.Errorf("options from the environment: %+v", o)
 				}
-				if o.killMargin != 6*time.Second {
-					t.Errorf("kill margin %v, want half of TTL - renew deadline (6s)", o.killMargin)
+				if o.killMargin != 375*time.Millisecond {
+					t.Errorf("kill margin %v, want half of TTL - renew interval - renew deadline (375ms)", o.killMargin)
 				}
 			},
 		},
