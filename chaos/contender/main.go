@@ -108,7 +108,7 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 	if unsafe > 0 {
 		cfg.Lease = lyingTTL{Lease: l}
 		cfg.RenewDeadline = time.Duration(unsafe * float64(ttl))
-		cfg.RenewInterval = ttl / 3
+		cfg.RenewInterval = l.Options().RenewInterval // what its records tell followers
 		cfg.CampaignInterval = ttl / 3
 		cfg.CoolDown = ttl
 		cfg.ReleaseTimeout = 3 * l.Options().CallTimeout
