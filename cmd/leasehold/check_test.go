@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -88,12 +85,6 @@ func wantFail(t *testing.T, code int, rep checkReport, lines []string, name, wan
 	if code != wantCode || rep.OK || len(lines) != 1 || !strings.Contains(lines[0], name+": ") || !strings.Contains(lines[0], want) {
 		t.Errorf("exit %d, ok %t, error lines %q; want %d, false, and one line naming %s and saying %q", code, rep.OK, lines, wantCode, name, want)
 	}
-}
-
-func randomName(prefix string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }
 
 func TestCheckMemory(t *testing.T) {
@@ -347,26 +338,6 @@ func TestCheckIgnoringDynamoDB(t *testing.T) {
 	if err != nil || len(out.Item) != 0 {
 		t.Errorf("GetItem of the lease: %v, %d attributes; want no item: nothing written to the lease", err, len(out.Item))
 	}
-}
-
-// azuriteContainer creates a container on Azurite from the test stack,
-// deleted when the test ends.
-func azuriteContainer(t *testing.T) string {
-	t.Helper()
-	cs := os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING")
-	if cs == "" {
-		t.Skip(`leasehold on Azurite: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
-	}
-	client, err := azblob.NewClientFromConnectionString(cs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	container := randomName("leasehold-check-")
-	if _, err := client.CreateContainer(t.Context(), container, nil); err != nil {
-		t.Fatalf("CreateContainer %s: %v", container, err)
-	}
-	t.Cleanup(func() { _, _ = client.DeleteContainer(context.Background(), container, nil) })
-	return container
 }
 
 func TestCheckAzure(t *testing.T) {

@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 )
 
 var memNames atomic.Int64
@@ -90,4 +94,31 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() bool
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// randomName is prefix and 8 random hex digits: a store name no other run uses.
+func randomName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// azuriteContainer creates a container on Azurite from the test stack,
+// deleted when the test ends.
+func azuriteContainer(t *testing.T) string {
+	t.Helper()
+	cs := os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING")
+	if cs == "" {
+		t.Skip(`leasehold on Azurite: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
+	}
+	client, err := azblob.NewClientFromConnectionString(cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	container := randomName("leasehold-check-")
+	if _, err := client.CreateContainer(t.Context(), container, nil); err != nil {
+		t.Fatalf("CreateContainer %s: %v", container, err)
+	}
+	t.Cleanup(func() { _, _ = client.DeleteContainer(context.Background(), container, nil) })
+	return container
 }
