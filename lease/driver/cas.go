@@ -246,7 +246,7 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record)
 			return lease.Term{}, LostTo(got)
 		case got.Version == version:
 			return lease.Term{}, transient(err)
-		case !c.isPending(got):
+		case !c.ownTenure(got):
 			return lease.Term{}, fmt.Errorf("%w: the record of token %d went back to an earlier write of this term (restored from a backup?)", lease.ErrLost, t.Token)
 		case retried:
 			return lease.Term{}, transient(err)
@@ -309,9 +309,10 @@ func (c *casLease) wrote(r lease.Record, sent time.Time) {
 
 // read gets and checks the record, and counts it towards expiry (see
 // Lease.Acquire): a read that fails breaks the count; one that returns
-// the version of the run more than the run's gap after the previous read
-// was sent, or a record whose token is below one this Lease has seen (a
-// restore), starts it again.
+// another version, or the version of the run more than the run's gap after
+// the previous read was sent, starts it again. A run whose record has a
+// token below one this Lease has seen (a restore) is marked, so that its
+// record is waited out even when it reads released.
 func (c *casLease) read(ctx context.Context) (lease.Record, error) {
 	sent := time.Now()
 	var r lease.Record
@@ -351,7 +352,7 @@ func (c *casLease) observe(version string, sent time.Time, r lease.Record) {
 			c.unseen.rec = lease.Record{}
 		}
 	}
-	if version != c.seen.version || restored || now.Sub(c.seen.sent) > c.seen.gap {
+	if version != c.seen.version || now.Sub(c.seen.sent) > c.seen.gap {
 		c.seen.version, c.seen.at, c.seen.gap, c.seen.restored = version, now, gap, restored
 	}
 	c.seen.sent, c.seen.ttl = sent, ttl
@@ -411,9 +412,10 @@ func (c *casLease) restored(r lease.Record) bool {
 	return c.seen.restored && r.Version == c.seen.version
 }
 
-// isPending reports whether r is one of this Lease's writes continuing the
-// current tenure whose answer was lost, or its latest successful write.
-func (c *casLease) isPending(r lease.Record) bool {
+// ownTenure reports whether r is this Lease's latest successful write, or
+// one of its writes continuing the current tenure whose answer was lost
+// since.
+func (c *casLease) ownTenure(r lease.Record) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if SameWrite(r, c.acked) {

@@ -840,6 +840,10 @@ func TestCASRepeatedVersionAfterFailedReads(t *testing.T) {
 			if held := wantHeld(t, "c's Acquire of a restored record with a lower token", err, "a"); held.Wait != ttl {
 				t.Errorf("Wait = %v, want the full TTL: b may still act", held.Wait)
 			}
+			watch(t, c, ttl) // a restored record is waited out, not forever
+			if got := mustAcquire(t, c); got.Token != 3 {
+				t.Errorf("c's takeover of the restored record a TTL later: token %d, want 3", got.Token)
+			}
 		})
 	})
 }
