@@ -122,27 +122,25 @@ func (r *Runner) afterTask(s *schedule) endTerm {
 	}
 }
 
-// holdUntil renews t at once, then every RenewInterval after each renewal
-// returned, until until has passed or ctx ends; renewals run under wctx.
-// It returns the latest term, or the error that ended the renewals (the
-// lease lost, or no success by a renewal's deadline).
+// holdUntil renews t at once, then RenewInterval after each renewal
+// returned, until until has passed or ctx ends; renewals run under wctx,
+// each bounded by its term's renew deadline. It returns the latest term,
+// or the error that ended the renewals (the lease lost, or no success by
+// a deadline). No task runs: the renewals only keep the record held.
 func (r *Runner) holdUntil(ctx, wctx context.Context, t lease.Term, until time.Time) (lease.Term, error) {
-	for first := true; ; first = false {
-		if !first {
-			wait := min(r.cfg.RenewInterval, time.Until(until))
-			sleep(ctx, wait)
-		}
-		if !first && (!time.Now().Before(until) || ctx.Err() != nil) {
-			return t, nil
-		}
+	for {
 		rctx, cancel := context.WithDeadline(wctx, t.Sent.Add(r.cfg.RenewDeadline))
 		nt, err := r.renew(rctx, t)
 		cancel()
 		if err != nil {
 			return t, err
 		}
-		t = nt // no task runs: the renewals only keep the record held
+		t = nt
 		if !time.Now().Before(until) {
+			return t, nil
+		}
+		sleep(ctx, min(r.cfg.RenewInterval, time.Until(until)))
+		if ctx.Err() != nil || !time.Now().Before(until) {
 			return t, nil
 		}
 	}

@@ -70,20 +70,6 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 // (bounded by the renew deadline) ends, and reports each attempt to
 // OnRenew.
 func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
-	return r.retry(ctx, t.Token, func(ctx context.Context) (lease.Term, error) {
-		began := time.Now()
-		nt, err := r.cfg.Lease.Renew(ctx, t)
-		if r.cfg.OnRenew != nil {
-			r.cfg.OnRenew(time.Since(began), err)
-		}
-		return nt, err
-	})
-}
-
-// retry calls write, a write of the term of token, retrying what may pass
-// with exponential backoff until it succeeds, finds the lease lost, or ctx
-// ends.
-func (r *Runner) retry(ctx context.Context, token uint64, write func(context.Context) (lease.Term, error)) (lease.Term, error) {
 	window := r.cfg.RenewDeadline - r.cfg.RenewInterval
 	b := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(window/20),
@@ -91,12 +77,16 @@ func (r *Runner) retry(ctx context.Context, token uint64, write func(context.Con
 		backoff.WithMaxElapsedTime(0),
 	)
 	return backoff.RetryNotifyWithData(func() (lease.Term, error) {
-		nt, err := write(ctx)
+		began := time.Now()
+		nt, err := r.cfg.Lease.Renew(ctx, t)
+		if r.cfg.OnRenew != nil {
+			r.cfg.OnRenew(time.Since(began), err)
+		}
 		if err != nil && (errors.Is(err, lease.ErrLost) || !lease.Retryable(err)) {
 			return nt, backoff.Permanent(err)
 		}
 		return nt, err
 	}, backoff.WithContext(b, ctx), func(err error, wait time.Duration) {
-		r.cfg.Logger.Warn("writing the lease failed; retrying", "token", token, "err", err, "retry_in", wait)
+		r.cfg.Logger.Warn("renew failed; retrying", "token", t.Token, "err", err, "retry_in", wait)
 	})
 }

@@ -33,13 +33,9 @@ type blobLease struct {
 	credentials credentialSource
 
 	mu sync.Mutex
-	// current is the lease ID of this Lease's latest acquisition, until it
-	// is released or found lost. A blob leased under it is held by this
-	// Lease's latest term, which Acquire refuses like anyone else's.
-	current string
-	// written is the schedule state (Period, PeriodDone, Hold) of the record
-	// this Lease last wrote under current: Renew writes the record again
-	// only when a term's differs.
+	// written is the term (lease ID and schedule state: Period,
+	// PeriodDone, Hold) whose record this Lease last wrote: Renew writes
+	// the record again only when a term's differs.
 	written lease.Term
 
 	// highest is the highest token this Lease has read or tried to write:
@@ -196,15 +192,6 @@ func (l *blobLease) heldError(st state) error {
 	return held
 }
 
-// forget clears current if it is id.
-func (l *blobLease) forget(id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.current == id {
-		l.current = ""
-	}
-}
-
 func (l *blobLease) Acquire(ctx context.Context) (lease.Term, error) {
 	// Another round only when the blob changed between this contender's
 	// read and its acquire (another contender acquired and released it in
@@ -310,7 +297,7 @@ func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent tim
 		return lease.Term{}, l.notLost(err)
 	}
 	l.mu.Lock()
-	l.current, l.written = id, t
+	l.written = t
 	l.mu.Unlock()
 	return t, nil
 }
@@ -400,7 +387,6 @@ func (l *blobLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error)
 	})
 	if err != nil {
 		if errors.Is(err, lease.ErrLost) {
-			l.forget(t.Version)
 			return lease.Term{}, fmt.Errorf("%w (token %d)", err, t.Token)
 		}
 		return lease.Term{}, err
@@ -430,7 +416,6 @@ func (l *blobLease) writeSchedule(ctx context.Context, t lease.Term) error {
 	}
 	if err != nil {
 		if errors.Is(err, lease.ErrLost) {
-			l.forget(t.Version)
 			return fmt.Errorf("%w (token %d)", err, t.Token)
 		}
 		return err
@@ -459,11 +444,9 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 			}
 			return fmt.Errorf("%w: azureblob: release of token %d: %v; reading the blob back failed: %v", lease.ErrUnavailable, t.Token, err, rerr)
 		case rerr != nil || st.rec == nil || st.rec.Holder != t.Holder || st.rec.Token != t.Token:
-			l.forget(t.Version)
 			return l.lostTo(st, t, err)
 		case st.rec.Released && !st.leased:
 			// Released by this term, and no Azure lease holds the blob.
-			l.forget(t.Version)
 			return nil
 		case st.rec.Released:
 			// Released by this term (by this call, whose response was lost,
@@ -474,10 +457,8 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 		case !st.leased:
 			// The term lapsed and nobody has taken the lease since: it is
 			// free, which is what Release is for.
-			l.forget(t.Version)
 			return nil
 		default:
-			l.forget(t.Version)
 			return l.lostTo(st, t, err)
 		}
 	}
@@ -489,7 +470,6 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 	})
 	if err == nil || errors.Is(err, lease.ErrLost) {
 		// The record says released; the Azure lease is gone either way.
-		l.forget(t.Version)
 		return nil
 	}
 	return fmt.Errorf("%w: azureblob: the record of token %d says released, but the Azure lease is held until it lapses: %w", lease.ErrUnavailable, t.Token, err)
