@@ -124,8 +124,11 @@ func TestJSONRoundTrip(t *testing.T) {
 // decoder refuses unknown fields (as leasehold's did before the schedule
 // state) read it: the state rides in the nonce.
 func TestRecordsReadByEarlierVersions(t *testing.T) {
-	r := lease.Record{Holder: "w", Token: 3, TTL: time.Second, Released: true, Nonce: "4f1c9a0b7e22d3c5", Period: "2026-11-23T10:00:00Z", PeriodDone: true}
+	r := lease.Record{Holder: "w", Token: 3, TTL: time.Second, Nonce: "4f1c9a0b7e22d3c5", Period: "2026-11-23T10:00:00Z", PeriodDone: true, RenewInterval: 375 * time.Millisecond, Hold: true}
 	b := driver.EncodeJSON(r)
+	if back, err := driver.DecodeJSON(b); err != nil || back != r {
+		t.Errorf("DecodeJSON(EncodeJSON(%+v)) = %+v, %v", r, back, err)
+	}
 	var old struct {
 		Format   int    `json:"leasehold"`
 		Holder   string `json:"holder"`
@@ -139,8 +142,20 @@ func TestRecordsReadByEarlierVersions(t *testing.T) {
 	if err := dec.Decode(&old); err != nil {
 		t.Fatalf("the previous format's strict decoder refuses %s: %v", b, err)
 	}
-	if old.Nonce != "4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1" {
-		t.Errorf("stored nonce %q, want the nonce with the schedule state appended", old.Nonce)
+	if old.Nonce != "4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=375;hold=1" {
+		t.Errorf("stored nonce %q, want the nonce with the schedule state, the renew interval and the hold appended", old.Nonce)
+	}
+	// The previous version (0b9a375) read the text before the first ';' as
+	// the nonce and ignored attributes it did not know: it sees the same
+	// nonce and schedule state, and takes the renew interval as unknown.
+	prev, _, _ := strings.Cut(old.Nonce, ";")
+	if prev != r.Nonce || strings.Contains(prev, ";") {
+		t.Errorf("the previous version's nonce would be %q, want %q", prev, r.Nonce)
+	}
+	r.RenewInterval, r.Hold = 0, false
+	b = driver.EncodeJSON(r)
+	if back, err := driver.DecodeJSON(b); err != nil || back.RenewInterval != 0 {
+		t.Errorf("a record without the renew interval decodes as %+v, %v; want RenewInterval 0 (the reader assumes the default)", back, err)
 	}
 }
 
@@ -189,5 +204,22 @@ func TestRecordHeldAndTermExpires(t *testing.T) {
 	sent := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if got := (lease.Term{Sent: sent, TTL: 15 * time.Second}).Expires(); !got.Equal(sent.Add(15 * time.Second)) {
 		t.Errorf("Expires() = %v, want Sent+TTL", got)
+	}
+}
+
+// TestDecodeNonceRenewInterval: a renew interval that no writer could
+// have stored makes the record corrupt; an attribute it does not know is
+// ignored (rule 11).
+func TestDecodeNonceRenewInterval(t *testing.T) {
+	for _, bad := range []string{"n;renew=", "n;renew=abc", "n;renew=0", "n;renew=-5", "n;renew=99999999999999999999"} {
+		var r lease.Record
+		r.Holder, r.Token, r.TTL = "w", 1, time.Second
+		if err := driver.DecodeNonce(bad, &r); !errors.Is(err, lease.ErrCorrupt) {
+			t.Errorf("DecodeNonce(%q) = %v, want lease.ErrCorrupt", bad, err)
+		}
+	}
+	r := lease.Record{Holder: "w", Token: 1, TTL: time.Second}
+	if err := driver.DecodeNonce("n;renew=375;later=x", &r); err != nil || r.RenewInterval != 375*time.Millisecond || r.Nonce != "n" {
+		t.Errorf("DecodeNonce with a later attribute: %+v, %v; want renew 375ms, nonce n", r, err)
 	}
 }
