@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -18,11 +20,18 @@ const ProbeSuffix = ".leasehold-probe"
 // ProbeHolder is the holder of the records Probe writes.
 const ProbeHolder = "leasehold-probe"
 
-// MaxKeyWithProbe returns the longest lease key, in bytes, whose probe key
-// (the key and ProbeSuffix) fits a store's limit on keys, limit bytes. A
-// driver refuses longer keys at Open, with a lease.OptionError, rather than
-// have every probe refused by the store.
-func MaxKeyWithProbe(limit int) int { return limit - len(ProbeSuffix) }
+// CheckProbeKeyFits reports, as a *lease.OptionError of package pkg naming
+// field, a lease key so long that its probe key (the key and ProbeSuffix)
+// would not fit store's limit on keys, limit bytes. A driver refuses such
+// keys at Open, rather than have every probe refused by the store.
+func CheckProbeKeyFits(pkg, field, key string, limit int, store string) error {
+	most := limit - len(ProbeSuffix)
+	if len(key) <= most {
+		return nil
+	}
+	return &lease.OptionError{Pkg: pkg, Field: field, Value: strconv.Quote(key[:64] + "..."),
+		Reason: fmt.Sprintf("is %d bytes long; at most %d are allowed, so that its probe key (%s%s) fits %s's limit of %d", len(key), most, strings.ToUpper(field), ProbeSuffix, store, limit)}
+}
 
 // Probe is the check of one store that a CAS driver's Verify runs (through
 // VerifyStore): that the store refuses conditional writes whose condition

@@ -111,15 +111,12 @@ func (o Options) validate() error {
 		return invalid("Table", strconv.Quote(o.Table), "must be 3 to 255 letters, digits, '_', '-' or '.'")
 	case o.Name == "":
 		return invalid("Name", `""`, "must not be empty")
-	case len(o.Name) > driver.MaxKeyWithProbe(maxNameLen):
-		return invalid("Name", strconv.Quote(o.Name[:64]+"..."), fmt.Sprintf("is %d bytes long; at most %d are allowed, so that the name of its probe item (NAME%s) fits DynamoDB's limit of %d on a partition key",
-			len(o.Name), driver.MaxKeyWithProbe(maxNameLen), driver.ProbeSuffix, maxNameLen))
 	case len(o.KeyAttribute) > maxAttrLen:
 		return invalid("KeyAttribute", strconv.Quote(o.KeyAttribute[:64]+"..."), fmt.Sprintf("is %d bytes long; DynamoDB allows at most %d", len(o.KeyAttribute), maxAttrLen))
 	case slices.Contains(recordAttributes, o.KeyAttribute):
 		return invalid("KeyAttribute", strconv.Quote(o.KeyAttribute), fmt.Sprintf("is an attribute of the lease item; choose a name other than %v", recordAttributes))
 	}
-	return nil
+	return driver.CheckProbeKeyFits("dynamodb", "Name", o.Name, maxNameLen, "DynamoDB's partition key")
 }
 
 // conn is the driver.CAS for one item. A record's version is its

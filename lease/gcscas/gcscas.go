@@ -99,13 +99,10 @@ func (o Options) validate() error {
 		return invalid("Bucket", "", "must not be empty")
 	case o.Object == "":
 		return invalid("Object", "", "must not be empty")
-	case len(o.Object) > driver.MaxKeyWithProbe(maxObjectLen):
-		return invalid("Object", o.Object[:64]+"...", fmt.Sprintf("is %d bytes long; at most %d are allowed, so that the name of its probe object (OBJECT%s) fits Cloud Storage's limit of %d",
-			len(o.Object), driver.MaxKeyWithProbe(maxObjectLen), ProbeSuffix, maxObjectLen))
 	case !utf8.ValidString(o.Object) || strings.ContainsAny(o.Object, "\r\n"):
 		return invalid("Object", o.Object, "must be valid UTF-8 without carriage returns or line feeds, as Cloud Storage requires")
 	}
-	return nil
+	return driver.CheckProbeKeyFits("gcscas", "Object", o.Object, maxObjectLen, "Cloud Storage")
 }
 
 // conn is the driver.CAS for one object. A record's version is the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -75,11 +74,8 @@ func (o Options) validate() error {
 		return &lease.OptionError{Pkg: "s3cas", Field: "Bucket", Value: `""`, Reason: "must not be empty"}
 	case o.Key == "":
 		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: `""`, Reason: "must not be empty"}
-	case len(o.Key) > driver.MaxKeyWithProbe(maxKeyLen):
-		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: strconv.Quote(o.Key[:64] + "..."),
-			Reason: fmt.Sprintf("is %d bytes long; at most %d are allowed, so that the key of its probe object (KEY%s) fits S3's limit of %d", len(o.Key), driver.MaxKeyWithProbe(maxKeyLen), ProbeSuffix, maxKeyLen)}
 	}
-	return nil
+	return driver.CheckProbeKeyFits("s3cas", "Key", o.Key, maxKeyLen, "S3")
 }
 
 // conn is the driver.CAS for one object. A record's version is the
