@@ -14,7 +14,7 @@ import (
 // their init function; import a backend for its side effect to make its
 // scheme available to Open:
 //
-//	import _ "github.com/leasehold/leasehold/lease/s3cas"
+//	import _ "github.com/leasehold/leasehold/lease/s3lease"
 type URLOpener interface {
 	// OpenLeaseURL opens the lease u names. opts has been validated, its
 	// defaults filled in. It must reject query parameters it does not know

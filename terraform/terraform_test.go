@@ -19,10 +19,10 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/leasehold/leasehold/lease/azureblob"
-	"github.com/leasehold/leasehold/lease/dynamodb"
-	"github.com/leasehold/leasehold/lease/gcscas"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/dynamolease"
+	"github.com/leasehold/leasehold/lease/gcslease"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // The modules and examples, as directories under terraform/.
@@ -50,8 +50,8 @@ func TestDynamoDBTableHasTheBackendsKeySchema(t *testing.T) {
 	m := load(t, "modules/aws-dynamodb-lease")
 	table := m.resource(t, "aws_dynamodb_table", "this")
 
-	if got := m.stringOf(t, attr(t, table, "hash_key")); got != dynamodb.DefaultKeyAttribute {
-		t.Errorf("aws_dynamodb_table.this: hash_key is %q, want dynamodb.DefaultKeyAttribute %q", got, dynamodb.DefaultKeyAttribute)
+	if got := m.stringOf(t, attr(t, table, "hash_key")); got != dynamolease.DefaultKeyAttribute {
+		t.Errorf("aws_dynamodb_table.this: hash_key is %q, want dynamolease.DefaultKeyAttribute %q", got, dynamolease.DefaultKeyAttribute)
 	}
 	if _, ok := table.Body.Attributes["range_key"]; ok {
 		t.Errorf("aws_dynamodb_table.this has a range_key: the backend wants a table with one HASH key and no sort key")
@@ -60,8 +60,8 @@ func TestDynamoDBTableHasTheBackendsKeySchema(t *testing.T) {
 	if len(attrs) != 1 {
 		t.Fatalf("aws_dynamodb_table.this declares %d attribute blocks, want exactly 1 (the hash key)", len(attrs))
 	}
-	if got := m.stringOf(t, attr(t, attrs[0], "name")); got != dynamodb.DefaultKeyAttribute {
-		t.Errorf("aws_dynamodb_table.this: attribute name is %q, want %q", got, dynamodb.DefaultKeyAttribute)
+	if got := m.stringOf(t, attr(t, attrs[0], "name")); got != dynamolease.DefaultKeyAttribute {
+		t.Errorf("aws_dynamodb_table.this: attribute name is %q, want %q", got, dynamolease.DefaultKeyAttribute)
 	}
 	if got := m.stringOf(t, attr(t, attrs[0], "type")); got != "S" {
 		t.Errorf("aws_dynamodb_table.this: key attribute type is %q, want \"S\"", got)
@@ -74,8 +74,8 @@ func TestDynamoDBTableHasTheBackendsKeySchema(t *testing.T) {
 	if ttl := blocksOf(table.Body, "ttl"); len(ttl) > 0 {
 		t.Errorf("aws_dynamodb_table.this has a ttl block (%s): DynamoDB TTL must never delete lease items", ttl[0].DefRange())
 	}
-	if got := m.stringOf(t, m.local(t, "default_key_attribute")); got != dynamodb.DefaultKeyAttribute {
-		t.Errorf("local.default_key_attribute (which URLs leave out) is %q, want %q", got, dynamodb.DefaultKeyAttribute)
+	if got := m.stringOf(t, m.local(t, "default_key_attribute")); got != dynamolease.DefaultKeyAttribute {
+		t.Errorf("local.default_key_attribute (which URLs leave out) is %q, want %q", got, dynamolease.DefaultKeyAttribute)
 	}
 }
 
@@ -85,12 +85,12 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	stmts := m.statements(t, doc)
 
 	want := map[string][]string{
-		"LeaseObjects":      s3cas.IAMActions,
-		"LeaseProbeObjects": s3cas.IAMProbeActions,
-		prefixWildcardSid:   s3cas.IAMActions,
-		"LeaseBucket":       s3cas.IAMBucketActions,
+		"LeaseObjects":      s3lease.IAMActions,
+		"LeaseProbeObjects": s3lease.IAMProbeActions,
+		prefixWildcardSid:   s3lease.IAMActions,
+		"LeaseBucket":       s3lease.IAMBucketActions,
 		"LeaseObjectsKMS":   kmsActions,
-		"LeaseTable":        dynamodb.IAMActions,
+		"LeaseTable":        dynamolease.IAMActions,
 	}
 	seen := map[string]bool{}
 	for _, s := range stmts {
@@ -123,8 +123,8 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		}
 	}
 	for svc, declared := range map[string][]string{
-		"s3":       slices.Concat(s3cas.IAMActions, s3cas.IAMProbeActions, s3cas.IAMBucketActions),
-		"dynamodb": dynamodb.IAMActions,
+		"s3":       slices.Concat(s3lease.IAMActions, s3lease.IAMProbeActions, s3lease.IAMBucketActions),
+		"dynamodb": dynamolease.IAMActions,
 		"kms":      kmsActions,
 	} {
 		if !slices.Equal(dedup(union[svc]), dedup(declared)) {
@@ -155,8 +155,8 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 			t.Errorf("%s: statement %q has resources %s, want %s", s.pos, c.sid, got, c.resources)
 		}
 	}
-	if got := m.stringOf(t, m.local(t, "s3_probe_suffix")); got != s3cas.ProbeSuffix {
-		t.Errorf("local.s3_probe_suffix is %q, want s3cas.ProbeSuffix %q", got, s3cas.ProbeSuffix)
+	if got := m.stringOf(t, m.local(t, "s3_probe_suffix")); got != s3lease.ProbeSuffix {
+		t.Errorf("local.s3_probe_suffix is %q, want s3lease.ProbeSuffix %q", got, s3lease.ProbeSuffix)
 	}
 	if s := find(stmts, prefixWildcardSid); s != nil && !strings.Contains(s.forEach, "var.s3_whole_prefix") {
 		t.Errorf("%s: statement %q must exist only when the user asks for a whole prefix (var.s3_whole_prefix); its for_each is %s", s.pos, prefixWildcardSid, s.forEach)
@@ -264,8 +264,8 @@ func TestAzureRoleIsTheBackendsOnTheContainerOnly(t *testing.T) {
 		t.Fatalf("%d azurerm_role_assignment resources, want exactly 1", len(assignments))
 	}
 	ra := assignments[0]
-	if got := m.stringOf(t, attr(t, ra, "role_definition_name")); got != azureblob.RoleDefinitionName {
-		t.Errorf("role_definition_name is %q, want azureblob.RoleDefinitionName %q", got, azureblob.RoleDefinitionName)
+	if got := m.stringOf(t, attr(t, ra, "role_definition_name")); got != azurelease.RoleDefinitionName {
+		t.Errorf("role_definition_name is %q, want azurelease.RoleDefinitionName %q", got, azurelease.RoleDefinitionName)
 	}
 	// The scope is a container of this module: not the account, the
 	// resource group or the subscription.
@@ -301,8 +301,8 @@ func TestGCSRoleIsTheBackendsOnTheLeaseObjectsOnly(t *testing.T) {
 	for _, v := range m.value(t, m.local(t, "lease_permissions")).AsValueSlice() {
 		perms = append(perms, v.AsString())
 	}
-	if !slices.Equal(sorted(perms), sorted(gcscas.IAMPermissions)) {
-		t.Errorf("local.lease_permissions is %v, want exactly gcscas.IAMPermissions %v", sorted(perms), sorted(gcscas.IAMPermissions))
+	if !slices.Equal(sorted(perms), sorted(gcslease.IAMPermissions)) {
+		t.Errorf("local.lease_permissions is %v, want exactly gcslease.IAMPermissions %v", sorted(perms), sorted(gcslease.IAMPermissions))
 	}
 	role := m.resource(t, "google_project_iam_custom_role", "lease")
 	if got := m.source(attr(t, role, "permissions")); got != "local.lease_permissions" {
@@ -388,10 +388,10 @@ func TestLeaseURLsUseTheBackendsSchemes(t *testing.T) {
 		dir, scheme string
 		params      []string // the query parameters the backend accepts
 	}{
-		{"modules/aws-s3-lease", s3cas.Scheme, s3cas.URLParams},
-		{"modules/aws-dynamodb-lease", dynamodb.Scheme, dynamodb.URLParams},
-		{"modules/azure-blob-lease", azureblob.Scheme, azureblob.URLParams},
-		{"modules/gcp-gcs-lease", gcscas.Scheme, nil}, // gs:// URLs take no parameters
+		{"modules/aws-s3-lease", s3lease.Scheme, s3lease.URLParams},
+		{"modules/aws-dynamodb-lease", dynamolease.Scheme, dynamolease.URLParams},
+		{"modules/azure-blob-lease", azurelease.Scheme, azurelease.URLParams},
+		{"modules/gcp-gcs-lease", gcslease.Scheme, nil}, // gs:// URLs take no parameters
 	} {
 		m := load(t, c.dir)
 		src := m.source(attr(t, m.output(t, "lease_urls"), "value"))

@@ -27,11 +27,11 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
-	_ "github.com/leasehold/leasehold/lease/azureblob"
-	_ "github.com/leasehold/leasehold/lease/dynamodb"
-	_ "github.com/leasehold/leasehold/lease/gcscas"
+	_ "github.com/leasehold/leasehold/lease/azurelease"
+	_ "github.com/leasehold/leasehold/lease/dynamolease"
+	_ "github.com/leasehold/leasehold/lease/gcslease"
 	_ "github.com/leasehold/leasehold/lease/memlease"
-	_ "github.com/leasehold/leasehold/lease/s3cas"
+	_ "github.com/leasehold/leasehold/lease/s3lease"
 	"github.com/leasehold/leasehold/runner"
 )
 

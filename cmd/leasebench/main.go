@@ -192,7 +192,7 @@ func bench(ctx context.Context, c config) (*report, error) {
 		case st.service == pricing.AzureBlob && st.ttl != c.ttl:
 			rep.notef("%s: TTL %v, Azure's shortest lease, instead of -ttl %v", st.name, st.ttl, c.ttl)
 		case st.service == pricing.GCS && st.ttl != c.ttl:
-			rep.notef("%s: TTL %v, gcscas.MinTTL (about one write per second to an object), instead of -ttl %v", st.name, st.ttl, c.ttl)
+			rep.notef("%s: TTL %v, gcslease.MinTTL (about one write per second to an object), instead of -ttl %v", st.name, st.ttl, c.ttl)
 		}
 		wg.Go(func() {
 			progress("%s: %d crash failovers (TTL %v)", st.name, c.trials, st.ttl)

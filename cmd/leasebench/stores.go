@@ -23,11 +23,11 @@ import (
 
 	"github.com/leasehold/leasehold/internal/pricing"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/azureblob"
-	"github.com/leasehold/leasehold/lease/dynamodb"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/dynamolease"
+	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/memlease"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // region is the AWS region the emulators are addressed in.
@@ -106,13 +106,13 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 		if cs == "" {
 			return nil, "LEASEHOLD_AZURITE_CONNECTION_STRING is not set", nil
 		}
-		return setupAzure(ctx, name, cs, run, max(ttl, azureblob.MinTTL))
+		return setupAzure(ctx, name, cs, run, max(ttl, azurelease.MinTTL))
 	case "gcs":
 		host, bucket := env("STORAGE_EMULATOR_HOST"), env("LEASEHOLD_GCS_BUCKET")
 		if host == "" || bucket == "" {
 			return nil, "STORAGE_EMULATOR_HOST or LEASEHOLD_GCS_BUCKET is not set", nil
 		}
-		return setupGCS(ctx, name, "http://"+host, bucket, run, max(ttl, gcscas.MinTTL))
+		return setupGCS(ctx, name, "http://"+host, bucket, run, max(ttl, gcslease.MinTTL))
 	}
 	return nil, "", fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(storeNames, ", "))
 }
@@ -133,7 +133,7 @@ func setupS3(ctx context.Context, name, endpoint, key, secret, bucket string, tt
 		connect: func(ep string) (opener, error) {
 			c := client(ep)
 			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
-				return s3cas.Open(ctx, s3cas.Options{Bucket: bucket, Key: n, Client: c, UsePathStyle: true}, opts)
+				return s3lease.Open(ctx, s3lease.Options{Bucket: bucket, Key: n, Client: c, UsePathStyle: true}, opts)
 			}, nil
 		},
 		label: func(r *http.Request) string { return r.Method },
@@ -159,7 +159,7 @@ func setupS3(ctx context.Context, name, endpoint, key, secret, bucket string, tt
 
 func setupDynamo(ctx context.Context, name, endpoint, table string, ttl time.Duration) (*store, string, error) {
 	admin := dynamoClient(endpoint)
-	if err := createTable(ctx, admin, table, dynamodb.DefaultKeyAttribute); err != nil {
+	if err := createTable(ctx, admin, table, dynamolease.DefaultKeyAttribute); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
 	return &store{
@@ -167,7 +167,7 @@ func setupDynamo(ctx context.Context, name, endpoint, table string, ttl time.Dur
 		connect: func(ep string) (opener, error) {
 			c := dynamoClient(ep)
 			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
-				return dynamodb.Open(ctx, dynamodb.Options{Table: table, Name: n, Client: c}, opts)
+				return dynamolease.Open(ctx, dynamolease.Options{Table: table, Name: n, Client: c}, opts)
 			}, nil
 		},
 		label: byTarget,
@@ -224,7 +224,7 @@ func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.
 				return nil, err
 			}
 			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
-				return gcscas.Open(ctx, gcscas.Options{Bucket: bucket, Object: run + "/" + n, Client: c}, opts)
+				return gcslease.Open(ctx, gcslease.Options{Bucket: bucket, Object: run + "/" + n, Client: c}, opts)
 			}, nil
 		},
 		label: func(r *http.Request) string { return r.Method },
@@ -272,7 +272,7 @@ func setupAzure(ctx context.Context, name, connectionString, container string, t
 				return nil, err
 			}
 			return func(ctx context.Context, n string, opts lease.Options) (lease.Lease, error) {
-				return azureblob.Open(ctx, azureblob.Options{Container: container, Blob: n, Client: c}, opts)
+				return azurelease.Open(ctx, azurelease.Options{Container: container, Blob: n, Client: c}, opts)
 			}, nil
 		},
 		label: byBlobOperation,

@@ -5,8 +5,8 @@ package main
 import "testing"
 
 func TestOneLine(t *testing.T) {
-	msg := "azureblob: HEAD http://x/c/b\n--------\nRESPONSE 404: 404 Not Found\nERROR CODE: ContainerNotFound\n--------\n"
-	if got, want := oneLine(msg), "azureblob: HEAD http://x/c/b | RESPONSE 404: 404 Not Found | ERROR CODE: ContainerNotFound"; got != want {
+	msg := "azurelease: HEAD http://x/c/b\n--------\nRESPONSE 404: 404 Not Found\nERROR CODE: ContainerNotFound\n--------\n"
+	if got, want := oneLine(msg), "azurelease: HEAD http://x/c/b | RESPONSE 404: 404 Not Found | ERROR CODE: ContainerNotFound"; got != want {
 		t.Fatalf("oneLine = %q, want %q", got, want)
 	}
 }

@@ -93,7 +93,7 @@ var (
 )
 
 // GCSUpload matches Cloud Storage JSON API uploads (every write of the
-// gcscas driver).
+// gcslease driver).
 func GCSUpload(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/upload/storage/v1/")
 }

@@ -166,7 +166,7 @@ func TestEveryAndTimes(t *testing.T) {
 
 // TestIgnoreConditions: the conditions are gone, and the request carries a
 // new signature of the same scope, which no longer signs them (MinIO checks
-// the signature itself in lease/s3cas's tests).
+// the signature itself in lease/s3lease's tests).
 func TestIgnoreConditions(t *testing.T) {
 	t.Parallel()
 	up, target := startUpstream(t)

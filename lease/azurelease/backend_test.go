@@ -1,4 +1,4 @@
-package azureblob_test
+package azurelease_test
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	azlease "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/azurelease"
 )
 
 // TestTokensStrictlyIncrease takes one lease through every way a term can
@@ -132,7 +132,7 @@ func TestTTLOutOfRange(t *testing.T) {
 		{"10s-infinite", 10 * time.Second, true, true},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			_, err := azureblob.Open(t.Context(), azureblob.Options{Container: "leases", Blob: "jobs", ConnectionString: cs, InfiniteLease: row.infinite},
+			_, err := azurelease.Open(t.Context(), azurelease.Options{Container: "leases", Blob: "jobs", ConnectionString: cs, InfiniteLease: row.infinite},
 				lease.Options{Identity: "worker-1", TTL: row.ttl})
 			if row.ok {
 				if err != nil {
@@ -142,8 +142,8 @@ func TestTTLOutOfRange(t *testing.T) {
 			}
 			t.Logf("TTL %v: %v", row.ttl, err)
 			var oe *lease.OptionError
-			if !errors.As(err, &oe) || oe.Pkg != "azureblob" || oe.Field != "TTL" || !errors.Is(err, lease.ErrInvalid) {
-				t.Fatalf("Open with TTL %v: %v, want an *lease.OptionError for azureblob's TTL", row.ttl, err)
+			if !errors.As(err, &oe) || oe.Pkg != "azurelease" || oe.Field != "TTL" || !errors.Is(err, lease.ErrInvalid) {
+				t.Fatalf("Open with TTL %v: %v, want an *lease.OptionError for azurelease's TTL", row.ttl, err)
 			}
 			if !strings.Contains(err.Error(), "from 15s to 60s") || !strings.Contains(err.Error(), "("+row.ttl.String()+")") {
 				t.Errorf("Open with TTL %v: %q, want the value and the range 15s to 60s in the message", row.ttl, err)
@@ -159,20 +159,20 @@ func TestOpenOptions(t *testing.T) {
 	const cs = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:9/devstoreaccount1;"
 	for _, row := range []struct {
 		name string
-		opts azureblob.Options
+		opts azurelease.Options
 		want string
 	}{
-		{"no-account", azureblob.Options{Container: "leases", Blob: "jobs"}, "azureblob: Options (no Client, ConnectionString or AccountURL) must say how to reach the account"},
-		{"two-ways", azureblob.Options{Container: "leases", Blob: "jobs", ConnectionString: cs, AccountURL: "https://a.blob.core.windows.net/"}, "azureblob: Options (AccountURL and ConnectionString set) must say how to reach the account once"},
-		{"no-container", azureblob.Options{Blob: "jobs", ConnectionString: cs}, `azureblob: Container ("") is not a container name`},
-		{"no-blob", azureblob.Options{Container: "leases", ConnectionString: cs}, `azureblob: Blob ("") must not be empty`},
-		{"development-storage", azureblob.Options{Container: "leases", Blob: "jobs", ConnectionString: "UseDevelopmentStorage=true"}, "is not understood by the Go Azure SDK"},
-		{"http-account-url", azureblob.Options{Container: "leases", Blob: "jobs", AccountURL: "http://127.0.0.1:10000/devstoreaccount1"}, "must be https"},
-		{"account-url-password", azureblob.Options{Container: "leases", Blob: "jobs", AccountURL: "https://me:s3cret@a.blob.core.windows.net/"}, `AccountURL ("https://me:xxxxx@a.blob.core.windows.net/") is not a service URL`},
-		{"account-url-sas", azureblob.Options{Container: "leases", Blob: "jobs", AccountURL: "https://a.blob.core.windows.net/?sv=2022-11-02&sig=s3cret"}, `AccountURL ("https://a.blob.core.windows.net/?sv=2022-11-02&sig=xxxxx") has a query (a SAS token?)`},
+		{"no-account", azurelease.Options{Container: "leases", Blob: "jobs"}, "azurelease: Options (no Client, ConnectionString or AccountURL) must say how to reach the account"},
+		{"two-ways", azurelease.Options{Container: "leases", Blob: "jobs", ConnectionString: cs, AccountURL: "https://a.blob.core.windows.net/"}, "azurelease: Options (AccountURL and ConnectionString set) must say how to reach the account once"},
+		{"no-container", azurelease.Options{Blob: "jobs", ConnectionString: cs}, `azurelease: Container ("") is not a container name`},
+		{"no-blob", azurelease.Options{Container: "leases", ConnectionString: cs}, `azurelease: Blob ("") must not be empty`},
+		{"development-storage", azurelease.Options{Container: "leases", Blob: "jobs", ConnectionString: "UseDevelopmentStorage=true"}, "is not understood by the Go Azure SDK"},
+		{"http-account-url", azurelease.Options{Container: "leases", Blob: "jobs", AccountURL: "http://127.0.0.1:10000/devstoreaccount1"}, "must be https"},
+		{"account-url-password", azurelease.Options{Container: "leases", Blob: "jobs", AccountURL: "https://me:s3cret@a.blob.core.windows.net/"}, `AccountURL ("https://me:xxxxx@a.blob.core.windows.net/") is not a service URL`},
+		{"account-url-sas", azurelease.Options{Container: "leases", Blob: "jobs", AccountURL: "https://a.blob.core.windows.net/?sv=2022-11-02&sig=s3cret"}, `AccountURL ("https://a.blob.core.windows.net/?sv=2022-11-02&sig=xxxxx") has a query (a SAS token?)`},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			_, err := azureblob.Open(t.Context(), row.opts, lease.Options{Identity: "worker-1"})
+			_, err := azurelease.Open(t.Context(), row.opts, lease.Options{Identity: "worker-1"})
 			t.Logf("%v", err)
 			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), row.want) {
 				t.Errorf("Open: %v, want lease.ErrInvalid with %q", err, row.want)
@@ -192,7 +192,7 @@ func TestMissingContainer(t *testing.T) {
 	cs := connectionString(t)
 	c := newClient(t, cs)
 	name := "leasehold-missing-" + fmt.Sprint(time.Now().UnixNano())
-	l, err := azureblob.Open(t.Context(), azureblob.Options{Container: name, Blob: "jobs", Client: c}, lease.Options{Identity: "worker-1"})
+	l, err := azurelease.Open(t.Context(), azurelease.Options{Container: name, Blob: "jobs", Client: c}, lease.Options{Identity: "worker-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestMissingContainer(t *testing.T) {
 		}
 	}
 	if _, err := c.ServiceClient().NewContainerClient(name).GetProperties(t.Context(), nil); err == nil {
-		t.Errorf("the container %q exists after the calls; azureblob must never create containers", name)
+		t.Errorf("the container %q exists after the calls; azurelease must never create containers", name)
 	}
 }
 
@@ -376,7 +376,7 @@ func TestUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	cs := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://" + addr + "/devstoreaccount1;"
-	l, err := azureblob.Open(t.Context(), azureblob.Options{Container: "leases", Blob: "jobs", ConnectionString: cs}, lease.Options{Identity: "worker-1"})
+	l, err := azurelease.Open(t.Context(), azurelease.Options{Container: "leases", Blob: "jobs", ConnectionString: cs}, lease.Options{Identity: "worker-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestInfiniteLease(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	open := func(id string, infinite bool, ttl time.Duration) lease.Lease {
-		l, err := azureblob.Open(ctx, azureblob.Options{Container: e.container, Blob: "jobs", Client: e.client, InfiniteLease: infinite},
+		l, err := azurelease.Open(ctx, azurelease.Options{Container: e.container, Blob: "jobs", Client: e.client, InfiniteLease: infinite},
 			lease.Options{Identity: id, TTL: ttl})
 		if err != nil {
 			t.Fatalf("Open(%s, InfiniteLease %t): %v", id, infinite, err)

@@ -1,4 +1,4 @@
-package azureblob_test
+package azurelease_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	azlease "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/azurelease"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -35,7 +35,7 @@ type harness struct {
 }
 
 func (h *harness) Open(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
-	return azureblob.Open(ctx, azureblob.Options{Container: h.container, Blob: name, Client: h.c}, opts)
+	return azurelease.Open(ctx, azurelease.Options{Container: h.container, Blob: name, Client: h.c}, opts)
 }
 
 // WriteForeign stores what another tool would: a blob with content and

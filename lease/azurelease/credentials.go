@@ -1,4 +1,4 @@
-package azureblob
+package azurelease
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type credentialSource func(ctx context.Context) (string, error)
 // Credentials implements driver.CredentialSource.
 func (l *blobLease) Credentials(ctx context.Context) (string, error) {
 	if l.credentials == nil {
-		return "the azblob.Client given in azureblob.Options (its credential is its own)", nil
+		return "the azblob.Client given in azurelease.Options (its credential is its own)", nil
 	}
 	return l.credentials(ctx)
 }
@@ -55,7 +55,7 @@ func tokenSource(cred azcore.TokenCredential) credentialSource {
 		case ctx.Err() != nil:
 			return "", ctx.Err()
 		case err != nil:
-			return "", fmt.Errorf("%w: azureblob: no usable Entra ID credentials were found for Azure Storage; azidentity.DefaultAzureCredential tried the environment (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_CLIENT_SECRET or _CERTIFICATE_PATH), workload identity, managed identity and the Azure CLI and Azure Developer CLI logins: %w", lease.ErrPermission, err)
+			return "", fmt.Errorf("%w: azurelease: no usable Entra ID credentials were found for Azure Storage; azidentity.DefaultAzureCredential tried the environment (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_CLIENT_SECRET or _CERTIFICATE_PATH), workload identity, managed identity and the Azure CLI and Azure Developer CLI logins: %w", lease.ErrPermission, err)
 		}
 		return "Entra ID, azidentity.DefaultAzureCredential (environment, workload identity, managed identity or az login): a token for Azure Storage was issued", nil
 	}

@@ -1,4 +1,4 @@
-// Package azureblob is a lease backend on one Azure Blob Storage blob,
+// Package azurelease is a lease backend on one Azure Blob Storage blob,
 // using the blob's native lease (Lease Blob: acquire, renew, change,
 // release). It is the port of the MSDN Leader Election sample's
 // BlobLeaseManager, and it implements lease.Lease itself rather than
@@ -108,7 +108,7 @@
 //
 // # The container and the role
 //
-// The container must exist; azureblob never creates one, and reports a
+// The container must exist; azurelease never creates one, and reports a
 // missing container as lease.ErrNotFound naming it. The identity the lease
 // runs as needs the built-in role RoleDefinitionName, Storage Blob Data
 // Contributor, assigned with the container as its scope (not the account):
@@ -125,7 +125,7 @@
 // workers, workload identity, environment variables, or an Azure CLI
 // login). By URL, after importing this package for its side effect:
 //
-//	import _ "github.com/leasehold/leasehold/lease/azureblob"
+//	import _ "github.com/leasehold/leasehold/lease/azurelease"
 //
 //	l, err := lease.Open(ctx, "azblob://leases/nightly-report?account=mystorageaccount", lease.Options{Identity: host})
 //
@@ -184,4 +184,4 @@
 // = $0.00028 an hour, about $0.21 a month (730 hours), for the leader, and
 // $0.19 to $0.23 a month for each follower. Storage of one empty blob is negligible. A
 // longer TTL costs proportionally less: at 60s, a quarter.
-package azureblob
+package azurelease

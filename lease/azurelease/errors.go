@@ -1,4 +1,4 @@
-package azureblob
+package azurelease
 
 import (
 	"context"
@@ -80,7 +80,7 @@ var permissionCodes = []bloberror.Code{
 //     429, connection errors and timeouts: lease.ErrUnavailable, which the
 //     caller may retry.
 func (l *blobLease) classify(ctx context.Context, o op, err error) error {
-	what := fmt.Sprintf("azureblob: %s %s", o, l.where)
+	what := fmt.Sprintf("azurelease: %s %s", o, l.where)
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -98,7 +98,7 @@ func (l *blobLease) classify(ctx context.Context, o op, err error) error {
 	code := bloberror.Code(re.ErrorCode)
 	switch {
 	case code == bloberror.ContainerNotFound:
-		return fmt.Errorf("%w: %s: container %q does not exist: create it (azureblob never creates containers): %w", lease.ErrNotFound, what, l.container, err)
+		return fmt.Errorf("%w: %s: container %q does not exist: create it (azurelease never creates containers): %w", lease.ErrNotFound, what, l.container, err)
 	case code == bloberror.BlobNotFound || re.StatusCode == http.StatusNotFound && code == "":
 		// A HEAD's answer has no body; Azure names the code in a header,
 		// but a proxy may drop it. Creating the blob then tells.

@@ -1,4 +1,4 @@
-package azureblob_test
+package azurelease_test
 
 import (
 	"errors"
@@ -14,12 +14,12 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/azurelease"
 )
 
 // TestServiceErrors: each answer of a failing service maps to its sentinel,
 // and each call is one request, although the client was built to retry
-// five times: azureblob turns the SDK's retries off for its calls.
+// five times: azurelease turns the SDK's retries off for its calls.
 func TestServiceErrors(t *testing.T) {
 	t.Parallel()
 	for _, row := range []struct {
@@ -66,7 +66,7 @@ func TestServiceErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := azureblob.Open(t.Context(), azureblob.Options{Container: "leases", Blob: "jobs", Client: c},
+			l, err := azurelease.Open(t.Context(), azurelease.Options{Container: "leases", Blob: "jobs", Client: c},
 				lease.Options{Identity: "worker-1", CallTimeout: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package azureblob_test
+package azurelease_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/azurelease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -44,11 +44,11 @@ func Example_open() {
 // Open with Azurite's connection string, as the tests do.
 func ExampleOpen() {
 	ctx := context.Background()
-	l, err := azureblob.Open(ctx, azureblob.Options{
+	l, err := azurelease.Open(ctx, azurelease.Options{
 		Container:        "leases",
 		Blob:             "nightly-report",
 		ConnectionString: os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING"),
-	}, lease.Options{Identity: "worker-1", TTL: azureblob.MinTTL})
+	}, lease.Options{Identity: "worker-1", TTL: azurelease.MinTTL})
 	if err != nil {
 		log.Fatal(err)
 	}

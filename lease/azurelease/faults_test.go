@@ -1,4 +1,4 @@
-package azureblob_test
+package azurelease_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/azurelease"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -23,7 +23,7 @@ func azurite(t *testing.T) (cs, upstream string) {
 	t.Helper()
 	cs = os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING")
 	if cs == "" {
-		t.Skip(`azureblob: Azurite is not configured: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
+		t.Skip(`azurelease: Azurite is not configured: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)")`)
 	}
 	m := blobEndpoint.FindStringSubmatch(cs)
 	if m == nil {
@@ -46,7 +46,7 @@ func TestFaultAnswers(t *testing.T) {
 	cs, upstream := azurite(t)
 	container := newContainer(t, newClient(t, cs))
 	open := func(t *testing.T, endpoint, identity string) lease.Lease {
-		l, err := azureblob.Open(t.Context(), azureblob.Options{Container: container, Blob: leasetest.UniqueName("fault"), Client: newClient(t, viaProxy(cs, endpoint))},
+		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: leasetest.UniqueName("fault"), Client: newClient(t, viaProxy(cs, endpoint))},
 			lease.Options{Identity: identity, TTL: testTTL})
 		if err != nil {
 			t.Fatal(err)

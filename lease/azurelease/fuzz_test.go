@@ -1,4 +1,4 @@
-package azureblob
+package azurelease
 
 import (
 	"bytes"

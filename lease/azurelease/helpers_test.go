@@ -1,4 +1,4 @@
-package azureblob_test
+package azurelease_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/azureblob"
+	"github.com/leasehold/leasehold/lease/azurelease"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -39,7 +39,7 @@ func connectionString(t *testing.T) string {
 	if cs := os.Getenv("AZURE_STORAGE_CONNECTION_STRING"); cs != "" {
 		return cs
 	}
-	t.Skip(`azureblob: no Azure Blob service configured: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)"), or AZURE_STORAGE_CONNECTION_STRING for a real account`)
+	t.Skip(`azurelease: no Azure Blob service configured: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)"), or AZURE_STORAGE_CONNECTION_STRING for a real account`)
 	return ""
 }
 
@@ -113,7 +113,7 @@ func (e *env) open(c *azblob.Client, name, identity string) lease.Lease {
 	if c == nil {
 		c = e.client
 	}
-	l, err := azureblob.Open(e.t.Context(), azureblob.Options{Container: e.container, Blob: name, Client: c}, lease.Options{Identity: identity, TTL: testTTL})
+	l, err := azurelease.Open(e.t.Context(), azurelease.Options{Container: e.container, Blob: name, Client: c}, lease.Options{Identity: identity, TTL: testTTL})
 	if err != nil {
 		e.t.Fatalf("Open(%s/%s) for %s: %v", e.container, name, identity, err)
 	}

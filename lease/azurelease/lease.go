@@ -1,4 +1,4 @@
-package azureblob
+package azurelease
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (l *blobLease) leaseClient(id string) *azlease.BlobClient {
 	c, err := azlease.NewBlobClient(l.blob, &azlease.BlobClientOptions{LeaseID: &id})
 	if err != nil {
 		// NewBlobClient fails only for a nil ID it cannot generate.
-		panic("azureblob: lease.NewBlobClient: " + err.Error())
+		panic("azurelease: lease.NewBlobClient: " + err.Error())
 	}
 	return c
 }
@@ -100,7 +100,7 @@ func (l *blobLease) stat(ctx context.Context, create bool) (state, error) {
 		}
 		st, err := l.stat(ctx, false)
 		if errors.Is(err, lease.ErrNoRecord) { // deleted at once by someone
-			return state{}, fmt.Errorf("%w: azureblob: %s vanished as soon as it was created: %v", lease.ErrUnavailable, l.where, err)
+			return state{}, fmt.Errorf("%w: azurelease: %s vanished as soon as it was created: %v", lease.ErrUnavailable, l.where, err)
 		}
 		return st, err
 	}
@@ -108,7 +108,7 @@ func (l *blobLease) stat(ctx context.Context, create bool) (state, error) {
 		return state{}, err
 	}
 	if p.ETag == nil {
-		return state{}, fmt.Errorf("%w: azureblob: %s %s returned no ETag", lease.ErrUnavailable, opGetProperties, l.where)
+		return state{}, fmt.Errorf("%w: azurelease: %s %s returned no ETag", lease.ErrUnavailable, opGetProperties, l.where)
 	}
 	st := state{etag: *p.ETag}
 	if p.LeaseState != nil {
@@ -156,7 +156,7 @@ func (l *blobLease) view(st state) (lease.Record, error) {
 	case st.leased:
 		return lease.Record{TTL: MaxTTL, Version: string(st.etag)}, nil
 	case st.rec == nil:
-		return lease.Record{}, fmt.Errorf("%w: azureblob: %s has never been acquired", lease.ErrNoRecord, l.where)
+		return lease.Record{}, fmt.Errorf("%w: azurelease: %s has never been acquired", lease.ErrNoRecord, l.where)
 	}
 	r := *st.rec
 	r.Released = true // no Azure lease holds it: free, whatever the metadata says
@@ -183,11 +183,11 @@ func (l *blobLease) heldError(st state) error {
 	}
 	switch {
 	case st.infinite && r.Holder == "":
-		return fmt.Errorf("azureblob: %s has an infinite Azure lease whose holder did not write its name: another tool, or a person, holds it, and it never lapses; break it (az storage blob lease break) to let contenders in: %w", l.where, held)
+		return fmt.Errorf("azurelease: %s has an infinite Azure lease whose holder did not write its name: another tool, or a person, holds it, and it never lapses; break it (az storage blob lease break) to let contenders in: %w", l.where, held)
 	case r.Holder == "":
-		return fmt.Errorf("azureblob: %s is leased by a holder that has not written its name yet (a contender acquiring it, or another tool): %w", l.where, held)
+		return fmt.Errorf("azurelease: %s is leased by a holder that has not written its name yet (a contender acquiring it, or another tool): %w", l.where, held)
 	case st.infinite && l.duration != -1:
-		return fmt.Errorf("azureblob: %s: %w under an infinite Azure lease, which never lapses (was it opened with InfiniteLease?)", l.where, held)
+		return fmt.Errorf("azurelease: %s: %w under an infinite Azure lease, which never lapses (was it opened with InfiniteLease?)", l.where, held)
 	}
 	return held
 }
@@ -213,7 +213,7 @@ func (l *blobLease) Acquire(ctx context.Context) (lease.Term, error) {
 			return t, err
 		}
 	}
-	return lease.Term{}, fmt.Errorf("%w: azureblob: %s changed under every attempt to acquire it: %w", lease.ErrUnavailable, l.where, err)
+	return lease.Term{}, fmt.Errorf("%w: azurelease: %s changed under every attempt to acquire it: %w", lease.ErrUnavailable, l.where, err)
 }
 
 // errChanged: the blob changed between the read and the acquire.
@@ -272,9 +272,9 @@ var errHeldNow = errors.New("Azure refused the acquire as leased")
 // lease.ErrUnavailable, to retry, never a lease held by someone.
 func (l *blobLease) lapsing(err, rerr error) error {
 	if rerr != nil {
-		return fmt.Errorf("%w: azureblob: %s: the acquire was refused as leased although the blob read as not leased, and reading it again failed (%v); the previous lease is probably lapsing: %w", lease.ErrUnavailable, l.where, rerr, err)
+		return fmt.Errorf("%w: azurelease: %s: the acquire was refused as leased although the blob read as not leased, and reading it again failed (%v); the previous lease is probably lapsing: %w", lease.ErrUnavailable, l.where, rerr, err)
 	}
-	return fmt.Errorf("%w: azureblob: %s: the previous lease is lapsing: the blob reads as not leased, but Azure still refuses to acquire it, as it may for up to a minute after a lease expired without a release: %w", lease.ErrUnavailable, l.where, err)
+	return fmt.Errorf("%w: azurelease: %s: the previous lease is lapsing: the blob reads as not leased, but Azure still refuses to acquire it, as it may for up to a minute after a lease expired without a release: %w", lease.ErrUnavailable, l.where, err)
 }
 
 // writeTerm writes the record of a new term under lease id, on the blob as
@@ -312,7 +312,7 @@ func termRecord(t lease.Term, released bool) lease.Record {
 func (l *blobLease) readRecord(ctx context.Context) (lease.Record, error) {
 	st, err := l.stat(ctx, false)
 	if err == nil && st.rec == nil {
-		err = fmt.Errorf("%w: azureblob: %s has no record", lease.ErrNoRecord, l.where)
+		err = fmt.Errorf("%w: azurelease: %s has no record", lease.ErrNoRecord, l.where)
 	}
 	if err != nil {
 		return lease.Record{}, err
@@ -340,10 +340,10 @@ func (l *blobLease) setMetadata(ctx context.Context, rec lease.Record, id string
 // codes saying the ID no longer holds the blob are lease.ErrLost.
 func (l *blobLease) leaseError(ctx context.Context, o op, err error) error {
 	if ctx.Err() == nil && bloberror.HasCode(err, lostCodes...) {
-		return fmt.Errorf("%w: azureblob: %s %s: %w", lease.ErrLost, o, l.where, err)
+		return fmt.Errorf("%w: azurelease: %s %s: %w", lease.ErrLost, o, l.where, err)
 	}
 	if ctx.Err() == nil && bloberror.HasCode(err, bloberror.BlobNotFound) {
-		return fmt.Errorf("%w: azureblob: %s %s: the blob was deleted: %w", lease.ErrLost, o, l.where, err)
+		return fmt.Errorf("%w: azurelease: %s %s: the blob was deleted: %w", lease.ErrLost, o, l.where, err)
 	}
 	return l.classify(ctx, o, err)
 }
@@ -355,7 +355,7 @@ func (l *blobLease) notLost(err error) error {
 	if !errors.Is(err, lease.ErrLost) {
 		return err
 	}
-	return fmt.Errorf("%w: azureblob: %s: the new Azure lease was lost before its record was written: %v", lease.ErrUnavailable, l.where, err)
+	return fmt.Errorf("%w: azurelease: %s: the new Azure lease was lost before its record was written: %v", lease.ErrUnavailable, l.where, err)
 }
 
 // isDefinite reports whether err is an answer that the request was not
@@ -442,7 +442,7 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 			if errors.Is(err, lease.ErrUnavailable) {
 				return fmt.Errorf("%w; reading the blob back failed too: %v", err, rerr)
 			}
-			return fmt.Errorf("%w: azureblob: release of token %d: %v; reading the blob back failed: %v", lease.ErrUnavailable, t.Token, err, rerr)
+			return fmt.Errorf("%w: azurelease: release of token %d: %v; reading the blob back failed: %v", lease.ErrUnavailable, t.Token, err, rerr)
 		case rerr != nil || st.rec == nil || st.rec.Holder != t.Holder || st.rec.Token != t.Token:
 			return l.lostTo(st, t, err)
 		case st.rec.Released && !st.leased:
@@ -472,7 +472,7 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 		// The record says released; the Azure lease is gone either way.
 		return nil
 	}
-	return fmt.Errorf("%w: azureblob: the record of token %d says released, but the Azure lease is held until it lapses: %w", lease.ErrUnavailable, t.Token, err)
+	return fmt.Errorf("%w: azurelease: the record of token %d says released, but the Azure lease is held until it lapses: %w", lease.ErrUnavailable, t.Token, err)
 }
 
 // Break is lease.Breaker's: it breaks the blob's Azure lease at once
@@ -523,9 +523,9 @@ func (l *blobLease) Break(ctx context.Context, rec lease.Record) (lease.Record, 
 func (l *blobLease) lostTo(st state, t lease.Term, cause error) error {
 	r, err := l.view(st)
 	if err != nil {
-		return fmt.Errorf("%w: azureblob: %s: token %d ended: %w", lease.ErrLost, l.where, t.Token, cause)
+		return fmt.Errorf("%w: azurelease: %s: token %d ended: %w", lease.ErrLost, l.where, t.Token, cause)
 	}
-	return fmt.Errorf("azureblob: %s: token %d ended: %w", l.where, t.Token, driver.LostTo(r))
+	return fmt.Errorf("azurelease: %s: token %d ended: %w", l.where, t.Token, driver.LostTo(r))
 }
 
 // newLeaseID returns a random (version 4) UUID, the form Azure lease IDs

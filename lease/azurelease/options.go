@@ -1,4 +1,4 @@
-package azureblob
+package azurelease
 
 import (
 	"context"
@@ -28,7 +28,7 @@ const (
 
 // Options locate one lease blob and the client that reaches it.
 type Options struct {
-	// Container is the name of an existing container. Required; azureblob
+	// Container is the name of an existing container. Required; azurelease
 	// never creates containers.
 	Container string
 	// Blob is the name of the lease blob in the container, such as
@@ -42,7 +42,7 @@ type Options struct {
 
 	// Client is the client to use, as it is: build it with
 	// policy.RetryOptions{MaxRetries: -1} so that the SDK does not retry.
-	// (azureblob turns retries off for each of its calls anyway.)
+	// (azurelease turns retries off for each of its calls anyway.)
 	Client *azblob.Client
 	// ConnectionString is an account's connection string, with an
 	// AccountKey or a SharedAccessSignature. For Azurite, use the full
@@ -102,7 +102,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 }
 
 func invalid(field string, value any, reason string) error {
-	return &lease.OptionError{Pkg: "azureblob", Field: field, Value: value, Reason: reason}
+	return &lease.OptionError{Pkg: "azurelease", Field: field, Value: value, Reason: reason}
 }
 
 func (o Options) validate(lopts lease.Options) error {

@@ -1,4 +1,4 @@
-package azureblob
+package azurelease
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// Scheme is the URL scheme azureblob registers with lease.Open.
+// Scheme is the URL scheme azurelease registers with lease.Open.
 const Scheme = "azblob"
 
 // ConnectionStringEnv is the variable a URL's connection string is read

@@ -1,4 +1,4 @@
-package azureblob_test
+package azurelease_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package dynamodb_test
+package dynamolease_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -96,7 +96,7 @@ func TestStoredItem(t *testing.T) {
 // it stays; it is never overwritten.
 func TestForeignItemNotTakenOver(t *testing.T) {
 	valid := func(name string, change map[string]types.AttributeValue, drop ...string) map[string]types.AttributeValue {
-		return dynamodb.ValidItem(dynamodb.DefaultKeyAttribute, name, change, drop...)
+		return dynamolease.ValidItem(dynamolease.DefaultKeyAttribute, name, change, drop...)
 	}
 	rows := []struct {
 		name    string
@@ -154,7 +154,7 @@ func TestForeignItemNotTakenOver(t *testing.T) {
 func TestMissingTable(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		missing := awstest.UniqueName("leasehold-missing")
-		_, err := dynamodb.Open(t.Context(), dynamodb.Options{Table: missing, Name: "jobs", Client: tg.newClient(nil)}, tg.options("worker-1"))
+		_, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: missing, Name: "jobs", Client: tg.newClient(nil)}, tg.options("worker-1"))
 		awstest.CheckError(t, "Open of a lease in a missing table", err, lease.ErrNotFound, `table "`+missing+`" does not exist`, "ResourceNotFoundException")
 	})
 }
@@ -191,8 +191,8 @@ func TestKeySchema(t *testing.T) {
 			t.Run(row.name, func(t *testing.T) {
 				t.Parallel()
 				table := tg.createTable(t, c, "leasehold-schema", row.keys, row.attrs)
-				opts := dynamodb.Options{Table: table, Name: "jobs", KeyAttribute: row.keyAttr, Client: c}
-				l, err := dynamodb.Open(t.Context(), opts, tg.options("worker-1"))
+				opts := dynamolease.Options{Table: table, Name: "jobs", KeyAttribute: row.keyAttr, Client: c}
+				l, err := dynamolease.Open(t.Context(), opts, tg.options("worker-1"))
 				if row.mention == "" {
 					if err != nil {
 						t.Fatalf("Open with KeyAttribute %q: %v, want a lease", row.keyAttr, err)
@@ -218,8 +218,8 @@ func TestKeySchema(t *testing.T) {
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
 	awstest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
-		opts := dynamodb.Options{Table: "leases", Name: "jobs", Client: staticClient(endpoint)(nil)}
-		_, err := dynamodb.Open(ctx, opts, lease.Options{Identity: "worker-1", TTL: testTTL, CallTimeout: testCallTimeout})
+		opts := dynamolease.Options{Table: "leases", Name: "jobs", Client: staticClient(endpoint)(nil)}
+		_, err := dynamolease.Open(ctx, opts, lease.Options{Identity: "worker-1", TTL: testTTL, CallTimeout: testCallTimeout})
 		return err
 	})
 }

@@ -1,4 +1,4 @@
-package dynamodb_test
+package dynamolease_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -28,13 +28,13 @@ func (tg *target) harness(c, direct *ddb.Client) *awstest.Harness {
 		CallTimeout: tg.callTimeout,
 		OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
 			tg.track(name)
-			return dynamodb.Open(ctx, dynamodb.Options{Table: tg.table, Name: name, Client: c}, opts)
+			return dynamolease.Open(ctx, dynamolease.Options{Table: tg.table, Name: name, Client: c}, opts)
 		},
 		// What another tool might keep at the key: a lock of its own, with
 		// no format marker, a token that is not a number and no nonce.
 		Foreign: func(ctx context.Context, name string) error {
 			return tg.put(ctx, direct, map[string]types.AttributeValue{
-				dynamodb.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
+				dynamolease.DefaultKeyAttribute: s(name), "holder": s("another-tool"), "token": s("banana"),
 			})
 		},
 		Remove: func(ctx context.Context, name string) error {

@@ -1,4 +1,4 @@
-// Package dynamodb is a lease backend on one Amazon DynamoDB item, written
+// Package dynamolease is a lease backend on one Amazon DynamoDB item, written
 // only with DynamoDB's conditional writes: a driver of the compare-and-swap
 // engine in package lease (driver.NewCAS), so it has that engine's
 // guarantees. At most one contender holds the lease at a time, assuming
@@ -154,7 +154,7 @@
 // config files, ECS task role, EC2 instance role). By URL, after importing
 // this package for its side effect:
 //
-//	import _ "github.com/leasehold/leasehold/lease/dynamodb"
+//	import _ "github.com/leasehold/leasehold/lease/dynamolease"
 //
 //	l, err := lease.Open(ctx, "dynamodb://leases/jobs/nightly?region=eu-west-1", lease.Options{Identity: host})
 //
@@ -191,4 +191,4 @@
 // and about $0.00016 an hour ($0.12 a month) for each follower.
 // DescribeTable is not charged, and storage of one small item is
 // negligible. A longer TTL costs proportionally less.
-package dynamodb
+package dynamolease

@@ -1,4 +1,4 @@
-package dynamodb_test
+package dynamolease_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 )
 
 // Who leads? A lease opened by URL in a table whose partition key is
@@ -58,7 +58,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	client := ddb.NewFromConfig(cfg, func(o *ddb.Options) { o.BaseEndpoint = aws.String("http://127.0.0.1:8000") })
-	l, err := dynamodb.Open(ctx, dynamodb.Options{Table: "leases", Name: "jobs/nightly-report", Client: client},
+	l, err := dynamolease.Open(ctx, dynamolease.Options{Table: "leases", Name: "jobs/nightly-report", Client: client},
 		lease.Options{Identity: "worker-1", TTL: 15 * time.Second})
 	if err != nil {
 		log.Fatal(err)

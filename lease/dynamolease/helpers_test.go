@@ -1,4 +1,4 @@
-package dynamodb_test
+package dynamolease_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -100,7 +100,7 @@ func canCreateTables(name string) bool {
 
 // leaseKey is the key schema leasehold needs, with the default key
 // attribute.
-var leaseKey = []types.KeySchemaElement{{AttributeName: aws.String(dynamodb.DefaultKeyAttribute), KeyType: types.KeyTypeHash}}
+var leaseKey = []types.KeySchemaElement{{AttributeName: aws.String(dynamolease.DefaultKeyAttribute), KeyType: types.KeyTypeHash}}
 
 // ensureTable creates a table for this test unless the target names one,
 // and removes what the test stored when it ends: the table it created, or
@@ -113,7 +113,7 @@ func (tg *target) ensureTable(t *testing.T) {
 		t.Cleanup(func() { tg.deleteItems(t, c) })
 		return
 	}
-	tg.table = tg.createTable(t, c, "leasehold-test", leaseKey, map[string]types.ScalarAttributeType{dynamodb.DefaultKeyAttribute: types.ScalarAttributeTypeS})
+	tg.table = tg.createTable(t, c, "leasehold-test", leaseKey, map[string]types.ScalarAttributeType{dynamolease.DefaultKeyAttribute: types.ScalarAttributeTypeS})
 }
 
 // createTable creates a table named prefix and a random suffix, with the
@@ -169,16 +169,16 @@ func (tg *target) track(name string) {
 func (tg *target) open(t *testing.T, c *ddb.Client, name string, opts lease.Options) lease.Lease {
 	t.Helper()
 	tg.track(name)
-	l, err := dynamodb.Open(t.Context(), dynamodb.Options{Table: tg.table, Name: name, Client: c}, opts)
+	l, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: tg.table, Name: name, Client: c}, opts)
 	if err != nil {
-		t.Fatalf("%s: dynamodb.Open(%q): %v", tg.name, name, err)
+		t.Fatalf("%s: dynamolease.Open(%q): %v", tg.name, name, err)
 	}
 	return l
 }
 
 // put stores item unconditionally, as someone other than leasehold would.
 func (tg *target) put(ctx context.Context, c *ddb.Client, item map[string]types.AttributeValue) error {
-	if k, ok := item[dynamodb.DefaultKeyAttribute].(*types.AttributeValueMemberS); ok {
+	if k, ok := item[dynamolease.DefaultKeyAttribute].(*types.AttributeValueMemberS); ok {
 		tg.track(k.Value)
 	}
 	_, err := c.PutItem(ctx, &ddb.PutItemInput{TableName: &tg.table, Item: item})
@@ -201,7 +201,7 @@ func (tg *target) get(t *testing.T, c *ddb.Client, name string) map[string]types
 
 // key is the key of the lease called name, with the default key attribute.
 func key(name string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{dynamodb.DefaultKeyAttribute: s(name)}
+	return map[string]types.AttributeValue{dynamolease.DefaultKeyAttribute: s(name)}
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

@@ -1,4 +1,4 @@
-package dynamodb_test
+package dynamolease_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -47,7 +47,7 @@ func TestLegacyGlobalTableItemRefused(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
 		name := awstest.UniqueName("dynamodb-legacy-global")
-		item := dynamodb.ValidItem(dynamodb.DefaultKeyAttribute, name, map[string]types.AttributeValue{
+		item := dynamolease.ValidItem(dynamolease.DefaultKeyAttribute, name, map[string]types.AttributeValue{
 			"aws:rep:updateregion": s("eu-west-1"), "aws:rep:updatetime": n("1767225600.123001"),
 			"released": &types.AttributeValueMemberBOOL{Value: true},
 		})

@@ -1,4 +1,4 @@
-package dynamodb_test
+package dynamolease_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -59,7 +59,7 @@ func TestRequestCounts(t *testing.T) {
 // no others).
 func TestIAMActions(t *testing.T) {
 	want := []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"}
-	if fmt.Sprint(dynamodb.IAMActions) != fmt.Sprint(want) || dynamodb.DefaultKeyAttribute != "lease" {
-		t.Errorf("IAMActions = %v, DefaultKeyAttribute = %q; want %v and \"lease\"", dynamodb.IAMActions, dynamodb.DefaultKeyAttribute, want)
+	if fmt.Sprint(dynamolease.IAMActions) != fmt.Sprint(want) || dynamolease.DefaultKeyAttribute != "lease" {
+		t.Errorf("IAMActions = %v, DefaultKeyAttribute = %q; want %v and \"lease\"", dynamolease.IAMActions, dynamolease.DefaultKeyAttribute, want)
 	}
 }

@@ -1,4 +1,4 @@
-package dynamodb
+package dynamolease
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package dynamodb_test
+package dynamolease_test
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/dynamodb"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -64,12 +64,12 @@ func TestOpenURL(t *testing.T) {
 		}
 	})
 	t.Run("OpenWithoutClient", func(t *testing.T) {
-		// dynamodb.Open builds its client from the default chain.
+		// dynamolease.Open builds its client from the default chain.
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
 		name := awstest.UniqueName("dynamodb-url/default-chain")
 		tg.track(name)
-		l, err := dynamodb.Open(t.Context(), dynamodb.Options{Table: tg.table, Name: name}, lease.Options{Identity: "worker-1", TTL: testTTL})
+		l, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: tg.table, Name: name}, lease.Options{Identity: "worker-1", TTL: testTTL})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -111,20 +111,20 @@ func TestOpenErrors(t *testing.T) {
 	opts := lease.Options{Identity: "worker-1"}
 	for _, row := range []struct {
 		name    string
-		opts    dynamodb.Options
+		opts    dynamolease.Options
 		mention string
 	}{
-		{"EmptyTable", dynamodb.Options{Name: "jobs", Client: client}, `dynamodb: Table ("") must be 3 to 255 letters, digits, '_', '-' or '.'`},
-		{"ShortTable", dynamodb.Options{Table: "ab", Name: "jobs", Client: client}, `dynamodb: Table ("ab") must be 3 to 255`},
-		{"TableWithSpace", dynamodb.Options{Table: "my leases", Name: "jobs", Client: client}, `dynamodb: Table ("my leases")`},
-		{"EmptyName", dynamodb.Options{Table: "leases", Client: client}, `dynamodb: Name ("") must not be empty`},
-		{"LongName", dynamodb.Options{Table: "leases", Name: strings.Repeat("n", 2049), Client: client}, "is 2049 bytes long; at most 2032 are allowed"},
-		{"KeyAttributeIsRecordAttribute", dynamodb.Options{Table: "leases", Name: "jobs", KeyAttribute: "token", Client: client},
+		{"EmptyTable", dynamolease.Options{Name: "jobs", Client: client}, `dynamodb: Table ("") must be 3 to 255 letters, digits, '_', '-' or '.'`},
+		{"ShortTable", dynamolease.Options{Table: "ab", Name: "jobs", Client: client}, `dynamodb: Table ("ab") must be 3 to 255`},
+		{"TableWithSpace", dynamolease.Options{Table: "my leases", Name: "jobs", Client: client}, `dynamodb: Table ("my leases")`},
+		{"EmptyName", dynamolease.Options{Table: "leases", Client: client}, `dynamodb: Name ("") must not be empty`},
+		{"LongName", dynamolease.Options{Table: "leases", Name: strings.Repeat("n", 2049), Client: client}, "is 2049 bytes long; at most 2032 are allowed"},
+		{"KeyAttributeIsRecordAttribute", dynamolease.Options{Table: "leases", Name: "jobs", KeyAttribute: "token", Client: client},
 			`dynamodb: KeyAttribute ("token") is an attribute of the lease item; choose a name other than [leasehold holder token ttl_ms released nonce]`},
-		{"LongKeyAttribute", dynamodb.Options{Table: "leases", Name: "jobs", KeyAttribute: strings.Repeat("k", 256), Client: client}, "is 256 bytes long; DynamoDB allows at most 255"},
+		{"LongKeyAttribute", dynamolease.Options{Table: "leases", Name: "jobs", KeyAttribute: strings.Repeat("k", 256), Client: client}, "is 256 bytes long; DynamoDB allows at most 255"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			_, err := dynamodb.Open(t.Context(), row.opts, opts)
+			_, err := dynamolease.Open(t.Context(), row.opts, opts)
 			t.Logf("%v", err)
 			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), row.mention) {
 				t.Errorf("Open: %v, want lease.ErrInvalid mentioning %q", err, row.mention)
@@ -140,14 +140,14 @@ func TestOpenErrors(t *testing.T) {
 		}
 	})
 	t.Run("InvalidLeaseOptions", func(t *testing.T) {
-		_, err := dynamodb.Open(t.Context(), dynamodb.Options{Table: "leases", Name: "jobs", Client: client}, lease.Options{})
+		_, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: "leases", Name: "jobs", Client: client}, lease.Options{})
 		t.Logf("%v", err)
 		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "Identity") {
 			t.Errorf("Open with no identity: %v, want lease.ErrInvalid naming Identity", err)
 		}
 	})
 	t.Run("OpenerWithClient", func(t *testing.T) {
-		o := &dynamodb.URLOpener{Client: client}
+		o := &dynamolease.URLOpener{Client: client}
 		u, _ := url.Parse("dynamodb://leases/jobs?key_attribute=id&region=eu-west-1")
 		_, err := o.OpenLeaseURL(t.Context(), u, opts)
 		t.Logf("%v", err)
@@ -161,7 +161,7 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("OpenLeaseURL with a Client and ?key_attribute: %v, want the lease's DescribeTable to fail as lease.ErrUnavailable", err)
 		}
 	})
-	if got := lease.Schemes(); !strings.Contains(strings.Join(got, ","), dynamodb.Scheme) {
-		t.Errorf("lease.Schemes() = %v, want %q registered", got, dynamodb.Scheme)
+	if got := lease.Schemes(); !strings.Contains(strings.Join(got, ","), dynamolease.Scheme) {
+		t.Errorf("lease.Schemes() = %v, want %q registered", got, dynamolease.Scheme)
 	}
 }

@@ -1,4 +1,4 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -141,7 +141,7 @@ func TestMissingBucket(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	missing := awstest.UniqueName("leasehold-missing")
-	l, err := gcscas.Open(t.Context(), gcscas.Options{Bucket: missing, Object: "leases/jobs", Client: s.client(t, nil)}, testOptions("worker-1"))
+	l, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: missing, Object: "leases/jobs", Client: s.client(t, nil)}, testOptions("worker-1"))
 	if err != nil {
 		t.Fatalf("Open: %v, want a lease (Open sends no request)", err)
 	}
@@ -162,7 +162,7 @@ func TestUnreachableEndpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		l, err := gcscas.Open(ctx, gcscas.Options{Bucket: "leases", Object: "jobs", Client: c}, testOptions("worker-1"))
+		l, err := gcslease.Open(ctx, gcslease.Options{Bucket: "leases", Object: "jobs", Client: c}, testOptions("worker-1"))
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}

@@ -1,11 +1,11 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -13,11 +13,11 @@ func TestConformance(t *testing.T) {
 	s := newStore(t)
 	c := s.client(t, nil)
 	awstest.RunConformance(t, &awstest.Harness{
-		TTL:         gcscas.MinTTL,
+		TTL:         gcslease.MinTTL,
 		CallTimeout: testCallTimeout,
 		OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
 			s.track(name)
-			return gcscas.Open(ctx, gcscas.Options{Bucket: s.bucket, Object: name, Client: c}, opts)
+			return gcslease.Open(ctx, gcslease.Options{Bucket: s.bucket, Object: name, Client: c}, opts)
 		},
 		// An object that is JSON, but not a lease record.
 		Foreign: func(ctx context.Context, name string) error {

@@ -1,4 +1,4 @@
-package gcscas
+package gcslease
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const emulatorHostEnv = "STORAGE_EMULATOR_HOST"
 func (d *conn) Credentials(ctx context.Context) (string, error) {
 	switch {
 	case !d.adc:
-		return "the storage.Client given in gcscas.Options (its credentials are its own)", nil
+		return "the storage.Client given in gcslease.Options (its credentials are its own)", nil
 	case os.Getenv(emulatorHostEnv) != "":
 		return fmt.Sprintf("none: %s=%s points the client at an emulator, reached without credentials", emulatorHostEnv, os.Getenv(emulatorHostEnv)), nil
 	}
@@ -34,7 +34,7 @@ func (d *conn) Credentials(ctx context.Context) (string, error) {
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	case err != nil:
-		return "", fmt.Errorf("%w: gcscas: no usable Application Default Credentials were found; looked in GOOGLE_APPLICATION_CREDENTIALS (%s), gcloud's ~/.config/gcloud/application_default_credentials.json, and the metadata server of Google Cloud: %w",
+		return "", fmt.Errorf("%w: gcslease: no usable Application Default Credentials were found; looked in GOOGLE_APPLICATION_CREDENTIALS (%s), gcloud's ~/.config/gcloud/application_default_credentials.json, and the metadata server of Google Cloud: %w",
 			lease.ErrPermission, orNotSet(os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")), err)
 	}
 	var file struct {

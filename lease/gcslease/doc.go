@@ -1,4 +1,4 @@
-// Package gcscas is a lease backend on one Google Cloud Storage object,
+// Package gcslease is a lease backend on one Google Cloud Storage object,
 // written only with Cloud Storage's generation preconditions: a driver of
 // the compare-and-swap engine in package lease/driver (driver.NewCAS), so it has
 // that engine's guarantees. At most one contender holds the lease at a
@@ -76,7 +76,7 @@
 //
 // # The bucket
 //
-// The bucket must exist; gcscas never creates one. Cloud Storage answers a
+// The bucket must exist; gcslease never creates one. Cloud Storage answers a
 // read in a missing bucket as it answers a read of a missing object, so
 // Observe reports lease.ErrNoRecord there; Acquire's write finds the
 // bucket missing and reports lease.ErrNotFound naming it. Use uniform bucket-level access, leave
@@ -113,7 +113,7 @@
 // application-default login. By URL, after importing this package for its
 // side effect:
 //
-//	import _ "github.com/leasehold/leasehold/lease/gcscas"
+//	import _ "github.com/leasehold/leasehold/lease/gcslease"
 //
 //	l, err := lease.Open(ctx, "gs://my-bucket/leases/jobs", lease.Options{Identity: host})
 //
@@ -142,4 +142,4 @@
 // month) for the leader and about $0.00051 an hour ($0.37 a month) for
 // each follower; storage of one small object is negligible, with soft
 // delete off. A longer TTL costs proportionally less.
-package gcscas
+package gcslease

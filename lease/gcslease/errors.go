@@ -1,4 +1,4 @@
-package gcscas
+package gcslease
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	what := fmt.Sprintf("gcscas: %s %s", o, d.url())
+	what := fmt.Sprintf("gcslease: %s %s", o, d.url())
 	wrap := func(sentinel error, detail string) error {
 		if detail == "" {
 			return fmt.Errorf("%w: %s: %w", sentinel, what, err)

@@ -1,4 +1,4 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/gcslease"
 )
 
 // A lease opened by URL. Credentials are Application Default Credentials:
@@ -48,7 +48,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer client.Close()
-	l, err := gcscas.Open(ctx, gcscas.Options{
+	l, err := gcslease.Open(ctx, gcslease.Options{
 		Bucket: "my-leases",
 		Object: "jobs/nightly-report",
 		Client: client,

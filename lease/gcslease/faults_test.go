@@ -1,4 +1,4 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -22,7 +22,7 @@ func emulator(t *testing.T) (*store, string) {
 	t.Helper()
 	host := os.Getenv("STORAGE_EMULATOR_HOST")
 	if host == "" {
-		t.Skip(`gcscas: fake-gcs-server is not configured: set STORAGE_EMULATOR_HOST and LEASEHOLD_GCS_BUCKET (scripts/stack up gcs; eval "$(scripts/stack env)")`)
+		t.Skip(`gcslease: fake-gcs-server is not configured: set STORAGE_EMULATOR_HOST and LEASEHOLD_GCS_BUCKET (scripts/stack up gcs; eval "$(scripts/stack env)")`)
 	}
 	return newStore(t), "http://" + host
 }
@@ -80,7 +80,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 	direct := s.client(t, nil)
 	leasetest.RunConformanceTests(t, leasetest.Config{
 		NewHarness: func(*testing.T) leasetest.Harness { return proxiedHarness{s: s, c: c, direct: direct} },
-		TTL:        gcscas.MinTTL,
+		TTL:        gcslease.MinTTL,
 	})
 }
 
@@ -96,7 +96,7 @@ func (h proxiedHarness) Open(ctx context.Context, name string, opts lease.Option
 	if opts.CallTimeout == 0 {
 		opts.CallTimeout = testCallTimeout
 	}
-	return gcscas.Open(ctx, gcscas.Options{Bucket: h.s.bucket, Object: name, Client: h.c}, opts)
+	return gcslease.Open(ctx, gcslease.Options{Bucket: h.s.bucket, Object: name, Client: h.c}, opts)
 }
 
 func (h proxiedHarness) WriteForeign(ctx context.Context, name string) error {

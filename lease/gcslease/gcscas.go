@@ -1,4 +1,4 @@
-package gcscas
+package gcslease
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 		return nil, err
 	}
 	if lopts.TTL < MinTTL {
-		return nil, &lease.OptionError{Pkg: "gcscas", Field: "TTL", Value: lopts.TTL,
+		return nil, &lease.OptionError{Pkg: "gcslease", Field: "TTL", Value: lopts.TTL,
 			Reason: fmt.Sprintf("must be at least %v: Cloud Storage allows about one write per second to one object, and the runner renews every 3/8 of the TTL by default (every 1.125s at 3s)", MinTTL)}
 	}
 	client, adc := opts.Client, opts.Client == nil
@@ -82,7 +82,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 		// -public-host, so through a proxy (toxiproxy, a counting proxy)
 		// they would find no object.
 		if client, err = storage.NewClient(ctx, storage.WithJSONReads(), option.WithUserAgent("leasehold")); err != nil {
-			return nil, &lease.OptionError{Pkg: "gcscas", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
+			return nil, &lease.OptionError{Pkg: "gcslease", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
 		}
 	}
 	d := newConn(client, opts.Bucket, opts.Object, lopts.CallTimeout)
@@ -92,7 +92,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 
 func (o Options) validate() error {
 	invalid := func(field, value, reason string) error {
-		return &lease.OptionError{Pkg: "gcscas", Field: field, Value: strconv.Quote(value), Reason: reason}
+		return &lease.OptionError{Pkg: "gcslease", Field: field, Value: strconv.Quote(value), Reason: reason}
 	}
 	switch {
 	case o.Bucket == "":
@@ -102,7 +102,7 @@ func (o Options) validate() error {
 	case !utf8.ValidString(o.Object) || strings.ContainsAny(o.Object, "\r\n"):
 		return invalid("Object", o.Object, "must be valid UTF-8 without carriage returns or line feeds, as Cloud Storage requires")
 	}
-	return driver.CheckProbeKeyFits("gcscas", "Object", o.Object, maxObjectLen, "Cloud Storage")
+	return driver.CheckProbeKeyFits("gcslease", "Object", o.Object, maxObjectLen, "Cloud Storage")
 }
 
 // conn is the driver.CAS for one object. A record's version is the
@@ -145,7 +145,7 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
 	}
 	if rd.Attrs.Generation <= 0 {
-		return lease.Record{}, fmt.Errorf("%w: gcscas: reading %s returned no generation", lease.ErrUnavailable, d.url())
+		return lease.Record{}, fmt.Errorf("%w: gcslease: reading %s returned no generation", lease.ErrUnavailable, d.url())
 	}
 	r.Version = strconv.FormatInt(rd.Attrs.Generation, 10)
 	return r, nil
@@ -158,7 +158,7 @@ func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
 func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
 	gen, err := strconv.ParseInt(version, 10, 64)
 	if err != nil || gen <= 0 {
-		return "", &lease.OptionError{Pkg: "gcscas", Field: "version", Value: strconv.Quote(version), Reason: "is not a generation this driver returned"}
+		return "", &lease.OptionError{Pkg: "gcslease", Field: "version", Value: strconv.Quote(version), Reason: "is not a generation this driver returned"}
 	}
 	return d.write(ctx, opReplace, r, storage.Conditions{GenerationMatch: gen})
 }
@@ -186,7 +186,7 @@ func (d *conn) upload(ctx context.Context, op op, body []byte, cond storage.Cond
 	if attrs == nil || attrs.Generation <= 0 {
 		// The write landed but its version is unknown: an unknown outcome,
 		// which the engine resolves by reading the record back.
-		return "", fmt.Errorf("%w: gcscas: writing %s returned no generation", lease.ErrUnavailable, d.url())
+		return "", fmt.Errorf("%w: gcslease: writing %s returned no generation", lease.ErrUnavailable, d.url())
 	}
 	return strconv.FormatInt(attrs.Generation, 10), nil
 }

@@ -1,4 +1,4 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
-// Timing of the backend-specific tests: the shortest TTL gcscas accepts.
+// Timing of the backend-specific tests: the shortest TTL gcslease accepts.
 const (
-	testTTL         = gcscas.MinTTL
+	testTTL         = gcslease.MinTTL
 	testCallTimeout = time.Second
 )
 
@@ -48,7 +48,7 @@ func newStore(t *testing.T) *store {
 	t.Helper()
 	bucket := os.Getenv("LEASEHOLD_GCS_BUCKET")
 	if bucket == "" {
-		t.Skip(`gcscas: no Cloud Storage is configured: set STORAGE_EMULATOR_HOST and LEASEHOLD_GCS_BUCKET (scripts/stack up gcs; eval "$(scripts/stack env)")`)
+		t.Skip(`gcslease: no Cloud Storage is configured: set STORAGE_EMULATOR_HOST and LEASEHOLD_GCS_BUCKET (scripts/stack up gcs; eval "$(scripts/stack env)")`)
 	}
 	s := &store{bucket: bucket}
 	t.Cleanup(func() {
@@ -58,7 +58,7 @@ func newStore(t *testing.T) *store {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, name := range s.names {
-			for _, name := range []string{name, name + gcscas.ProbeSuffix} {
+			for _, name := range []string{name, name + gcslease.ProbeSuffix} {
 				if err := c.Bucket(s.bucket).Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
 					t.Logf("cleanup: deleting gs://%s/%s: %v", s.bucket, name, err)
 				}
@@ -87,7 +87,7 @@ func (s *store) client(t *testing.T, rt http.RoundTripper) *storage.Client {
 // name returns a fresh object name for a lease called what, to be deleted
 // when the test ends.
 func (s *store) name(what string) string {
-	name := "gcscas-test/" + awstest.UniqueName(what)
+	name := "gcslease-test/" + awstest.UniqueName(what)
 	s.track(name)
 	return name
 }
@@ -101,9 +101,9 @@ func (s *store) track(name string) {
 // open opens the lease at object through c.
 func (s *store) open(t *testing.T, c *storage.Client, object string, opts lease.Options) lease.Lease {
 	t.Helper()
-	l, err := gcscas.Open(t.Context(), gcscas.Options{Bucket: s.bucket, Object: object, Client: c}, opts)
+	l, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: s.bucket, Object: object, Client: c}, opts)
 	if err != nil {
-		t.Fatalf("gcscas.Open(%q): %v", object, err)
+		t.Fatalf("gcslease.Open(%q): %v", object, err)
 	}
 	return l
 }

@@ -1,4 +1,4 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/gcslease"
 )
 
 // deleteAfterFirstUpload carries a client's requests and, once the first
@@ -37,7 +37,7 @@ func TestProbeObjectDeletedMidProbe(t *testing.T) {
 	object := s.name("probe-deleted")
 	direct := s.client(t, nil)
 	rt := &deleteAfterFirstUpload{del: func() {
-		if err := direct.Bucket(s.bucket).Object(object + gcscas.ProbeSuffix).Delete(t.Context()); err != nil {
+		if err := direct.Bucket(s.bucket).Object(object + gcslease.ProbeSuffix).Delete(t.Context()); err != nil {
 			t.Errorf("deleting the probe object between the check's steps: %v", err)
 		}
 	}}
@@ -57,7 +57,7 @@ func TestLongObjectName(t *testing.T) {
 		name := s.name("long") + "/"
 		return name + strings.Repeat("o", n-len(name))
 	}
-	_, err := gcscas.Open(t.Context(), gcscas.Options{Bucket: s.bucket, Object: long(1020), Client: s.client(t, nil)}, testOptions("worker-1"))
+	_, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: s.bucket, Object: long(1020), Client: s.client(t, nil)}, testOptions("worker-1"))
 	var oe *lease.OptionError
 	if !errors.As(err, &oe) || oe.Field != "Object" || lease.Retryable(err) || !strings.Contains(err.Error(), "is 1020 bytes long; at most 1008") {
 		t.Errorf("Open with a 1020-byte name: %v, want a lease.OptionError on Object naming its length and the limit", err)

@@ -1,4 +1,4 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"maps"

@@ -1,4 +1,4 @@
-package gcscas
+package gcslease
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
 
-// Scheme is the URL scheme gcscas registers with lease.Open, gsutil's and
+// Scheme is the URL scheme gcslease registers with lease.Open, gsutil's and
 // gcloud storage's own.
 const Scheme = "gs"
 
@@ -21,7 +21,7 @@ func init() {
 // urlForm checks gs:// URLs. They take no query parameters: credentials
 // are Application Default Credentials, the emulator is named by
 // STORAGE_EMULATOR_HOST, and the TTL is a lease option.
-var urlForm = &leaseurl.Form{Pkg: "gcscas", Form: "gs://BUCKET/OBJECT", Host: "bucket", Path: "object",
+var urlForm = &leaseurl.Form{Pkg: "gcslease", Form: "gs://BUCKET/OBJECT", Host: "bucket", Path: "object",
 	Credentials: "Application Default Credentials", Endpoint: "STORAGE_EMULATOR_HOST (host:port) for an emulator"}
 
 // URLOpener opens "gs://bucket/object" URLs, as gcloud storage names

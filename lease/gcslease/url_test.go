@@ -1,4 +1,4 @@
-package gcscas_test
+package gcslease_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/gcscas"
+	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 )
 
@@ -31,7 +31,7 @@ func TestOpenURL(t *testing.T) {
 // field or parameter at fault, before any request is sent.
 func TestOpenErrors(t *testing.T) {
 	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1") // no credentials looked for, nothing reached
-	awstest.RefuseURLs(t, "gcscas", []awstest.BadURL{
+	awstest.RefuseURLs(t, "gcslease", []awstest.BadURL{
 		{Name: "UnknownParam", URL: "gs://bucket/object?ttl=15s&user_project=p", Mention: "unknown query parameter(s) ttl, user_project (known: none)"},
 		{Name: "MissingObject", URL: "gs://bucket", Mention: "names no object"},
 		{Name: "MissingObjectSlash", URL: "gs://bucket/", Mention: "names no object"},
@@ -41,21 +41,21 @@ func TestOpenErrors(t *testing.T) {
 	})
 	for _, row := range []struct {
 		name    string
-		opts    gcscas.Options
+		opts    gcslease.Options
 		lopts   lease.Options
 		mention string
 	}{
-		{"EmptyBucket", gcscas.Options{Object: "o"}, testOptions("w"), `gcscas: Bucket ("") must not be empty`},
-		{"EmptyObject", gcscas.Options{Bucket: "b"}, testOptions("w"), `gcscas: Object ("") must not be empty`},
-		{"LongObject", gcscas.Options{Bucket: "b", Object: strings.Repeat("o", 1025)}, testOptions("w"), "is 1025 bytes long; at most 1008 are allowed"},
-		{"ObjectWithNewline", gcscas.Options{Bucket: "b", Object: "a\nb"}, testOptions("w"), "line feeds"},
-		{"ObjectNotUTF8", gcscas.Options{Bucket: "b", Object: "a\xffb"}, testOptions("w"), "valid UTF-8"},
-		{"TTLBelowWriteRate", gcscas.Options{Bucket: "b", Object: "o"}, lease.Options{Identity: "w", TTL: 2999 * time.Millisecond},
-			"gcscas: TTL (2.999s) must be at least 3s: Cloud Storage allows about one write per second to one object"},
-		{"NoIdentity", gcscas.Options{Bucket: "b", Object: "o"}, lease.Options{}, "Identity"},
+		{"EmptyBucket", gcslease.Options{Object: "o"}, testOptions("w"), `gcslease: Bucket ("") must not be empty`},
+		{"EmptyObject", gcslease.Options{Bucket: "b"}, testOptions("w"), `gcslease: Object ("") must not be empty`},
+		{"LongObject", gcslease.Options{Bucket: "b", Object: strings.Repeat("o", 1025)}, testOptions("w"), "is 1025 bytes long; at most 1008 are allowed"},
+		{"ObjectWithNewline", gcslease.Options{Bucket: "b", Object: "a\nb"}, testOptions("w"), "line feeds"},
+		{"ObjectNotUTF8", gcslease.Options{Bucket: "b", Object: "a\xffb"}, testOptions("w"), "valid UTF-8"},
+		{"TTLBelowWriteRate", gcslease.Options{Bucket: "b", Object: "o"}, lease.Options{Identity: "w", TTL: 2999 * time.Millisecond},
+			"gcslease: TTL (2.999s) must be at least 3s: Cloud Storage allows about one write per second to one object"},
+		{"NoIdentity", gcslease.Options{Bucket: "b", Object: "o"}, lease.Options{}, "Identity"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			_, err := gcscas.Open(t.Context(), row.opts, row.lopts)
+			_, err := gcslease.Open(t.Context(), row.opts, row.lopts)
 			t.Logf("%v", err)
 			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), row.mention) {
 				t.Errorf("Open: %v, want lease.ErrInvalid mentioning %q", err, row.mention)
@@ -63,11 +63,11 @@ func TestOpenErrors(t *testing.T) {
 		})
 	}
 	t.Run("DefaultTTL", func(t *testing.T) {
-		if _, err := gcscas.Open(t.Context(), gcscas.Options{Bucket: "b", Object: "o"}, lease.Options{Identity: "w"}); err != nil {
+		if _, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: "b", Object: "o"}, lease.Options{Identity: "w"}); err != nil {
 			t.Errorf("Open with the default TTL (%v): %v", lease.DefaultTTL, err)
 		}
 	})
-	if got := lease.Schemes(); !strings.Contains(strings.Join(got, ","), gcscas.Scheme) {
-		t.Errorf("lease.Schemes() = %v, want %q registered", got, gcscas.Scheme)
+	if got := lease.Schemes(); !strings.Contains(strings.Join(got, ","), gcslease.Scheme) {
+		t.Errorf("lease.Schemes() = %v, want %q registered", got, gcslease.Scheme)
 	}
 }

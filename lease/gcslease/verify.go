@@ -1,4 +1,4 @@
-package gcscas
+package gcslease
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func (d *conn) Verify(ctx context.Context) error {
 	probe := newConn(d.client, d.bucket, d.object+ProbeSuffix, d.callTimeout)
 	return driver.VerifyStore(ctx, "gs "+endpoint+" "+d.bucket, driver.Probe{
 		Key:         probe,
-		Name:        "gcscas: " + probe.url(),
+		Name:        "gcslease: " + probe.url(),
 		Create:      "an upload with ifGenerationMatch=0",
 		Replace:     "an upload with ifGenerationMatch",
 		Remedy:      "use Cloud Storage itself, or a store that enforces ifGenerationMatch, refusing it with 412 conditionNotMet",

@@ -1,4 +1,4 @@
-package gcscas
+package gcslease
 
 import (
 	"encoding/base64"

@@ -60,7 +60,7 @@
 // backend allows. They spend that time waiting, not computing, but go test
 // runs only -parallel of them at once (GOMAXPROCS by default): on a small
 // machine, a backend with a long minimum TTL raises -parallel in its
-// TestMain when it was not given (lease/azureblob does: with Azure's 15s,
+// TestMain when it was not given (lease/azurelease does: with Azure's 15s,
 // the suite takes about three TTLs instead of ten). Every subtest uses a
 // lease name of its own, unique across runs, so state left on a server by
 // earlier runs cannot interfere.

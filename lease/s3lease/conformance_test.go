@@ -1,4 +1,4 @@
-package s3cas_test
+package s3lease_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 func TestConformance(t *testing.T) {
@@ -25,7 +25,7 @@ func (tg *target) harness(c, direct *s3.Client) *awstest.Harness {
 		CallTimeout: tg.callTimeout,
 		OpenLease: func(ctx context.Context, key string, opts lease.Options) (lease.Lease, error) {
 			tg.track(key)
-			return s3cas.Open(ctx, s3cas.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
+			return s3lease.Open(ctx, s3lease.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
 		},
 		// An object that is JSON, but not a lease record.
 		Foreign: func(ctx context.Context, key string) error {

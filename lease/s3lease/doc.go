@@ -1,4 +1,4 @@
-// Package s3cas is a lease backend on one Amazon S3 object, written only
+// Package s3lease is a lease backend on one Amazon S3 object, written only
 // with S3's conditional writes: a driver of the compare-and-swap engine in
 // package lease (driver.NewCAS), so it has that engine's guarantees. At most
 // one contender holds the lease at a time, assuming only that clocks tick
@@ -40,7 +40,7 @@
 // it. A check that could not finish (throttling, refused credentials, a
 // timeout) is not kept, and the next write checks again. A key is at most
 // 1008 bytes, so that its probe object's key fits S3's 1024.
-// A lease opened by s3cas implements driver.Verifier, so a tool can run
+// A lease opened by s3lease implements driver.Verifier, so a tool can run
 // the check without acquiring anything.
 //
 // What the check cannot catch: a store that checks conditions but not
@@ -96,7 +96,7 @@
 //
 // # The bucket
 //
-// The bucket must exist; s3cas never creates one, and reports a missing
+// The bucket must exist; s3lease never creates one, and reports a missing
 // bucket as lease.ErrNotFound naming it. Versioning is not needed. If the
 // bucket has versioning on, every renewal leaves a noncurrent version
 // behind (640 an hour at the defaults): add a lifecycle rule that expires
@@ -153,7 +153,7 @@
 // (environment, shared config files, ECS task role, EC2 instance role).
 // By URL, after importing this package for its side effect:
 //
-//	import _ "github.com/leasehold/leasehold/lease/s3cas"
+//	import _ "github.com/leasehold/leasehold/lease/s3lease"
 //
 //	l, err := lease.Open(ctx, "s3://my-bucket/leases/jobs?region=eu-west-1", lease.Options{Identity: host})
 //
@@ -192,4 +192,4 @@
 // process and bucket ($0.00002; three PUTs and a GET once the probe
 // object exists): nothing for a long-running worker, and about $0.67 a
 // month for a `leasehold run --once` started every minute.
-package s3cas
+package s3lease

@@ -1,4 +1,4 @@
-package s3cas
+package s3lease
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func (o op) String() string {
 //     SlowDown, 500, 502, 504, connection errors and timeouts:
 //     lease.ErrUnavailable, which the caller may retry.
 func (d *conn) classify(ctx context.Context, o op, err error) error {
-	return awsdriver.Classify(ctx, err, fmt.Sprintf("s3cas: %s %s", o, d.url()), func(f awsdriver.Failure) error {
+	return awsdriver.Classify(ctx, err, fmt.Sprintf("s3lease: %s %s", o, d.url()), func(f awsdriver.Failure) error {
 		if f.Code == "" && f.Status == 0 {
 			f.Code, f.Status = sessionFailure(f.Err)
 		}

@@ -1,4 +1,4 @@
-package s3cas_test
+package s3lease_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // A lease opened by URL: the bucket, the key, and the client's settings in
@@ -50,7 +50,7 @@ func ExampleOpen() {
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.BaseEndpoint = aws.String("http://127.0.0.1:9000")
 	})
-	l, err := s3cas.Open(ctx, s3cas.Options{
+	l, err := s3lease.Open(ctx, s3lease.Options{
 		Bucket:       "my-leases",
 		Key:          "jobs/nightly-report",
 		Client:       client,

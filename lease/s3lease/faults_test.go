@@ -1,4 +1,4 @@
-package s3cas_test
+package s3lease_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -34,7 +34,7 @@ func (tg *target) proxied(t *testing.T) (*faultproxy.Proxy, *s3.Client) {
 
 // leasePuts matches the PutObjects of a lease's record, not those of the
 // store's check.
-var leasePuts = faultproxy.Both(faultproxy.S3PutObject, faultproxy.Not(faultproxy.PathSuffix(s3cas.ProbeSuffix)))
+var leasePuts = faultproxy.Both(faultproxy.S3PutObject, faultproxy.Not(faultproxy.PathSuffix(s3lease.ProbeSuffix)))
 
 // TestFaultAnswers: S3's answers to a store under strain are
 // lease.ErrUnavailable, retryable; a write whose answer was lost or
@@ -42,7 +42,7 @@ var leasePuts = faultproxy.Both(faultproxy.S3PutObject, faultproxy.Not(faultprox
 func TestFaultAnswers(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
-			key := awstest.UniqueName("s3cas-fault")
+			key := awstest.UniqueName("s3lease-fault")
 			return tg.open(t, staticClient(endpoint, tg.accessKey, tg.secret)(nil), key, lease.Options{Identity: identity, TTL: 5 * time.Second, CallTimeout: 2 * time.Second})
 		}
 		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
@@ -50,12 +50,12 @@ func TestFaultAnswers(t *testing.T) {
 			{Name: "GetInternalError", Rule: faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3InternalError)}, Mention: "api error InternalError"},
 			{Name: "PutConditionalRequestConflict", Rule: faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3ConditionalRequestConflict)}, Mention: "api error ConditionalRequestConflict"},
 			{Name: "PutSlowDown", Rule: faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: "api error SlowDown"},
-			{Name: "ProbeSlowDown", Rule: faultproxy.Rule{Match: faultproxy.PathSuffix(s3cas.ProbeSuffix), Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: s3cas.ProbeSuffix + ": operation error S3: PutObject"},
+			{Name: "ProbeSlowDown", Rule: faultproxy.Rule{Match: faultproxy.PathSuffix(s3lease.ProbeSuffix), Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: s3lease.ProbeSuffix + ": operation error S3: PutObject"},
 		})
 		faultproxy.CheckLostAnswers(t, tg.endpoint, open, leasePuts, faultproxy.S3InternalError)
 		t.Run("AppliedAnswer500ReadBackSlowDown", func(t *testing.T) {
 			p, c := tg.proxied(t)
-			key := awstest.UniqueName("s3cas-unknown")
+			key := awstest.UniqueName("s3lease-unknown")
 			l := tg.open(t, c, key, testOptions("worker-1"))
 			// The read before the write passes; the read back does not.
 			p.Add(faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Replace(faultproxy.S3InternalError), Times: 1},
@@ -79,7 +79,7 @@ func (tg *target) ignoringStore(t *testing.T) *s3.Client {
 	t.Helper()
 	p, c := tg.proxied(t)
 	p.IgnoreConditions(aws.Credentials{AccessKeyID: tg.accessKey, SecretAccessKey: tg.secret})
-	key := awstest.UniqueName("s3cas-ignored")
+	key := awstest.UniqueName("s3lease-ignored")
 	tg.track(key)
 	for i := range 2 {
 		if _, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.bucket, Key: &key, IfNoneMatch: aws.String("*")}); err != nil {
@@ -95,7 +95,7 @@ func (tg *target) ignoringStore(t *testing.T) *s3.Client {
 func TestIgnoringStoreRefused(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
 		c := tg.ignoringStore(t)
-		key := awstest.UniqueName("s3cas-unsafe")
+		key := awstest.UniqueName("s3lease-unsafe")
 		var ran atomic.Int32
 		errs := make([]error, 5)
 		start := make(chan struct{})

@@ -1,4 +1,4 @@
-package s3cas_test
+package s3lease_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // target is one S3-compatible store under test.
@@ -55,13 +55,13 @@ type target struct {
 // not skipped, otherwise, as nothing on this machine provides it.
 var targets = awstest.Targets[*target]{Prepare: (*target).ensureBucket, Specs: []awstest.Spec[*target]{
 	{Name: "minio", Setup: func(t *testing.T) *target {
-		endpoint := awstest.Endpoint(t, "s3cas", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
+		endpoint := awstest.Endpoint(t, "s3lease", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
 		key, secret := os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")
 		return &target{name: "minio", pathStyle: true, callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, key, secret), accessKey: key, endpoint: endpoint, secret: secret,
 			withKeys: func(key, secret string) *s3.Client { return staticClient(endpoint, key, secret)(nil) }}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {
-		endpoint := awstest.Endpoint(t, "s3cas", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
+		endpoint := awstest.Endpoint(t, "s3lease", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
 		build := staticClient(endpoint, "test", "test")
 		// moto is one Python process: under the conformance suite's burst
 		// of parallel requests on a 2-core machine, with the race detector,
@@ -155,12 +155,12 @@ func (tg *target) deleteObjects(t *testing.T, c *s3.Client, keys []string) {
 }
 
 // track notes that the test writes key, or a lease at key and, with it,
-// its probe object (s3cas.ProbeSuffix).
+// its probe object (s3lease.ProbeSuffix).
 func (tg *target) track(key string) {
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	tg.keys[key] = true
-	tg.keys[key+s3cas.ProbeSuffix] = true
+	tg.keys[key+s3lease.ProbeSuffix] = true
 }
 
 func (tg *target) writtenKeys() []string {
@@ -173,9 +173,9 @@ func (tg *target) writtenKeys() []string {
 func (tg *target) open(t *testing.T, c *s3.Client, key string, opts lease.Options) lease.Lease {
 	t.Helper()
 	tg.track(key)
-	l, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
+	l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)
 	if err != nil {
-		t.Fatalf("%s: s3cas.Open(%q): %v", tg.name, key, err)
+		t.Fatalf("%s: s3lease.Open(%q): %v", tg.name, key, err)
 	}
 	return l
 }

@@ -1,4 +1,4 @@
-package s3cas_test
+package s3lease_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // deleteAfterFirstProbeWrite carries a client's requests and, once the
@@ -25,7 +25,7 @@ type deleteAfterFirstProbeWrite struct {
 
 func (d *deleteAfterFirstProbeWrite) Do(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultClient.Do(r)
-	if err == nil && r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, s3cas.ProbeSuffix) && resp.StatusCode == http.StatusOK {
+	if err == nil && r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, s3lease.ProbeSuffix) && resp.StatusCode == http.StatusOK {
 		d.once.Do(func() { d.delete(r.URL.Path[strings.Index(r.URL.Path[1:], "/")+2:]) })
 	}
 	return resp, err
@@ -42,7 +42,7 @@ func TestProbeObjectDeletedMidProbe(t *testing.T) {
 				t.Errorf("DeleteObject %q between the probe's steps: %v", key, err)
 			}
 		}}
-		key := awstest.UniqueName("s3cas-probe-deleted")
+		key := awstest.UniqueName("s3lease-probe-deleted")
 		l := tg.open(t, tg.newClient(hc), key, testOptions("worker-1"))
 		if _, err := l.Acquire(t.Context()); err != nil {
 			t.Fatalf("Acquire on a conforming store whose probe object was deleted mid-check: %v, want won", err)
@@ -57,13 +57,13 @@ func TestLongKey(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		long := func(n int) string {
 			// MinIO allows at most 255 bytes between slashes.
-			k := awstest.UniqueName("s3cas-long") + "/"
+			k := awstest.UniqueName("s3lease-long") + "/"
 			for len(k) < n {
 				k += strings.Repeat("k", min(200, n-len(k)-1)) + "/"
 			}
 			return k[:n-1] + "k"
 		}
-		_, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: tg.bucket, Key: long(1020), Client: tg.newClient(nil), UsePathStyle: tg.pathStyle}, testOptions("worker-1"))
+		_, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.bucket, Key: long(1020), Client: tg.newClient(nil), UsePathStyle: tg.pathStyle}, testOptions("worker-1"))
 		var oe *lease.OptionError
 		if !errors.As(err, &oe) || oe.Field != "Key" || lease.Retryable(err) || !strings.Contains(err.Error(), "is 1020 bytes long; at most 1008") {
 			t.Errorf("Open with a 1020-byte key: %v, want a lease.OptionError on Key naming its length and the limit", err)

@@ -1,4 +1,4 @@
-package s3cas_test
+package s3lease_test
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // TestRequestCounts counts the HTTP requests of each lease operation, by
@@ -25,7 +25,7 @@ import (
 // poll one GET. They set the cost of a lease (see the package doc).
 func TestRequestCounts(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		key := awstest.UniqueName("s3cas-requests")
+		key := awstest.UniqueName("s3lease-requests")
 		leaderHTTP := awstest.NewCounter(nil, awstest.ByMethod)
 		followerHTTP := awstest.NewCounter(nil, awstest.ByMethod)
 		leader := tg.open(t, tg.newClient(leaderHTTP), key, testOptions("leader"))
@@ -46,7 +46,7 @@ func TestRequestCounts(t *testing.T) {
 func TestVerifyCost(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		for i, want := range []map[string]int{{"GET": 1, "PUT": 5}, {"GET": 1, "PUT": 1}} {
-			key := awstest.UniqueName("s3cas-verify-cost")
+			key := awstest.UniqueName("s3lease-verify-cost")
 			counter := awstest.NewCounter(nil, awstest.ByMethod)
 			l := tg.open(t, tg.newClient(counter), key, testOptions("worker-1"))
 			if _, err := l.Acquire(t.Context()); err != nil {
@@ -89,7 +89,7 @@ func TestThrottled(t *testing.T) {
 			// A client configured to retry 5 times: the driver turns that off.
 			c := staticClient(srv.URL, "test", "test")(nil)
 			c = s3.New(c.Options(), func(o *s3.Options) { o.RetryMaxAttempts = 5 })
-			l, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: "leases", Key: "jobs", Client: c, UsePathStyle: true}, testOptions("worker-1"))
+			l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: "leases", Key: "jobs", Client: c, UsePathStyle: true}, testOptions("worker-1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestThrottled(t *testing.T) {
 func TestReplaceMissingKey(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3cas-" + awstest.UniqueName("if-match-missing")
+		key := "s3lease-" + awstest.UniqueName("if-match-missing")
 		_, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.bucket, Key: &key, IfMatch: aws.String(`"0123456789abcdef0123456789abcdef"`), Body: nil})
 		var nsk *types.NoSuchKey
 		var apiErr smithy.APIError

@@ -1,4 +1,4 @@
-package s3cas
+package s3lease
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	client, err := awsdriver.Client(ctx, "s3cas", opts.Client, s3.NewFromConfig, func(c *s3.Client) string { return c.Options().Region })
+	client, err := awsdriver.Client(ctx, "s3lease", opts.Client, s3.NewFromConfig, func(c *s3.Client) string { return c.Options().Region })
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +71,11 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 func (o Options) validate() error {
 	switch {
 	case o.Bucket == "":
-		return &lease.OptionError{Pkg: "s3cas", Field: "Bucket", Value: `""`, Reason: "must not be empty"}
+		return &lease.OptionError{Pkg: "s3lease", Field: "Bucket", Value: `""`, Reason: "must not be empty"}
 	case o.Key == "":
-		return &lease.OptionError{Pkg: "s3cas", Field: "Key", Value: `""`, Reason: "must not be empty"}
+		return &lease.OptionError{Pkg: "s3lease", Field: "Key", Value: `""`, Reason: "must not be empty"}
 	}
-	return driver.CheckProbeKeyFits("s3cas", "Key", o.Key, maxKeyLen, "S3")
+	return driver.CheckProbeKeyFits("s3lease", "Key", o.Key, maxKeyLen, "S3")
 }
 
 // conn is the driver.CAS for one object. A record's version is the
@@ -122,7 +122,7 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
 	}
 	if out.ETag == nil || *out.ETag == "" {
-		return lease.Record{}, fmt.Errorf("%w: s3cas: GetObject %s returned no ETag", lease.ErrUnavailable, d.url())
+		return lease.Record{}, fmt.Errorf("%w: s3lease: GetObject %s returned no ETag", lease.ErrUnavailable, d.url())
 	}
 	r.Version = *out.ETag
 	return r, nil
@@ -149,7 +149,7 @@ func (d *conn) put(ctx context.Context, op op, body []byte, in *s3.PutObjectInpu
 	if out.ETag == nil || *out.ETag == "" {
 		// The write landed but its version is unknown: an unknown outcome,
 		// which the engine resolves by reading the record back.
-		return "", fmt.Errorf("%w: s3cas: PutObject %s returned no ETag", lease.ErrUnavailable, d.url())
+		return "", fmt.Errorf("%w: s3lease: PutObject %s returned no ETag", lease.ErrUnavailable, d.url())
 	}
 	return *out.ETag, nil
 }

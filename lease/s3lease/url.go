@@ -1,4 +1,4 @@
-package s3cas
+package s3lease
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
 
-// Scheme is the URL scheme s3cas registers with lease.Open.
+// Scheme is the URL scheme s3lease registers with lease.Open.
 const Scheme = "s3"
 
 func init() {
@@ -36,12 +36,12 @@ func init() {
 //	response_checksum_validation  when_supported (default) or when_required
 //
 // Any other parameter is rejected, among them rate_limiter_capacity (it
-// configures the SDK's retries, which s3cas turns off) and awssdk (s3cas
+// configures the SDK's retries, which s3lease turns off) and awssdk (s3lease
 // always uses SDK v2).
 var URLParams = awsdriver.Params("request_checksum_calculation", "response_checksum_validation", "use_path_style")
 
 // urlForm checks s3:// URLs.
-var urlForm = &leaseurl.Form{Pkg: "s3cas", Form: "s3://BUCKET/KEY", Host: "bucket", Path: "key", Params: URLParams, Credentials: awsdriver.Credentials, Endpoint: "?endpoint="}
+var urlForm = &leaseurl.Form{Pkg: "s3lease", Form: "s3://BUCKET/KEY", Host: "bucket", Path: "key", Params: URLParams, Credentials: awsdriver.Credentials, Endpoint: "?endpoint="}
 
 // URLOpener opens "s3://bucket/key?param=value" URLs; see URLParams for the
 // parameters. The key is the URL's path without its leading slash.

@@ -1,4 +1,4 @@
-package s3cas_test
+package s3lease_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
-	"github.com/leasehold/leasehold/lease/s3cas"
+	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // TestOpenURL opens s3:// URLs against MinIO, with the endpoint in the URL
@@ -33,22 +33,22 @@ func TestOpenURL(t *testing.T) {
 		})
 	}
 	t.Run("EndpointInURL", func(t *testing.T) {
-		key := "s3cas-url/" + awstest.UniqueName("endpoint")
+		key := "s3lease-url/" + awstest.UniqueName("endpoint")
 		use(t, "s3://"+tg.bucket+"/"+key+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint)+"&use_path_style=true", key)
 	})
 	t.Run("EndpointFromEnv", func(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		key := "s3cas-url/" + awstest.UniqueName("env")
+		key := "s3lease-url/" + awstest.UniqueName("env")
 		use(t, "s3://"+tg.bucket+"/"+key+"?use_path_style=true", key)
 	})
 	t.Run("OpenWithoutClient", func(t *testing.T) {
-		// s3cas.Open builds its client from the default chain.
+		// s3lease.Open builds its client from the default chain.
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		key := "s3cas-url/" + awstest.UniqueName("default-chain")
+		key := "s3lease-url/" + awstest.UniqueName("default-chain")
 		tg.track(key)
-		l, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: tg.bucket, Key: key, UsePathStyle: true}, lease.Options{Identity: "worker-1", TTL: testTTL})
+		l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.bucket, Key: key, UsePathStyle: true}, lease.Options{Identity: "worker-1", TTL: testTTL})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -64,7 +64,7 @@ func TestOpenErrors(t *testing.T) {
 	awstest.IsolateEnv(t)
 	t.Setenv("AWS_REGION", "us-east-1")
 	opts := lease.Options{Identity: "worker-1"}
-	awstest.RefuseURLs(t, "s3cas", []awstest.BadURL{
+	awstest.RefuseURLs(t, "s3lease", []awstest.BadURL{
 		{Name: "UnknownParam", URL: "s3://bucket/key?region=us-east-1&bogus=1&prefix=x", Mention: "unknown query parameter(s) bogus, prefix"},
 		{Name: "RateLimiterCapacity", URL: "s3://bucket/key?rate_limiter_capacity=10", Mention: "unknown query parameter(s) rate_limiter_capacity"},
 		{Name: "AWSSDK", URL: "s3://bucket/key?awssdk=v2", Mention: "unknown query parameter(s) awssdk"},
@@ -81,7 +81,7 @@ func TestOpenErrors(t *testing.T) {
 	})
 
 	t.Run("OpenerWithClient", func(t *testing.T) {
-		o := &s3cas.URLOpener{Client: staticClient("http://127.0.0.1:1", "test", "test")(nil)}
+		o := &s3lease.URLOpener{Client: staticClient("http://127.0.0.1:1", "test", "test")(nil)}
 		u, _ := url.Parse("s3://bucket/key?use_path_style=true&region=eu-west-1")
 		_, err := o.OpenLeaseURL(t.Context(), u, lease.Options{Identity: "worker-1"})
 		t.Logf("%v", err)
@@ -97,15 +97,15 @@ func TestOpenErrors(t *testing.T) {
 	client := staticClient("http://127.0.0.1:1", "test", "test")(nil)
 	for _, row := range []struct {
 		name    string
-		opts    s3cas.Options
+		opts    s3lease.Options
 		mention string
 	}{
-		{"EmptyBucket", s3cas.Options{Key: "k", Client: client}, `s3cas: Bucket ("") must not be empty`},
-		{"EmptyKey", s3cas.Options{Bucket: "b", Client: client}, `s3cas: Key ("") must not be empty`},
-		{"LongKey", s3cas.Options{Bucket: "b", Key: strings.Repeat("k", 1025), Client: client}, "is 1025 bytes long; at most 1008 are allowed"},
+		{"EmptyBucket", s3lease.Options{Key: "k", Client: client}, `s3lease: Bucket ("") must not be empty`},
+		{"EmptyKey", s3lease.Options{Bucket: "b", Client: client}, `s3lease: Key ("") must not be empty`},
+		{"LongKey", s3lease.Options{Bucket: "b", Key: strings.Repeat("k", 1025), Client: client}, "is 1025 bytes long; at most 1008 are allowed"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			_, err := s3cas.Open(t.Context(), row.opts, opts)
+			_, err := s3lease.Open(t.Context(), row.opts, opts)
 			t.Logf("%v", err)
 			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), row.mention) {
 				t.Errorf("Open: %v, want lease.ErrInvalid mentioning %q", err, row.mention)
@@ -116,18 +116,18 @@ func TestOpenErrors(t *testing.T) {
 		t.Setenv("AWS_REGION", "")
 		_, err := lease.Open(t.Context(), "s3://bucket/key", opts)
 		t.Logf("%v", err)
-		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "s3cas: region") {
+		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "s3lease: region") {
 			t.Errorf("lease.Open without a region: %v, want lease.ErrInvalid naming the region", err)
 		}
 	})
 	t.Run("InvalidLeaseOptions", func(t *testing.T) {
-		_, err := s3cas.Open(t.Context(), s3cas.Options{Bucket: "b", Key: "k", Client: client}, lease.Options{})
+		_, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: "b", Key: "k", Client: client}, lease.Options{})
 		t.Logf("%v", err)
 		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "Identity") {
 			t.Errorf("Open with no identity: %v, want lease.ErrInvalid naming Identity", err)
 		}
 	})
-	if got := lease.Schemes(); !strings.Contains(strings.Join(got, ","), s3cas.Scheme) {
-		t.Errorf("lease.Schemes() = %v, want %q registered", got, s3cas.Scheme)
+	if got := lease.Schemes(); !strings.Contains(strings.Join(got, ","), s3lease.Scheme) {
+		t.Errorf("lease.Schemes() = %v, want %q registered", got, s3lease.Scheme)
 	}
 }

@@ -1,4 +1,4 @@
-package s3cas
+package s3lease
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func (d *conn) Verify(ctx context.Context) error {
 	probe.key, probe.probe = d.key+ProbeSuffix, true
 	return driver.VerifyStore(ctx, id, driver.Probe{
 		Key:     &probe,
-		Name:    "s3cas: " + probe.url(),
+		Name:    "s3lease: " + probe.url(),
 		Create:  "a PutObject with If-None-Match: *",
 		Replace: "a PutObject with If-Match",
 		Remedy: "use a store that enforces If-None-Match and If-Match on PutObject (Amazon S3; MinIO since RELEASE.2024-05-07), " +

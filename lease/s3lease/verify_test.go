@@ -1,4 +1,4 @@
-package s3cas
+package s3lease
 
 import (
 	"errors"

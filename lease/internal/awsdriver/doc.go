@@ -1,5 +1,5 @@
-// Package awsdriver is what leasehold's AWS backends (lease/s3cas and
-// lease/dynamodb) share, so that each is written once:
+// Package awsdriver is what leasehold's AWS backends (lease/s3lease and
+// lease/dynamolease) share, so that each is written once:
 //
 //   - lease URLs: the AWS query parameters and the client they configure
 //     through gocloud.dev/aws.V2ConfigFromURLParams (Params, URLClient),

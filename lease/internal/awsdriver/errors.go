@@ -27,7 +27,7 @@ type Failure struct {
 	Message string
 	// Status is the HTTP status of the answer, or 0 when there was none.
 	Status int
-	// What names the call: "s3cas: GetObject s3://bucket/key".
+	// What names the call: "s3lease: GetObject s3://bucket/key".
 	What string
 	// Err is the SDK's error.
 	Err error

@@ -1,6 +1,6 @@
-// Package awstest is what the tests of leasehold's AWS backends (lease/s3cas
-// and lease/dynamodb) share, and what of it fits the other CAS backends'
-// tests (lease/gcscas uses all but the AWS configuration and CheckError's
+// Package awstest is what the tests of leasehold's AWS backends (lease/s3lease
+// and lease/dynamolease) share, and what of it fits the other CAS backends'
+// tests (lease/gcslease uses all but the AWS configuration and CheckError's
 // code): the stores under test, found from the
 // environment (Targets, Endpoint, StaticConfig), an isolated default
 // configuration chain (IsolateEnv), request counting (Counter,

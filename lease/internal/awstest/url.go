@@ -17,7 +17,7 @@ type BadURL struct {
 
 // RefuseURLs checks, in a subtest per row, that lease.Open refuses each URL
 // with lease.ErrInvalid, an error of the backend pkg's URL field
-// ("s3cas: URL (...)") that says row.Mention and does not show the URL's
+// ("s3lease: URL (...)") that says row.Mention and does not show the URL's
 // password (any password in rows must be "secret").
 func RefuseURLs(t *testing.T, pkg string, rows []BadURL) {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Package leaseurl checks the shape of leasehold's cloud lease URLs,
 // SCHEME://HOST/PATH?query, for the backends whose URLs name a container
-// (bucket, table) and an object in it (lease/s3cas, lease/dynamodb,
-// lease/gcscas), so that each backend's messages say the same things the
+// (bucket, table) and an object in it (lease/s3lease, lease/dynamolease,
+// lease/gcslease), so that each backend's messages say the same things the
 // same way.
 package leaseurl
 
@@ -18,7 +18,7 @@ import (
 // Form describes a backend's lease URLs, for checking them and for the
 // messages that say what is wrong.
 type Form struct {
-	// Pkg is the backend's package, the prefix of its errors: "s3cas".
+	// Pkg is the backend's package, the prefix of its errors: "s3lease".
 	Pkg string
 	// Form is the URL's shape: "s3://BUCKET/KEY".
 	Form string

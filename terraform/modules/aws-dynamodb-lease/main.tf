@@ -1,5 +1,5 @@
 # The DynamoDB table that holds leasehold's lease items (package
-# lease/dynamodb): one item per lease, keyed by the lease name. Its key schema
+# lease/dynamolease): one item per lease, keyed by the lease name. Its key schema
 # is exactly what the backend checks on Open: a single partition (HASH) key of
 # type S named key_attribute, no sort key. Terraform never writes the items.
 #
@@ -32,7 +32,7 @@ resource "aws_dynamodb_table" "this" {
 }
 
 locals {
-  # dynamodb.DefaultKeyAttribute: only another key attribute is named in the
+  # dynamolease.DefaultKeyAttribute: only another key attribute is named in the
   # lease URLs.
   default_key_attribute = "lease"
   url_query             = var.key_attribute == local.default_key_attribute ? "" : "?key_attribute=${var.key_attribute}"

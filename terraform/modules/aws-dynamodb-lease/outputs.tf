@@ -4,7 +4,7 @@ output "table_name" {
 }
 
 output "table_arn" {
-  description = "ARN of the lease table: the resource of dynamodb.IAMActions."
+  description = "ARN of the lease table: the resource of dynamolease.IAMActions."
   value       = aws_dynamodb_table.this.arn
 }
 

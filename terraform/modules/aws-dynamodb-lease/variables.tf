@@ -10,7 +10,7 @@ variable "table_name" {
 
 variable "key_attribute" {
   type        = string
-  description = "Name of the table's partition (HASH) key, of type S, whose value is the lease name. Keep the default, dynamodb.DefaultKeyAttribute (\"lease\"): any other name must be given to every worker too, as ?key_attribute=NAME in the lease URL (lease_urls does that)."
+  description = "Name of the table's partition (HASH) key, of type S, whose value is the lease name. Keep the default, dynamolease.DefaultKeyAttribute (\"lease\"): any other name must be given to every worker too, as ?key_attribute=NAME in the lease URL (lease_urls does that)."
   default     = "lease"
 
   validation {
@@ -19,7 +19,7 @@ variable "key_attribute" {
   }
 
   validation {
-    # The attributes of a lease item besides its key (lease/dynamodb/item.go).
+    # The attributes of a lease item besides its key (lease/dynamolease/item.go).
     condition     = !contains(["leasehold", "holder", "token", "ttl_ms", "released", "nonce"], var.key_attribute)
     error_message = "The key_attribute must not be an attribute of the lease item: leasehold, holder, token, ttl_ms, released, nonce."
   }

@@ -1,6 +1,6 @@
 # A least-privilege policy for leasehold workers: exactly the actions the
-# backends declare (s3cas.IAMActions, s3cas.IAMProbeActions,
-# s3cas.IAMBucketActions, dynamodb.IAMActions), each on the lease resources only. The action lists are
+# backends declare (s3lease.IAMActions, s3lease.IAMProbeActions,
+# s3lease.IAMBucketActions, dynamolease.IAMActions), each on the lease resources only. The action lists are
 # written out here, and terraform/terraform_test.go checks them against the
 # Go code: change them together.
 
@@ -8,7 +8,7 @@ locals {
   s3_enabled       = var.s3_bucket_arn != null
   dynamodb_enabled = var.dynamodb_table_arn != null
   s3_lease_keys    = [for n in var.s3_lease_names : "${var.s3_prefix}/${n}"]
-  # s3cas.ProbeSuffix: the object next to each lease that leasehold reads
+  # s3lease.ProbeSuffix: the object next to each lease that leasehold reads
   # and writes, once per process and bucket, to check that the store
   # enforces conditional writes.
   s3_probe_suffix = ".leasehold-probe"
@@ -21,7 +21,7 @@ locals {
 data "aws_region" "current" {}
 
 data "aws_iam_policy_document" "this" {
-  # s3cas.IAMActions on each lease object, named one by one.
+  # s3lease.IAMActions on each lease object, named one by one.
   dynamic "statement" {
     for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
     content {
@@ -32,7 +32,7 @@ data "aws_iam_policy_document" "this" {
     }
   }
 
-  # s3cas.IAMProbeActions on each lease's probe object (KEY.leasehold-probe).
+  # s3lease.IAMProbeActions on each lease's probe object (KEY.leasehold-probe).
   # Under a whole prefix, the statement below covers the probe objects too.
   dynamic "statement" {
     for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
@@ -44,7 +44,7 @@ data "aws_iam_policy_document" "this" {
     }
   }
 
-  # s3cas.IAMActions on every key under the prefix: only when asked for
+  # s3lease.IAMActions on every key under the prefix: only when asked for
   # (s3_whole_prefix), for workers that name their leases at run time. The
   # wildcard scopes the resource to the prefix; the actions stay exact.
   dynamic "statement" {
@@ -57,7 +57,7 @@ data "aws_iam_policy_document" "this" {
     }
   }
 
-  # s3cas.IAMBucketActions on the bucket. Never called by leasehold: S3
+  # s3lease.IAMBucketActions on the bucket. Never called by leasehold: S3
   # answers a read of a missing key with 404 (not 403) only to a caller that
   # may list the bucket, and evaluates that with s3:prefix set to the key.
   # So the listing is limited to the lease keys and their probe objects
@@ -98,7 +98,7 @@ data "aws_iam_policy_document" "this" {
     }
   }
 
-  # dynamodb.IAMActions on the table, optionally only on the lease items.
+  # dynamolease.IAMActions on the table, optionally only on the lease items.
   dynamic "statement" {
     for_each = local.dynamodb_enabled ? [1] : []
     content {

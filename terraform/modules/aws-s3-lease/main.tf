@@ -1,5 +1,5 @@
 # The S3 bucket (or a prefix in an existing one) that holds leasehold's lease
-# objects (package lease/s3cas). Terraform never creates, reads or deletes the
+# objects (package lease/s3lease). Terraform never creates, reads or deletes the
 # objects: leasehold creates each on first acquisition, with a conditional put,
 # and never deletes it (it carries the lease's fencing counter).
 

@@ -4,7 +4,7 @@ output "bucket_name" {
 }
 
 output "bucket_arn" {
-  description = "ARN of the bucket (arn:aws:s3:::BUCKET): the resource of s3cas.IAMBucketActions."
+  description = "ARN of the bucket (arn:aws:s3:::BUCKET): the resource of s3lease.IAMBucketActions."
   value       = local.bucket_arn
 }
 
@@ -24,7 +24,7 @@ output "lease_urls" {
 }
 
 output "lease_object_arns" {
-  description = "ARN of each lease object (arn:aws:s3:::BUCKET/PREFIX/NAME), by lease name: the resources of s3cas.IAMActions."
+  description = "ARN of each lease object (arn:aws:s3:::BUCKET/PREFIX/NAME), by lease name: the resources of s3lease.IAMActions."
   value       = { for n, k in local.lease_keys : n => "${local.bucket_arn}/${k}" }
 }
 

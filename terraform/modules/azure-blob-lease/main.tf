@@ -1,5 +1,5 @@
 # A storage account and a private container for leasehold's lease blobs
-# (package lease/azureblob), and the one role the workers' identity needs,
+# (package lease/azurelease), and the one role the workers' identity needs,
 # on that container only. Terraform never creates or deletes the blobs:
 # leasehold creates each on first use and keeps its fencing counter in the
 # blob's metadata, so the blobs must not be deleted.
@@ -30,7 +30,7 @@ resource "azurerm_storage_container" "leases" {
   container_access_type = "private"
 }
 
-# azureblob.RoleDefinitionName, scoped to the container: the identity can
+# azurelease.RoleDefinitionName, scoped to the container: the identity can
 # read, write and lease blobs in it and nowhere else in the account.
 resource "azurerm_role_assignment" "lease_contributor" {
   scope                = azurerm_storage_container.leases.id

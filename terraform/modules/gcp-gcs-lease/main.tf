@@ -1,5 +1,5 @@
 # A Cloud Storage bucket for leasehold's lease objects (package
-# lease/gcscas), or a prefix in an existing bucket, and a custom role with
+# lease/gcslease), or a prefix in an existing bucket, and a custom role with
 # exactly the permissions the backend needs, granted to one service account
 # on the bucket under an IAM condition that limits it to the lease objects.
 # Terraform never creates or deletes the objects: leasehold creates each on
@@ -7,7 +7,7 @@
 # deleted.
 
 locals {
-  # gcscas.IAMPermissions: read the record, write it, and overwrite it
+  # gcslease.IAMPermissions: read the record, write it, and overwrite it
   # (Cloud Storage requires delete, with create, to replace an object).
   lease_permissions = ["storage.objects.create", "storage.objects.delete", "storage.objects.get"]
 
@@ -54,7 +54,7 @@ resource "google_project_iam_custom_role" "lease" {
   project     = var.project_id
   role_id     = var.role_id
   title       = "leasehold lease"
-  description = "What leasehold's Cloud Storage backend (gcscas.IAMPermissions) needs on its lease objects."
+  description = "What leasehold's Cloud Storage backend (gcslease.IAMPermissions) needs on its lease objects."
   permissions = local.lease_permissions
 }
 

@@ -9,7 +9,7 @@ output "prefix" {
 }
 
 output "role_name" {
-  description = "Full name of the custom role (projects/PROJECT/roles/ROLE_ID), holding exactly gcscas.IAMPermissions."
+  description = "Full name of the custom role (projects/PROJECT/roles/ROLE_ID), holding exactly gcslease.IAMPermissions."
   value       = google_project_iam_custom_role.lease.name
 }
 

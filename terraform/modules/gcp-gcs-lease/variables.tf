@@ -74,7 +74,7 @@ variable "service_account_email" {
 
 variable "role_id" {
   type        = string
-  description = "ID of the custom role to create in the project, holding exactly gcscas.IAMPermissions."
+  description = "ID of the custom role to create in the project, holding exactly gcslease.IAMPermissions."
   default     = "leaseholdLease"
 
   validation {

@@ -29,7 +29,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/leasehold/leasehold/lease"
-	_ "github.com/leasehold/leasehold/lease/dynamodb" // dynamodb:// URLs
+	_ "github.com/leasehold/leasehold/lease/dynamolease" // dynamodb:// URLs
 	"github.com/leasehold/leasehold/runner"
 )
 
