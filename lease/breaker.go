@@ -47,8 +47,8 @@ type Breaker interface {
 // it is acquired, and does not implement it. Check with a type assertion.
 type Keeper interface {
 	// Keep ends term t without releasing the lease: it writes the record
-	// once more, still held by t's holder with t's token, Period and
-	// PeriodDone, with TTL d, so that no other contender takes the lease
+	// once more, still held by t's holder with t's token and
+	// Annotations, with TTL d, so that no other contender takes the lease
 	// over until it has seen that record unchanged for d on its own clock.
 	// The caller must have stopped acting as leader before calling it, and
 	// must not renew t afterwards. d must be a positive whole number of

@@ -85,9 +85,11 @@ type Lease interface {
 
 	// Renew extends the term t, which must come from this Lease's Acquire or
 	// Renew. The returned Term replaces t: its Sent is when the renewal was
-	// sent, and the holder's deadlines count from it. It writes t's Period
-	// and PeriodDone into the record (on a native lease, with a second
+	// sent, and the holder's deadlines count from it. It writes t's
+	// Annotations into the record (on a native lease, with a second
 	// request, and only when they differ from what this term last wrote).
+	// It returns ErrInvalid, writing nothing, when Annotations.Validate
+	// refuses them (Annotations.Validate).
 	//
 	// It returns ErrLost when the record no longer names this holder with
 	// t's token, or is gone (deleted by a lifecycle rule or a person), or,
@@ -99,7 +101,7 @@ type Lease interface {
 	Renew(ctx context.Context, t Term) (Term, error)
 
 	// Release gives the lease up, keeping its fencing counter and writing
-	// t's Period and PeriodDone, so that the
+	// t's Annotations, so that the
 	// next contender may acquire it at once with a greater token. It returns
 	// nil when the record was released by this call (also when the term had
 	// lapsed but nobody has taken the lease since) or already was released
@@ -173,19 +175,12 @@ type Record struct {
 	// write changes the stored bytes and therefore the version, even on
 	// stores whose version is a digest of the content.
 	Nonce string
-	// Period is the key of the latest scheduled period a holder started
-	// its task for (runner.Config.Period), or "" if none has. Every write
-	// carries it over from the record it follows, so it survives
-	// takeovers, renewals and releases; only a holder changes it, by
-	// renewing a Term whose Period it set.
-	Period string
-	// PeriodDone reports that the task of Period finished successfully.
-	PeriodDone bool
-	// Hold reports that the holder's task has ended and the lease is held
-	// only to keep others out for the rest of a minimum hold
-	// (runner.Config.MinHold): a duplicate trigger that finds it knows at
-	// once that it must not run, without waiting for the hold to end.
-	Hold bool
+	// Annotations are the state that layers above this package keep in
+	// the record (see Annotations). Every write carries them over from the
+	// record it follows, so they survive takeovers, renewals, releases and
+	// breaks; only a holder changes them, by renewing (or releasing) a Term
+	// whose Annotations it changed.
+	Annotations Annotations
 	// RenewInterval is how often the holder renews (Options.RenewInterval
 	// of the Lease that wrote the record), or 0 in a record written by a
 	// version of leasehold that did not store it. A contender judging
@@ -220,18 +215,29 @@ type Term struct {
 	// Version is the backend's handle for the next Renew or Release: the
 	// record version the term was written at, or a native lease ID.
 	Version string
-	// Period and PeriodDone are the schedule state of the record the term
-	// was written with (see Record): Acquire carries them over from the
-	// record it took over. Renew and Release write the Term's values, so a
-	// holder marks a period started (or done) by setting them on its Term
-	// and renewing (or releasing) it.
-	Period     string
-	PeriodDone bool
-	// Hold is the record's Hold: Renew and Release write the Term's value,
-	// and Keep writes true.
-	Hold bool
+	// Annotations are those of the record the term was written with:
+	// Acquire carries them over from the record it took over. Renew,
+	// Release and Keep write the Term's annotations, so a holder changes
+	// them with Annotate and then renews (or releases) the Term.
+	Annotations Annotations
 }
 
 // Expires returns the instant, on this process's monotonic clock, before
 // which the holder must have stopped acting as leader: Sent + TTL.
 func (t Term) Expires() time.Time { return t.Sent.Add(t.TTL) }
+
+// Record returns the record that continues the term: its holder, token,
+// TTL and annotations, held, with no nonce and no version.
+// Backends set the rest before they write it.
+func (t Term) Record() Record {
+	return Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Annotations: t.Annotations}
+}
+
+// Annotate returns t with the annotation key set to value, or deleted when
+// value is "" (see Annotations.With). The next Renew or Release of the
+// returned Term writes it, and refuses it with ErrInvalid if
+// Annotations.Validate does.
+func (t Term) Annotate(key, value string) Term {
+	t.Annotations = t.Annotations.With(key, value)
+	return t
+}

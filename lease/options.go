@@ -97,7 +97,7 @@ func ValidateIdentity(id string) error {
 const MaxPeriodLen = 64
 
 // ValidatePeriod reports, as an *OptionError, a period key (see
-// Record.Period) that cannot be stored: empty, longer than MaxPeriodLen,
+// AnnotationPeriod) that cannot be stored: empty, longer than MaxPeriodLen,
 // or with a byte other than an ASCII letter or digit or one of "-._:+/@".
 // An RFC 3339 time ("2026-11-23T10:00:00Z", "2026-11-23T11:00:00+01:00")
 // and a decimal number are valid keys.

@@ -124,7 +124,7 @@ type Config struct {
 	// this long after RunOnce's task started, even when it ends sooner:
 	// for jobs with no period key, whose duplicates fire within MinHold of
 	// each other. Once the task has returned, RunOnce writes at once that
-	// the lease is held after a run (lease.Record.Hold; with the period
+	// the lease is held after a run (Schedule.Hold; with the period
 	// done, if it is), then keeps renewing the lease, with the health
 	// watch off, and does not return until MinHold has passed since the
 	// task started (or ctx ends); then it releases. A duplicate fired

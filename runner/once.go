@@ -104,10 +104,11 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 		return r.runElected(ctx, t)
 	case !lease.Retryable(err):
 		return Once{}, err
-	case errors.As(w.last, &held) && r.ranBy(held.Record.Period, held.Record.PeriodDone):
-		r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", held.Record.Period, "done", held.Record.PeriodDone, "holder", held.Record.Holder)
+	case errors.As(w.last, &held) && r.ranBy(ScheduleOf(held.Record.Annotations)):
+		s := ScheduleOf(held.Record.Annotations)
+		r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", s.Period, "done", s.Done, "holder", held.Record.Holder)
 		return Once{Outcome: AlreadyRan, Holder: held.Record}, nil
-	case errors.As(w.last, &held) && held.Record.Hold:
+	case errors.As(w.last, &held) && ScheduleOf(held.Record.Annotations).Hold:
 		r.cfg.Logger.Info("not elected: the lease is held after a run, for its minimum hold", "holder", held.Record.Holder, "token", held.Record.Token, "ends_within", held.Wait)
 		return Once{Outcome: NotElected, Holder: held.Record}, nil
 	case errors.As(w.last, &held):
@@ -125,10 +126,11 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 // and otherwise writes the period before the task starts.
 func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
 	if r.cfg.Period != "" {
-		if r.ranBy(t.Period, t.PeriodDone) {
-			r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", t.Period, "done", t.PeriodDone)
-			released := r.release(ctx, t)
-			return Once{Outcome: AlreadyRan, Term: t, Holder: lease.Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Released: released, Period: t.Period, PeriodDone: t.PeriodDone}}, nil
+		if s := ScheduleOf(t.Annotations); r.ranBy(s) {
+			r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", s.Period, "done", s.Done)
+			holder := t.Record()
+			holder.Released = r.release(ctx, t)
+			return Once{Outcome: AlreadyRan, Term: t, Holder: holder}, nil
 		}
 		marked, err := r.markPeriod(ctx, t)
 		if err != nil {
@@ -158,9 +160,9 @@ func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
 // holderWatch is how RunOnce tells a live holder from a dead one.
 type holderWatch struct {
 	judge lease.Judge
-	ranBy func(period string, done bool) bool // the holder's record covers our period
-	first *lease.HeldError                    // the holder's record as first refused
-	last  error                               // the latest failed attempt's error
+	ranBy func(Schedule) bool // the holder's record covers our period
+	first *lease.HeldError    // the holder's record as first refused
+	last  error               // the latest failed attempt's error
 }
 
 // gaveUp notes a failed attempt's error and reports whether to stop
@@ -175,7 +177,7 @@ func (w *holderWatch) gaveUp(err error) bool {
 	if !errors.As(err, &held) {
 		return false
 	}
-	if w.ranBy(held.Record.Period, held.Record.PeriodDone) || held.Record.Hold && w.judge == lease.JudgedByStore {
+	if s := ScheduleOf(held.Record.Annotations); w.ranBy(s) || s.Hold && w.judge == lease.JudgedByStore {
 		return true // the period ran, or the store vouches for a run's hold
 	}
 	if w.first == nil {

@@ -46,22 +46,64 @@ func comparePeriods(a, b string) int {
 	return cmp.Compare(a, b)
 }
 
-// ranBy reports whether the schedule state of a record (period, done)
-// covers this runner's period: a later period started, or this one
-// started (at most once) or finished (RetryFailed).
-func (r *Runner) ranBy(period string, done bool) bool {
-	if r.cfg.Period == "" || period == "" {
+// Schedule is the state RunOnce keeps in a lease's record, for the runs of
+// other instances to read: the record's annotations lease.AnnotationPeriod,
+// AnnotationPeriodDone and AnnotationHold.
+type Schedule struct {
+	// Period is the key of the latest scheduled period a holder started
+	// its task for (Config.Period), or "" if none has. Every write carries
+	// it over from the record it follows, so it survives takeovers,
+	// renewals and releases; only a holder changes it.
+	Period string
+	// Done reports that the task of Period finished successfully.
+	Done bool
+	// Hold reports that the holder's task has ended and the lease is held
+	// only to keep others out for the rest of a minimum hold
+	// (Config.MinHold): a duplicate trigger that finds it knows at once
+	// that it must not run, without waiting for the hold to end.
+	Hold bool
+}
+
+// ScheduleOf returns the schedule state that a record's (or a term's)
+// annotations hold.
+func ScheduleOf(a lease.Annotations) Schedule {
+	return Schedule{
+		Period: a.Get(lease.AnnotationPeriod),
+		Done:   a.Get(lease.AnnotationPeriodDone) == "1",
+		Hold:   a.Get(lease.AnnotationHold) == "1",
+	}
+}
+
+// annotate returns t with s as its schedule state, for its next write.
+func (s Schedule) annotate(t lease.Term) lease.Term {
+	flag := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return ""
+	}
+	return t.Annotate(lease.AnnotationPeriod, s.Period).
+		Annotate(lease.AnnotationPeriodDone, flag(s.Done)).
+		Annotate(lease.AnnotationHold, flag(s.Hold))
+}
+
+// ranBy reports whether the schedule state s of a record covers this
+// runner's period: a later period started, or this one started (at most
+// once) or finished (RetryFailed).
+func (r *Runner) ranBy(s Schedule) bool {
+	if r.cfg.Period == "" || s.Period == "" {
 		return false
 	}
-	c := comparePeriods(r.cfg.Period, period)
-	return c < 0 || c == 0 && (done || !r.cfg.RetryFailed)
+	c := comparePeriods(r.cfg.Period, s.Period)
+	return c < 0 || c == 0 && (s.Done || !r.cfg.RetryFailed)
 }
 
 // markPeriod writes this runner's period into the record, under term t,
 // before the task starts: a renewal of t with the period set.
 func (r *Runner) markPeriod(ctx context.Context, t lease.Term) (lease.Term, error) {
-	t.Period, t.PeriodDone = r.cfg.Period, false
-	return r.cfg.Lease.Renew(ctx, t)
+	s := ScheduleOf(t.Annotations)
+	s.Period, s.Done = r.cfg.Period, false
+	return r.cfg.Lease.Renew(ctx, s.annotate(t))
 }
 
 // schedule is one RunOnce's task as it ran: when it started, and its end.
@@ -95,7 +137,7 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // still held (rule 13: neither the done mark nor the hold may be lost while
 // the holder can still write). It writes at once what the run left: the
 // period done, if the task returned nil, and, while MinHold lasts, that
-// the lease is held after a run (Record.Hold). Then, for the rest of
+// the lease is held after a run (Schedule.Hold). Then, for the rest of
 // MinHold, it keeps the record held by renewing it, with the health watch
 // off, as the task is over: a duplicate trigger sees the record change
 // within a renew interval and gives up (NotElected), and a holder that
@@ -105,11 +147,13 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // the hold given up. Last, it releases the lease.
 func (r *Runner) afterTask(s *schedule) endTerm {
 	return func(ctx context.Context, t lease.Term, d *Demotion) {
-		if t.Period != "" && s.ended && s.err == nil {
-			t.PeriodDone = true
+		sched := ScheduleOf(t.Annotations)
+		if sched.Period != "" && s.ended && s.err == nil {
+			sched.Done = true
 		}
-		t.Hold = r.holdLeft(s) > 0
-		if t.PeriodDone || t.Hold {
+		sched.Hold = r.holdLeft(s) > 0
+		t = sched.annotate(t)
+		if sched.Done || sched.Hold {
 			nt, err := r.holdUntil(ctx, context.WithoutCancel(ctx), t, s.started.Add(r.cfg.MinHold))
 			if err != nil {
 				r.cfg.Logger.Warn("writing the end of the run, or holding the lease after it, failed until the renew deadline; it lapses after its TTL", "token", t.Token, "err", err)
@@ -117,8 +161,8 @@ func (r *Runner) afterTask(s *schedule) endTerm {
 			}
 			t = nt
 		}
-		t.Hold = false
-		d.Released = r.release(ctx, t)
+		sched.Hold = false
+		d.Released = r.release(ctx, sched.annotate(t))
 	}
 }
 

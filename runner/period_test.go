@@ -57,13 +57,13 @@ func TestPeriodRunsOnce(t *testing.T) {
 		store := memlease.NewStore()
 		res := runPeriod(t, openLease(t, store, "a"), tick1, runner.Config{}, done)
 		wantOutcome(t, "a, the first of period 1", res, runner.Ran)
-		if rec := record(t, store); rec.Period != tick1 || !rec.PeriodDone || !rec.Released {
+		if rec := record(t, store); runner.ScheduleOf(rec.Annotations).Period != tick1 || !runner.ScheduleOf(rec.Annotations).Done || !rec.Released {
 			t.Errorf("record after a's run: %+v, want period %q done and released", rec, tick1)
 		}
 		advance(time.Minute) // b's trigger fires a minute late
 		res = runPeriod(t, openLease(t, store, "b"), tick1, runner.Config{}, mustNotRun(t))
 		wantOutcome(t, "b, late for period 1", res, runner.AlreadyRan)
-		if res.Holder.Period != tick1 || !res.Holder.PeriodDone {
+		if runner.ScheduleOf(res.Holder.Annotations).Period != tick1 || !runner.ScheduleOf(res.Holder.Annotations).Done {
 			t.Errorf("b's AlreadyRan names %+v, want the record of period %q done", res.Holder, tick1)
 		}
 		res = runPeriod(t, openLease(t, store, "c"), "2026-11-23T09:00:00Z", runner.Config{}, mustNotRun(t))
@@ -72,7 +72,7 @@ func TestPeriodRunsOnce(t *testing.T) {
 		wantOutcome(t, "b, for period 1 written in another zone", res, runner.AlreadyRan)
 		res = runPeriod(t, openLease(t, store, "b"), tick2, runner.Config{}, done)
 		wantOutcome(t, "b, for period 2", res, runner.Ran)
-		if rec := record(t, store); rec.Period != tick2 || !rec.PeriodDone {
+		if rec := record(t, store); runner.ScheduleOf(rec.Annotations).Period != tick2 || !runner.ScheduleOf(rec.Annotations).Done {
 			t.Errorf("record after period 2: %+v, want period %q done", rec, tick2)
 		}
 	})
@@ -102,7 +102,7 @@ func TestPeriodFiredTogether(t *testing.T) {
 			res := <-results
 			counts[res.Outcome]++
 			if res.Outcome == runner.AlreadyRan {
-				if rec := record(t, store); !rec.Held() && rec.Period == tick1 && rec.PeriodDone {
+				if rec := record(t, store); !rec.Held() && runner.ScheduleOf(rec.Annotations).Period == tick1 && runner.ScheduleOf(rec.Annotations).Done {
 					t.Errorf("an AlreadyRan came after the winner's task ended: %+v", res)
 				}
 			}
@@ -125,7 +125,7 @@ func TestPeriodFailedOrCrashed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		term.Period = tick1
+		term = term.Annotate(lease.AnnotationPeriod, tick1)
 		if _, err := l.Renew(context.Background(), term); err != nil { // as RunOnce marks it; then nothing
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestPeriodFailedOrCrashed(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				store := memlease.NewStore()
 				tc.before(t, store)
-				if rec := record(t, store); rec.Period != tick1 || rec.PeriodDone {
+				if rec := record(t, store); runner.ScheduleOf(rec.Annotations).Period != tick1 || runner.ScheduleOf(rec.Annotations).Done {
 					t.Fatalf("record after the failure: %+v, want period %q, not done", rec, tick1)
 				}
 				var ranAt time.Time
@@ -165,7 +165,7 @@ func TestPeriodFailedOrCrashed(t *testing.T) {
 				if tc.want == runner.AlreadyRan && !ranAt.IsZero() {
 					t.Error("b ran the task")
 				}
-				if rec := record(t, store); tc.want == runner.Ran && !rec.PeriodDone {
+				if rec := record(t, store); tc.want == runner.Ran && !runner.ScheduleOf(rec.Annotations).Done {
 					t.Errorf("record after b's retry: %+v, want period %q done", rec, tick1)
 				}
 			})
@@ -323,7 +323,7 @@ func TestRunEndsHeld(t *testing.T) {
 				})
 		}()
 		advance(work + time.Millisecond)
-		if rec := record(t, store); !rec.PeriodDone || !rec.Hold || rec.Released {
+		if rec := record(t, store); !runner.ScheduleOf(rec.Annotations).Done || !runner.ScheduleOf(rec.Annotations).Hold || rec.Released {
 			t.Fatalf("record just after the task returned: %+v, want the period done and the hold written at once", rec)
 		}
 		store.FailNext("a", 3) // the next writes of the hold fail: retried within the deadline
@@ -343,7 +343,7 @@ func TestRunEndsHeld(t *testing.T) {
 		if res.Outcome != runner.Ran || !res.Demotion.Released || time.Since(started) < minHold {
 			t.Fatalf("RunOnce = %+v after %v, want Ran, released once MinHold (%v) had passed", res, time.Since(started), minHold)
 		}
-		if rec := record(t, store); !rec.PeriodDone || rec.Hold || !rec.Released {
+		if rec := record(t, store); !runner.ScheduleOf(rec.Annotations).Done || runner.ScheduleOf(rec.Annotations).Hold || !rec.Released {
 			t.Errorf("record after the hold: %+v, want released, the period done, no hold", rec)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // TestEndToEndPeriod runs `leasehold run --once --period/--every/--min-hold`
@@ -208,7 +209,7 @@ func TestOnceHoldThroughFailingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := l.Observe(ctx)
-	if err != nil || !rec.Released || !rec.PeriodDone || rec.Hold {
+	if s := runner.ScheduleOf(rec.Annotations); err != nil || !rec.Released || !s.Done || s.Hold {
 		t.Errorf("record after the hold: %+v, %v; want released with the period done", rec, err)
 	}
 }

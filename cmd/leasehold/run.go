@@ -188,11 +188,11 @@ func onceExit(ctx context.Context, res runner.Once, period string) error {
 	case runner.NotElected:
 		return exitf(exitNotElected, "run: not elected: the lease is held by %q (token %d)", res.Holder.Holder, res.Holder.Token)
 	case runner.AlreadyRan:
-		state := "started"
-		if res.Holder.PeriodDone {
+		sched, state := runner.ScheduleOf(res.Holder.Annotations), "started"
+		if sched.Done {
 			state = "done"
 		}
-		return exitf(exitAlreadyRan, "run: not run: period %s already ran: the lease names period %s (%s)", period, res.Holder.Period, state)
+		return exitf(exitAlreadyRan, "run: not run: period %s already ran: the lease names period %s (%s)", period, sched.Period, state)
 	case runner.Unreachable:
 		return exitf(exitUnavailable, "run: not elected: the store did not answer: %v", res.Err)
 	case runner.SteppedDown:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // statusOptions are the flags of leasehold status.
@@ -135,13 +136,14 @@ func watchLease(ctx context.Context, l lease.Lease, o *commonOptions, log *slog.
 // renewals need not change the version, and a lapsed lease reads as
 // released.
 func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool) statusReport {
+	sched := runner.ScheduleOf(last.Annotations)
 	rep := statusReport{
-		PeriodDone: last.PeriodDone,
+		PeriodDone: sched.Done,
 		Lease:      lease.RedactURL(leaseURL),
 		Holder:     last.Holder,
 		Token:      last.Token,
 		Released:   last.Released,
-		Period:     last.Period,
+		Period:     sched.Period,
 		Version:    last.Version,
 		Watch:      watch.String(),
 		Changed:    first.Version != last.Version,

@@ -200,8 +200,8 @@ func (s *supervisor) start(ctx context.Context, t lease.Term) (*child, error) {
 	if s.progressFile != "" {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_PROGRESS_FILE="+s.progressFile)
 	}
-	if t.Period != "" {
-		cmd.Env = append(cmd.Env, "LEASEHOLD_PERIOD="+t.Period)
+	if p := runner.ScheduleOf(t.Annotations).Period; p != "" {
+		cmd.Env = append(cmd.Env, "LEASEHOLD_PERIOD="+p)
 	}
 	cmd.SysProcAttr = sysProcAttr()
 	// The command's stdout and stderr are files (or pipes leasehold

@@ -33,8 +33,8 @@ type blobLease struct {
 	credentials credentialSource
 
 	mu sync.Mutex
-	// written is the term (lease ID and schedule state: Period,
-	// PeriodDone, Hold) whose record this Lease last wrote: Renew writes
+	// written is the term (lease ID and annotations) whose record this
+	// Lease last wrote: Renew writes
 	// the record again only when a term's differs.
 	written lease.Term
 
@@ -284,7 +284,7 @@ func (l *blobLease) lapsing(err, rerr error) error {
 func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent time.Time) (lease.Term, error) {
 	prev := st.record()
 	token, err := l.highest.Next(prev)
-	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Period: prev.Period, PeriodDone: prev.PeriodDone}
+	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Annotations: prev.Annotations}
 	if err == nil {
 		l.highest.Note(token)
 		rec := termRecord(t, false)
@@ -304,7 +304,9 @@ func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent tim
 
 // termRecord is the record of term t, with a fresh nonce.
 func termRecord(t lease.Term, released bool) lease.Record {
-	return lease.Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Released: released, Nonce: driver.NewNonce(), Period: t.Period, PeriodDone: t.PeriodDone, Hold: t.Hold && !released}
+	r := t.Record()
+	r.Released, r.Nonce = released, driver.NewNonce()
+	return r
 }
 
 // readRecord reads the record in the blob's metadata, as a write left it;
@@ -392,21 +394,21 @@ func (l *blobLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error)
 		return lease.Term{}, err
 	}
 	t.Sent = sent
-	if err := l.writeSchedule(ctx, t); err != nil {
+	if err := l.writeAnnotations(ctx, t); err != nil {
 		return lease.Term{}, err
 	}
 	return t, nil
 }
 
-// writeSchedule writes term t's record under its lease when t's schedule
-// state differs from the one this Lease last wrote for it. A write whose
+// writeAnnotations writes term t's record under its lease when t's
+// annotations differ from the one this Lease last wrote for it. A write whose
 // answer is an error is read back, as every write is; an error that
 // remains leaves the outcome undecided, as for a renewal.
-func (l *blobLease) writeSchedule(ctx context.Context, t lease.Term) error {
+func (l *blobLease) writeAnnotations(ctx context.Context, t lease.Term) error {
 	l.mu.Lock()
 	w := l.written
 	l.mu.Unlock()
-	if w.Version == t.Version && w.Period == t.Period && w.PeriodDone == t.PeriodDone && w.Hold == t.Hold {
+	if w.Version == t.Version && w.Annotations == t.Annotations {
 		return nil
 	}
 	rec := termRecord(t, false)

@@ -22,7 +22,11 @@ const (
 	keyToken    = "token"     // the fencing token, decimal
 	keyTTL      = "ttl_ms"    // the holder's TTL in milliseconds, decimal
 	keyReleased = "released"  // "true" or "false"
-	keyNonce    = "nonce"     // fresh random text, new with every write, and the schedule state (driver.EncodeNonce)
+	keyNonce    = "nonce"     // fresh random text, new with every write, and attributes (driver.EncodeNonce)
+	// keyAnnotations holds lease.Annotations as URL query text
+	// (Annotations.String), absent when there are none. It is not among
+	// metadataKeys: blobs of versions before annotations have none.
+	keyAnnotations = "annotations"
 )
 
 var metadataKeys = []string{keyFormat, keyHolder, keyToken, keyTTL, keyReleased, keyNonce}
@@ -38,6 +42,9 @@ func encodeMetadata(r lease.Record) map[string]*string {
 		keyTTL:      strconv.FormatInt(r.TTL.Milliseconds(), 10),
 		keyReleased: strconv.FormatBool(r.Released),
 		keyNonce:    driver.EncodeNonce(r),
+	}
+	if r.Annotations.Len() > 0 {
+		md[keyAnnotations] = r.Annotations.String()
 	}
 	out := make(map[string]*string, len(md))
 	for k, v := range md {
@@ -61,7 +68,7 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 	vals := make(map[string]string, len(md))
 	for k, v := range md {
 		lk := strings.ToLower(k)
-		if !slices.Contains(metadataKeys, lk) {
+		if !slices.Contains(metadataKeys, lk) && lk != keyAnnotations {
 			continue
 		}
 		if _, dup := vals[lk]; dup {
@@ -111,7 +118,12 @@ func decodeMetadata(md map[string]*string) (*lease.Record, error) {
 		TTL:      time.Duration(ttl) * time.Millisecond,
 		Released: released,
 	}
-	if err := driver.DecodeNonce(vals[keyNonce], &r); err != nil {
+	text, ok := vals[keyAnnotations]
+	ann, err := lease.ParseAnnotations(text)
+	if err != nil {
+		return nil, driver.Corruptf("metadata %q: %v", keyAnnotations, err)
+	}
+	if err := driver.DecodeNonce(vals[keyNonce], ann, ok, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

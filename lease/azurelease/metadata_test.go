@@ -28,21 +28,30 @@ func TestMetadataRoundTrip(t *testing.T) {
 	}
 }
 
-// TestMetadataWithSchedule: the schedule state rides in the nonce, so the
-// metadata has exactly the keys of the previous format (versions that
-// refuse unknown keys read it), in values fit for HTTP headers.
-func TestMetadataWithSchedule(t *testing.T) {
+// TestMetadataWithAnnotations: the annotations take one key of their
+// own, in query text fit for an HTTP header, and the runner's are mirrored
+// into the nonce, where versions before annotations read them.
+func TestMetadataWithAnnotations(t *testing.T) {
 	t.Parallel()
-	r := lease.Record{Holder: "worker-1", Token: 4, TTL: 15 * time.Second, Released: true, Nonce: "0123456789abcdef", Period: "2026-11-23T11:00:00+01:00", PeriodDone: true}
+	ann := lease.NewAnnotations(map[string]string{lease.AnnotationPeriod: "2026-11-23T11:00:00+01:00", lease.AnnotationPeriodDone: "1", "shard/owner": "wörker 1"})
+	r := lease.Record{Holder: "worker-1", Token: 4, TTL: 15 * time.Second, Released: true, Nonce: "0123456789abcdef", Annotations: ann}
 	md := encodeMetadata(r)
-	if got, want := slices.Sorted(maps.Keys(md)), slices.Sorted(slices.Values(metadataKeys)); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(md)), slices.Sorted(slices.Values(append([]string{keyAnnotations}, metadataKeys...))); !slices.Equal(got, want) {
 		t.Errorf("metadata keys %v, want %v", got, want)
 	}
 	if got := *md[keyNonce]; got != "0123456789abcdef;period=2026-11-23T11:00:00+01:00;done=1" || strings.ContainsAny(got, " \t") {
-		t.Errorf("nonce %q, want the nonce with the schedule state appended", got)
+		t.Errorf("nonce %q, want the nonce with the runner's state appended", got)
+	}
+	if got := *md[keyAnnotations]; got != "runner%2Fperiod=2026-11-23T11%3A00%3A00%2B01%3A00&runner%2Fperiod-done=1&shard%2Fowner=w%C3%B6rker+1" {
+		t.Errorf("annotations %q, want query text", got)
 	}
 	if got, err := decodeMetadata(md); err != nil || *got != r {
 		t.Errorf("decodeMetadata(encodeMetadata(%+v)) = %+v, %v", r, got, err)
+	}
+	bad := "b%2Fa=1&a%2Fb=2"
+	md[keyAnnotations] = &bad
+	if _, err := decodeMetadata(md); !errors.Is(err, lease.ErrCorrupt) {
+		t.Errorf("decodeMetadata of annotations out of order: %v, want lease.ErrCorrupt", err)
 	}
 }
 

@@ -142,7 +142,7 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	if err != nil {
 		return lease.Term{}, err
 	}
-	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Period: cur.Period, PeriodDone: cur.PeriodDone}), true)
+	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Annotations: cur.Annotations}), true)
 	switch {
 	case err == nil:
 		return t, nil
@@ -158,14 +158,14 @@ func (c *casLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) 
 	if err := CheckTerm(t, c.opts); err != nil {
 		return lease.Term{}, err
 	}
-	return c.rewrite(ctx, t, c.record(termRecord(t)))
+	return c.rewrite(ctx, t, c.record(t.Record()))
 }
 
 func (c *casLease) Release(ctx context.Context, t lease.Term) error {
 	if err := CheckTerm(t, c.opts); err != nil {
 		return err
 	}
-	r := termRecord(t)
+	r := t.Record()
 	r.Released = true
 	_, err := c.rewrite(ctx, t, c.record(r))
 	return err
@@ -179,8 +179,8 @@ func (c *casLease) Keep(ctx context.Context, t lease.Term, d time.Duration) erro
 	if d < time.Millisecond || d%time.Millisecond != 0 {
 		return &lease.OptionError{Field: "Keep's d", Value: d, Reason: "must be a positive whole number of milliseconds"}
 	}
-	r := termRecord(t)
-	r.TTL, r.Hold = d, true
+	r := t.Record()
+	r.TTL = d
 	_, err := c.rewrite(ctx, t, c.record(r))
 	return err
 }
@@ -196,7 +196,7 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 	if err := c.Verify(ctx); err != nil { // as before every write
 		return lease.Record{}, err
 	}
-	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce(), Period: rec.Period, PeriodDone: rec.PeriodDone}
+	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce(), Annotations: rec.Annotations}
 	err := c.call(ctx, func(ctx context.Context) (err error) {
 		want.Version, err = c.d.Replace(ctx, want, rec.Version)
 		return err
@@ -444,12 +444,6 @@ func (c *casLease) record(r lease.Record) lease.Record {
 	return r
 }
 
-// termRecord is the record that continues term t: its token and schedule
-// state.
-func termRecord(t lease.Term) lease.Record {
-	return lease.Record{Token: t.Token, Period: t.Period, PeriodDone: t.PeriodDone, Hold: t.Hold}
-}
-
 func termOf(r lease.Record, sent time.Time) lease.Term {
-	return lease.Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version, Period: r.Period, PeriodDone: r.PeriodDone, Hold: r.Hold}
+	return lease.Term{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Sent: sent, Version: r.Version, Annotations: r.Annotations}
 }

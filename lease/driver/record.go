@@ -27,40 +27,51 @@ const MaxRecordSize = 4096
 // jsonRecord is the record as stored by byte-oriented backends (memory, S3,
 // Cloud Storage):
 //
-//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}
+//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5;renew=5625"}
 //
-// and, once a scheduled job has run under it (see EncodeNonce):
+// and, with annotations (see lease.Annotations; here the runner's, once a
+// scheduled job has run under the lease, mirrored into the nonce for
+// earlier versions: see EncodeNonce):
 //
-//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":true,"nonce":"4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1"}
+//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":true,"nonce":"4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=5625","annotations":{"runner/period":"2026-11-23T10:00:00Z","runner/period-done":"1"}}
 type jsonRecord struct {
-	Format   int    `json:"leasehold"`
-	Holder   string `json:"holder"`
-	Token    uint64 `json:"token"`
-	TTLms    int64  `json:"ttl_ms"`
-	Released bool   `json:"released"`
-	Nonce    string `json:"nonce"`
+	Format      int               `json:"leasehold"`
+	Holder      string            `json:"holder"`
+	Token       uint64            `json:"token"`
+	TTLms       int64             `json:"ttl_ms"`
+	Released    bool              `json:"released"`
+	Nonce       string            `json:"nonce"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // EncodeJSON returns the record's JSON form, one line, without its Version.
+// It does not escape "<", ">" and "&", so that the largest record
+// (lease.MaxIdentityLen, lease.MaxAnnotationsSize) stays well within
+// MaxRecordSize.
 func EncodeJSON(r lease.Record) []byte {
-	b, err := json.Marshal(jsonRecord{
-		Format:   FormatVersion,
-		Holder:   r.Holder,
-		Token:    r.Token,
-		TTLms:    r.TTL.Milliseconds(),
-		Released: r.Released,
-		Nonce:    EncodeNonce(r),
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(jsonRecord{
+		Format:      FormatVersion,
+		Holder:      r.Holder,
+		Token:       r.Token,
+		TTLms:       r.TTL.Milliseconds(),
+		Released:    r.Released,
+		Nonce:       EncodeNonce(r),
+		Annotations: r.Annotations.Map(),
 	})
 	if err != nil {
 		panic("lease: encoding a record cannot fail: " + err.Error())
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// DecodeJSON parses a record written by EncodeJSON, of this version or a
-// later one (whose added fields it ignores), and checks it with Check.
-// Anything else, including a record of another format version, yields an
-// error wrapping lease.ErrCorrupt.
+// DecodeJSON parses a record written by EncodeJSON, of this version, an
+// earlier one (with no "annotations", the runner's state in the nonce: see
+// DecodeNonce) or a later one (whose added fields it ignores), and checks it
+// with Check. Anything else, including a record of another format version,
+// yields an error wrapping lease.ErrCorrupt.
 func DecodeJSON(b []byte) (lease.Record, error) {
 	if len(b) > MaxRecordSize {
 		return lease.Record{}, Corruptf("object is %d bytes or more, a record at most %d", len(b), MaxRecordSize)
@@ -85,58 +96,74 @@ func DecodeJSON(b []byte) (lease.Record, error) {
 		TTL:      time.Duration(j.TTLms) * time.Millisecond,
 		Released: j.Released,
 	}
-	return r, DecodeNonce(j.Nonce, &r)
+	return r, DecodeNonce(j.Nonce, lease.NewAnnotations(j.Annotations), j.Annotations != nil, &r)
 }
 
 // EncodeNonce returns the text every backend stores as the record's nonce:
-// r.Nonce, followed by r's schedule state as attributes, each ";name=value":
+// r.Nonce, followed by attributes, each ";name=value". The holder's renew
+// interval in milliseconds, which contenders judging expiry read, is one:
 //
-//	4f1c9a0b7e22d3c5                                      no period has run
-//	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z          started
-//	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1   and finished
+//	4f1c9a0b7e22d3c5;renew=5625
 //
-// The schedule state rides in the nonce, rather than in fields of its own,
-// so that every earlier version of leasehold reads these records: versions
-// before the schedule state refuse a record with a field they do not know,
-// and take the nonce as opaque text. Such a version drops the state when it
-// writes the record (its nonce is new and plain): while it contends, a
-// period may run twice.
+// The others mirror the runner's annotations (lease.AnnotationPeriod,
+// AnnotationPeriodDone, AnnotationHold) for versions of leasehold before
+// annotations (up to commit 519cf6f), which kept the runner's state only
+// here and read it nowhere else:
 //
-// and, after them, the holder's renew interval in milliseconds and whether
-// it holds the lease after its task ended (a minimum hold):
-//
+//	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;renew=5625          started
+//	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=5625   and finished
 //	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=5625;hold=1
+//
+// So a fleet in a rolling upgrade keeps its guarantees: an old process sees
+// a period that a new one ran as done, and a minimum hold as a hold. The
+// mirror is written for as long as such versions may share a lease with
+// this one; a version that drops it must say so in its release notes as a
+// version that cannot share a lease with them. A period that
+// lease.ValidatePeriod refuses is not mirrored (earlier versions would
+// refuse the record), nor a done mark without a period.
 func EncodeNonce(r lease.Record) string {
 	s := r.Nonce
-	if r.Period != "" {
-		s += ";period=" + r.Period
-		if r.PeriodDone {
+	if p := r.Annotations.Get(lease.AnnotationPeriod); p != "" && lease.ValidatePeriod(p) == nil {
+		s += ";period=" + p
+		if r.Annotations.Get(lease.AnnotationPeriodDone) == "1" {
 			s += ";done=1"
 		}
 	}
 	if r.RenewInterval > 0 {
 		s += ";renew=" + strconv.FormatInt(r.RenewInterval.Milliseconds(), 10)
 	}
-	if r.Hold {
+	if r.Annotations.Get(lease.AnnotationHold) == "1" {
 		s += ";hold=1"
 	}
 	return s
 }
 
-// DecodeNonce sets r's Nonce, Period, PeriodDone, RenewInterval and Hold from the stored nonce
-// s (see EncodeNonce) and checks r with Check. Attributes it does not know
-// are ignored, as later versions may add some.
-func DecodeNonce(s string, r *lease.Record) error {
+// DecodeNonce sets r's Nonce and RenewInterval from the stored nonce s
+// (see EncodeNonce), and r's Annotations: stored, the annotations the
+// backend stored beside the nonce, or, when it stored none (ok is false: a
+// record of a version before annotations, or one without any), the
+// runner's state that the nonce's attributes carry. Then it checks r with
+// Check. Attributes it does not know are ignored, as later versions may
+// add some; those it knows must be as EncodeNonce writes them, whichever
+// annotations it keeps, as earlier versions read them.
+func DecodeNonce(s string, stored lease.Annotations, ok bool, r *lease.Record) error {
 	nonce, attrs, _ := strings.Cut(s, ";")
-	r.Nonce, r.Period, r.PeriodDone, r.RenewInterval, r.Hold = nonce, "", false, 0, false
+	r.Nonce, r.RenewInterval = nonce, 0
+	var legacy lease.Annotations
+	set := func(k, v string) { legacy = legacy.With(k, v) }
 	for attrs != "" {
 		var attr string
 		attr, attrs, _ = strings.Cut(attrs, ";")
 		switch name, value, _ := strings.Cut(attr, "="); name {
 		case "period":
-			r.Period = value
+			if err := lease.ValidatePeriod(value); err != nil {
+				return Corruptf("period: %v", err)
+			}
+			set(lease.AnnotationPeriod, value)
 		case "done":
-			r.PeriodDone = value == "1"
+			if value == "1" {
+				set(lease.AnnotationPeriodDone, "1")
+			}
 		case "renew":
 			ms, err := strconv.ParseInt(value, 10, 64)
 			if err != nil || ms <= 0 || ms > math.MaxInt64/int64(time.Millisecond) {
@@ -144,16 +171,25 @@ func DecodeNonce(s string, r *lease.Record) error {
 			}
 			r.RenewInterval = time.Duration(ms) * time.Millisecond
 		case "hold":
-			r.Hold = value == "1"
+			if value == "1" {
+				set(lease.AnnotationHold, "1")
+			}
 		}
+	}
+	if legacy.Get(lease.AnnotationPeriodDone) != "" && legacy.Get(lease.AnnotationPeriod) == "" {
+		return Corruptf("a period is done, but none is named")
+	}
+	r.Annotations = legacy
+	if ok {
+		r.Annotations = stored
 	}
 	return Check(*r)
 }
 
 // Check reports, wrapping lease.ErrCorrupt, a record that no leasehold
 // writer could have written: no valid holder, token 0, a TTL that is not
-// positive, no nonce, or a nonce or period key that EncodeNonce could not
-// have stored. The CAS engine checks every record its driver
+// positive, no nonce, a nonce that EncodeNonce could not have stored, or
+// annotations that Annotations.Validate refuses. The CAS engine checks every record its driver
 // returns, and every decoder checks what it decodes.
 func Check(r lease.Record) error {
 	switch {
@@ -167,13 +203,9 @@ func Check(r lease.Record) error {
 		return Corruptf("nonce is empty")
 	case strings.Contains(r.Nonce, ";"):
 		return Corruptf("nonce %+.64q holds a ';'", r.Nonce)
-	case r.PeriodDone && r.Period == "":
-		return Corruptf("a period is done, but none is named")
 	}
-	if r.Period != "" {
-		if err := lease.ValidatePeriod(r.Period); err != nil {
-			return Corruptf("period: %v", err)
-		}
+	if err := r.Annotations.Validate(); err != nil {
+		return Corruptf("%v", err)
 	}
 	return nil
 }

@@ -18,17 +18,13 @@ import (
 
 // CheckTerm reports, as a *lease.OptionError, a term t that could not have
 // come from an Acquire or Renew of a lease opened with opts, or whose
-// schedule state cannot be stored (see lease.ValidatePeriod).
+// annotations cannot be stored (see lease.Annotations.Validate).
 func CheckTerm(t lease.Term, opts lease.Options) error {
 	switch {
 	case t.Holder != opts.Identity || t.Token == 0 || t.Version == "":
 		return &lease.OptionError{Field: "Term", Value: fmt.Sprintf("%q/%d", t.Holder, t.Token), Reason: fmt.Sprintf("was not issued to %q", opts.Identity)}
-	case t.Period != "":
-		return lease.ValidatePeriod(t.Period)
-	case t.PeriodDone:
-		return &lease.OptionError{Field: "Term.PeriodDone", Value: true, Reason: "needs a Period"}
 	}
-	return nil
+	return t.Annotations.Validate()
 }
 
 // NextToken returns the fencing token of the acquisition that follows the
@@ -83,9 +79,10 @@ func NewNonce() string {
 
 // SameWrite reports whether r is the record that was written as w: the
 // same nonce (fresh for every write, so no other write has it), holder,
-// token and released flag. A w without a nonce matches nothing.
+// token, released flag and annotations. A w without a nonce matches
+// nothing.
 func SameWrite(r, w lease.Record) bool {
-	return w.Nonce != "" && r.Nonce == w.Nonce && r.Holder == w.Holder && r.Token == w.Token && r.Released == w.Released
+	return w.Nonce != "" && r.Nonce == w.Nonce && r.Holder == w.Holder && r.Token == w.Token && r.Released == w.Released && r.Annotations == w.Annotations
 }
 
 // ReadBack resolves a write of want that failed with werr, whose outcome

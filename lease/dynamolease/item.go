@@ -24,6 +24,10 @@ const (
 	attrTTL      = "ttl_ms"    // N: milliseconds
 	attrReleased = "released"  // BOOL
 	attrNonce    = "nonce"     // S: also the record's version
+	// attrAnnotations is M, a map of S (lease.Annotations), absent when
+	// there are none. It is not among recordAttributes: items of versions
+	// before annotations have none.
+	attrAnnotations = "annotations"
 )
 
 // legacyReplicationPrefix begins the attributes that a legacy
@@ -36,7 +40,7 @@ var recordAttributes = []string{attrFormat, attrHolder, attrToken, attrTTL, attr
 
 // encodeItem returns r's item at the key name.
 func encodeItem(r lease.Record, keyAttr, name string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
+	item := map[string]types.AttributeValue{
 		keyAttr:      &types.AttributeValueMemberS{Value: name},
 		attrFormat:   &types.AttributeValueMemberN{Value: strconv.Itoa(driver.FormatVersion)},
 		attrHolder:   &types.AttributeValueMemberS{Value: r.Holder},
@@ -45,6 +49,14 @@ func encodeItem(r lease.Record, keyAttr, name string) map[string]types.Attribute
 		attrReleased: &types.AttributeValueMemberBOOL{Value: r.Released},
 		attrNonce:    &types.AttributeValueMemberS{Value: driver.EncodeNonce(r)},
 	}
+	if r.Annotations.Len() > 0 {
+		m := map[string]types.AttributeValue{}
+		for k, v := range r.Annotations.All() {
+			m[k] = &types.AttributeValueMemberS{Value: v}
+		}
+		item[attrAnnotations] = &types.AttributeValueMemberM{Value: m}
+	}
+	return item
 }
 
 // decodeItem parses an item written by encodeItem, checks it with
@@ -82,11 +94,34 @@ func decodeItem(item map[string]types.AttributeValue) (lease.Record, error) {
 		Released: d.bool(attrReleased),
 	}
 	nonce := d.str(attrNonce)
+	ann, ok := d.annotations()
 	if d.err != nil {
 		return lease.Record{}, d.err
 	}
 	r.Version = nonce
-	return r, driver.DecodeNonce(nonce, &r)
+	return r, driver.DecodeNonce(nonce, ann, ok, &r)
+}
+
+// annotations returns the item's annotations attribute, and whether it has
+// one.
+func (d *decoder) annotations() (lease.Annotations, bool) {
+	if _, ok := d.item[attrAnnotations]; !ok {
+		return lease.Annotations{}, false
+	}
+	v, ok := get[*types.AttributeValueMemberM](d, attrAnnotations, "M")
+	if !ok {
+		return lease.Annotations{}, false
+	}
+	m := make(map[string]string, len(v.Value))
+	for k, av := range v.Value {
+		s, ok := av.(*types.AttributeValueMemberS)
+		if !ok {
+			d.err = driver.Corruptf("attribute %q holds %q as %s, want S", attrAnnotations, k, describe(av))
+			return lease.Annotations{}, false
+		}
+		m[k] = s.Value
+	}
+	return lease.NewAnnotations(m), true
 }
 
 // decoder reads attributes of an item and keeps the first error.

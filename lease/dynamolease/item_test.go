@@ -26,15 +26,15 @@ func ValidItem(keyAttr, name string, change map[string]types.AttributeValue, dro
 	return item
 }
 
-// TestItemWithSchedule: the schedule state rides in the nonce attribute,
-// so the item has exactly the attributes of the previous format (versions
-// that refuse unknown attributes read it), and the stored nonce is the
-// item's version.
-func TestItemWithSchedule(t *testing.T) {
+// TestItemWithAnnotations: the annotations take one M attribute of their
+// own, the runner's are mirrored into the nonce, where versions before
+// annotations read them, and the stored nonce is the item's version.
+func TestItemWithAnnotations(t *testing.T) {
 	t.Parallel()
-	r := lease.Record{Holder: "worker-1", Token: 4, TTL: time.Second, Released: true, Nonce: "0123456789abcdef", Period: "2026-11-23T10:00:00Z", PeriodDone: true}
+	ann := lease.NewAnnotations(map[string]string{lease.AnnotationPeriod: "2026-11-23T10:00:00Z", lease.AnnotationPeriodDone: "1", "shard/epoch": "9"})
+	r := lease.Record{Holder: "worker-1", Token: 4, TTL: time.Second, Released: true, Nonce: "0123456789abcdef", Annotations: ann}
 	item := encodeItem(r, "id", "jobs")
-	if got, want := slices.Sorted(maps.Keys(item)), slices.Sorted(slices.Values(append([]string{"id"}, recordAttributes...))); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(item)), slices.Sorted(slices.Values(append([]string{"id", attrAnnotations}, recordAttributes...))); !slices.Equal(got, want) {
 		t.Errorf("item attributes %v, want %v", got, want)
 	}
 	const stored = "0123456789abcdef;period=2026-11-23T10:00:00Z;done=1"
@@ -45,6 +45,10 @@ func TestItemWithSchedule(t *testing.T) {
 	r.Version = stored
 	if err != nil || got != r {
 		t.Errorf("decodeItem(encodeItem(r)) = %+v, %v; want %+v", got, err, r)
+	}
+	item[attrAnnotations] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"shard/epoch": &types.AttributeValueMemberN{Value: "9"}}}
+	if _, err := decodeItem(item); !errors.Is(err, lease.ErrCorrupt) {
+		t.Errorf("decodeItem of an annotation of type N: %v, want lease.ErrCorrupt", err)
 	}
 }
 

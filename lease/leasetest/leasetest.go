@@ -128,7 +128,7 @@ var cases = []struct {
 	{"GarbageRecord", false, testGarbageRecord},
 	{"RecordDeleted", false, testRecordDeleted},
 	{"Break", false, testBreak},
-	{"SchedulePeriod", false, testSchedulePeriod},
+	{"Annotations", false, testAnnotations},
 	{"Keep", true, testKeep},
 }
 
@@ -910,61 +910,62 @@ func testBreak(e *env) {
 	}
 }
 
-// wantPeriod checks a record's or term's schedule state.
-func (e *env) wantPeriod(what, period string, done bool, wantPeriod string, wantDone bool) {
+// wantAnnotations checks a record's or term's annotations.
+func (e *env) wantAnnotations(what string, got, want lease.Annotations) {
 	e.t.Helper()
-	if period != wantPeriod || done != wantDone {
-		e.t.Errorf("%s: Period %q, PeriodDone %t; want %q, %t", what, period, done, wantPeriod, wantDone)
+	if got != want {
+		e.t.Errorf("%s: Annotations %q; want %q", what, got, want)
 	}
 }
 
-// testSchedulePeriod: a holder marks a period started by renewing a term
-// with Period set, and done by releasing it with PeriodDone; every later
-// write (a renewal, a release, another contender's acquisition, a
-// takeover) carries the state over, and the record reads it back. A
-// period that cannot be stored is refused before anything is written.
-func testSchedulePeriod(e *env) {
+// testAnnotations: a holder changes the record's annotations by renewing a
+// term it annotated, and releasing one; every later write (a renewal, a
+// release, another contender's acquisition, a takeover) carries them over,
+// and the record reads them back. Annotations that cannot be stored are
+// refused before anything is written.
+func testAnnotations(e *env) {
 	const p1, p2 = "2026-11-23T10:00:00Z", "2026-11-23T11:00:00+01:00"
 	a, b, c := e.open("contender-a"), e.open("contender-b"), e.open("contender-c")
 	ta := e.acquire(a)
-	e.wantPeriod("a's first term", ta.Period, ta.PeriodDone, "", false)
+	e.wantAnnotations("a's first term", ta.Annotations, lease.Annotations{})
 
-	bad := ta
-	bad.Period = "10:00 daily"
-	_, err := a.Renew(e.ctx, bad)
-	e.wantErr("Renew of a term with an unstorable Period", err, lease.ErrInvalid)
-	bad = ta
-	bad.PeriodDone = true
-	_, err = a.Renew(e.ctx, bad)
-	e.wantErr("Renew of a term done with no Period", err, lease.ErrInvalid)
+	for _, bad := range []lease.Term{
+		ta.Annotate("period", p1),
+		ta.Annotate("leasetest/state", "tab\there"),
+		ta.Annotate("leasetest/big", strings.Repeat("x", lease.MaxAnnotationsSize)),
+	} {
+		_, err := a.Renew(e.ctx, bad)
+		e.wantErr(fmt.Sprintf("Renew of a term annotated %q", bad.Annotations), err, lease.ErrInvalid)
+	}
 
-	ta.Period = p1
+	ta = ta.Annotate(lease.AnnotationPeriod, p1).Annotate("leasetest/owner", "a <&> \"ü\"")
+	want := ta.Annotations
 	ta = e.renew(a, ta)
-	e.wantPeriod("a's term after the renewal that marks "+p1, ta.Period, ta.PeriodDone, p1, false)
-	e.wantPeriod("the record after a's renewal", e.observe(b).Period, e.observe(b).PeriodDone, p1, false)
+	e.wantAnnotations("a's term after the renewal that annotates it", ta.Annotations, want)
+	e.wantAnnotations("the record after a's renewal", e.observe(b).Annotations, want)
 	ta = e.renew(a, ta)
-	e.wantPeriod("the record after a's next renewal", e.observe(b).Period, e.observe(b).PeriodDone, p1, false)
-	ta.PeriodDone = true
+	e.wantAnnotations("the record after a's next renewal", e.observe(b).Annotations, want)
+	ta = ta.Annotate(lease.AnnotationPeriodDone, "1").Annotate("leasetest/owner", "")
+	want = ta.Annotations
 	e.release(a, ta)
 	r := e.observe(b)
 	e.wantRecord("Observe after a's Release", r, "contender-a", ta.Token, true)
-	e.wantPeriod("the record after a's Release", r.Period, r.PeriodDone, p1, true)
+	e.wantAnnotations("the record after a's Release", r.Annotations, want)
 
 	tb := e.acquire(b)
-	e.wantPeriod("b's term, acquired after a's Release", tb.Period, tb.PeriodDone, p1, true)
-	r = e.observe(c)
-	e.wantPeriod("the record after b's Acquire", r.Period, r.PeriodDone, p1, true)
-	tb.Period, tb.PeriodDone = p2, false
+	e.wantAnnotations("b's term, acquired after a's Release", tb.Annotations, want)
+	e.wantAnnotations("the record after b's Acquire", e.observe(c).Annotations, want)
+	tb = tb.Annotate(lease.AnnotationPeriod, p2).Annotate(lease.AnnotationPeriodDone, "")
+	want = tb.Annotations
 	tb = e.renew(b, tb)
 	r = e.observe(c)
 	e.wantRecord("Observe after b's renewal", r, "contender-b", tb.Token, false)
-	e.wantPeriod("the record after b marked "+p2, r.Period, r.PeriodDone, p2, false)
+	e.wantAnnotations("the record after b's renewal", r.Annotations, want)
 
-	// b stops renewing, as if it crashed: c's takeover keeps b's period.
+	// b stops renewing, as if it crashed: c's takeover keeps b's annotations.
 	tc := e.takeOver(c, tb, time.Time{})
-	e.wantPeriod("c's term, taken over from b", tc.Period, tc.PeriodDone, p2, false)
-	r = e.observe(a)
-	e.wantPeriod("the record after c's takeover", r.Period, r.PeriodDone, p2, false)
+	e.wantAnnotations("c's term, taken over from b", tc.Annotations, want)
+	e.wantAnnotations("the record after c's takeover", e.observe(a).Annotations, want)
 }
 
 // testKeep: a holder that ends its term with lease.Keeper's Keep(d) keeps
