@@ -24,6 +24,7 @@ func TestSameWrite(t *testing.T) {
 		{"another holder", lease.Record{Holder: "b", Token: 3, Nonce: "n1"}, w, false},
 		{"another token", lease.Record{Holder: "a", Token: 4, Nonce: "n1"}, w, false},
 		{"released, written held", lease.Record{Holder: "a", Token: 3, Nonce: "n1", Released: true}, w, false},
+		{"other annotations", lease.Record{Holder: "a", Token: 3, Nonce: "n1", Annotations: lease.NewAnnotations(map[string]string{"shard/epoch": "2"})}, w, false},
 		{"a write without a nonce matches nothing", lease.Record{Holder: "a", Token: 3}, lease.Record{Holder: "a", Token: 3}, false},
 	} {
 		if got := driver.SameWrite(tc.r, tc.w); got != tc.want {
@@ -37,7 +38,8 @@ func TestCheckTerm(t *testing.T) {
 	if err := driver.CheckTerm(lease.Term{Holder: "a", Token: 1, Version: "v"}, opts); err != nil {
 		t.Errorf("CheckTerm of a term issued to a: %v", err)
 	}
-	for _, bad := range []lease.Term{{Holder: "b", Token: 1, Version: "v"}, {Holder: "a", Version: "v"}, {Holder: "a", Token: 1}} {
+	for _, bad := range []lease.Term{{Holder: "b", Token: 1, Version: "v"}, {Holder: "a", Version: "v"}, {Holder: "a", Token: 1},
+		{Holder: "a", Token: 1, Version: "v", Annotations: lease.NewAnnotations(map[string]string{"period": "1"})}} {
 		if err := driver.CheckTerm(bad, opts); !errors.Is(err, lease.ErrInvalid) {
 			t.Errorf("CheckTerm(%+v) = %v, want an error matching lease.ErrInvalid", bad, err)
 		}
