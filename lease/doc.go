@@ -39,6 +39,16 @@
 // stop acting as leader before Sent+TTL. Package runner does that, and
 // everything else a leader needs (renewal, health checks, release).
 //
+// # Annotations
+//
+// A Record (and a Term) carries Annotations: the one place where the layers
+// above this package keep state of their own in the lease's record (the
+// runner's scheduled period and minimum hold; shard assignments), a few
+// namespaced keys ("runner/period") with text values, bounded so that every
+// backend stores them. The lease carries them over from write to write,
+// compares them as part of the record, and never reads their meaning; a
+// holder changes them with Term.Annotate and a renewal.
+//
 // Operators free a lease whose holder will never come back with Breaker
 // (leasehold break): it ends the term at once and keeps the fencing
 // counter.

@@ -14,7 +14,8 @@
 // period key, however many instances fire for the tick and however late
 // (PeriodKey derives a key from the clock for triggers that pass none), and
 // Config.MinHold keeps other instances out for a while after the task
-// started, even when it ends sooner.
+// started, even when it ends sooner. It keeps that state in the lease
+// record's annotations (Schedule, ScheduleOf).
 //
 // # What it guarantees
 //

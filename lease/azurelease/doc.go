@@ -46,12 +46,18 @@
 //	released  = false              whether the holder released it
 //	nonce     = 4f1c9a0b7e22d3c5   fresh random text with every write
 //
-// Once a scheduled job has run under the lease (runner.Config.Period), the
-// nonce also carries the latest period key,
-// 4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1 (see
-// driver.EncodeNonce), so that earlier versions, which refuse keys they do
-// not know, read the metadata. A renewal does not rewrite the metadata, so
-// marking a period costs one Set Blob Metadata beside the renewal.
+// A record with annotations (lease.Annotations: here the runner's, once a
+// scheduled job has run under the lease) holds them in one more key, as
+// URL query text, and mirrors the runner's into the nonce for versions
+// before annotations, which read them there (see driver.EncodeNonce):
+//
+//	nonce       = 4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1
+//	annotations = runner%2Fperiod=2026-11-23T10%3A00%3A00Z&runner%2Fperiod-done=1
+//
+// Metadata of every form this and earlier versions write is in
+// testdata/rule11, each read by the other version's decoder. A renewal
+// does not rewrite the metadata, so changing the annotations (marking a
+// period) costs one Set Blob Metadata beside the renewal.
 //
 // Azure keeps metadata keys case-insensitively, and some services return
 // them in another case (Azurite capitalises them: Holder, Token): they are

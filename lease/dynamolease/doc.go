@@ -40,16 +40,22 @@
 //	token      N     7                    the fencing token
 //	ttl_ms     N     15000                the holder's TTL, in milliseconds
 //	released   BOOL  false                whether the holder gave the lease up
-//	nonce      S     "4f1c9a0b7e22d3c5"   fresh with every write: the version
+//	nonce      S     "4f1c9a0b7e22d3c5;renew=5625"
+//	                                      fresh with every write (the version),
+//	                                      then the holder's renew interval in ms
+//	annotations M    {"runner/period": {"S": "2026-11-23T10:00:00Z"},
+//	                  "runner/period-done": {"S": "1"}}
+//	                                      lease.Annotations, if any (here the
+//	                                      runner's, once a scheduled job ran)
 //
 // The item's version (lease.Record.Version, lease.Term.Version) is its
-// nonce: 16 random hex digits that every write makes afresh, so every write
-// changes it, and Replace is conditional on it. Once a scheduled job has
-// run under the lease (runner.Config.Period), the nonce also carries the
-// latest period key, "4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1"
-// (see driver.EncodeNonce): there, and not in an attribute of its own, so
-// that earlier versions, which refuse attributes they do not know, read
-// the item. There is no other version
+// stored nonce: 16 random hex digits that every write makes afresh, and
+// attributes after them, so every write changes it, and Replace is
+// conditional on it. The runner's annotations are mirrored into the
+// nonce, "4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=5625"
+// (see driver.EncodeNonce), for versions before annotations, which read
+// them there; items of every form this and earlier versions write are in
+// testdata/rule11, each read by the other version's decoder. There is no other version
 // attribute. Anyone allowed to read the table can see who leads with:
 //
 //	aws dynamodb get-item --table-name leases --key '{"lease":{"S":"jobs/nightly"}}' --consistent-read

@@ -56,11 +56,19 @@
 //
 // The object holds one line of JSON, content type application/json:
 //
-//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5"}
+//	{"leasehold":1,"holder":"worker-1","token":7,"ttl_ms":15000,"released":false,"nonce":"4f1c9a0b7e22d3c5;renew=5625"}
 //
-// Once a scheduled job has run under the lease (runner.Config.Period), the
-// nonce also carries the latest period key (see driver.EncodeNonce):
-// "nonce":"4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1".
+// The nonce is fresh with every write, followed by the holder's renew
+// interval in milliseconds. A record with annotations (lease.Annotations:
+// here the runner's, once a scheduled job has run under the lease) holds
+// them in an "annotations" object, and mirrors the runner's into the nonce
+// for versions before annotations, which read them there (see
+// driver.EncodeNonce):
+//
+//	{"leasehold":1,"holder":"worker-1","token":8,"ttl_ms":15000,"released":true,"nonce":"4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=5625","annotations":{"runner/period":"2026-11-23T10:00:00Z","runner/period-done":"1"}}
+//
+// Records of every stored form this and earlier versions write are in
+// lease/driver/testdata/rule11, each read by the other version's decoder.
 //
 // Anyone allowed to read it can see who leads with:
 //
