@@ -19,7 +19,11 @@ import (
 // Every method must return promptly once ctx ends. Errors must wrap one of
 // package lease's sentinels, or ErrConflict: a driver maps its SDK's
 // errors to them once. Records passed to Create and Replace have passed
-// Check.
+// Check. A record that Get returns must have every field that Create or
+// Replace stored (Version aside), Annotations included: the engine matches
+// a record read back to its write with SameWrite, which compares them. The
+// codecs in this package (EncodeJSON, EncodeNonce) do that for the drivers
+// that use them.
 type CAS interface {
 	// Get returns the stored record with its Version set. It returns an
 	// error wrapping lease.ErrNoRecord when the key holds nothing,
