@@ -363,3 +363,31 @@ func TestTwoRunnersOnOneLease(t *testing.T) {
 		j.checkSafety(t)
 	})
 }
+
+// TestHoldNotInherited: a minimum hold is its holder's. A runner that
+// acquires a record still marked held after a run (released by a program
+// of its own, or broken) drops the mark with its first renewal, so that
+// nobody takes its live tenure for a hold.
+func TestHoldNotInherited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		a := openLease(t, store, "a")
+		ta, err := a.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Release(context.Background(), ta.Annotate(lease.AnnotationHold, "1")); err != nil {
+			t.Fatal(err)
+		}
+		var during runner.Schedule
+		res := runPeriod(t, openLease(t, store, "b"), "", runner.Config{}, func(context.Context) error {
+			advance(renewInterval + time.Second)
+			during = runner.ScheduleOf(record(t, store).Annotations)
+			return nil
+		})
+		wantOutcome(t, "b, after a record left marked held", res, runner.Ran)
+		if during.Hold {
+			t.Error("b's record, a renewal into its task, is marked held after a run")
+		}
+	})
+}

@@ -83,7 +83,10 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		began := time.Now()
 		t, err := r.cfg.Lease.Acquire(ctx)
 		if err == nil {
-			return t, nil
+			// A minimum hold is the previous holder's: its mark, carried
+			// over by Acquire as every annotation is, goes with the next
+			// write of this term.
+			return t.Annotate(lease.AnnotationHold, ""), nil
 		}
 		wait := r.jittered(r.cfg.CampaignInterval)
 		var held *lease.HeldError
