@@ -119,11 +119,17 @@ func (a Annotations) Map() map[string]string {
 	return m
 }
 
-// The bounds of Annotations.
+// The bounds of Annotations. With them, the largest record (an identity of
+// MaxIdentityLen, annotations at their bound) encodes within
+// driver.MaxRecordSize, which every version's decoders accept.
 const (
-	MaxAnnotations      = 16
+	// MaxAnnotations is the most keys a record carries.
+	MaxAnnotations = 16
+	// MaxAnnotationKeyLen is the longest key, in bytes.
 	MaxAnnotationKeyLen = 63
-	MaxAnnotationsSize  = 1024
+	// MaxAnnotationsSize is the most bytes of keys and values, together,
+	// a record carries.
+	MaxAnnotationsSize = 1024
 )
 
 // The runner's annotation keys (runner.Config.Period and MinHold). They are

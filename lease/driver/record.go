@@ -115,7 +115,10 @@ func DecodeJSON(b []byte) (lease.Record, error) {
 //	4f1c9a0b7e22d3c5;period=2026-11-23T10:00:00Z;done=1;renew=5625;hold=1
 //
 // So a fleet in a rolling upgrade keeps its guarantees: an old process sees
-// a period that a new one ran as done, and a minimum hold as a hold. The
+// a period that a new one ran as done, and a minimum hold as a hold. An
+// old process that writes the record keeps the runner's state (in the
+// nonce) and drops every other annotation: a layer with annotations of its
+// own (shards) must not share its leases with such versions. The
 // mirror is written for as long as such versions may share a lease with
 // this one; a version that drops it must say so in its release notes as a
 // version that cannot share a lease with them. A period that
