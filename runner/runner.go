@@ -22,11 +22,18 @@ type Runner struct {
 // New validates cfg and returns a Runner. Invalid settings are reported as
 // errors wrapping lease.ErrInvalid that name the field and its value.
 func New(cfg Config) (*Runner, error) {
-	cfg, err := cfg.withDefaults()
+	switch {
+	case cfg.Lease == nil:
+		return nil, invalid("Lease", nil, "is required")
+	case cfg.Task == nil:
+		return nil, invalid("Task", nil, "is required")
+	}
+	res, err := cfg.Resolve(cfg.Lease.Options())
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg}, nil
+	res.Logger = res.Logger.With("identity", res.LeaseOptions.Identity)
+	return &Runner{cfg: res.Config}, nil
 }
 
 // Run campaigns for the lease, runs the task while leader, and campaigns
@@ -95,7 +102,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		case errors.As(err, &held):
 			r.observeLeader(held.Record.Holder)
 			if f != nil {
-				wait = time.Until(spread(began, f.saw(began, time.Now(), held.Record), r.countGap(held.Record)*2/3))
+				wait = time.Until(spread(began, f.saw(began, time.Now(), held.Record), readStep(r.countGap(held.Record))))
 			}
 			if held.Wait > 0 {
 				wait = min(wait, held.Wait)
@@ -113,8 +120,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 // countGap is the longest a follower may leave between two reads of rec
 // (from one's sending to the next one's return) for its count towards
 // expiry to go on: the holder's renew interval, as the record gives it
-// (see lease.Acquire). A follower reads again within two thirds of it,
-// leaving the rest for the reads' latency.
+// (see lease.Acquire). A follower reads again within readStep of it.
 func (r *Runner) countGap(rec lease.Record) time.Duration {
 	if rec.RenewInterval > 0 {
 		return rec.RenewInterval
