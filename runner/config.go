@@ -215,26 +215,12 @@ type Resolved struct {
 // (c.Lease.Options(), or the options a lease is about to be opened with)
 // and returns c with every default filled in, as stated on each field. An
 // invalid setting is reported as an error wrapping lease.ErrInvalid that
-// names the field and its value. Lease and Task are not looked at: New
-// requires them.
+// names the field and its value; the Resolved returned with it still has
+// every default filled in, so that a caller can tell a setting it gave
+// from one derived. Lease and Task are not looked at: New requires them.
 func (c Config) Resolve(opts lease.Options) (Resolved, error) {
 	opts = opts.WithDefaults()
 	ttl := opts.TTL
-	for _, d := range []struct {
-		name  string
-		value time.Duration
-	}{
-		{"RenewDeadline", c.RenewDeadline}, {"RenewInterval", c.RenewInterval},
-		{"CampaignInterval", c.CampaignInterval}, {"HealthInterval", c.HealthInterval},
-		{"HealthTimeout", c.HealthTimeout}, {"StallTimeout", c.StallTimeout},
-		{"CoolDown", c.CoolDown}, {"ReleaseTimeout", c.ReleaseTimeout},
-		{"DrainTimeout", c.DrainTimeout}, {"OnceTimeout", c.OnceTimeout},
-		{"MinHold", c.MinHold},
-	} {
-		if d.value < 0 {
-			return Resolved{}, invalid(d.name, d.value, "must not be negative")
-		}
-	}
 	c.RenewDeadline = cmp.Or(c.RenewDeadline, DefaultRenewDeadline(ttl))
 	c.RenewInterval = cmp.Or(c.RenewInterval, opts.RenewInterval)
 	c.CampaignInterval = cmp.Or(c.CampaignInterval, DefaultCampaignInterval(ttl))
@@ -247,33 +233,49 @@ func (c Config) Resolve(opts lease.Options) (Resolved, error) {
 	c.HealthThreshold = cmp.Or(c.HealthThreshold, 3)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 
+	res := Resolved{Config: c, LeaseOptions: opts}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{
+		{"RenewDeadline", c.RenewDeadline}, {"RenewInterval", c.RenewInterval},
+		{"CampaignInterval", c.CampaignInterval}, {"HealthInterval", c.HealthInterval},
+		{"HealthTimeout", c.HealthTimeout}, {"StallTimeout", c.StallTimeout},
+		{"CoolDown", c.CoolDown}, {"ReleaseTimeout", c.ReleaseTimeout},
+		{"DrainTimeout", c.DrainTimeout}, {"OnceTimeout", c.OnceTimeout},
+		{"MinHold", c.MinHold},
+	} {
+		if d.value < 0 {
+			return res, invalid(d.name, d.value, "must not be negative")
+		}
+	}
 	switch {
 	case c.RenewDeadline >= ttl:
-		return Resolved{}, invalid("RenewDeadline", c.RenewDeadline, "must be less than TTL ("+ttl.String()+")")
+		return res, invalid("RenewDeadline", c.RenewDeadline, "must be less than TTL ("+ttl.String()+")")
 	case c.RenewInterval >= c.RenewDeadline:
-		return Resolved{}, invalid("RenewInterval", c.RenewInterval, "must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
+		return res, invalid("RenewInterval", c.RenewInterval, "must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
 	case c.RenewInterval+c.RenewDeadline > ttl:
-		return Resolved{}, invalid("RenewInterval", c.RenewInterval, "plus RenewDeadline ("+c.RenewDeadline.String()+") must not exceed TTL ("+ttl.String()+")")
+		return res, invalid("RenewInterval", c.RenewInterval, "plus RenewDeadline ("+c.RenewDeadline.String()+") must not exceed TTL ("+ttl.String()+")")
 	case c.RenewInterval < opts.RenewInterval:
-		return Resolved{}, invalid("RenewInterval", c.RenewInterval, "must not be shorter than the lease's Options.RenewInterval ("+opts.RenewInterval.String()+"), which its records tell followers")
+		return res, invalid("RenewInterval", c.RenewInterval, "must not be shorter than the lease's Options.RenewInterval ("+opts.RenewInterval.String()+"), which its records tell followers")
 	case opts.CallTimeout >= c.RenewDeadline:
-		return Resolved{}, invalid("CallTimeout", opts.CallTimeout, "of the lease must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
+		return res, invalid("CallTimeout", opts.CallTimeout, "of the lease must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
 	case c.HealthTimeout > c.HealthInterval:
-		return Resolved{}, invalid("HealthTimeout", c.HealthTimeout, "must not exceed HealthInterval ("+c.HealthInterval.String()+")")
+		return res, invalid("HealthTimeout", c.HealthTimeout, "must not exceed HealthInterval ("+c.HealthInterval.String()+")")
 	case c.Jitter < 0 || c.Jitter > 1:
-		return Resolved{}, invalid("Jitter", c.Jitter, "must be between 0 and 1")
+		return res, invalid("Jitter", c.Jitter, "must be between 0 and 1")
 	case c.HealthThreshold < 0:
-		return Resolved{}, invalid("HealthThreshold", c.HealthThreshold, "must not be negative")
+		return res, invalid("HealthThreshold", c.HealthThreshold, "must not be negative")
 	case c.MinHold%time.Millisecond != 0:
-		return Resolved{}, invalid("MinHold", c.MinHold, "must be a whole number of milliseconds")
+		return res, invalid("MinHold", c.MinHold, "must be a whole number of milliseconds")
 	}
 	if c.Period != "" {
 		var oe *lease.OptionError
 		if err := lease.ValidatePeriod(c.Period); errors.As(err, &oe) {
-			return Resolved{}, invalid("Period", c.Period, oe.Reason)
+			return res, invalid("Period", c.Period, oe.Reason)
 		}
 	}
-	return Resolved{Config: c, LeaseOptions: opts}, nil
+	return res, nil
 }
 
 // Margin is how long a leader that stopped renewing has between its

@@ -150,9 +150,9 @@ func brokenVerdict(rep statusReport, rec lease.Record, judge lease.Judge, force 
 		return "broken (--force): the store's lease on it had no holder named (another tool, or a person, took it); " + next
 	}
 	return fmt.Sprintf("broken (--force): %s (token %d) may still be alive. It loses the lease at its next renewal "+
-		"(within its renew interval, 3/8 of its TTL at the defaults) and stops: leasehold run kills its command at once. "+
+		"(within its renew interval, %s of its TTL at the defaults) and stops: leasehold run kills its command at once. "+
 		"Until then it may still act as leader: the systems it writes to must refuse token %d once they have seen a greater one; %s",
-		rec.Holder, rec.Token, rec.Token, next)
+		rec.Holder, rec.Token, shares.renewInterval, rec.Token, next)
 }
 
 func printBreak(w io.Writer, r breakReport) {
