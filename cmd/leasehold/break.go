@@ -13,9 +13,8 @@ import (
 
 // breakOptions are the flags of leasehold break.
 type breakOptions struct {
-	commonOptions
-	output string
-	force  bool
+	reportOptions
+	force bool
 }
 
 func breakFlags(o *breakOptions) *flagSet {
@@ -24,7 +23,7 @@ func breakFlags(o *breakOptions) *flagSet {
 	o.defineLease(f)
 	f.group("Break")
 	f.Bool(&o.force, "force", "break the lease although its holder is alive: it loses the lease at its next\nrenewal and stops")
-	defineOutput(f, &o.output)
+	o.defineOutput(f)
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -51,7 +50,7 @@ const breakAttempts = 3
 // or with --force of any holder.
 func cmdBreak(ctx context.Context, args []string, env *environment) error {
 	o := &breakOptions{}
-	l, log, err := openReporting(ctx, "break", breakFlags(o), printBreakHelp, &o.commonOptions, &o.output, args, env)
+	l, log, err := reporter{"break", breakFlags(o), printBreakHelp, &o.reportOptions}.open(ctx, args, env)
 	if err != nil {
 		return err
 	}
@@ -90,7 +89,7 @@ func cmdBreak(ctx context.Context, args []string, env *environment) error {
 			return err
 		}
 	}
-	if err := printReport(env.stdout, o.output, out, func() { printBreak(env.stdout, out) }); err != nil {
+	if err := o.print(env.stdout, out, func() { printBreak(env.stdout, out) }); err != nil {
 		return err
 	}
 	return refusal

@@ -18,15 +18,14 @@ import (
 
 // checkOptions are the flags of leasehold check.
 type checkOptions struct {
-	commonOptions
-	output string
+	reportOptions
 }
 
 func checkFlags(o *checkOptions) *flagSet {
 	f := newFlagSet("check")
 	f.group("Lease")
 	o.defineLease(f)
-	defineOutput(f, &o.output)
+	o.defineOutput(f)
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -108,7 +107,7 @@ var facts = map[string]schemeFacts{
 // cmdCheck is leasehold check.
 func cmdCheck(ctx context.Context, args []string, env *environment) error {
 	o := &checkOptions{}
-	log, err := parseReportFlags("check", checkFlags(o), printCheckHelp, args, env, &o.commonOptions, &o.output)
+	log, err := reporter{"check", checkFlags(o), printCheckHelp, &o.reportOptions}.parse(args, env)
 	if err != nil {
 		return err
 	}
@@ -116,12 +115,8 @@ func cmdCheck(ctx context.Context, args []string, env *environment) error {
 	if err != nil {
 		return err
 	}
-	if o.output == "json" {
-		if err := printJSON(env.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		printCheck(env.stdout, rep)
+	if err := o.print(env.stdout, rep, func() { printCheck(env.stdout, rep) }); err != nil {
+		return err
 	}
 	return checkExit(rep)
 }

@@ -139,7 +139,8 @@ func TestCheckCost(t *testing.T) {
 		{"gs://b/o", "3s", lease.JudgedByContender, 3200, 6400, "$11.68", "$1.87"},
 	} {
 		t.Run(tc.lease, func(t *testing.T) {
-			o := &checkOptions{commonOptions: commonOptions{lease: tc.lease}}
+			o := &checkOptions{}
+			o.lease = tc.lease
 			o.ttl, _ = time.ParseDuration(tc.ttl)
 			timing, err := runner.Config{}.Resolve(o.leaseOptions())
 			if err != nil {
