@@ -68,7 +68,7 @@ type Config struct {
 	// by then has failed. Default: half of HealthInterval.
 	HealthTimeout time.Duration
 	// HealthThreshold is how many failed checks in a row make the leader
-	// unhealthy. Default 3.
+	// unhealthy. Default: DefaultHealthThreshold, 3.
 	HealthThreshold int
 	// StallTimeout, if set, makes the leader unhealthy when its task has not
 	// called Progress for that long (counted from election, then from each
@@ -191,8 +191,13 @@ func DefaultRenewDeadline(ttl time.Duration) time.Duration { return ttl * 9 / 16
 // third of it.
 func DefaultCampaignInterval(ttl time.Duration) time.Duration { return ttl / 3 }
 
-// DefaultJitter is Config.Jitter's default.
-const DefaultJitter = 0.2
+// Defaults that do not depend on the TTL.
+const (
+	// DefaultJitter is Config.Jitter's default.
+	DefaultJitter = 0.2
+	// DefaultHealthThreshold is Config.HealthThreshold's default.
+	DefaultHealthThreshold = 3
+)
 
 func invalid(field string, value any, reason string) error {
 	return &lease.OptionError{Pkg: "runner", Field: field, Value: value, Reason: reason}
@@ -230,7 +235,7 @@ func (c Config) Resolve(opts lease.Options) (Resolved, error) {
 	c.OnceTimeout = cmp.Or(c.OnceTimeout, ttl+3*c.CampaignInterval)
 	c.ReleaseTimeout = cmp.Or(c.ReleaseTimeout, 3*opts.CallTimeout)
 	c.Jitter = cmp.Or(c.Jitter, DefaultJitter)
-	c.HealthThreshold = cmp.Or(c.HealthThreshold, 3)
+	c.HealthThreshold = cmp.Or(c.HealthThreshold, DefaultHealthThreshold)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 
 	res := Resolved{Config: c, LeaseOptions: opts}

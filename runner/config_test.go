@@ -43,8 +43,8 @@ func TestResolveFillsEveryDefault(t *testing.T) {
 			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
 		}
 	}
-	if res.Jitter != runner.DefaultJitter || res.HealthThreshold != 3 || res.Logger == nil {
-		t.Errorf("Jitter %v, HealthThreshold %d, Logger %v; want %v, 3, slog.Default()", res.Jitter, res.HealthThreshold, res.Logger, runner.DefaultJitter)
+	if res.Jitter != runner.DefaultJitter || res.HealthThreshold != runner.DefaultHealthThreshold || res.Logger == nil {
+		t.Errorf("Jitter %v, HealthThreshold %d, Logger %v; want %v, %d, slog.Default()", res.Jitter, res.HealthThreshold, res.Logger, runner.DefaultJitter, runner.DefaultHealthThreshold)
 	}
 }
 

@@ -14,6 +14,7 @@ type leadership struct {
 	mu       sync.Mutex
 	current  lease.Term
 	renew    time.Duration // RenewInterval: see expiry
+	deadline time.Duration // RenewDeadline: see stepDownAt
 	lostAt   time.Time     // when a renewal found the lease lost; zero until then
 	progress chan struct{}
 	// failed is closed when the renew loop ended the term (leadership.fail).
@@ -23,8 +24,8 @@ type leadership struct {
 	renewalsDone chan struct{}
 }
 
-func newLeadership(t lease.Term, renew time.Duration) *leadership {
-	return &leadership{current: t, renew: renew, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
+func newLeadership(t lease.Term, renew, deadline time.Duration) *leadership {
+	return &leadership{current: t, renew: renew, deadline: deadline, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
 }
 
 // fail is how the renew loop steps down: it ends the term with cause
@@ -61,6 +62,14 @@ func (ld *leadership) expiry() time.Time {
 		return ld.lostAt
 	}
 	return at
+}
+
+// stepDownAt is when the leader steps down unless a renewal succeeds
+// first: RenewDeadline after the current term's Sent (rule 3).
+func (ld *leadership) stepDownAt() time.Time {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.current.Sent.Add(ld.deadline)
 }
 
 func (ld *leadership) get() lease.Term {
@@ -116,6 +125,19 @@ func Progress(ctx context.Context) {
 func Expiry(ctx context.Context) time.Time {
 	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
 		return st.expiry()
+	}
+	return time.Time{}
+}
+
+// Deadline returns the instant, on this process's monotonic clock, at which
+// the leader of the term ctx belongs to steps down unless a renewal
+// succeeds first: RenewDeadline after its latest successful acquire or
+// renew was sent (or was due, for a renewal sent late; see Term). It moves
+// forward with each renewal. It returns the zero time outside a task's
+// context.
+func Deadline(ctx context.Context) time.Time {
+	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
+		return st.stepDownAt()
 	}
 	return time.Time{}
 }

@@ -37,7 +37,8 @@
 // renew deadline are never drained: they end the renewals at once, even
 // mid-drain. Such a task watches RenewalsDone(ctx) and Expiry(ctx), the
 // instant after which the lease may be someone else's, and must have stopped
-// by then.
+// by then; Deadline(ctx) is when the leader steps down unless a renewal
+// succeeds first.
 //
 // # What it assumes
 //

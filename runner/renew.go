@@ -29,7 +29,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 	defer close(st.renewalsDone)
 	t, acked := st.get(), time.Now()
 	sent := t.Sent // when t's request was sent; t.Sent may be set earlier
-	stepDownTimer := time.AfterFunc(time.Until(t.Sent.Add(r.cfg.RenewDeadline)), func() {
+	stepDownTimer := time.AfterFunc(time.Until(st.stepDownAt()), func() {
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
 	defer stepDownTimer.Stop()
@@ -38,7 +38,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		if ctx.Err() != nil {
 			return
 		}
-		rctx, cancel := context.WithDeadline(ctx, t.Sent.Add(r.cfg.RenewDeadline))
+		rctx, cancel := context.WithDeadline(ctx, st.stepDownAt())
 		nt, err := r.renew(rctx, t)
 		cancel()
 		if err == nil { // the term moved on, even if the renewals are over
@@ -49,7 +49,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 			}
 			t = nt
 			st.set(t)
-			stepDownTimer.Reset(time.Until(t.Sent.Add(r.cfg.RenewDeadline)))
+			stepDownTimer.Reset(time.Until(st.stepDownAt()))
 		}
 		switch {
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):

@@ -151,7 +151,7 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 // finished by finish (not nil: RunOnce's afterTask), which is given the
 // term as it stands once the renewals have stopped.
 func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish finishTerm) Demotion {
-	st := newLeadership(lt, r.cfg.RenewInterval)
+	st := newLeadership(lt, r.cfg.RenewInterval, r.cfg.RenewDeadline)
 	termCtx, stopTerm := context.WithCancelCause(ctx)
 	defer stopTerm(nil)
 	r.elected(lt)

@@ -44,7 +44,7 @@ func (o *commonOptions) defineLogs(f *flagSet) {
 // commonDefaults are the computed defaults usage shows.
 var commonDefaults = map[string]string{
 	"identity":     "ecs-TASKID, the Azure replica or instance name, else HOSTNAME-PID",
-	"call-timeout": "TTL/5",
+	"call-timeout": shares.callTimeout + " of TTL",
 }
 
 // finish validates the common flags and fills in the identity.
@@ -138,7 +138,7 @@ func runFlags(o *runOptions) *flagSet {
 	f.String(&o.healthURL, "health-url", "", "`URL` fetched with GET while leading; a 2xx answer is healthy")
 	f.Duration(&o.healthInterval, "health-interval", 0, "time between health checks")
 	f.Duration(&o.healthTimeout, "health-timeout", 0, "a health check that takes longer has failed")
-	f.Int(&o.healthThreshold, "health-threshold", 3, "failed checks in a row that make the leader step down")
+	f.Int(&o.healthThreshold, "health-threshold", runner.DefaultHealthThreshold, "failed checks in a row that make the leader step down")
 	f.Duration(&o.stallTimeout, "stall-timeout", 0, "step down when the command shows no progress for this long (needs\n--progress-file or --progress-on-stdout)")
 	f.String(&o.progressFile, "progress-file", "", "`path` whose modification time the command updates (touch) to show\nprogress; passed to it as LEASEHOLD_PROGRESS_FILE")
 	f.Bool(&o.progressOnStdout, "progress-on-stdout", "every line the command writes to stdout shows progress")

@@ -117,7 +117,6 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 			log:              log.With("identity", o.identity),
 			hurry:            hurry,
 			leading:          state.setLeading,
-			renewDeadline:    o.timing.RenewDeadline,
 		},
 	}
 }

@@ -62,8 +62,7 @@ func TestHelpSaysTheRunnersDefaults(t *testing.T) {
 }
 
 // TestRunUsesTheRunnersTiming: what leasehold run derives from the
-// runner's timing (the supervisor's renew deadline, the default kill
-// margin, --once's timeout) is what the runner resolves the run's
+// runner's timing (the default kill margin, --once's timeout) is what the runner resolves the run's
 // configuration to, whatever timing flags are given.
 func TestRunUsesTheRunnersTiming(t *testing.T) {
 	for _, flags := range [][]string{
@@ -92,9 +91,6 @@ func TestRunUsesTheRunnersTiming(t *testing.T) {
 			byDefault, err := cfg.Resolve(l.Options())
 			if err != nil {
 				t.Fatal(err)
-			}
-			if s.sup.renewDeadline != res.RenewDeadline {
-				t.Errorf("the supervisor's renew deadline is %v, the runner's %v", s.sup.renewDeadline, res.RenewDeadline)
 			}
 			if want := max(res.Margin()/2, time.Millisecond); o.killMargin != want {
 				t.Errorf("kill margin %v, want half the runner's Margin (%v): %v", o.killMargin, res.Margin(), want)
