@@ -206,7 +206,7 @@ func invalid(field string, value any, reason string) error {
 // Resolved is a Config as the runner runs it: every zero field set to its
 // default, and the options of the lease it was resolved for. Config.Resolve
 // makes it; New runs on nothing else, so a program that shows or checks
-// the runner's timing (leasehold's status, check and help) reads it here
+// the runner's timing (leasehold's run, check and help) reads it here
 // rather than computing it again.
 type Resolved struct {
 	Config

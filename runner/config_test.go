@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"testing/synctest"
@@ -113,4 +114,22 @@ func TestFollowerReadIntervalIsWhatFollowersRead(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Resolve says what a Config runs with on a lease: here the defaults for a
+// 16s TTL, and what follows from them.
+func ExampleConfig_Resolve() {
+	res, err := runner.Config{}.Resolve(lease.Options{TTL: 16 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("renew every", res.RenewInterval, "step down after", res.RenewDeadline, "without a renewal")
+	fmt.Println("a slow task has", res.Margin(), "after the step-down to stop")
+	fmt.Println("a follower reads every", res.FollowerReadInterval(lease.JudgedByContender), "on S3, DynamoDB, Cloud Storage")
+	fmt.Println("and every", res.FollowerReadInterval(lease.JudgedByStore), "on average on Azure")
+	// Output:
+	// renew every 6s step down after 9s without a renewal
+	// a slow task has 1s after the step-down to stop
+	// a follower reads every 3s on S3, DynamoDB, Cloud Storage
+	// and every 5.866666666s on average on Azure
 }
