@@ -101,6 +101,14 @@ func TestCheckMemory(t *testing.T) {
 	}
 }
 
+// TestCheckTimingTheRunnerRefuses: a call timeout the store allows but
+// the runner refuses (not below the renew deadline) fails the ttl check,
+// naming the flag, as leasehold run would refuse it.
+func TestCheckTimingTheRunnerRefuses(t *testing.T) {
+	code, rep, lines := runCheck(t, "--lease", "mem://"+memName("check-timing"), "--call-timeout", "10s")
+	wantFail(t, code, rep, lines, "ttl", "--call-timeout: runner: CallTimeout (10s) of the lease must be less than RenewDeadline (8.4375s)", exitConfig)
+}
+
 // TestCheckHeldLease: a held lease is never written; write permission is
 // reported as not tested, naming the holder.
 func TestCheckHeldLease(t *testing.T) {

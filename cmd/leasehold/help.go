@@ -296,7 +296,9 @@ its verdict: ok, fail, or skip and the reason.
 
   ttl                 the store allows the TTL (Azure Blob: 15s to 60s, in
                       whole seconds; Cloud Storage: at least 3s). If not,
-                      the other checks are made at the default TTL.
+                      the other checks are made at the default TTL. Also
+                      fails when leasehold run would refuse --call-timeout
+                      (it must be below the renew deadline).
   credentials         where the credentials come from (AWS: the default
                       chain's source; Azure: the connection string's key or
                       SAS, or an Entra ID token; Cloud Storage: Application
