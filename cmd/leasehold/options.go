@@ -220,8 +220,6 @@ func (o *runOptions) validate(f *flagSet) error {
 		return errors.New("--every-offset needs --every")
 	case o.retryFailed && o.period == "" && o.every == 0:
 		return errors.New("--retry-failed needs --period or --every")
-	case o.minHold%time.Millisecond != 0:
-		return fmt.Errorf("--min-hold (%v) must be a whole number of milliseconds", o.minHold)
 	case o.stallTimeout > 0 && o.progressFile == "" && !o.progressOnStdout:
 		return errors.New("--stall-timeout needs a progress signal: --progress-file PATH or --progress-on-stdout")
 	case o.stallTimeout == 0 && (o.progressFile != "" || o.progressOnStdout):
@@ -306,6 +304,9 @@ func (o *runOptions) validateTiming() error {
 		return fmt.Errorf("--health-timeout (%v) must not exceed --health-interval (%v)", o.healthTimeout, hi)
 	case o.timing.HealthTimeout > hi:
 		return fmt.Errorf("--health-timeout (%v) must not exceed the health interval (%v, the renew interval)", o.healthTimeout, hi)
+	}
+	if oe := (*lease.OptionError)(nil); errors.As(err, &oe) && oe.Field == "MinHold" {
+		return fmt.Errorf("--min-hold (%v) %s", oe.Value, oe.Reason)
 	}
 	return fmt.Errorf("leasehold run's flags: %v", err)
 }
