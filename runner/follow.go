@@ -33,8 +33,10 @@ import (
 // follower's own; while it is above it, the follower does not probe. Until it knows a bracket, a follower polls every
 // jittered CampaignInterval, as on a store that judges expiry itself.
 //
-// Costs: once locked, one read per renewal interval, and one more when a
-// renewal comes late; while learning, at most two reads per renewal.
+// Costs: once locked, follow plans one read per renewal interval, and one
+// more when a renewal comes late; campaign adds one between planned reads
+// that are further apart than readStep, so that a follower reads
+// FollowerReadsPerRenewal times per renewal (Resolved.FollowerReadInterval).
 type follow struct {
 	renew, campaign time.Duration
 	jittered        func(time.Duration) time.Duration
