@@ -13,6 +13,8 @@ import (
 // Config says what to run while leader and how to keep the lease. Lease and
 // Task are required; every other field has a default derived from the
 // lease's TTL, stated on the field. A zero duration means the default.
+// Resolve says what a Config resolves to on a lease: what the runner will
+// run with, for programs that show or check it.
 type Config struct {
 	// Lease is the lease to campaign for. Its Options give the identity, the
 	// TTL and the per-call timeout.
@@ -51,7 +53,7 @@ type Config struct {
 	// of the TTL.
 	CampaignInterval time.Duration
 	// Jitter is the fraction of CampaignInterval added at random to each
-	// wait, so that followers spread out. Between 0 and 1. Default 0.2.
+	// wait, so that followers spread out. Between 0 and 1. Default: DefaultJitter, 0.2.
 	Jitter float64
 
 	// HealthCheck, if set, is called every HealthInterval while leading.
@@ -66,7 +68,7 @@ type Config struct {
 	// by then has failed. Default: half of HealthInterval.
 	HealthTimeout time.Duration
 	// HealthThreshold is how many failed checks in a row make the leader
-	// unhealthy. Default 3.
+	// unhealthy. Default: DefaultHealthThreshold, 3.
 	HealthThreshold int
 	// StallTimeout, if set, makes the leader unhealthy when its task has not
 	// called Progress for that long (counted from election, then from each
@@ -173,6 +175,12 @@ func DefaultRenewInterval(ttl time.Duration) time.Duration { return lease.Defaul
 // interval and count towards expiry (see lease.Lease.Acquire).
 const FollowerReadsPerRenewal = 2
 
+// readStep is the longest a follower leaves between two reads of a record
+// whose holder renews every gap: two thirds of it, leaving the rest for the
+// reads' latency, so that reads spread evenly over one renewal come
+// FollowerReadsPerRenewal times per renewal.
+func readStep(gap time.Duration) time.Duration { return gap * 2 / 3 }
+
 // DefaultRenewDeadline is Config.RenewDeadline's default for a TTL: 9/16 of
 // it, so that with the default RenewInterval (3/8) the two leave 1/16 of
 // the TTL for clock-rate drift and latency, even when a restore hid the
@@ -183,20 +191,54 @@ func DefaultRenewDeadline(ttl time.Duration) time.Duration { return ttl * 9 / 16
 // third of it.
 func DefaultCampaignInterval(ttl time.Duration) time.Duration { return ttl / 3 }
 
+// Defaults that do not depend on the TTL.
+const (
+	// DefaultJitter is Config.Jitter's default.
+	DefaultJitter = 0.2
+	// DefaultHealthThreshold is Config.HealthThreshold's default.
+	DefaultHealthThreshold = 3
+)
+
 func invalid(field string, value any, reason string) error {
 	return &lease.OptionError{Pkg: "runner", Field: field, Value: value, Reason: reason}
 }
 
-// withDefaults validates c and fills in its defaults.
-func (c Config) withDefaults() (Config, error) {
-	if c.Lease == nil {
-		return c, invalid("Lease", nil, "is required")
-	}
-	if c.Task == nil {
-		return c, invalid("Task", nil, "is required")
-	}
-	opts := c.Lease.Options()
+// Resolved is a Config as the runner runs it: every zero field set to its
+// default, and the options of the lease it was resolved for. Config.Resolve
+// makes it; New runs on nothing else, so a program that shows or checks
+// the runner's timing (leasehold's run, check and help) reads it here
+// rather than computing it again.
+type Resolved struct {
+	Config
+	// LeaseOptions are the lease's options, their defaults filled in
+	// (lease.Options.WithDefaults): the TTL and CallTimeout the runner's
+	// defaults are derived from.
+	LeaseOptions lease.Options
+}
+
+// Resolve validates c's settings for a lease with options opts
+// (c.Lease.Options(), or the options a lease is about to be opened with)
+// and returns c with every default filled in, as stated on each field. An
+// invalid setting is reported as an error wrapping lease.ErrInvalid that
+// names the field and its value; the Resolved returned with it still has
+// every default filled in, so that a caller can tell a setting it gave
+// from one derived. Lease and Task are not looked at: New requires them.
+func (c Config) Resolve(opts lease.Options) (Resolved, error) {
+	opts = opts.WithDefaults()
 	ttl := opts.TTL
+	c.RenewDeadline = cmp.Or(c.RenewDeadline, DefaultRenewDeadline(ttl))
+	c.RenewInterval = cmp.Or(c.RenewInterval, opts.RenewInterval)
+	c.CampaignInterval = cmp.Or(c.CampaignInterval, DefaultCampaignInterval(ttl))
+	c.HealthInterval = cmp.Or(c.HealthInterval, c.RenewInterval)
+	c.HealthTimeout = cmp.Or(c.HealthTimeout, c.HealthInterval/2)
+	c.CoolDown = cmp.Or(c.CoolDown, ttl)
+	c.OnceTimeout = cmp.Or(c.OnceTimeout, ttl+3*c.CampaignInterval)
+	c.ReleaseTimeout = cmp.Or(c.ReleaseTimeout, 3*opts.CallTimeout)
+	c.Jitter = cmp.Or(c.Jitter, DefaultJitter)
+	c.HealthThreshold = cmp.Or(c.HealthThreshold, DefaultHealthThreshold)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+
+	res := Resolved{Config: c, LeaseOptions: opts}
 	for _, d := range []struct {
 		name  string
 		value time.Duration
@@ -209,46 +251,57 @@ func (c Config) withDefaults() (Config, error) {
 		{"MinHold", c.MinHold},
 	} {
 		if d.value < 0 {
-			return c, invalid(d.name, d.value, "must not be negative")
+			return res, invalid(d.name, d.value, "must not be negative")
 		}
 	}
-	c.RenewDeadline = cmp.Or(c.RenewDeadline, DefaultRenewDeadline(ttl))
-	c.RenewInterval = cmp.Or(c.RenewInterval, opts.RenewInterval)
-	c.CampaignInterval = cmp.Or(c.CampaignInterval, DefaultCampaignInterval(ttl))
-	c.HealthInterval = cmp.Or(c.HealthInterval, c.RenewInterval)
-	c.HealthTimeout = cmp.Or(c.HealthTimeout, c.HealthInterval/2)
-	c.CoolDown = cmp.Or(c.CoolDown, ttl)
-	c.OnceTimeout = cmp.Or(c.OnceTimeout, ttl+3*c.CampaignInterval)
-	c.ReleaseTimeout = cmp.Or(c.ReleaseTimeout, 3*opts.CallTimeout)
-	c.Jitter = cmp.Or(c.Jitter, 0.2)
-	c.HealthThreshold = cmp.Or(c.HealthThreshold, 3)
-	c.Logger = cmp.Or(c.Logger, slog.Default()).With("identity", opts.Identity)
-
 	switch {
 	case c.RenewDeadline >= ttl:
-		return c, invalid("RenewDeadline", c.RenewDeadline, "must be less than TTL ("+ttl.String()+")")
+		return res, invalid("RenewDeadline", c.RenewDeadline, "must be less than TTL ("+ttl.String()+")")
 	case c.RenewInterval >= c.RenewDeadline:
-		return c, invalid("RenewInterval", c.RenewInterval, "must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
+		return res, invalid("RenewInterval", c.RenewInterval, "must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
 	case c.RenewInterval+c.RenewDeadline > ttl:
-		return c, invalid("RenewInterval", c.RenewInterval, "plus RenewDeadline ("+c.RenewDeadline.String()+") must not exceed TTL ("+ttl.String()+")")
+		return res, invalid("RenewInterval", c.RenewInterval, "plus RenewDeadline ("+c.RenewDeadline.String()+") must not exceed TTL ("+ttl.String()+")")
 	case c.RenewInterval < opts.RenewInterval:
-		return c, invalid("RenewInterval", c.RenewInterval, "must not be shorter than the lease's Options.RenewInterval ("+opts.RenewInterval.String()+"), which its records tell followers")
+		return res, invalid("RenewInterval", c.RenewInterval, "must not be shorter than the lease's Options.RenewInterval ("+opts.RenewInterval.String()+"), which its records tell followers")
 	case opts.CallTimeout >= c.RenewDeadline:
-		return c, invalid("CallTimeout", opts.CallTimeout, "of the lease must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
+		return res, invalid("CallTimeout", opts.CallTimeout, "of the lease must be less than RenewDeadline ("+c.RenewDeadline.String()+")")
 	case c.HealthTimeout > c.HealthInterval:
-		return c, invalid("HealthTimeout", c.HealthTimeout, "must not exceed HealthInterval ("+c.HealthInterval.String()+")")
+		return res, invalid("HealthTimeout", c.HealthTimeout, "must not exceed HealthInterval ("+c.HealthInterval.String()+")")
 	case c.Jitter < 0 || c.Jitter > 1:
-		return c, invalid("Jitter", c.Jitter, "must be between 0 and 1")
+		return res, invalid("Jitter", c.Jitter, "must be between 0 and 1")
 	case c.HealthThreshold < 0:
-		return c, invalid("HealthThreshold", c.HealthThreshold, "must not be negative")
+		return res, invalid("HealthThreshold", c.HealthThreshold, "must not be negative")
 	case c.MinHold%time.Millisecond != 0:
-		return c, invalid("MinHold", c.MinHold, "must be a whole number of milliseconds")
+		return res, invalid("MinHold", c.MinHold, "must be a whole number of milliseconds")
 	}
 	if c.Period != "" {
 		var oe *lease.OptionError
 		if err := lease.ValidatePeriod(c.Period); errors.As(err, &oe) {
-			return c, invalid("Period", c.Period, oe.Reason)
+			return res, invalid("Period", c.Period, oe.Reason)
 		}
 	}
-	return c, nil
+	return res, nil
+}
+
+// Margin is how long a leader that stopped renewing has between its
+// step-down (RenewDeadline after its last successful renewal was sent)
+// and Expiry (the TTL less a RenewInterval after it), the earliest its
+// lease may be someone else's: TTL - RenewInterval - RenewDeadline, the
+// time a task that cannot stop at once has to stop.
+func (r Resolved) Margin() time.Duration {
+	return r.LeaseOptions.TTL - r.RenewInterval - r.RenewDeadline
+}
+
+// FollowerReadInterval is the mean time between a follower's reads of a
+// lease whose holder is alive, on a store that judges expiry as j says:
+// on a compare-and-swap store (lease.JudgedByContender), once it has
+// learned the holder's schedule, RenewInterval / FollowerReadsPerRenewal;
+// on a store that judges expiry itself (lease.JudgedByStore),
+// CampaignInterval plus its mean jitter (half of Jitter of it). It is what
+// a follower costs in requests.
+func (r Resolved) FollowerReadInterval(j lease.Judge) time.Duration {
+	if j == lease.JudgedByStore {
+		return r.CampaignInterval + time.Duration(r.Jitter/2*float64(r.CampaignInterval))
+	}
+	return r.RenewInterval / FollowerReadsPerRenewal
 }

@@ -8,70 +8,80 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// term is the state of one leadership, shared by the task (through its
-// context), the renew loop and the health watch.
-type term struct {
+// leadership is the state of one term of leadership, shared by the task
+// (through its context), the renew loop and the health watch.
+type leadership struct {
 	mu       sync.Mutex
 	current  lease.Term
 	renew    time.Duration // RenewInterval: see expiry
+	deadline time.Duration // RenewDeadline: see stepDownAt
 	lostAt   time.Time     // when a renewal found the lease lost; zero until then
 	progress chan struct{}
-	// failed is closed when the renew loop ended the term (term.fail).
+	// failed is closed when the renew loop ended the term (leadership.fail).
 	failed   chan struct{}
 	failOnce sync.Once
 	// renewalsDone is closed when the renew loop has returned.
 	renewalsDone chan struct{}
 }
 
-func newTerm(t lease.Term, renew time.Duration) *term {
-	return &term{current: t, renew: renew, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
+func newLeadership(t lease.Term, renew, deadline time.Duration) *leadership {
+	return &leadership{current: t, renew: renew, deadline: deadline, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
 }
 
-// fail is how the renew loop steps down: it ends the term with cause, and
-// tells renewUntil that the renewals are over, even while draining.
-func (t *term) fail(end context.CancelCauseFunc, cause error) {
-	end(cause)
-	t.failOnce.Do(func() { close(t.failed) })
+// fail is how the renew loop steps down: it ends the term with cause
+// (stopTerm), and tells renewUntil that the renewals are over, even while
+// draining.
+func (ld *leadership) fail(stopTerm context.CancelCauseFunc, cause error) {
+	stopTerm(cause)
+	ld.failOnce.Do(func() { close(ld.failed) })
 }
 
 // setLost records that a renewal found the lease lost.
-func (t *term) setLost() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lostAt = time.Now()
+func (ld *leadership) setLost() {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.lostAt = time.Now()
 }
 
 // lost reports whether a renewal found the lease lost.
-func (t *term) lost() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return !t.lostAt.IsZero()
+func (ld *leadership) lost() bool {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return !ld.lostAt.IsZero()
 }
 
 // expiry is Expiry's answer: a renew interval before the term's Expires,
 // as a follower's count of an unchanged version can start up to a renew
 // interval before the holder's latest write, when a restore hid that
 // write (see lease/driver's package doc).
-func (t *term) expiry() time.Time {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	at := t.current.Expires().Add(-t.renew)
-	if !t.lostAt.IsZero() && t.lostAt.Before(at) {
-		return t.lostAt
+func (ld *leadership) expiry() time.Time {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	at := ld.current.Expires().Add(-ld.renew)
+	if !ld.lostAt.IsZero() && ld.lostAt.Before(at) {
+		return ld.lostAt
 	}
 	return at
 }
 
-func (t *term) get() lease.Term {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.current
+// stepDownAt is when the leader steps down unless a renewal succeeds
+// first: RenewDeadline after the current term's Sent (rule 3).
+func (ld *leadership) stepDownAt() time.Time {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.current.Sent.Add(ld.deadline)
 }
 
-func (t *term) set(lt lease.Term) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.current = lt
+func (ld *leadership) get() lease.Term {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.current
+}
+
+func (ld *leadership) set(lt lease.Term) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.current = lt
 }
 
 type termKey struct{}
@@ -82,7 +92,7 @@ type termKey struct{}
 // while the runner drains (Config.DrainTimeout). ok is false outside a
 // task's context.
 func Term(ctx context.Context) (t lease.Term, ok bool) {
-	st, ok := ctx.Value(termKey{}).(*term)
+	st, ok := ctx.Value(termKey{}).(*leadership)
 	if !ok {
 		return lease.Term{}, false
 	}
@@ -93,7 +103,7 @@ func Term(ctx context.Context) (t lease.Term, ok bool) {
 // Call it with the context Task was given; elsewhere it does nothing. It
 // never blocks.
 func Progress(ctx context.Context) {
-	if st, ok := ctx.Value(termKey{}).(*term); ok {
+	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
 		select {
 		case st.progress <- struct{}{}:
 		default:
@@ -113,8 +123,21 @@ func Progress(ctx context.Context) {
 // closed. Subtract a margin for latency and scheduling before acting on it.
 // It returns the zero time outside a task's context.
 func Expiry(ctx context.Context) time.Time {
-	if st, ok := ctx.Value(termKey{}).(*term); ok {
+	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
 		return st.expiry()
+	}
+	return time.Time{}
+}
+
+// Deadline returns the instant, on this process's monotonic clock, at which
+// the leader of the term ctx belongs to steps down unless a renewal
+// succeeds first: RenewDeadline after its latest successful acquire or
+// renew was sent (or was due, for a renewal sent late; see Term). It moves
+// forward with each renewal. It returns the zero time outside a task's
+// context.
+func Deadline(ctx context.Context) time.Time {
+	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
+		return st.stepDownAt()
 	}
 	return time.Time{}
 }
@@ -127,7 +150,7 @@ func Expiry(ctx context.Context) time.Time {
 // closes: it is final from then on. Outside a task's context it returns
 // nil, a channel that never closes.
 func RenewalsDone(ctx context.Context) <-chan struct{} {
-	if st, ok := ctx.Value(termKey{}).(*term); ok {
+	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
 		return st.renewalsDone
 	}
 	return nil

@@ -38,7 +38,8 @@
 // renew deadline are never drained: they end the renewals at once, even
 // mid-drain. Such a task watches RenewalsDone(ctx) and Expiry(ctx), the
 // instant after which the lease may be someone else's, and must have stopped
-// by then.
+// by then; Deadline(ctx) is when the leader steps down unless a renewal
+// succeeds first.
 //
 // # What it assumes
 //
@@ -57,16 +58,22 @@
 //
 // On a store whose every renewal changes the record (S3, DynamoDB, Cloud
 // Storage, memory), a follower learns when the holder renews, assuming it
-// renews every RenewInterval, and reads the lease once per renewal, just
-// after it: a few hundredths of a TTL later, at a delay of its own, so that
-// several followers do not read, or take over, at one moment. It learns by
+// renews every RenewInterval, and reads the lease just after each renewal
+// (a few hundredths of a TTL later, at a delay of its own, so that several
+// followers do not read, or take over, at one moment) and once between, so
+// that its reads follow each other within the holder's renew interval
+// (FollowerReadsPerRenewal). It learns by
 // halving, period after period, the interval in which its reads bracket
 // the holder's next write; a renewal that does not come where expected (a
 // holder late, irregular, or dead) is looked for again after growing waits,
 // and the follower's delay grows. So a crashed holder's lease is taken over
-// soon after the TTL that follows its last renewal, with one read per
-// renewal. Until it has learned the schedule, and on a store that judges
+// soon after the TTL that follows its last renewal. Until it has learned the schedule, and on a store that judges
 // expiry itself (Azure), a follower polls every jittered CampaignInterval.
+//
+// Config.Resolve says what a Config resolves to on a lease: every default
+// filled in, the Margin a task that cannot stop at once has to stop, and
+// how often a follower reads (FollowerReadInterval), which is what it
+// costs.
 //
 // Callbacks report elections (OnElected), demotions with their reason
 // (OnDemoted), the observed leader (OnLeaderChanged) and every renewal

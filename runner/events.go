@@ -33,11 +33,14 @@ var reasonNames = map[Reason]string{
 	Stopped:        "stopped",
 }
 
-func (r Reason) String() string {
-	if s, ok := reasonNames[r]; ok {
+func (r Reason) String() string { return nameOf(reasonNames, r, "Reason") }
+
+// nameOf is v's name in names, or typ(v) for a value that has none.
+func nameOf[T ~int](names map[T]string, v T, typ string) string {
+	if s, ok := names[v]; ok {
 		return s
 	}
-	return fmt.Sprintf("Reason(%d)", int(r))
+	return fmt.Sprintf("%s(%d)", typ, int(v))
 }
 
 // Demotion describes the end of one term of leadership.

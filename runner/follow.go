@@ -33,8 +33,10 @@ import (
 // follower's own; while it is above it, the follower does not probe. Until it knows a bracket, a follower polls every
 // jittered CampaignInterval, as on a store that judges expiry itself.
 //
-// Costs: once locked, one read per renewal interval, and one more when a
-// renewal comes late; while learning, at most two reads per renewal.
+// Costs: once locked, follow plans one read per renewal interval, and one
+// more when a renewal comes late; campaign adds one between planned reads
+// that are further apart than readStep, so that a follower reads
+// FollowerReadsPerRenewal times per renewal (Resolved.FollowerReadInterval).
 type follow struct {
 	renew, campaign time.Duration
 	jittered        func(time.Duration) time.Duration
@@ -73,7 +75,7 @@ func newFollow(cfg Config, ttl time.Duration, jittered func(time.Duration) time.
 // held, and returns when to read next.
 func (f *follow) saw(began, back time.Time, rec lease.Record) time.Time {
 	prev, changed := f.last, rec.Version != f.version
-	newTerm := rec.Holder != f.holder || rec.Token != f.token
+	handedOver := rec.Holder != f.holder || rec.Token != f.token
 	f.holder, f.token, f.version, f.last, f.back = rec.Holder, rec.Token, rec.Version, began, back
 	switch {
 	case prev.IsZero():
@@ -84,7 +86,7 @@ func (f *follow) saw(began, back time.Time, rec lease.Record) time.Time {
 		// before that: within the bracket, if this is the write it
 		// expected; a new term starts a schedule afresh.
 		lo, hi := later(prev, back.Add(-f.renew)), back
-		if !newTerm && !f.hi.IsZero() && f.hi.After(lo) && f.lo.Before(hi) {
+		if !handedOver && !f.hi.IsZero() && f.hi.After(lo) && f.lo.Before(hi) {
 			lo, hi = later(lo, f.lo), earlier(hi, f.hi)
 			f.delay = max(f.base, f.delay-f.delay/16) // where expected
 		}

@@ -10,7 +10,7 @@ import (
 // progress, and ends the term as Unhealthy after HealthThreshold failures
 // in a row or StallTimeout without progress. Without either it returns at
 // once.
-func (r *Runner) watchHealth(ctx context.Context, st *term, end context.CancelCauseFunc) {
+func (r *Runner) watchHealth(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	if r.cfg.HealthCheck == nil && r.cfg.StallTimeout == 0 {
 		return
 	}
@@ -36,7 +36,7 @@ func (r *Runner) watchHealth(ctx context.Context, st *term, end context.CancelCa
 				stall.Reset(r.cfg.StallTimeout)
 			}
 		case <-stalled:
-			end(&stepDown{reason: Unhealthy, err: fmt.Errorf("runner: no progress for %v (StallTimeout)", r.cfg.StallTimeout)})
+			stopTerm(&stepDown{reason: Unhealthy, err: fmt.Errorf("runner: no progress for %v (StallTimeout)", r.cfg.StallTimeout)})
 			return
 		case <-tick:
 			err := r.check(ctx)
@@ -47,7 +47,7 @@ func (r *Runner) watchHealth(ctx context.Context, st *term, end context.CancelCa
 			failures++
 			r.cfg.Logger.Warn("health check failed", "failures", failures, "threshold", r.cfg.HealthThreshold, "err", err)
 			if failures >= r.cfg.HealthThreshold {
-				end(&stepDown{reason: Unhealthy, err: fmt.Errorf("runner: health check failed %d times in a row: %w", failures, err)})
+				stopTerm(&stepDown{reason: Unhealthy, err: fmt.Errorf("runner: health check failed %d times in a row: %w", failures, err)})
 				return
 			}
 		}

@@ -48,12 +48,7 @@ var onceOutcomeNames = map[OnceOutcome]string{
 	AlreadyRan:  "already ran",
 }
 
-func (o OnceOutcome) String() string {
-	if s, ok := onceOutcomeNames[o]; ok {
-		return s
-	}
-	return fmt.Sprintf("OnceOutcome(%d)", int(o))
-}
+func (o OnceOutcome) String() string { return nameOf(onceOutcomeNames, o, "OnceOutcome") }
 
 // Once is what RunOnce did.
 type Once struct {

@@ -145,7 +145,7 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // hold nobody can end. Each write is retried until the term's renew
 // deadline; only then, or when the lease is found lost, are the mark and
 // the hold given up. Last, it releases the lease.
-func (r *Runner) afterTask(s *schedule) endTerm {
+func (r *Runner) afterTask(s *schedule) finishTerm {
 	return func(ctx context.Context, t lease.Term, d *Demotion) {
 		sched := ScheduleOf(t.Annotations)
 		if sched.Period != "" && s.ended && s.err == nil {

@@ -15,7 +15,7 @@ import (
 // with backoff. When a renewal finds the lease lost or unrenewable, or when
 // no renewal succeeded by RenewDeadline after the last successful one was
 // due (a timer, which fires even while a renewal hangs), it ends the term
-// with that cause and reports that the renewals are over (term.fail). It
+// with that cause and reports that the renewals are over (leadership.fail). It
 // returns only when no renewal is in flight, so none can land after the
 // release, and then closes the term's RenewalsDone channel.
 //
@@ -25,12 +25,12 @@ import (
 // write a restore hid, cannot keep it leading past the end of a follower's
 // count, which may have started as early as one renew interval before the
 // holder's latest write (see lease/driver's package doc).
-func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelCauseFunc) {
+func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
 	t, acked := st.get(), time.Now()
 	sent := t.Sent // when t's request was sent; t.Sent may be set earlier
-	stepDownTimer := time.AfterFunc(time.Until(t.Sent.Add(r.cfg.RenewDeadline)), func() {
-		st.fail(end, &stepDown{reason: DeadlinePassed})
+	stepDownTimer := time.AfterFunc(time.Until(st.stepDownAt()), func() {
+		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
 	defer stepDownTimer.Stop()
 	for {
@@ -38,7 +38,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 		if ctx.Err() != nil {
 			return
 		}
-		rctx, cancel := context.WithDeadline(ctx, t.Sent.Add(r.cfg.RenewDeadline))
+		rctx, cancel := context.WithDeadline(ctx, st.stepDownAt())
 		nt, err := r.renew(rctx, t)
 		cancel()
 		if err == nil { // the term moved on, even if the renewals are over
@@ -49,18 +49,18 @@ func (r *Runner) keepRenewing(ctx context.Context, st *term, end context.CancelC
 			}
 			t = nt
 			st.set(t)
-			stepDownTimer.Reset(time.Until(t.Sent.Add(r.cfg.RenewDeadline)))
+			stepDownTimer.Reset(time.Until(st.stepDownAt()))
 		}
 		switch {
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
 			st.setLost()
 			r.cfg.Logger.Warn("renewal found the lease lost", "token", t.Token, "err", err)
-			st.fail(end, &stepDown{reason: LeaseLost, err: err})
+			st.fail(stopTerm, &stepDown{reason: LeaseLost, err: err})
 			return
 		case ctx.Err() != nil:
 			return
 		case err != nil: // retried until the renew deadline
-			st.fail(end, &stepDown{reason: DeadlinePassed, err: err})
+			st.fail(stopTerm, &stepDown{reason: DeadlinePassed, err: err})
 			return
 		}
 	}

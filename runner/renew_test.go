@@ -50,3 +50,50 @@ func TestLateRenewalCountsFromWhenDue(t *testing.T) {
 		}
 	})
 }
+
+// TestDeadlineIsWhenTheLeaderStepsDown: Deadline(ctx) is RenewDeadline
+// after the term's Sent, moves forward with each renewal, and is the
+// instant the task's context is cancelled when renewals stop succeeding.
+func TestDeadlineIsWhenTheLeaderStepsDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		if !runner.Deadline(context.Background()).IsZero() {
+			t.Error("Deadline outside a task's context is not the zero time")
+		}
+		store := memlease.NewStore()
+		type seen struct{ deadline, want time.Time }
+		var first, renewed shared[seen]
+		var last, cancelled shared[time.Time]
+		start(t, runner.Config{
+			Lease: openLease(t, store, "a"),
+			Task: func(ctx context.Context) error {
+				lt, _ := runner.Term(ctx)
+				first.set(seen{runner.Deadline(ctx), lt.Sent.Add(renewDeadline)})
+				for {
+					select {
+					case <-ctx.Done():
+						cancelled.set(time.Now())
+						return nil
+					case <-time.After(time.Second):
+						lt, _ := runner.Term(ctx)
+						renewed.set(seen{runner.Deadline(ctx), lt.Sent.Add(renewDeadline)})
+						last.set(runner.Deadline(ctx))
+					}
+				}
+			},
+		})
+		advance(2 * renewInterval)
+		store.FailNext("a", 1<<20) // every renewal from now on
+		advance(2 * ttl)
+		for _, s := range []seen{first.get(), renewed.get()} {
+			if !s.deadline.Equal(s.want) {
+				t.Errorf("Deadline %v, want Term's Sent plus RenewDeadline: %v", s.deadline, s.want)
+			}
+		}
+		if !renewed.get().deadline.After(first.get().deadline) {
+			t.Errorf("Deadline did not move with the renewals: %v, then %v", first.get().deadline, renewed.get().deadline)
+		}
+		if !cancelled.get().Equal(last.get()) {
+			t.Errorf("the task's context was cancelled at %v, its last Deadline was %v", cancelled.get(), last.get())
+		}
+	})
+}

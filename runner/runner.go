@@ -22,11 +22,18 @@ type Runner struct {
 // New validates cfg and returns a Runner. Invalid settings are reported as
 // errors wrapping lease.ErrInvalid that name the field and its value.
 func New(cfg Config) (*Runner, error) {
-	cfg, err := cfg.withDefaults()
+	switch {
+	case cfg.Lease == nil:
+		return nil, invalid("Lease", nil, "is required")
+	case cfg.Task == nil:
+		return nil, invalid("Task", nil, "is required")
+	}
+	res, err := cfg.Resolve(cfg.Lease.Options())
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg}, nil
+	res.Logger = res.Logger.With("identity", res.LeaseOptions.Identity)
+	return &Runner{cfg: res.Config}, nil
 }
 
 // Run campaigns for the lease, runs the task while leader, and campaigns
@@ -98,7 +105,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		case errors.As(err, &held):
 			r.observeLeader(held.Record.Holder)
 			if f != nil {
-				wait = time.Until(spread(began, f.saw(began, time.Now(), held.Record), r.countGap(held.Record)*2/3))
+				wait = time.Until(spread(began, f.saw(began, time.Now(), held.Record), readStep(r.countGap(held.Record))))
 			}
 			if held.Wait > 0 {
 				wait = min(wait, held.Wait)
@@ -116,8 +123,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 // countGap is the longest a follower may leave between two reads of rec
 // (from one's sending to the next one's return) for its count towards
 // expiry to go on: the holder's renew interval, as the record gives it
-// (see lease.Acquire). A follower reads again within two thirds of it,
-// leaving the rest for the reads' latency.
+// (see lease.Acquire). A follower reads again within readStep of it.
 func (r *Runner) countGap(rec lease.Record) time.Duration {
 	if rec.RenewInterval > 0 {
 		return rec.RenewInterval
@@ -140,33 +146,34 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 	return began.Add(d / k)
 }
 
-// lead runs one term: task (Config.Task, or RunOnce's wrapping of it), the renew loop and the health watch share
-// one context, and the first of them to end cancels the others. The
-// renewals run under a context of their own, which one goroutine
-// (renewUntil) ends. It returns once the task has returned and the lease
-// has been released, or ended by finish (not nil: RunOnce's schedule), which
-// is given the term as it stands once the renewals have stopped.
-func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish endTerm) Demotion {
-	st := newTerm(lt, r.cfg.RenewInterval)
-	termCtx, end := context.WithCancelCause(ctx)
-	defer end(nil)
+// lead runs one term: task (Config.Task, or RunOnce's runTask of it), the
+// renew loop and the health watch share one context, and the first of
+// them to end it (stopTerm) cancels the others. The renewals run under a
+// context of their own, which one goroutine (renewUntil) ends. It returns
+// once the task has returned and the lease has been released, or the term
+// finished by finish (not nil: RunOnce's afterTask), which is given the
+// term as it stands once the renewals have stopped.
+func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish finishTerm) Demotion {
+	st := newLeadership(lt, r.cfg.RenewInterval, r.cfg.RenewDeadline)
+	termCtx, stopTerm := context.WithCancelCause(ctx)
+	defer stopTerm(nil)
 	r.elected(lt)
 	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
 	taskDone := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { r.renewUntil(termCtx, st, taskDone, stopRenewing) })
-	wg.Go(func() { r.keepRenewing(renewCtx, st, end) })
-	wg.Go(func() { r.watchHealth(termCtx, st, end) })
+	wg.Go(func() { r.keepRenewing(renewCtx, st, stopTerm) })
+	wg.Go(func() { r.watchHealth(termCtx, st, stopTerm) })
 	taskErr := task(context.WithValue(termCtx, termKey{}, st))
-	end(&stepDown{reason: TaskEnded, err: taskErr})
+	stopTerm(&stepDown{reason: TaskEnded, err: taskErr})
 	close(taskDone)
 	wg.Wait()
 	return r.demoted(ctx, st, demotionOf(context.Cause(termCtx), lt.Token), finish)
 }
 
-// endTerm ends a term whose lease was not found lost, instead of a plain
-// release, and fills in d's Released.
-type endTerm func(ctx context.Context, t lease.Term, d *Demotion)
+// finishTerm finishes a term whose lease was not found lost, instead of a
+// plain release, and fills in d's Released.
+type finishTerm func(ctx context.Context, t lease.Term, d *Demotion)
 
 // renewUntil is the one place that decides when the renewals stop: it
 // calls stopRenewing when the task has returned; when the renew loop itself
@@ -174,7 +181,7 @@ type endTerm func(ctx context.Context, t lease.Term, d *Demotion)
 // when the term ended otherwise, at once, except after a voluntary
 // step-down (Stopped, Unhealthy) with DrainTimeout set, when the renewals
 // go on until the task has returned or DrainTimeout has passed.
-func (r *Runner) renewUntil(termCtx context.Context, st *term, taskDone <-chan struct{}, stopRenewing context.CancelFunc) {
+func (r *Runner) renewUntil(termCtx context.Context, st *leadership, taskDone <-chan struct{}, stopRenewing context.CancelFunc) {
 	defer stopRenewing()
 	select {
 	case <-taskDone:
@@ -207,14 +214,14 @@ func (r *Runner) elected(t lease.Term) {
 	}
 }
 
-// demoted releases the lease of a term that ended as d says (or ends it
-// with end, if not nil), unless a renewal found it lost, and announces the
-// end.
-func (r *Runner) demoted(ctx context.Context, st *term, d Demotion, end endTerm) Demotion {
+// demoted releases the lease of a term that ended as d says (or finishes
+// it with finish, if not nil), unless a renewal found it lost, and
+// announces the demotion.
+func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish finishTerm) Demotion {
 	switch {
 	case st.lost():
-	case end != nil:
-		end(ctx, st.get(), &d)
+	case finish != nil:
+		finish(ctx, st.get(), &d)
 	default:
 		d.Released = r.release(ctx, st.get())
 	}

@@ -106,12 +106,16 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 		},
 	}
 	if unsafe > 0 {
+		// The runner's timing at the real TTL, not at the TTL the lie
+		// reports, but for the deadline.
+		atTTL, err := cfg.Resolve(l.Options())
+		if err != nil {
+			return err
+		}
 		cfg.Lease = lyingTTL{Lease: l}
 		cfg.RenewDeadline = time.Duration(unsafe * float64(ttl))
-		cfg.RenewInterval = l.Options().RenewInterval // what its records tell followers
-		cfg.CampaignInterval = ttl / 3
-		cfg.CoolDown = ttl
-		cfg.ReleaseTimeout = 3 * l.Options().CallTimeout
+		cfg.RenewInterval = atTTL.RenewInterval // what its records tell followers
+		cfg.CampaignInterval, cfg.CoolDown, cfg.ReleaseTimeout = atTTL.CampaignInterval, atTTL.CoolDown, atTTL.ReleaseTimeout
 		logger.Warn("UNSAFE: RenewDeadline beyond the TTL, on purpose", "renew_deadline", cfg.RenewDeadline, "ttl", ttl)
 	}
 	r, err := runner.New(cfg)

@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/azurelease"
@@ -79,17 +78,10 @@ func contend(ctx context.Context, w io.Writer, leaseURL string, opts lease.Optio
 		OnDemoted:       func(d runner.Demotion) { tl.event(who, "demoted", "%s (released: %t)", d.Reason, d.Released) },
 		OnLeaderChanged: func(id string) { tl.event(who, "sees leader", "%s", id) },
 		Task: func(ctx context.Context) error {
-			tick := time.NewTicker(l.Options().TTL / 3)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-tick.C:
-					t, _ := runner.Term(ctx)
-					tl.event(who, "working", "token %d", t.Token)
-				}
-			}
+			return everyTick(ctx, l.Options().TTL/3, func() {
+				t, _ := runner.Term(ctx)
+				tl.event(who, "working", "token %d", t.Token)
+			})
 		},
 	})
 	if err != nil {

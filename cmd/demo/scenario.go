@@ -142,19 +142,27 @@ func (c *cluster) work(ctx context.Context, wk *worker) error {
 		c.leading--
 		c.mu.Unlock()
 	}()
-	tick := time.NewTicker(100 * time.Millisecond)
+	return everyTick(ctx, 100*time.Millisecond, func() {
+		c.mu.Lock()
+		stalled := wk.stalled
+		c.mu.Unlock()
+		if !stalled {
+			runner.Progress(ctx)
+		}
+	})
+}
+
+// everyTick is a leader's task that calls f every d until ctx ends, and
+// then returns nil.
+func everyTick(ctx context.Context, d time.Duration, f func()) error {
+	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			c.mu.Lock()
-			stalled := wk.stalled
-			c.mu.Unlock()
-			if !stalled {
-				runner.Progress(ctx)
-			}
+			f()
 		}
 	}
 }

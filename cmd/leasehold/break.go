@@ -13,9 +13,8 @@ import (
 
 // breakOptions are the flags of leasehold break.
 type breakOptions struct {
-	commonOptions
-	output string
-	force  bool
+	reportOptions
+	force bool
 }
 
 func breakFlags(o *breakOptions) *flagSet {
@@ -24,7 +23,7 @@ func breakFlags(o *breakOptions) *flagSet {
 	o.defineLease(f)
 	f.group("Break")
 	f.Bool(&o.force, "force", "break the lease although its holder is alive: it loses the lease at its next\nrenewal and stops")
-	defineOutput(f, &o.output)
+	o.defineOutput(f)
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -51,7 +50,7 @@ const breakAttempts = 3
 // or with --force of any holder.
 func cmdBreak(ctx context.Context, args []string, env *environment) error {
 	o := &breakOptions{}
-	l, log, err := openReporting(ctx, "break", breakFlags(o), printBreakHelp, &o.commonOptions, &o.output, args, env)
+	l, log, err := reporter{"break", breakFlags(o), printBreakHelp, &o.reportOptions}.open(ctx, args, env)
 	if err != nil {
 		return err
 	}
@@ -90,7 +89,7 @@ func cmdBreak(ctx context.Context, args []string, env *environment) error {
 			return err
 		}
 	}
-	if err := printReport(env.stdout, o.output, out, func() { printBreak(env.stdout, out) }); err != nil {
+	if err := o.print(env.stdout, out, func() { printBreak(env.stdout, out) }); err != nil {
 		return err
 	}
 	return refusal
@@ -150,9 +149,9 @@ func brokenVerdict(rep statusReport, rec lease.Record, judge lease.Judge, force 
 		return "broken (--force): the store's lease on it had no holder named (another tool, or a person, took it); " + next
 	}
 	return fmt.Sprintf("broken (--force): %s (token %d) may still be alive. It loses the lease at its next renewal "+
-		"(within its renew interval, 3/8 of its TTL at the defaults) and stops: leasehold run kills its command at once. "+
+		"(within its renew interval, %s of its TTL at the defaults) and stops: leasehold run kills its command at once. "+
 		"Until then it may still act as leader: the systems it writes to must refuse token %d once they have seen a greater one; %s",
-		rec.Holder, rec.Token, rec.Token, next)
+		rec.Holder, rec.Token, shares.renewInterval, rec.Token, next)
 }
 
 func printBreak(w io.Writer, r breakReport) {

@@ -18,15 +18,14 @@ import (
 
 // checkOptions are the flags of leasehold check.
 type checkOptions struct {
-	commonOptions
-	output string
+	reportOptions
 }
 
 func checkFlags(o *checkOptions) *flagSet {
 	f := newFlagSet("check")
 	f.group("Lease")
 	o.defineLease(f)
-	defineOutput(f, &o.output)
+	o.defineOutput(f)
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -108,7 +107,7 @@ var facts = map[string]schemeFacts{
 // cmdCheck is leasehold check.
 func cmdCheck(ctx context.Context, args []string, env *environment) error {
 	o := &checkOptions{}
-	log, err := parseReportFlags("check", checkFlags(o), printCheckHelp, args, env, &o.commonOptions, &o.output)
+	log, err := reporter{"check", checkFlags(o), printCheckHelp, &o.reportOptions}.parse(args, env)
 	if err != nil {
 		return err
 	}
@@ -116,12 +115,8 @@ func cmdCheck(ctx context.Context, args []string, env *environment) error {
 	if err != nil {
 		return err
 	}
-	if o.output == "json" {
-		if err := printJSON(env.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		printCheck(env.stdout, rep)
+	if err := o.print(env.stdout, rep, func() { printCheck(env.stdout, rep) }); err != nil {
+		return err
 	}
 	return checkExit(rep)
 }
@@ -137,6 +132,7 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 	}
 
 	opts := o.leaseOptions()
+	timing, timingErr := runner.Config{}.Resolve(opts)
 	l, err := open(opts)
 	ttlOK := true
 	var oe *lease.OptionError
@@ -149,7 +145,7 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 		opts.TTL, opts.CallTimeout = lease.DefaultTTL, 0
 		l, err = open(opts)
 	case !errors.Is(err, lease.ErrInvalid):
-		add(passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, runner.DefaultRenewInterval(o.ttl), runner.DefaultRenewDeadline(o.ttl))))
+		add(checkTiming(o, timing, timingErr))
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -178,10 +174,13 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 			add(skipped("permissions", "needs the store"))
 		}
 	}
-	if ttlOK {
-		add(checkCost(o))
-	} else {
+	switch {
+	case !ttlOK:
 		add(skipped("cost", "the store does not allow the TTL"))
+	case l == nil:
+		add(skipped("cost", "needs the lease opened, to know how its store judges expiry"))
+	default:
+		add(checkCost(o, timing, l.Judge()))
 	}
 	if ctx.Err() != nil {
 		return nil, interrupted(ctx, "while checking the lease")
@@ -203,6 +202,15 @@ func skipped(check, reason string) checkResult {
 
 func failed(check string, code int, detail string) checkResult {
 	return checkResult{Check: check, Verdict: verdictFail, Detail: detail, code: code}
+}
+
+// checkTiming reports the runner's timing at the TTL, as leasehold run
+// resolves it with no timing flags, or its refusal of the call timeout.
+func checkTiming(o *checkOptions, timing runner.Resolved, err error) checkResult {
+	if err != nil {
+		return failed("ttl", exitConfig, fmt.Sprintf("leasehold run would refuse these options: %s%v", optionFlag(err), err))
+	}
+	return passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, timing.RenewInterval, timing.RenewDeadline))
 }
 
 // bounded runs f with ctx bounded by --start-timeout.
@@ -306,13 +314,11 @@ func checkPermissions(ctx context.Context, l lease.Lease, o *checkOptions, rec l
 	return passed("permissions", fmt.Sprintf("read and write allowed: acquired the free lease as %s (token %d) and released it at once (harmless: tokens only go up)", o.identity, t.Token))
 }
 
-// checkCost prices a leader's renewals and a follower's polls at the
-// runner's defaults for the TTL: a renewal every runner.DefaultRenewInterval;
-// a follower's read just after each and one between
-// (runner.FollowerReadsPerRenewal, compare-and-swap stores), or every
-// runner.DefaultCampaignInterval plus up to 20% of that at random (10% on
-// average) on a store that judges expiry itself (Azure).
-func checkCost(o *checkOptions) checkResult {
+// checkCost prices a leader's renewals and a follower's reads at the
+// runner's timing for the TTL (timing), on a store that judges expiry as
+// judge says: a renewal every RenewInterval, and a read every
+// FollowerReadInterval.
+func checkCost(o *checkOptions, timing runner.Resolved, judge lease.Judge) checkResult {
 	f, ok := facts[scheme(o.lease)]
 	if !ok {
 		return skipped("cost", "no prices for this backend")
@@ -320,13 +326,10 @@ func checkCost(o *checkOptions) checkResult {
 	hour := float64(time.Hour)
 	c := &costFigures{
 		Service:                 f.svc.String(),
-		LeaderRequestsPerHour:   hour / float64(runner.DefaultRenewInterval(o.ttl)),
-		FollowerRequestsPerHour: runner.FollowerReadsPerRenewal * hour / float64(runner.DefaultRenewInterval(o.ttl)),
+		LeaderRequestsPerHour:   hour / float64(timing.RenewInterval),
+		FollowerRequestsPerHour: hour / float64(timing.FollowerReadInterval(judge)),
 		LeaderRequest:           f.renew,
 		FollowerRequest:         f.poll,
-	}
-	if f.svc == pricing.AzureBlob {
-		c.FollowerRequestsPerHour = hour / (float64(runner.DefaultCampaignInterval(o.ttl)) * 1.1)
 	}
 	c.LeaderDollarsPerMonth = f.svc.Monthly(map[string]float64{f.renew: c.LeaderRequestsPerHour})
 	c.FollowerDollarsPerMonth = f.svc.Monthly(map[string]float64{f.poll: c.FollowerRequestsPerHour})

@@ -21,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // The checks leasehold check makes, in order.
@@ -99,6 +101,14 @@ func TestCheckMemory(t *testing.T) {
 	}
 }
 
+// TestCheckTimingTheRunnerRefuses: a call timeout the store allows but
+// the runner refuses (not below the renew deadline) fails the ttl check,
+// naming the flag, as leasehold run would refuse it.
+func TestCheckTimingTheRunnerRefuses(t *testing.T) {
+	code, rep, lines := runCheck(t, "--lease", "mem://"+memName("check-timing"), "--call-timeout", "10s")
+	wantFail(t, code, rep, lines, "ttl", "--call-timeout: runner: CallTimeout (10s) of the lease must be less than RenewDeadline (8.4375s)", exitConfig)
+}
+
 // TestCheckHeldLease: a held lease is never written; write permission is
 // reported as not tested, naming the holder.
 func TestCheckHeldLease(t *testing.T) {
@@ -122,21 +132,29 @@ func TestCheckHeldLease(t *testing.T) {
 	}
 }
 
+// TestCheckCost: check prices a leader and a follower at the runner's
+// timing for the TTL, and a follower as the store judges expiry.
 func TestCheckCost(t *testing.T) {
 	for _, tc := range []struct {
 		lease, ttl                 string
+		judge                      lease.Judge
 		leader, follower           float64
 		leaderMonth, followerMonth string
 	}{
-		{"s3://b/k", "15s", 640, 1280, "$2.34", "$0.37"},
-		{"dynamodb://t/n", "15s", 640, 1280, "$0.29", "$0.12"},
-		{"azblob://c/b", "30s", 320, 327, "$0.10", "$0.11"},
-		{"gs://b/o", "3s", 3200, 6400, "$11.68", "$1.87"},
+		{"s3://b/k", "15s", lease.JudgedByContender, 640, 1280, "$2.34", "$0.37"},
+		{"dynamodb://t/n", "15s", lease.JudgedByContender, 640, 1280, "$0.29", "$0.12"},
+		{"azblob://c/b", "30s", lease.JudgedByStore, 320, 327, "$0.10", "$0.11"},
+		{"gs://b/o", "3s", lease.JudgedByContender, 3200, 6400, "$11.68", "$1.87"},
 	} {
 		t.Run(tc.lease, func(t *testing.T) {
-			o := &checkOptions{commonOptions: commonOptions{lease: tc.lease}}
+			o := &checkOptions{}
+			o.lease = tc.lease
 			o.ttl, _ = time.ParseDuration(tc.ttl)
-			r := checkCost(o)
+			timing, err := runner.Config{}.Resolve(o.leaseOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := checkCost(o, timing, tc.judge)
 			c := r.Cost
 			if c == nil || c.LeaderRequestsPerHour != tc.leader || c.FollowerRequestsPerHour != tc.follower ||
 				!strings.Contains(r.Detail, "("+tc.leaderMonth+"/month)") || !strings.Contains(r.Detail, "("+tc.followerMonth+"/month)") {

@@ -248,12 +248,12 @@ Examples:
 }
 
 func printStatusHelp(w io.Writer, f *flagSet) {
-	fmt.Fprint(w, `Usage: leasehold status --lease URL [--watch DURATION] [-o json]
+	fmt.Fprintf(w, `Usage: leasehold status --lease URL [--watch DURATION] [-o json]
 
 Reads the lease and says who holds it. It never writes to it.
 
 With --watch, it reads the lease again after that long: a leader renews
-its lease every 3/8 of the TTL or so, and on S3, DynamoDB and memory
+its lease every %s of the TTL or so, and on S3, DynamoDB and memory
 every renewal changes the record's version, so a record that did not
 change during a watch as long as the TTL belongs to a leader that is gone.
 (Azure judges its blob leases itself: there a lapsed lease reads as
@@ -283,12 +283,12 @@ Fields (text and -o json):
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
-`)
+`, shares.renewInterval)
 	f.usage(w, commonDefaults)
 }
 
 func printCheckHelp(w io.Writer, f *flagSet) {
-	fmt.Fprint(w, `Usage: leasehold check --lease URL [--ttl DURATION] [-o json]
+	fmt.Fprintf(w, `Usage: leasehold check --lease URL [--ttl DURATION] [-o json]
 
 Checks, before you deploy, that the lease can be used safely, with the
 credentials, URL and TTL the instances will have. One line per check, with
@@ -296,7 +296,9 @@ its verdict: ok, fail, or skip and the reason.
 
   ttl                 the store allows the TTL (Azure Blob: 15s to 60s, in
                       whole seconds; Cloud Storage: at least 3s). If not,
-                      the other checks are made at the default TTL.
+                      the other checks are made at the default TTL. Also
+                      fails when leasehold run would refuse --call-timeout
+                      (it must be below the renew deadline).
   credentials         where the credentials come from (AWS: the default
                       chain's source; Azure: the connection string's key or
                       SAS, or an Entra ID token; Cloud Storage: Application
@@ -319,10 +321,10 @@ its verdict: ok, fail, or skip and the reason.
                       the holder is named
   cost                the leader's and each follower's requests per hour
                       and their monthly cost at list prices, at this TTL
-                      and the defaults of leasehold run (renew every 3/8 of
+                      and the defaults of leasehold run (renew every %s of
                       the TTL; a follower reads just after each renewal and
-                      once between, or on Azure polls every TTL/3 plus 10%
-                      on average)
+                      once between, or on Azure polls every %s of the TTL
+                      plus %s on average)
 
 Exit status:
   0   every check passed or was skipped: the lease can be used as checked
@@ -338,12 +340,12 @@ Exit status:
 the cost check with "cost": {"service", "leader_request",
 "follower_request", "leader_requests_per_hour", "follower_requests_per_hour",
 "leader_dollars_per_month", "follower_dollars_per_month"}.
-`)
+`, shares.renewInterval, shares.campaignInterval, shares.meanJitter)
 	f.usage(w, commonDefaults)
 }
 
 func printBreakHelp(w io.Writer, f *flagSet) {
-	fmt.Fprint(w, `Usage: leasehold break --lease URL [--force] [-o json]
+	fmt.Fprintf(w, `Usage: leasehold break --lease URL [--force] [-o json]
 
 Frees a lease whose holder will never come back (a crashed or
 decommissioned fleet; an infinite Azure lease, infinite_lease=true), so
@@ -367,7 +369,7 @@ holder renews it), it is not broken.
 
 It refuses to break a live holder's lease unless --force is given. With
 --force it breaks it at once, and the deposed holder loses the lease at its
-next renewal (within 3/8 of its TTL at the defaults) and stops:
+next renewal (within %s of its TTL at the defaults) and stops:
 leasehold run kills its command at once, as for any lost lease. Until that
 renewal it may still act as leader: the systems it writes to must fence it
 by its token (refuse a token lower than the greatest they have seen).
@@ -382,7 +384,7 @@ Exit status: 0 when the lease was broken, or was free already; 75 refused:
 the holder is alive (or renewed the lease while it was being broken), and
 --force was not given; 64 bad flags, 69 store unreachable within
 --start-timeout, 78 unusable lease URL.
-`)
+`, shares.renewInterval)
 	f.usage(w, commonDefaults)
 }
 

@@ -84,8 +84,7 @@ func (s *supervisor) suspend(sig syscall.Signal, stopSelf func()) {
 		s.log.Info("continued", "stopped_for", paused)
 		return
 	}
-	t, _ := runner.Term(r.ctx)
-	until := t.Sent.Add(s.renewDeadline)
+	until := runner.Deadline(r.ctx)
 	if kill := runner.Expiry(r.ctx).Add(-s.margin); kill.Before(until) {
 		until = kill
 	}

@@ -44,7 +44,7 @@ func (o *commonOptions) defineLogs(f *flagSet) {
 // commonDefaults are the computed defaults usage shows.
 var commonDefaults = map[string]string{
 	"identity":     "ecs-TASKID, the Azure replica or instance name, else HOSTNAME-PID",
-	"call-timeout": "TTL/5",
+	"call-timeout": shares.callTimeout + " of TTL",
 }
 
 // finish validates the common flags and fills in the identity.
@@ -105,6 +105,11 @@ type runOptions struct {
 	listen string
 
 	command []string
+
+	// timing is the runner's configuration for the flags, as it resolves
+	// it (set by validate): every default leasehold run shows or relies on
+	// is read from it.
+	timing runner.Resolved
 }
 
 func runFlags(o *runOptions) *flagSet {
@@ -133,7 +138,7 @@ func runFlags(o *runOptions) *flagSet {
 	f.String(&o.healthURL, "health-url", "", "`URL` fetched with GET while leading; a 2xx answer is healthy")
 	f.Duration(&o.healthInterval, "health-interval", 0, "time between health checks")
 	f.Duration(&o.healthTimeout, "health-timeout", 0, "a health check that takes longer has failed")
-	f.Int(&o.healthThreshold, "health-threshold", 3, "failed checks in a row that make the leader step down")
+	f.Int(&o.healthThreshold, "health-threshold", runner.DefaultHealthThreshold, "failed checks in a row that make the leader step down")
 	f.Duration(&o.stallTimeout, "stall-timeout", 0, "step down when the command shows no progress for this long (needs\n--progress-file or --progress-on-stdout)")
 	f.String(&o.progressFile, "progress-file", "", "`path` whose modification time the command updates (touch) to show\nprogress; passed to it as LEASEHOLD_PROGRESS_FILE")
 	f.Bool(&o.progressOnStdout, "progress-on-stdout", "every line the command writes to stdout shows progress")
@@ -147,9 +152,9 @@ func runFlags(o *runOptions) *flagSet {
 
 // runDefaults are the computed defaults of leasehold run's usage.
 var runDefaults = map[string]string{
-	"renew-deadline":    "9/16 of TTL",
-	"renew-interval":    "3/8 of TTL",
-	"campaign-interval": "1/3 of TTL",
+	"renew-deadline":    shares.renewDeadline + " of TTL",
+	"renew-interval":    shares.renewInterval + " of TTL",
+	"campaign-interval": shares.campaignInterval + " of TTL",
 	"kill-margin":       "half of TTL - renew interval - renew deadline",
 	"health-interval":   "the renew interval",
 	"health-timeout":    "half the health interval",
@@ -178,13 +183,27 @@ func parseRun(args []string, env *environment) (*runOptions, error) {
 	return o, nil
 }
 
-// renewDeadlineOrDefault is the renew deadline the runner will use.
-func (o *runOptions) renewDeadlineOrDefault() time.Duration {
-	return cmp.Or(o.renewDeadline, runner.DefaultRenewDeadline(o.ttl))
-}
-
-func (o *runOptions) campaignIntervalOrDefault() time.Duration {
-	return cmp.Or(o.campaignInterval, o.ttl/3)
+// runnerConfig is the runner's configuration for the flags, but for what
+// only a running session has: the lease, the task, the health check, the
+// callbacks and the logger (session.config adds them).
+func (o *runOptions) runnerConfig() runner.Config {
+	return runner.Config{
+		RenewDeadline:    o.renewDeadline,
+		RenewInterval:    o.renewInterval,
+		CampaignInterval: o.campaignInterval,
+		HealthInterval:   o.healthInterval,
+		HealthTimeout:    o.healthTimeout,
+		HealthThreshold:  o.healthThreshold,
+		StallTimeout:     o.stallTimeout,
+		CoolDown:         o.coolDown,
+		// Renew through the grace period and the kill, and a TTL more as a
+		// backstop for a command that does not die.
+		DrainTimeout:     o.grace + o.ttl,
+		StopWhenTaskEnds: !o.rerun,
+		Period:           o.period,
+		RetryFailed:      o.retryFailed,
+		MinHold:          o.minHold,
+	}
 }
 
 func (o *runOptions) validate(f *flagSet) error {
@@ -201,8 +220,6 @@ func (o *runOptions) validate(f *flagSet) error {
 		return errors.New("--every-offset needs --every")
 	case o.retryFailed && o.period == "" && o.every == 0:
 		return errors.New("--retry-failed needs --period or --every")
-	case o.minHold%time.Millisecond != 0:
-		return fmt.Errorf("--min-hold (%v) must be a whole number of milliseconds", o.minHold)
 	case o.stallTimeout > 0 && o.progressFile == "" && !o.progressOnStdout:
 		return errors.New("--stall-timeout needs a progress signal: --progress-file PATH or --progress-on-stdout")
 	case o.stallTimeout == 0 && (o.progressFile != "" || o.progressOnStdout):
@@ -236,68 +253,62 @@ func (o *runOptions) validate(f *flagSet) error {
 		return err
 	}
 	if o.killMargin == 0 {
-		ri := cmp.Or(o.renewInterval, runner.DefaultRenewInterval(o.ttl))
-		o.killMargin = max((o.ttl-ri-o.renewDeadlineOrDefault())/2, time.Millisecond)
+		o.killMargin = max(o.timing.Margin()/2, time.Millisecond)
 	}
 	return nil
 }
 
-// validateTiming checks the lease's timing flags against each other and
-// against the defaults derived from --ttl, as the runner and the lease
-// will, so that every error names a flag the user gave: the flags given
-// are checked before the values derived from them, and a derived value
-// that conflicts with a given flag is blamed on that flag. (A zero
-// duration means the default, as everywhere.)
+// validateTiming resolves the runner's timing for the flags (o.timing),
+// as the lease and the runner will, and words a refusal as the flags the
+// user gave: a value derived from --ttl that conflicts with a given flag
+// is blamed on that flag. (A zero duration means the default, as
+// everywhere.)
 func (o *runOptions) validateTiming() error {
 	ttl := o.ttl
-	if ttl%time.Millisecond != 0 {
-		return fmt.Errorf("--ttl (%v) must be a whole number of milliseconds", ttl)
-	}
-	if o.callTimeout != 0 && o.callTimeout >= ttl {
-		return fmt.Errorf("--call-timeout (%v) must be less than --ttl (%v)", o.callTimeout, ttl)
-	}
-	if o.renewDeadline != 0 && o.renewDeadline >= ttl {
-		return fmt.Errorf("--renew-deadline (%v) must be less than --ttl (%v)", o.renewDeadline, ttl)
+	opts, err := o.leaseOptions().Validate()
+	if err != nil {
+		var oe *lease.OptionError
+		errors.As(err, &oe)
+		return fmt.Errorf("%s (%v) %s", cmp.Or(optionFlags[oe.Field], oe.Field), oe.Value, strings.ReplaceAll(oe.Reason, "TTL (", "--ttl ("))
 	}
 	if o.killMargin != 0 && o.killMargin >= ttl {
 		return fmt.Errorf("--kill-margin (%v) must be less than --ttl (%v)", o.killMargin, ttl)
 	}
-	rd := o.renewDeadlineOrDefault()
-	deadline := fmt.Sprintf("the renew deadline (%v, 9/16 of --ttl)", rd)
+	o.timing, err = o.runnerConfig().Resolve(opts)
+	if err == nil {
+		return nil
+	}
+	rd, ri, ct, hi := o.timing.RenewDeadline, o.timing.RenewInterval, opts.CallTimeout, o.timing.HealthInterval
+	deadline := fmt.Sprintf("the renew deadline (%v, %s of --ttl)", rd, shares.renewDeadline)
 	if o.renewDeadline != 0 {
 		deadline = fmt.Sprintf("--renew-deadline (%v)", rd)
 	}
-	if ri := cmp.Or(o.renewInterval, runner.DefaultRenewInterval(ttl)); ri >= rd {
-		if o.renewInterval != 0 {
-			return fmt.Errorf("--renew-interval (%v) must be less than %s", ri, deadline)
-		}
-		return fmt.Errorf("--renew-deadline (%v) must be more than the renew interval (%v, 3/8 of --ttl): give a shorter --renew-interval too", rd, ri)
+	switch {
+	case rd >= ttl:
+		return fmt.Errorf("--renew-deadline (%v) must be less than --ttl (%v)", rd, ttl)
+	case ri >= rd && o.renewInterval != 0:
+		return fmt.Errorf("--renew-interval (%v) must be less than %s", ri, deadline)
+	case ri >= rd:
+		return fmt.Errorf("--renew-deadline (%v) must be more than the renew interval (%v, %s of --ttl): give a shorter --renew-interval too", rd, ri, shares.renewInterval)
+	case ri+rd > ttl && o.renewInterval != 0 && o.renewDeadline != 0:
+		return fmt.Errorf("--renew-interval (%v) plus --renew-deadline (%v) must not exceed --ttl (%v)", ri, rd, ttl)
+	case ri+rd > ttl && o.renewInterval != 0:
+		return fmt.Errorf("--renew-interval (%v) plus %s must not exceed --ttl (%v): give a shorter --renew-deadline too", ri, deadline, ttl)
+	case ri+rd > ttl:
+		return fmt.Errorf("--renew-deadline (%v) plus the renew interval (%v, %s of --ttl) must not exceed --ttl (%v): give a shorter --renew-interval too", rd, ri, shares.renewInterval, ttl)
+	case ct >= rd && o.callTimeout != 0:
+		return fmt.Errorf("--call-timeout (%v) must be less than %s", ct, deadline)
+	case ct >= rd:
+		return fmt.Errorf("--renew-deadline (%v) must be more than the call timeout (%v, %s of --ttl): give a shorter --call-timeout too", rd, ct, shares.callTimeout)
+	case o.timing.HealthTimeout > hi && o.healthInterval != 0:
+		return fmt.Errorf("--health-timeout (%v) must not exceed --health-interval (%v)", o.healthTimeout, hi)
+	case o.timing.HealthTimeout > hi:
+		return fmt.Errorf("--health-timeout (%v) must not exceed the health interval (%v, the renew interval)", o.healthTimeout, hi)
 	}
-	if ri := cmp.Or(o.renewInterval, runner.DefaultRenewInterval(ttl)); ri+rd > ttl {
-		switch {
-		case o.renewInterval != 0 && o.renewDeadline != 0:
-			return fmt.Errorf("--renew-interval (%v) plus --renew-deadline (%v) must not exceed --ttl (%v)", ri, rd, ttl)
-		case o.renewInterval != 0:
-			return fmt.Errorf("--renew-interval (%v) plus %s must not exceed --ttl (%v): give a shorter --renew-deadline too", ri, deadline, ttl)
-		}
-		return fmt.Errorf("--renew-deadline (%v) plus the renew interval (%v, 3/8 of --ttl) must not exceed --ttl (%v): give a shorter --renew-interval too", rd, ri, ttl)
+	if oe := (*lease.OptionError)(nil); errors.As(err, &oe) && oe.Field == "MinHold" {
+		return fmt.Errorf("--min-hold (%v) %s", oe.Value, oe.Reason)
 	}
-	if ct := cmp.Or(o.callTimeout, ttl/5); ct >= rd {
-		if o.callTimeout != 0 {
-			return fmt.Errorf("--call-timeout (%v) must be less than %s", ct, deadline)
-		}
-		return fmt.Errorf("--renew-deadline (%v) must be more than the call timeout (%v, a fifth of --ttl): give a shorter --call-timeout too", rd, ct)
-	}
-	if o.healthTimeout != 0 {
-		hi := cmp.Or(o.healthInterval, o.renewInterval, runner.DefaultRenewInterval(ttl))
-		switch {
-		case o.healthInterval != 0 && o.healthTimeout > hi:
-			return fmt.Errorf("--health-timeout (%v) must not exceed --health-interval (%v)", o.healthTimeout, hi)
-		case o.healthTimeout > hi:
-			return fmt.Errorf("--health-timeout (%v) must not exceed the health interval (%v, the renew interval)", o.healthTimeout, hi)
-		}
-	}
-	return nil
+	return fmt.Errorf("leasehold run's flags: %v", err)
 }
 
 // usageError is a bad flag, variable or argument: one line, exit 64.

@@ -117,7 +117,6 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 			log:              log.With("identity", o.identity),
 			hurry:            hurry,
 			leading:          state.setLeading,
-			renewDeadline:    o.renewDeadlineOrDefault(),
 		},
 	}
 }
@@ -125,34 +124,15 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 // config is the runner's configuration for the flags, on lease l.
 func (s *session) config(l lease.Lease) runner.Config {
 	o := s.o
-	return runner.Config{
-		Lease:            l,
-		Task:             s.task,
-		RenewDeadline:    o.renewDeadline,
-		RenewInterval:    o.renewInterval,
-		CampaignInterval: o.campaignInterval,
-		HealthCheck:      healthCheck(o.healthCmd, o.healthURL, s.sup.env),
-		HealthInterval:   o.healthInterval,
-		HealthTimeout:    o.healthTimeout,
-		HealthThreshold:  o.healthThreshold,
-		StallTimeout:     o.stallTimeout,
-		CoolDown:         o.coolDown,
-		// Renew through the grace period and the kill, and a TTL more as a
-		// backstop for a command that does not die.
-		DrainTimeout:     o.grace + o.ttl,
-		StopWhenTaskEnds: !o.rerun,
-		Period:           o.period,
-		RetryFailed:      o.retryFailed,
-		MinHold:          o.minHold,
-		// --once waits for a live leader's renewal, or a dead one's lease
-		// to lapse, and gives the store --start-timeout more to answer.
-		OnceTimeout:     o.ttl + 3*o.campaignIntervalOrDefault() + o.startTimeout,
-		OnElected:       s.state.elected,
-		OnDemoted:       s.state.demoted,
-		OnLeaderChanged: s.state.observed,
-		OnRenew:         s.state.m.renewed,
-		Logger:          s.log,
-	}
+	cfg := o.runnerConfig()
+	cfg.Lease, cfg.Task, cfg.Logger = l, s.task, s.log
+	cfg.HealthCheck = healthCheck(o.healthCmd, o.healthURL, s.sup.env)
+	// --once waits for a live leader's renewal, or a dead one's lease to
+	// lapse (the runner's OnceTimeout), and gives the store --start-timeout
+	// more to answer.
+	cfg.OnceTimeout = o.timing.OnceTimeout + o.startTimeout
+	cfg.OnElected, cfg.OnDemoted, cfg.OnLeaderChanged, cfg.OnRenew = s.state.elected, s.state.demoted, s.state.observed, s.state.m.renewed
+	return cfg
 }
 
 // task runs the command for one term; a command that cannot be started

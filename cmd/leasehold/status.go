@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,16 +14,15 @@ import (
 
 // statusOptions are the flags of leasehold status.
 type statusOptions struct {
-	commonOptions
-	output string
-	watch  time.Duration
+	reportOptions
+	watch time.Duration
 }
 
 func statusFlags(o *statusOptions) *flagSet {
 	f := newFlagSet("status")
 	f.group("Lease")
 	o.defineLease(f)
-	defineOutput(f, &o.output)
+	o.defineOutput(f)
 	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(0: read it once)")
 	f.group("Logs")
 	o.defineLogs(f)
@@ -78,7 +74,7 @@ type statusReport struct {
 // cmdStatus is leasehold status.
 func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	o := &statusOptions{}
-	l, log, err := openReporting(ctx, "status", statusFlags(o), printStatusHelp, &o.commonOptions, &o.output, args, env)
+	l, log, err := reporter{"status", statusFlags(o), printStatusHelp, &o.reportOptions}.open(ctx, args, env)
 	if err != nil {
 		return err
 	}
@@ -86,27 +82,7 @@ func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	if err != nil {
 		return err
 	}
-	return printReport(env.stdout, o.output, rep, func() { printStatus(env.stdout, rep) })
-}
-
-// openReporting parses the flags of cmd, a command that reports on a
-// lease (status, break), and opens the lease.
-func openReporting(ctx context.Context, cmd string, f *flagSet, help func(io.Writer, *flagSet), common *commonOptions, output *string, args []string, env *environment) (lease.Lease, *slog.Logger, error) {
-	log, err := parseReportFlags(cmd, f, help, args, env, common, output)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := openLease(ctx, common.lease, common.leaseOptions(), common.startTimeout, log)
-	return l, log, err
-}
-
-// printReport writes rep as JSON when output is json, else with text.
-func printReport(w io.Writer, output string, rep any, text func()) error {
-	if output == "json" {
-		return printJSON(w, rep)
-	}
-	text()
-	return nil
+	return o.print(env.stdout, rep, func() { printStatus(env.stdout, rep) })
 }
 
 // watchLease reads the lease, reads it again watchFor(first read) later
@@ -238,49 +214,4 @@ func printStatus(w io.Writer, r statusReport) {
 		row("unchanged for", r.UnchangedFor)
 	}
 	row("meaning", strings.TrimSpace(r.Meaning))
-}
-
-// parseReportFlags parses the flags of a command that prints a report
-// (status, check) into f, whose common options are o and whose --output
-// is output once parsed, and returns the logger they ask for. It prints
-// the help and returns errHelp for --help; any other error is a
-// usageError.
-func parseReportFlags(cmd string, f *flagSet, printHelp func(io.Writer, *flagSet), args []string, env *environment, o *commonOptions, output *string) (*slog.Logger, error) {
-	rest, err := f.parse(args, env.getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		printHelp(env.stdout, f)
-		return nil, errHelp
-	}
-	if err == nil && len(rest) > 0 {
-		err = fmt.Errorf("unexpected argument %q", rest[0])
-	}
-	if err == nil {
-		err = o.finish(env)
-	}
-	if err == nil && *output != "text" && *output != "json" {
-		err = fmt.Errorf("--output %q: want text or json", *output)
-	}
-	if err != nil {
-		return nil, usageError(cmd, err)
-	}
-	log, err := newLogger(env.stderr, o.logFormat, o.logLevel)
-	if err != nil {
-		return nil, usageError(cmd, err)
-	}
-	return log, nil
-}
-
-// defineOutput starts the Output group of a command that prints a report
-// with its --output (-o) flag.
-func defineOutput(f *flagSet, output *string) {
-	f.group("Output")
-	f.String(output, "output", "text", "output `format`: text or json (-o for short)")
-	f.alias("o", "output")
-}
-
-// printJSON prints v as indented JSON.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

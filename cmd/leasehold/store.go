@@ -66,10 +66,10 @@ func retryAtStart[T any](ctx context.Context, timeout time.Duration, log *slog.L
 	}
 }
 
-// optionFlags are the flags that set the lease.Options fields a backend may
-// refuse when the lease is opened (Azure Blob allows TTLs of 15s to 60s,
-// Cloud Storage at least 3s).
-var optionFlags = map[string]string{"TTL": "--ttl", "CallTimeout": "--call-timeout", "Identity": "--identity"}
+// optionFlags are the flags that set the lease.Options fields, which
+// lease.Options.Validate and a backend may refuse (Azure Blob allows TTLs
+// of 15s to 60s, Cloud Storage at least 3s).
+var optionFlags = map[string]string{"TTL": "--ttl", "CallTimeout": "--call-timeout", "Identity": "--identity", "RenewInterval": "--renew-interval"}
 
 // optionFlag is "--flag: " for an error about the lease option that flag
 // sets, so that the message names what the user gave, and "" otherwise.

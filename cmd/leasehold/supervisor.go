@@ -44,9 +44,6 @@ type supervisor struct {
 	hurry <-chan struct{}
 	// leading is told when the command starts leading and when it stops.
 	leading func(on bool, token uint64)
-	// renewDeadline is the runner's: a term ends renewDeadline after its
-	// latest successful renewal was sent.
-	renewDeadline time.Duration
 
 	// mu is held while a command is started and registered, and while
 	// leasehold is suspended by job control (see suspend).

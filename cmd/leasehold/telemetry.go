@@ -55,7 +55,7 @@ func newMetrics() *metrics {
 		}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasehold_transitions_total",
-			Help: "Leadership changes of this instance: reason is elected, or why a term ended (task_ended, lease_lost, renew_deadline_passed, unhealthy, stopped).",
+			Help: "Leadership changes of this instance: reason is elected, or why a term ended (" + strings.Join(transitionLabels[1:], ", ") + ").",
 		}, []string{"reason"}),
 		renewDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "leasehold_renew_duration_seconds",
@@ -64,7 +64,7 @@ func newMetrics() *metrics {
 		}),
 		renewFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasehold_renew_failures_total",
-			Help: "Failed renewal requests, by reason: lost, unavailable, timeout, not_found, permission, corrupt, invalid, other.",
+			Help: "Failed renewal requests, by reason: " + strings.Join(renewFailureLabels(), ", ") + ".",
 		}, []string{"reason"}),
 	}
 	v := currentVersion()
@@ -76,10 +76,46 @@ func newMetrics() *metrics {
 	buildInfo.Set(1)
 	m.registry.MustRegister(buildInfo, m.isLeader, m.transitions, m.renewDuration, m.renewFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, r := range []string{"elected", "task_ended", "lease_lost", "renew_deadline_passed", "unhealthy", "stopped"} {
+	// Every series exists from the start, at 0, so that a rate or an
+	// alert on one finds it before its first event.
+	for _, r := range transitionLabels {
 		m.transitions.WithLabelValues(r)
 	}
+	for _, r := range renewFailureLabels() {
+		m.renewFailures.WithLabelValues(r)
+	}
 	return m
+}
+
+// transitionLabels are the reasons of leasehold_transitions_total: elected,
+// and each runner.Reason a term can end with.
+var transitionLabels = func() []string {
+	labels := []string{"elected"}
+	for r := runner.TaskEnded; r <= runner.Stopped; r++ {
+		labels = append(labels, reasonLabel(r))
+	}
+	return labels
+}()
+
+// renewFailures are the kinds of renewal failure, as
+// leasehold_renew_failures_total labels them, in the order failureReason
+// tries them; any other failure is "other".
+var renewFailures = []struct {
+	err    error
+	reason string
+}{
+	{lease.ErrLost, "lost"}, {context.DeadlineExceeded, "timeout"}, {lease.ErrUnavailable, "unavailable"},
+	{lease.ErrNotFound, "not_found"}, {lease.ErrPermission, "permission"},
+	{lease.ErrCorrupt, "corrupt"}, {lease.ErrInvalid, "invalid"},
+}
+
+// renewFailureLabels are the reasons of leasehold_renew_failures_total.
+func renewFailureLabels() []string {
+	var labels []string
+	for _, f := range renewFailures {
+		labels = append(labels, f.reason)
+	}
+	return append(labels, "other")
 }
 
 // renewed is the runner's OnRenew.
@@ -92,14 +128,7 @@ func (m *metrics) renewed(took time.Duration, err error) {
 
 // failureReason is the label of a failed renewal.
 func failureReason(err error) string {
-	for _, r := range []struct {
-		err    error
-		reason string
-	}{
-		{lease.ErrLost, "lost"}, {context.DeadlineExceeded, "timeout"}, {lease.ErrUnavailable, "unavailable"},
-		{lease.ErrNotFound, "not_found"}, {lease.ErrPermission, "permission"},
-		{lease.ErrCorrupt, "corrupt"}, {lease.ErrInvalid, "invalid"},
-	} {
+	for _, r := range renewFailures {
 		if errors.Is(err, r.err) {
 			return r.reason
 		}

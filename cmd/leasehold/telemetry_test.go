@@ -65,6 +65,32 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
+// TestFreshLeaderHasEverySeries: a leader that has not yet failed a
+// renewal nor stepped down serves every series of
+// leasehold_transitions_total and leasehold_renew_failures_total at 0, so
+// that an alert on an increase finds them on a healthy leader; and each
+// runner.Reason has its series.
+func TestFreshLeaderHasEverySeries(t *testing.T) {
+	st := &leaderState{m: newMetrics()}
+	st.elected(lease.Term{Token: 1})
+	st.setLeading(true, 1)
+	st.m.renewed(time.Millisecond, nil)
+	_, metrics := get(t, st.handler(), "/metrics")
+	for _, r := range []string{"lost", "unavailable", "timeout", "not_found", "permission", "corrupt", "invalid", "other"} {
+		if want := `leasehold_renew_failures_total{reason="` + r + `"} 0`; !strings.Contains(metrics, want) {
+			t.Errorf("/metrics of a fresh leader lacks %q", want)
+		}
+	}
+	for r := runner.TaskEnded; r <= runner.Stopped; r++ {
+		if want := `leasehold_transitions_total{reason="` + reasonLabel(r) + `"} 0`; !strings.Contains(metrics, want) {
+			t.Errorf("/metrics of a fresh leader lacks %q", want)
+		}
+	}
+	if r := runner.Stopped + 1; !strings.HasPrefix(r.String(), "Reason(") {
+		t.Errorf("runner.Reason %d (%s) is past runner.Stopped: leasehold_transitions_total has no series for it", r, r)
+	}
+}
+
 func TestFailureReason(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
