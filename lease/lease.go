@@ -196,6 +196,18 @@ type Record struct {
 // Held reports whether the record names a holder that has not released it.
 func (r Record) Held() bool { return r.Holder != "" && !r.Released }
 
+// HolderRenewInterval is how often the record's holder renews, as far as a
+// contender can know: RenewInterval, or for a record of a version that did
+// not store it, the default for its TTL (DefaultRenewInterval); 0 for a
+// record with neither. It is the longest gap between two reads that counts
+// towards the record's expiry (see Acquire).
+func (r Record) HolderRenewInterval() time.Duration {
+	if r.RenewInterval > 0 {
+		return r.RenewInterval
+	}
+	return DefaultRenewInterval(r.TTL)
+}
+
 // Term is a holder's tenure as this contender knows it.
 type Term struct {
 	// Holder is the identity that holds the lease.

@@ -89,7 +89,7 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 	cctx, cancel := context.WithTimeoutCause(ctx, r.cfg.OnceTimeout, errOnceTimeout)
 	defer cancel()
-	w := holderWatch{judge: r.cfg.Lease.Judge(), ranBy: r.ranBy}
+	w := holderWatch{judge: r.cfg.Lease.Judge(), periodCovered: r.periodCovered}
 	t, err := r.campaign(cctx, w.gaveUp)
 	var held *lease.HeldError
 	switch {
@@ -99,7 +99,7 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 		return r.runElected(ctx, t)
 	case !lease.Retryable(err):
 		return Once{}, err
-	case errors.As(w.last, &held) && r.ranBy(ScheduleOf(held.Record.Annotations)):
+	case errors.As(w.last, &held) && r.periodCovered(ScheduleOf(held.Record.Annotations)):
 		s := ScheduleOf(held.Record.Annotations)
 		r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", s.Period, "done", s.Done, "holder", held.Record.Holder)
 		return Once{Outcome: AlreadyRan, Holder: held.Record}, nil
@@ -121,7 +121,7 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 // and otherwise writes the period before the task starts.
 func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
 	if r.cfg.Period != "" {
-		if s := ScheduleOf(t.Annotations); r.ranBy(s) {
+		if s := ScheduleOf(t.Annotations); r.periodCovered(s) {
 			r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", s.Period, "done", s.Done)
 			holder := t.Record()
 			holder.Released = r.release(ctx, t)
@@ -154,10 +154,10 @@ func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
 
 // holderWatch is how RunOnce tells a live holder from a dead one.
 type holderWatch struct {
-	judge lease.Judge
-	ranBy func(Schedule) bool // the holder's record covers our period
-	first *lease.HeldError    // the holder's record as first refused
-	last  error               // the latest failed attempt's error
+	judge         lease.Judge
+	periodCovered func(Schedule) bool // the holder's record covers our period
+	first         *lease.HeldError    // the holder's record as first refused
+	last          error               // the latest failed attempt's error
 }
 
 // gaveUp notes a failed attempt's error and reports whether to stop
@@ -172,7 +172,7 @@ func (w *holderWatch) gaveUp(err error) bool {
 	if !errors.As(err, &held) {
 		return false
 	}
-	if s := ScheduleOf(held.Record.Annotations); w.ranBy(s) || s.Hold && w.judge == lease.JudgedByStore {
+	if s := ScheduleOf(held.Record.Annotations); w.periodCovered(s) || s.Hold && w.judge == lease.JudgedByStore {
 		return true // the period ran, or the store vouches for a run's hold
 	}
 	if w.first == nil {

@@ -87,10 +87,10 @@ func (s Schedule) annotate(t lease.Term) lease.Term {
 		Annotate(lease.AnnotationHold, flag(s.Hold))
 }
 
-// ranBy reports whether the schedule state s of a record covers this
+// periodCovered reports whether the schedule state s of a record covers this
 // runner's period: a later period started, or this one started (at most
 // once) or finished (RetryFailed).
-func (r *Runner) ranBy(s Schedule) bool {
+func (r *Runner) periodCovered(s Schedule) bool {
 	if r.cfg.Period == "" || s.Period == "" {
 		return false
 	}

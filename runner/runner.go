@@ -123,13 +123,11 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 // countGap is the longest a follower may leave between two reads of rec
 // (from one's sending to the next one's return) for its count towards
 // expiry to go on: the holder's renew interval, as the record gives it
-// (see lease.Acquire). A follower reads again within readStep of it.
+// (see lease.Acquire), else this runner's. A follower reads again within
+// readStep of it.
 func (r *Runner) countGap(rec lease.Record) time.Duration {
-	if rec.RenewInterval > 0 {
-		return rec.RenewInterval
-	}
-	if rec.TTL > 0 {
-		return lease.DefaultRenewInterval(rec.TTL)
+	if d := rec.HolderRenewInterval(); d > 0 {
+		return d
 	}
 	return r.cfg.RenewInterval
 }

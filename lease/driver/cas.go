@@ -307,7 +307,7 @@ func (c *casLease) wrote(r lease.Record, sent time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.unseen.rec, c.pending, c.acked = lease.Record{}, nil, r
-	c.seen.version, c.seen.at, c.seen.sent, c.seen.gap, c.seen.ttl = r.Version, time.Now(), sent, gapOf(r), heldTTL(r)
+	c.seen.version, c.seen.at, c.seen.sent, c.seen.gap, c.seen.ttl = r.Version, time.Now(), sent, r.HolderRenewInterval(), heldTTL(r)
 	c.seen.token = max(c.seen.token, r.Token)
 }
 
@@ -350,7 +350,7 @@ func (c *casLease) observe(version string, sent time.Time, r lease.Record) {
 	now := time.Now()
 	gap, ttl, restored := c.seen.gap, c.seen.ttl, false
 	if version != absent {
-		gap, ttl, restored = gapOf(r), heldTTL(r), r.Token < c.seen.token
+		gap, ttl, restored = r.HolderRenewInterval(), heldTTL(r), r.Token < c.seen.token
 		c.seen.token = max(c.seen.token, r.Token)
 		if !SameWrite(r, c.unseen.rec) {
 			c.unseen.rec = lease.Record{}
@@ -369,16 +369,6 @@ func heldTTL(r lease.Record) time.Duration {
 		return r.TTL
 	}
 	return 0
-}
-
-// gapOf is the longest gap between two reads that still counts towards
-// r's expiry: its holder's renew interval, or, for a record of a version
-// that did not store it, the default for its TTL.
-func gapOf(r lease.Record) time.Duration {
-	if r.RenewInterval > 0 {
-		return r.RenewInterval
-	}
-	return lease.DefaultRenewInterval(r.TTL)
 }
 
 // wait returns how much longer r must stay unchanged before this contender
