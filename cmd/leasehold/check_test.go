@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -240,6 +241,22 @@ func TestCheckIgnoringStore(t *testing.T) {
 	}
 }
 
+// TestCheckProbeRefused: a store that refuses the probe object to the
+// credentials (403 AccessDenied, the fault proxy in front of MinIO) is no
+// store that ignores conditions: the conditional writes check fails as
+// permission denied, naming the grants the probe needs, exit 78.
+func TestCheckProbeRefused(t *testing.T) {
+	endpoint, creds, bucket := minio(t)
+	useAWSCredentials(t, creds)
+	p := faultproxy.Start(t, endpoint)
+	p.Add(faultproxy.Rule{Match: faultproxy.PathSuffix(".leasehold-probe"), Fault: faultproxy.Refuse(faultproxy.S3Error(http.StatusForbidden, "AccessDenied"))})
+	code, rep, lines := runCheck(t, "--lease", s3Lease(bucket, p.URL))
+	wantFail(t, code, rep, lines, "conditional writes", "permission denied: the store refused the probe, which needs s3:GetObject, s3:PutObject on arn:aws:s3:::BUCKET/KEY.leasehold-probe", exitConfig)
+	if r := rep.result("conditional writes"); strings.Contains(r.Detail, "does not keep the contract") {
+		t.Errorf("conditional writes: %q, want no verdict on the store", r.Detail)
+	}
+}
+
 // TestCheckNoCredentials: with no AWS credentials anywhere (no AWS_
 // variables, an empty home, instance metadata off), the credentials line
 // says none were found and where the SDK looked.
@@ -302,7 +319,7 @@ func TestCheckDynamoDB(t *testing.T) {
 
 	code, rep, lines := runCheck(t, "--lease", leaseURL(table))
 	wantAllOK(t, code, rep, lines)
-	if r := rep.result("conditional writes"); !strings.Contains(r.Detail, "on a probe item beside the lease") {
+	if r := rep.result("conditional writes"); !strings.Contains(r.Detail, "on the probe item beside the lease") {
 		t.Errorf("conditional writes: %q, want the probe it sent named", r.Detail)
 	}
 	client := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})

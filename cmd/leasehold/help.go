@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 func printHelp(w io.Writer) {
@@ -32,23 +33,20 @@ Lease URLs (schemes in this build: %s):
   s3://BUCKET/KEY?region=REGION
         an object in Amazon S3 (MinIO, LocalStack: add
         &endpoint=http://HOST:PORT&use_path_style=true). The bucket must
-        exist. IAM: s3:GetObject and s3:PutObject on the key, s3:ListBucket
-        on the bucket.
+        exist.
   dynamodb://TABLE/NAME?region=REGION
         an item in a DynamoDB table whose partition key is the string
-        "lease". IAM: dynamodb:DescribeTable, GetItem and PutItem on the
-        table.
+        "lease".
   azblob://CONTAINER/BLOB?account=ACCOUNT
         a blob's native lease in Azure Blob Storage (or
         ?connection_string_env=VAR; with neither, the connection string in
-        AZURE_STORAGE_CONNECTION_STRING). The container must exist; the
-        identity needs Storage Blob Data Contributor on it. TTL 15s to 60s.
+        AZURE_STORAGE_CONNECTION_STRING). The container must exist. TTL
+        15s to 60s.
   gs://BUCKET/OBJECT
         an object in Google Cloud Storage (fake-gcs-server: set
-        STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist. IAM:
-        storage.objects.get, storage.objects.create and
-        storage.objects.delete on the object. TTL at least 3s: Cloud
-        Storage allows about one write per second to an object.
+        STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist. TTL at
+        least 3s: Cloud Storage allows about one write per second to an
+        object.
   mem://NAME
         in this process only: to try leasehold out.
   AWS credentials come from the default chain (environment, profile, ECS
@@ -57,6 +55,7 @@ Lease URLs (schemes in this build: %s):
   service account of Cloud Run, GKE or Compute Engine, or gcloud auth
   application-default login). Never delete a lease object: it holds the fencing counter.
 
+%s
 Every flag can also be set by an environment variable named after it:
 --lease is LEASEHOLD_LEASE, --health-url is LEASEHOLD_HEALTH_URL. A flag on
 the command line wins. Durations are in Go syntax: 500ms, 15s, 1m30s.
@@ -68,7 +67,47 @@ Before deploying, "leasehold check --lease URL" says whether the lease can
 be used safely: credentials, store, conditional writes, permissions, TTL
 and cost. Then see "leasehold run --help" for what the command gets, how it is
 stopped, exit statuses, and examples for ECS and Azure.
-`, strings.Join(lease.Schemes(), ", "))
+`, strings.Join(lease.Schemes(), ", "), permissionsHelp())
+}
+
+// permissionsHelp lists, per backend, what a least-privilege identity is
+// granted: each backend's driver.Store, its probe's grants included.
+func permissionsHelp() string {
+	var b strings.Builder
+	b.WriteString("Permissions of least privilege, every one the backend's calls need (the\nterraform modules in leasehold's repository grant exactly these):\n")
+	for _, s := range driver.Stores() {
+		if len(s.Grants) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s://  %s\n", s.Scheme, s.Name)
+		for _, g := range s.Grants {
+			line := g.String()
+			if g.Probe {
+				line += " (the store's check before the first write)"
+			}
+			b.WriteString(wrap(line, "        ", 76))
+		}
+	}
+	return b.String()
+}
+
+// wrap breaks text into lines of at most width bytes, each after indent,
+// at spaces (a word longer than a line gets a line of its own).
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 func printRunHelp(w io.Writer, f *flagSet) {
@@ -221,7 +260,7 @@ Examples:
 
   Azure Container Apps: the same in the app's YAML (az containerapp update
   -n reconciler -g my-rg --yaml app.yaml), with a managed identity that has
-  Storage Blob Data Contributor on the container; the identity defaults to
+  the data actions "leasehold help" lists on the container; the identity defaults to
   the replica name (CONTAINER_APP_REPLICA_NAME; on App Service, the
   instance: WEBSITE_INSTANCE_ID):
 

@@ -6,6 +6,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 func TestHelp(t *testing.T) {
@@ -26,5 +28,26 @@ func TestHelp(t *testing.T) {
 	mainWith(context.Background(), nil, []string{"help"}, env)
 	if !strings.Contains(stdout.String(), "leasehold check --lease URL") {
 		t.Error("leasehold help does not list leasehold check")
+	}
+}
+
+// TestHelpListsEveryGrant: leasehold help lists every grant each backend
+// declares (driver.Store), the probe's included, so that an identity given
+// exactly that list is not refused on its first write.
+func TestHelpListsEveryGrant(t *testing.T) {
+	env, stdout, _ := testEnv(nil)
+	mainWith(context.Background(), nil, []string{"help"}, env)
+	help := strings.Join(strings.Fields(stdout.String()), " ")
+	n := 0
+	for _, s := range driver.Stores() {
+		for _, g := range s.Grants {
+			n++
+			if !strings.Contains(help, g.String()) {
+				t.Errorf("leasehold help lacks %s's grant %q", s.Scheme, g)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no backend declares a grant: are the backends linked in?")
 	}
 }
