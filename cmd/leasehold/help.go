@@ -91,6 +91,44 @@ func permissionsHelp() string {
 	return b.String()
 }
 
+// conditionsHelp is check's help on the conditional writes check, from
+// each backend's driver.Store: which stores are probed, and how.
+func conditionsHelp() string {
+	var probed, not []string
+	for _, s := range driver.Stores() {
+		switch {
+		case s.Probe != "":
+			probed = append(probed, s.Name)
+		case s.Judge == lease.JudgedByStore:
+			not = append(not, s.Name)
+		}
+	}
+	text := "the store enforces them (" + strings.Join(probed, ", ") + ": four probe writes to an object or item beside the lease, KEY" + driver.ProbeSuffix +
+		", never the lease itself; a store that ignores them fails here, naming the step, and a probe the store refuses to the credentials fails as permission denied, naming the grants it needs); skipped on " +
+		strings.Join(not, ", ") + ", whose native lease needs none"
+	return "  conditional writes" + strings.TrimPrefix(wrap(text, strings.Repeat(" ", 22), 76), strings.Repeat(" ", 20))
+}
+
+// storeNames names the registered stores whose leases judge runs, by
+// scheme: "Amazon S3, Google Cloud Storage and memory".
+func storeNames(judge lease.Judge) string {
+	var names []string
+	for _, s := range driver.Stores() {
+		if s.Judge == judge {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// bullet is text as an item of a list: "  - " and the text, wrapped.
+func bullet(text string) string {
+	return "  - " + strings.TrimPrefix(wrap(text, "    ", 76), "    ")
+}
+
 // wrap breaks text into lines of at most width bytes, each after indent,
 // at spaces (a word longer than a line gets a line of its own).
 func wrap(text, indent string, width int) string {
@@ -260,8 +298,8 @@ Examples:
 
   Azure Container Apps: the same in the app's YAML (az containerapp update
   -n reconciler -g my-rg --yaml app.yaml), with a managed identity that has
-  the data actions "leasehold help" lists on the container; the identity defaults to
-  the replica name (CONTAINER_APP_REPLICA_NAME; on App Service, the
+  the data actions "leasehold help" lists on the container; the identity
+  defaults to the replica name (CONTAINER_APP_REPLICA_NAME; on App Service, the
   instance: WEBSITE_INSTANCE_ID):
 
     template:
@@ -287,17 +325,11 @@ Examples:
 }
 
 func printStatusHelp(w io.Writer, f *flagSet) {
-	fmt.Fprint(w, `Usage: leasehold status --lease URL [--watch DURATION] [-o json]
+	fmt.Fprintf(w, `Usage: leasehold status --lease URL [--watch DURATION] [-o json]
 
 Reads the lease and says who holds it. It never writes to it.
 
-With --watch, it reads the lease again after that long: a leader renews
-its lease every 3/8 of the TTL or so, and on S3, DynamoDB and memory
-every renewal changes the record's version, so a record that did not
-change during a watch as long as the TTL belongs to a leader that is gone.
-(Azure judges its blob leases itself: there a lapsed lease reads as
-released, and renewals do not change the version.)
-
+%s
 Fields (text and -o json):
   state          none: never acquired; released: free, the next contender
                  takes it at once; held; lapsed: held, but unchanged for at
@@ -322,12 +354,14 @@ Fields (text and -o json):
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
-`)
+`, wrap("With --watch, it reads the lease again after that long: a leader renews its lease every 3/8 of the TTL or so, and on "+
+		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change during a watch as long as the TTL belongs to a leader that is gone. ("+
+		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and renewals do not change the version.)", "", 75))
 	f.usage(w, commonDefaults)
 }
 
 func printCheckHelp(w io.Writer, f *flagSet) {
-	fmt.Fprint(w, `Usage: leasehold check --lease URL [--ttl DURATION] [-o json]
+	fmt.Fprintf(w, `Usage: leasehold check --lease URL [--ttl DURATION] [-o json]
 
 Checks, before you deploy, that the lease can be used safely, with the
 credentials, URL and TTL the instances will have. One line per check, with
@@ -345,13 +379,7 @@ its verdict: ok, fail, or skip and the reason.
                       with the lease's key schema, and not an eventually
                       consistent global table), and the lease can be read:
                       never acquired, held by whom, or released
-  conditional writes  the store enforces them (S3, DynamoDB, Cloud
-                      Storage: four probe writes to an object or item
-                      beside the lease, KEY.leasehold-probe, never the
-                      lease itself; a store that ignores them fails here,
-                      naming the step); skipped on Azure, whose native
-                      lease needs none
-  permissions         read, and write: a free lease (never acquired, or
+%s  permissions         read, and write: a free lease (never acquired, or
                       released) is acquired and released at once as
                       --identity, which is harmless, as tokens only go up; a
                       held lease is never written: write is not tested, and
@@ -360,7 +388,7 @@ its verdict: ok, fail, or skip and the reason.
                       and their monthly cost at list prices, at this TTL
                       and the defaults of leasehold run (renew every 3/8 of
                       the TTL; a follower reads just after each renewal and
-                      once between, or on Azure polls every TTL/3 plus 10%
+                      once between, or on Azure polls every TTL/3 plus 10%%
                       on average)
 
 Exit status:
@@ -377,12 +405,12 @@ Exit status:
 the cost check with "cost": {"service", "leader_request",
 "follower_request", "leader_requests_per_hour", "follower_requests_per_hour",
 "leader_dollars_per_month", "follower_dollars_per_month"}.
-`)
+`, conditionsHelp())
 	f.usage(w, commonDefaults)
 }
 
 func printBreakHelp(w io.Writer, f *flagSet) {
-	fmt.Fprint(w, `Usage: leasehold break --lease URL [--force] [-o json]
+	fmt.Fprintf(w, `Usage: leasehold break --lease URL [--force] [-o json]
 
 Frees a lease whose holder will never come back (a crashed or
 decommissioned fleet; an infinite Azure lease, infinite_lease=true), so
@@ -392,11 +420,7 @@ the next leader's token is greater than every earlier one.
 
 First it judges, as leasehold status --watch does, whether the holder is
 alive:
-  - S3, DynamoDB, Cloud Storage, memory: it watches the record for the
-    holder's TTL. A record that did not change belongs to a holder that is
-    gone: the lease is broken. A record that changed was renewed: the
-    holder is alive.
-  - Azure: the store judges. A held blob lease is live (Azure ends a dead
+%s  - Azure: the store judges. A held blob lease is live (Azure ends a dead
     holder's lease within its TTL by itself, except an infinite lease),
     also one that no leasehold record names (another tool's): break says
     so, and what --force would break.
@@ -421,7 +445,7 @@ Exit status: 0 when the lease was broken, or was free already; 75 refused:
 the holder is alive (or renewed the lease while it was being broken), and
 --force was not given; 64 bad flags, 69 store unreachable within
 --start-timeout, 78 unusable lease URL.
-`)
+`, bullet(storeNames(lease.JudgedByContender)+": it watches the record for the holder's TTL. A record that did not change belongs to a holder that is gone: the lease is broken. A record that changed was renewed: the holder is alive."))
 	f.usage(w, commonDefaults)
 }
 
