@@ -40,13 +40,10 @@ Lease URLs (schemes in this build: %s):
   azblob://CONTAINER/BLOB?account=ACCOUNT
         a blob's native lease in Azure Blob Storage (or
         ?connection_string_env=VAR; with neither, the connection string in
-        AZURE_STORAGE_CONNECTION_STRING). The container must exist. TTL
-        15s to 60s.
+        AZURE_STORAGE_CONNECTION_STRING). The container must exist.
   gs://BUCKET/OBJECT
         an object in Google Cloud Storage (fake-gcs-server: set
-        STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist. TTL at
-        least 3s: Cloud Storage allows about one write per second to an
-        object.
+        STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist.
   mem://NAME
         in this process only: to try leasehold out.
   AWS credentials come from the default chain (environment, profile, ECS
@@ -70,11 +67,19 @@ stopped, exit statuses, and examples for ECS and Azure.
 `, strings.Join(lease.Schemes(), ", "), permissionsHelp())
 }
 
-// permissionsHelp lists, per backend, what a least-privilege identity is
-// granted: each backend's driver.Store, its probe's grants included.
+// permissionsHelp lists, per backend, the TTLs its store allows, where it
+// limits them, and what a least-privilege identity is granted: each
+// backend's driver.Store, its probe's grants included.
 func permissionsHelp() string {
 	var b strings.Builder
-	b.WriteString("Permissions of least privilege, every one the backend's calls need (the\nterraform modules in leasehold's repository grant exactly these):\n")
+	b.WriteString("TTLs, where a store allows fewer than others:\n")
+	for _, s := range driver.Stores() {
+		if s.TTLs != "" {
+			fmt.Fprintf(&b, "  %s://  %s\n", s.Scheme, s.Name)
+			b.WriteString(wrap(s.TTLs, "        ", 76))
+		}
+	}
+	b.WriteString("\nPermissions of least privilege, every one the backend's calls need (the\nterraform modules in leasehold's repository grant exactly these):\n")
 	for _, s := range driver.Stores() {
 		if len(s.Grants) == 0 {
 			continue
@@ -89,6 +94,19 @@ func permissionsHelp() string {
 		}
 	}
 	return b.String()
+}
+
+// ttlHelp is check's help on the ttl check, from each backend's
+// driver.Store.
+func ttlHelp() string {
+	var limits []string
+	for _, s := range driver.Stores() {
+		if s.TTLs != "" {
+			limits = append(limits, s.Name+": "+s.TTLs)
+		}
+	}
+	text := "the store allows the TTL (" + strings.Join(limits, "; ") + "). If not, the other checks are made at the default TTL."
+	return "  ttl" + strings.TrimPrefix(wrap(text, strings.Repeat(" ", 22), 76), strings.Repeat(" ", 5))
 }
 
 // conditionsHelp is check's help on the conditional writes check, from
@@ -367,10 +385,7 @@ Checks, before you deploy, that the lease can be used safely, with the
 credentials, URL and TTL the instances will have. One line per check, with
 its verdict: ok, fail, or skip and the reason.
 
-  ttl                 the store allows the TTL (Azure Blob: 15s to 60s, in
-                      whole seconds; Cloud Storage: at least 3s). If not,
-                      the other checks are made at the default TTL.
-  credentials         where the credentials come from (AWS: the default
+%s  credentials         where the credentials come from (AWS: the default
                       chain's source; Azure: the connection string's key or
                       SAS, or an Entra ID token; Cloud Storage: Application
                       Default Credentials, none for an emulator), or that
@@ -405,7 +420,7 @@ Exit status:
 the cost check with "cost": {"service", "leader_request",
 "follower_request", "leader_requests_per_hour", "follower_requests_per_hour",
 "leader_dollars_per_month", "follower_dollars_per_month"}.
-`, conditionsHelp())
+`, ttlHelp(), conditionsHelp())
 	f.usage(w, commonDefaults)
 }
 

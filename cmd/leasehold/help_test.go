@@ -35,7 +35,8 @@ func TestHelp(t *testing.T) {
 
 // TestHelpListsEveryGrant: leasehold help lists every grant each backend
 // declares (driver.Store), the probe's included, so that an identity given
-// exactly that list is not refused on its first write.
+// exactly that list is not refused on its first write; it and help check
+// say which TTLs each store allows.
 func TestHelpListsEveryGrant(t *testing.T) {
 	env, stdout, _ := testEnv(nil)
 	mainWith(context.Background(), nil, []string{"help"}, env)
@@ -51,6 +52,14 @@ func TestHelpListsEveryGrant(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no backend declares a grant: are the backends linked in?")
+	}
+	env, stdout, _ = testEnv(nil)
+	mainWith(context.Background(), nil, []string{"help", "check"}, env)
+	check := strings.Join(strings.Fields(stdout.String()), " ")
+	for _, s := range driver.Stores() {
+		if !strings.Contains(help, s.TTLs) || !strings.Contains(check, s.TTLs) {
+			t.Errorf("leasehold help or help check lacks %s's TTLs %q", s.Scheme, s.TTLs)
+		}
 	}
 }
 

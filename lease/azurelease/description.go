@@ -1,6 +1,9 @@
 package azurelease
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 )
@@ -14,6 +17,7 @@ var Description = driver.Store{
 	Judge:      lease.JudgedByStore,
 	Holds:      "the container is there",
 	Conditions: "not needed: Azure Blob grants and ends the blob's native lease itself",
+	TTLs:       fmt.Sprintf("%ds to %ds, in whole seconds: the durations of Azure's blob leases", MinTTL/time.Second, MaxTTL/time.Second),
 	Grants: []driver.Grant{
 		{Actions: DataActions, Resource: "the container (.../storageAccounts/ACCOUNT/blobServices/default/containers/CONTAINER)",
 			Why: "read the blob's properties; create the blob, write its metadata and lease it (a custom role: Storage Blob Data Contributor also grants delete)"},

@@ -34,6 +34,10 @@ type Store struct {
 	Probe string
 	// Conditions says why the store needs no probe, when Probe is empty.
 	Conditions string
+	// TTLs says which TTLs the store allows, and why, when it allows fewer
+	// than lease.Options does: "15s to 60s, in whole seconds: ...". Empty
+	// when it allows them all. The backend's Open refuses the others.
+	TTLs string
 	// Grants are the permissions a least-privilege identity needs: every
 	// call the backend makes, its probe's included, is allowed by one of
 	// them, and none allows more than the backend calls (but for the

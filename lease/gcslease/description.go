@@ -13,6 +13,7 @@ var Description = driver.Store{
 	Name:   "Google Cloud Storage",
 	Judge:  lease.JudgedByContender,
 	Holds:  "the bucket is there",
+	TTLs:   "at least " + MinTTL.String() + ": Cloud Storage allows about one write per second to an object",
 	Probe:  "four uploads with ifGenerationMatch on the probe object beside the lease (OBJECT" + ProbeSuffix + "), never the lease itself",
 	Grants: []driver.Grant{
 		{Actions: IAMPermissions, Resource: "projects/_/buckets/BUCKET/objects/OBJECT", Why: "read the lease, create it, and overwrite it (Cloud Storage allows an overwrite only with storage.objects.delete too)"},
