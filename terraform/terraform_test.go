@@ -1,9 +1,10 @@
 // Package terraform_test checks the Terraform modules against the Go code
 // they provision for, by static analysis of the .tf files (HCL native
 // syntax): no terraform binary, no provider, no cloud. What each backend
-// declares (its IAM actions, its DynamoDB key, its Azure role, its URL
-// scheme) is read from the backend packages, so changing one side without
-// the other fails here.
+// declares (the grants of its driver.Store, which leasehold help prints and
+// each backend's TestCallsAreGranted checks against the calls it makes;
+// its DynamoDB key; its URL scheme) is read from the backend packages, so
+// changing one side without the other fails here.
 package terraform_test
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/s3lease"
@@ -84,13 +86,15 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	doc := m.data(t, "aws_iam_policy_document", "this")
 	stmts := m.statements(t, doc)
 
+	// What the backends declare (driver.Store), by the resource each
+	// statement grants on.
 	want := map[string][]string{
-		"LeaseObjects":      s3lease.IAMActions,
-		"LeaseProbeObjects": s3lease.IAMProbeActions,
-		prefixWildcardSid:   s3lease.IAMActions,
-		"LeaseBucket":       s3lease.IAMBucketActions,
+		"LeaseObjects":      grantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET/KEY"),
+		"LeaseProbeObjects": grantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET/KEY"+s3lease.ProbeSuffix),
+		prefixWildcardSid:   grantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET/KEY"),
+		"LeaseBucket":       grantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET"),
 		"LeaseObjectsKMS":   kmsActions,
-		"LeaseTable":        dynamolease.IAMActions,
+		"LeaseTable":        allGranted(dynamolease.Description),
 	}
 	seen := map[string]bool{}
 	for _, s := range stmts {
@@ -123,8 +127,8 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		}
 	}
 	for svc, declared := range map[string][]string{
-		"s3":       slices.Concat(s3lease.IAMActions, s3lease.IAMProbeActions, s3lease.IAMBucketActions),
-		"dynamodb": dynamolease.IAMActions,
+		"s3":       allGranted(s3lease.Description),
+		"dynamodb": allGranted(dynamolease.Description),
 		"kms":      kmsActions,
 	} {
 		if !slices.Equal(dedup(union[svc]), dedup(declared)) {
@@ -157,6 +161,19 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	}
 	if got := m.stringOf(t, m.local(t, "s3_probe_suffix")); got != s3lease.ProbeSuffix {
 		t.Errorf("local.s3_probe_suffix is %q, want s3lease.ProbeSuffix %q", got, s3lease.ProbeSuffix)
+	}
+	// kms:ViaService names S3 in the bucket's region, the key's (S3 uses
+	// an SSE-KMS key of the bucket's region only), not the provider's.
+	if s := find(stmts, "LeaseObjectsKMS"); s != nil {
+		if got := squeeze(s.conditionValues["kms:ViaService"]); got != `["s3.${local.s3_kms_region}.amazonaws.com"]` {
+			t.Errorf("%s: kms:ViaService is %s, want S3 in the key's region, local.s3_kms_region", s.pos, got)
+		}
+		if got := squeeze(m.source(m.local(t, "s3_kms_region"))); got != `var.s3_kms_key_arn!=null?split(":",var.s3_kms_key_arn)[3]:null` {
+			t.Errorf("local.s3_kms_region = %s, want the region field of var.s3_kms_key_arn", got)
+		}
+	}
+	if len(m.blocks("data", "aws_region")) > 0 {
+		t.Errorf("the policy reads data.aws_region: the provider's region is not the bucket's")
 	}
 	if s := find(stmts, prefixWildcardSid); s != nil && !strings.Contains(s.forEach, "var.s3_whole_prefix") {
 		t.Errorf("%s: statement %q must exist only when the user asks for a whole prefix (var.s3_whole_prefix); its for_each is %s", s.pos, prefixWildcardSid, s.forEach)
@@ -259,13 +276,40 @@ func TestNoLifecycleRuleTouchesLeaseRecords(t *testing.T) {
 func TestAzureRoleIsTheBackendsOnTheContainerOnly(t *testing.T) {
 	m := load(t, "modules/azure-blob-lease")
 
+	// A custom role whose data actions are exactly what azurelease
+	// declares (driver.Store), and nothing else: no delete, no control
+	// plane action, no built-in role.
+	defs := m.blocks("resource", "azurerm_role_definition")
+	if len(defs) != 1 {
+		t.Fatalf("%d azurerm_role_definition resources, want exactly 1", len(defs))
+	}
+	perms := oneBlock(t, defs[0], "permissions")
+	dataActions := m.strings(t, m.local(t, "lease_data_actions"))
+	if got := m.source(attr(t, perms, "data_actions")); got != "local.lease_data_actions" {
+		t.Errorf("the role's data_actions = %s, want local.lease_data_actions", got)
+	}
+	if !slices.Equal(sorted(dataActions), sorted(allGranted(azurelease.Description))) {
+		t.Errorf("local.lease_data_actions is %v, want exactly what azurelease declares, %v", sorted(dataActions), sorted(allGranted(azurelease.Description)))
+	}
+	for _, a := range dataActions {
+		if strings.Contains(a, "delete") || strings.Contains(a, "*") {
+			t.Errorf("the role grants %q: no delete, no wildcard (a deleted lease blob restarts the fencing tokens)", a)
+		}
+	}
+	if got := m.strings(t, attr(t, perms, "actions")); len(got) != 0 {
+		t.Errorf("the role grants control-plane actions %v, want none", got)
+	}
+
 	assignments := m.blocks("resource", "azurerm_role_assignment")
 	if len(assignments) != 1 {
 		t.Fatalf("%d azurerm_role_assignment resources, want exactly 1", len(assignments))
 	}
 	ra := assignments[0]
-	if got := m.stringOf(t, attr(t, ra, "role_definition_name")); got != azurelease.RoleDefinitionName {
-		t.Errorf("role_definition_name is %q, want azurelease.RoleDefinitionName %q", got, azurelease.RoleDefinitionName)
+	if _, ok := ra.Body.Attributes["role_definition_name"]; ok {
+		t.Errorf("%s: the assignment names a built-in role: it must assign the module's custom role", ra.DefRange())
+	}
+	if got := m.source(attr(t, ra, "role_definition_id")); got != "azurerm_role_definition."+defs[0].Labels[1]+".role_definition_resource_id" {
+		t.Errorf("the assignment's role_definition_id is %s, want the custom role's", got)
 	}
 	// The scope is a container of this module: not the account, the
 	// resource group or the subscription.
@@ -297,12 +341,13 @@ func TestAzureRoleIsTheBackendsOnTheContainerOnly(t *testing.T) {
 func TestGCSRoleIsTheBackendsOnTheLeaseObjectsOnly(t *testing.T) {
 	m := load(t, "modules/gcp-gcs-lease")
 
-	var perms []string
-	for _, v := range m.value(t, m.local(t, "lease_permissions")).AsValueSlice() {
-		perms = append(perms, v.AsString())
+	perms := m.strings(t, m.local(t, "lease_permissions"))
+	if declared := allGranted(gcslease.Description); !slices.Equal(sorted(perms), sorted(declared)) {
+		t.Errorf("local.lease_permissions is %v, want exactly what gcslease declares, %v", sorted(perms), sorted(declared))
 	}
-	if !slices.Equal(sorted(perms), sorted(gcslease.IAMPermissions)) {
-		t.Errorf("local.lease_permissions is %v, want exactly gcslease.IAMPermissions %v", sorted(perms), sorted(gcslease.IAMPermissions))
+	// The probe object needs them too (its check overwrites it).
+	if probe := grantOn(t, gcslease.Description, "projects/_/buckets/BUCKET/objects/OBJECT"+gcslease.ProbeSuffix); !slices.Equal(sorted(probe), sorted(perms)) {
+		t.Errorf("the probe object's grant is %v, want the role's %v: the condition grants the role on it", probe, perms)
 	}
 	role := m.resource(t, "google_project_iam_custom_role", "lease")
 	if got := m.source(attr(t, role, "permissions")); got != "local.lease_permissions" {
@@ -327,11 +372,28 @@ func TestGCSRoleIsTheBackendsOnTheLeaseObjectsOnly(t *testing.T) {
 	if got := m.source(attr(t, member, "member")); !strings.HasPrefix(got, `"serviceAccount:`) {
 		t.Errorf("the grant's member is %s, want one service account", got)
 	}
-	cond := m.source(attr(t, oneBlock(t, member, "condition"), "expression"))
-	prefix := m.source(m.local(t, "object_prefix"))
-	if !strings.Contains(cond, "resource.name.startsWith(") || !strings.Contains(cond, "local.object_prefix") ||
-		!strings.Contains(prefix, "projects/_/buckets/${var.bucket_name}/objects/${var.prefix}/") {
-		t.Errorf("the grant's condition is %s with local.object_prefix = %s, want resource.name.startsWith the lease objects' prefix", cond, prefix)
+	// The condition names each lease object and its probe object, or,
+	// only when asked (whole_prefix), the prefix.
+	if got := m.source(attr(t, oneBlock(t, member, "condition"), "expression")); got != "local.lease_condition" {
+		t.Errorf("the grant's condition is %s, want local.lease_condition", got)
+	}
+	cond := squeeze(m.source(m.local(t, "lease_condition")))
+	want := squeeze(`var.whole_prefix ? "resource.name.startsWith(\"${local.object_prefix}\")" : join(" || ", [for o in local.lease_objects : "resource.name == \"${o}\""])`)
+	if cond != want {
+		t.Errorf("local.lease_condition = %s, want %s", cond, want)
+	}
+	objects := squeeze(m.source(m.local(t, "lease_objects")))
+	if want := squeeze(`flatten([for n in var.lease_names : ["${local.object_prefix}${n}", "${local.object_prefix}${n}${local.probe_suffix}"]])`); objects != want {
+		t.Errorf("local.lease_objects = %s, want each lease object and its probe object, %s", objects, want)
+	}
+	if got := m.stringOf(t, m.local(t, "probe_suffix")); got != gcslease.ProbeSuffix {
+		t.Errorf("local.probe_suffix is %q, want gcslease.ProbeSuffix %q", got, gcslease.ProbeSuffix)
+	}
+	if prefix := m.source(m.local(t, "object_prefix")); !strings.Contains(prefix, "projects/_/buckets/${var.bucket_name}/objects/${var.prefix}/") {
+		t.Errorf("local.object_prefix = %s, want the lease objects' prefix", prefix)
+	}
+	if v := m.variableDefault(t, "whole_prefix"); !v.RawEquals(cty.False) {
+		t.Errorf("var.whole_prefix defaults to %#v, want false: each lease named", v)
 	}
 
 	bucket := m.resource(t, "google_storage_bucket", "leases")
@@ -694,6 +756,37 @@ func find(stmts []statement, sid string) *statement {
 		}
 	}
 	return nil
+}
+
+// grantOn returns the actions a backend's Store grants on resource.
+func grantOn(t *testing.T, s driver.Store, resource string) []string {
+	t.Helper()
+	for _, g := range s.Grants {
+		if g.Resource == resource {
+			return g.Actions
+		}
+	}
+	t.Fatalf("%s declares no grant on %s (its grants: %v)", s.Scheme, resource, s.Grants)
+	return nil
+}
+
+// allGranted returns every action a backend's Store grants, once each.
+func allGranted(s driver.Store) []string {
+	var all []string
+	for _, g := range s.Grants {
+		all = append(all, g.Actions...)
+	}
+	return dedup(all)
+}
+
+// strings evaluates a list of strings.
+func (m *mod) strings(t *testing.T, e hclsyntax.Expression) []string {
+	t.Helper()
+	var out []string
+	for _, v := range m.value(t, e).AsValueSlice() {
+		out = append(out, v.AsString())
+	}
+	return out
 }
 
 // dedup returns the distinct elements of s, sorted.

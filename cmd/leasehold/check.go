@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/pricing"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -76,32 +77,6 @@ type checkReport struct {
 	// make the lease unsafe; the lease can be used as configured.
 	OK     bool          `json:"ok"`
 	Checks []checkResult `json:"checks"`
-}
-
-// schemeFacts is what check knows of each backend: how its store keeps
-// conditional writes when the lease has nothing to verify, and how its
-// requests are priced.
-type schemeFacts struct {
-	// conditions is the conditional-writes verdict for a store the lease
-	// cannot probe (its Verify has nothing to do, or it has none).
-	conditions string
-	svc        pricing.Service
-	// renew and poll label the request of a leader's renewal and of a
-	// follower's poll, as pricing.Service.PerRequest prices them.
-	renew, poll string
-}
-
-var facts = map[string]schemeFacts{
-	"s3": {svc: pricing.S3, renew: "PUT", poll: "GET",
-		conditions: "the store refused conditional writes whose condition did not hold (If-None-Match: *, If-Match) on probe objects beside the lease, never the lease itself"},
-	"dynamodb": {svc: pricing.DynamoDB, renew: "PutItem", poll: "GetItem",
-		conditions: "the store refused conditional PutItems whose condition did not hold (attribute_not_exists, nonce = version) on a probe item beside the lease, never the lease itself"},
-	"azblob": {svc: pricing.AzureBlob, renew: "PUT lease/renew", poll: "HEAD",
-		conditions: "not needed: Azure Blob grants and ends the blob's native lease itself"},
-	"gs": {svc: pricing.GCS, renew: "POST", poll: "GET",
-		conditions: "the store refused writes whose generation precondition did not hold (ifGenerationMatch) on a probe object beside the lease, never the lease itself"},
-	"mem": {svc: pricing.Memory, renew: "write", poll: "read",
-		conditions: "the in-process store applies every condition under one lock"},
 }
 
 // cmdCheck is leasehold check.
@@ -174,13 +149,10 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 			add(skipped("permissions", "needs the store"))
 		}
 	}
-	switch {
-	case !ttlOK:
+	if ttlOK {
+		add(checkCost(o, timing))
+	} else {
 		add(skipped("cost", "the store does not allow the TTL"))
-	case l == nil:
-		add(skipped("cost", "needs the lease opened, to know how its store judges expiry"))
-	default:
-		add(checkCost(o, timing, l.Judge()))
 	}
 	if ctx.Err() != nil {
 		return nil, interrupted(ctx, "while checking the lease")
@@ -220,18 +192,28 @@ func bounded[T any](ctx context.Context, o *checkOptions, f func(context.Context
 	return f(ctx)
 }
 
+// storeOf returns what the lease's backend says of its store
+// (driver.Store), by the scheme it registered for the lease URL's.
+func storeOf(leaseURL string) (driver.Store, bool) {
+	u, err := url.Parse(leaseURL)
+	if err != nil {
+		return driver.Store{}, false
+	}
+	return driver.LookupStore(u.Scheme)
+}
+
 // checkCredentials asks the lease where its credentials come from.
 func checkCredentials(ctx context.Context, l lease.Lease, o *checkOptions) checkResult {
-	cs, ok := l.(interface {
-		Credentials(context.Context) (string, error)
-	})
+	desc, _ := storeOf(o.lease)
+	none := skipped("credentials", fmt.Sprintf("the %s backend has no credentials to check", desc.Name))
+	cs, ok := l.(driver.CredentialSource)
 	if !ok {
-		return skipped("credentials", fmt.Sprintf("the %s backend has no credentials to check", scheme(o.lease)))
+		return none
 	}
 	source, err := bounded(ctx, o, cs.Credentials)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
-		return skipped("credentials", fmt.Sprintf("the %s backend has no credentials to check", scheme(o.lease)))
+		return none
 	case err != nil:
 		return failed("credentials", storeExit(err), err.Error())
 	}
@@ -253,16 +235,10 @@ func checkStore(ctx context.Context, l lease.Lease, o *checkOptions, log *slog.L
 	default:
 		state = fmt.Sprintf("released by %s (token %d)", rec.Holder, rec.Token)
 	}
-	what := map[string]string{
-		"s3":       "the bucket is there",
-		"dynamodb": "the table is there, with the key schema the lease needs, and is not an eventually consistent global table",
-		"azblob":   "the container is there",
-		"gs":       "the bucket is there",
-	}[scheme(o.lease)]
-	if what == "" {
-		return rec, passed("store", "the lease can be read: "+state)
+	if desc, _ := storeOf(o.lease); desc.Holds != "" {
+		return rec, passed("store", desc.Holds+"; the lease can be read: "+state)
 	}
-	return rec, passed("store", what+"; the lease can be read: "+state)
+	return rec, passed("store", "the lease can be read: "+state)
 }
 
 // storeFailed is the store check's failure after err.
@@ -274,24 +250,28 @@ func storeFailed(err error, o *checkOptions) checkResult {
 }
 
 // checkConditions has the lease verify that its store enforces
-// conditional writes, where it can.
+// conditional writes, where its backend has a check (driver.Verifier). A
+// probe the store refused to the credentials is no verdict on the store:
+// it fails as permission denied, naming the grants the probe needs.
 func checkConditions(ctx context.Context, l lease.Lease, o *checkOptions) checkResult {
-	f, known := facts[scheme(o.lease)]
-	v, ok := l.(interface{ Verify(context.Context) error })
+	desc, known := storeOf(o.lease)
+	v, ok := l.(driver.Verifier)
 	switch {
-	case !ok && known:
-		return skipped("conditional writes", f.conditions)
+	case !known:
+		return skipped("conditional writes", "the backend does not describe its store")
 	case !ok:
-		return skipped("conditional writes", "the backend has no check of its store")
+		return skipped("conditional writes", desc.Conditions)
 	}
 	_, err := bounded(ctx, o, func(ctx context.Context) (struct{}, error) { return struct{}{}, v.Verify(ctx) })
 	switch {
+	case errors.Is(err, lease.ErrPermission):
+		return failed("conditional writes", storeExit(err), fmt.Sprintf("not checked: permission denied: the store refused the probe, which needs %s: %v", desc.ProbeGrants(), err))
 	case err != nil:
 		return failed("conditional writes", storeExit(err), err.Error())
-	case known:
-		return passed("conditional writes", f.conditions)
+	case desc.Probe == "":
+		return passed("conditional writes", desc.Conditions)
 	}
-	return passed("conditional writes", "the backend's check of its store passed")
+	return passed("conditional writes", "the store refused the writes it must refuse, of "+desc.Probe)
 }
 
 // checkPermissions checks that the credentials may write the lease, by
@@ -315,41 +295,34 @@ func checkPermissions(ctx context.Context, l lease.Lease, o *checkOptions, rec l
 }
 
 // checkCost prices a leader's renewals and a follower's reads at the
-// runner's timing for the TTL (timing), on a store that judges expiry as
-// judge says: a renewal every RenewInterval, and a read every
-// FollowerReadInterval.
-func checkCost(o *checkOptions, timing runner.Resolved, judge lease.Judge) checkResult {
-	f, ok := facts[scheme(o.lease)]
-	if !ok {
+// runner's timing for the TTL (timing), on the lease's store (its
+// description's prices and judge): a renewal every RenewInterval, and a
+// read every FollowerReadInterval.
+func checkCost(o *checkOptions, timing runner.Resolved) checkResult {
+	desc, ok := storeOf(o.lease)
+	svc, priced := pricing.Lookup(desc.Price.Service)
+	if !ok || !priced {
 		return skipped("cost", "no prices for this backend")
 	}
+	renew, poll := desc.Price.Renew, desc.Price.Poll
 	hour := float64(time.Hour)
 	c := &costFigures{
-		Service:                 f.svc.String(),
+		Service:                 svc.String(),
 		LeaderRequestsPerHour:   hour / float64(timing.RenewInterval),
-		FollowerRequestsPerHour: hour / float64(timing.FollowerReadInterval(judge)),
-		LeaderRequest:           f.renew,
-		FollowerRequest:         f.poll,
+		FollowerRequestsPerHour: hour / float64(timing.FollowerReadInterval(desc.Judge)),
+		LeaderRequest:           renew,
+		FollowerRequest:         poll,
 	}
-	c.LeaderDollarsPerMonth = f.svc.Monthly(map[string]float64{f.renew: c.LeaderRequestsPerHour})
-	c.FollowerDollarsPerMonth = f.svc.Monthly(map[string]float64{f.poll: c.FollowerRequestsPerHour})
+	c.LeaderDollarsPerMonth = svc.Monthly(map[string]float64{renew: c.LeaderRequestsPerHour})
+	c.FollowerDollarsPerMonth = svc.Monthly(map[string]float64{poll: c.FollowerRequestsPerHour})
 	c.LeaderRequestsPerHour, c.FollowerRequestsPerHour = math.Round(c.LeaderRequestsPerHour), math.Round(c.FollowerRequestsPerHour)
 	r := passed("cost", fmt.Sprintf("at TTL %v: the leader %.0f %s/h (%s/month), each follower %.0f %s/h (%s/month), at %s list prices",
-		o.ttl, c.LeaderRequestsPerHour, f.renew, pricing.Dollars(c.LeaderDollarsPerMonth), c.FollowerRequestsPerHour, f.poll, pricing.Dollars(c.FollowerDollarsPerMonth), f.svc))
-	if f.svc == pricing.Memory {
-		r.Detail = fmt.Sprintf("at TTL %v: the leader %.0f %s/h, each follower %.0f %s/h, in this process: free", o.ttl, c.LeaderRequestsPerHour, f.renew, c.FollowerRequestsPerHour, f.poll)
+		o.ttl, c.LeaderRequestsPerHour, renew, pricing.Dollars(c.LeaderDollarsPerMonth), c.FollowerRequestsPerHour, poll, pricing.Dollars(c.FollowerDollarsPerMonth), svc))
+	if svc == pricing.Memory {
+		r.Detail = fmt.Sprintf("at TTL %v: the leader %.0f %s/h, each follower %.0f %s/h, in this process: free", o.ttl, c.LeaderRequestsPerHour, renew, c.FollowerRequestsPerHour, poll)
 	}
 	r.Cost = c
 	return r
-}
-
-// scheme is the lease URL's scheme, "" if it has none.
-func scheme(leaseURL string) string {
-	u, err := url.Parse(leaseURL)
-	if err != nil {
-		return ""
-	}
-	return u.Scheme
 }
 
 // checkExit is the exit after the report: nil when every check passed,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -21,7 +22,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -133,18 +133,18 @@ func TestCheckHeldLease(t *testing.T) {
 }
 
 // TestCheckCost: check prices a leader and a follower at the runner's
-// timing for the TTL, and a follower as the store judges expiry.
+// timing for the TTL, and a follower as the store's description says it
+// judges expiry.
 func TestCheckCost(t *testing.T) {
 	for _, tc := range []struct {
 		lease, ttl                 string
-		judge                      lease.Judge
 		leader, follower           float64
 		leaderMonth, followerMonth string
 	}{
-		{"s3://b/k", "15s", lease.JudgedByContender, 640, 1280, "$2.34", "$0.37"},
-		{"dynamodb://t/n", "15s", lease.JudgedByContender, 640, 1280, "$0.29", "$0.12"},
-		{"azblob://c/b", "30s", lease.JudgedByStore, 320, 327, "$0.10", "$0.11"},
-		{"gs://b/o", "3s", lease.JudgedByContender, 3200, 6400, "$11.68", "$1.87"},
+		{"s3://b/k", "15s", 640, 1280, "$2.34", "$0.37"},
+		{"dynamodb://t/n", "15s", 640, 1280, "$0.29", "$0.12"},
+		{"azblob://c/b", "30s", 320, 327, "$0.10", "$0.11"},
+		{"gs://b/o", "3s", 3200, 6400, "$11.68", "$1.87"},
 	} {
 		t.Run(tc.lease, func(t *testing.T) {
 			o := &checkOptions{}
@@ -154,7 +154,7 @@ func TestCheckCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := checkCost(o, timing, tc.judge)
+			r := checkCost(o, timing)
 			c := r.Cost
 			if c == nil || c.LeaderRequestsPerHour != tc.leader || c.FollowerRequestsPerHour != tc.follower ||
 				!strings.Contains(r.Detail, "("+tc.leaderMonth+"/month)") || !strings.Contains(r.Detail, "("+tc.followerMonth+"/month)") {
@@ -258,6 +258,22 @@ func TestCheckIgnoringStore(t *testing.T) {
 	}
 }
 
+// TestCheckProbeRefused: a store that refuses the probe object to the
+// credentials (403 AccessDenied, the fault proxy in front of MinIO) is no
+// store that ignores conditions: the conditional writes check fails as
+// permission denied, naming the grants the probe needs, exit 78.
+func TestCheckProbeRefused(t *testing.T) {
+	endpoint, creds, bucket := minio(t)
+	useAWSCredentials(t, creds)
+	p := faultproxy.Start(t, endpoint)
+	p.Add(faultproxy.Rule{Match: faultproxy.PathSuffix(".leasehold-probe"), Fault: faultproxy.Refuse(faultproxy.S3Error(http.StatusForbidden, "AccessDenied"))})
+	code, rep, lines := runCheck(t, "--lease", s3Lease(bucket, p.URL))
+	wantFail(t, code, rep, lines, "conditional writes", "permission denied: the store refused the probe, which needs s3:GetObject, s3:PutObject on arn:aws:s3:::BUCKET/KEY.leasehold-probe", exitConfig)
+	if r := rep.result("conditional writes"); strings.Contains(r.Detail, "does not keep the contract") {
+		t.Errorf("conditional writes: %q, want no verdict on the store", r.Detail)
+	}
+}
+
 // TestCheckNoCredentials: with no AWS credentials anywhere (no AWS_
 // variables, an empty home, instance metadata off), the credentials line
 // says none were found and where the SDK looked.
@@ -320,7 +336,7 @@ func TestCheckDynamoDB(t *testing.T) {
 
 	code, rep, lines := runCheck(t, "--lease", leaseURL(table))
 	wantAllOK(t, code, rep, lines)
-	if r := rep.result("conditional writes"); !strings.Contains(r.Detail, "on a probe item beside the lease") {
+	if r := rep.result("conditional writes"); !strings.Contains(r.Detail, "on the probe item beside the lease") {
 		t.Errorf("conditional writes: %q, want the probe it sent named", r.Detail)
 	}
 	client := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})

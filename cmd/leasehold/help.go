@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 func printHelp(w io.Writer) {
@@ -32,23 +33,17 @@ Lease URLs (schemes in this build: %s):
   s3://BUCKET/KEY?region=REGION
         an object in Amazon S3 (MinIO, LocalStack: add
         &endpoint=http://HOST:PORT&use_path_style=true). The bucket must
-        exist. IAM: s3:GetObject and s3:PutObject on the key, s3:ListBucket
-        on the bucket.
+        exist.
   dynamodb://TABLE/NAME?region=REGION
         an item in a DynamoDB table whose partition key is the string
-        "lease". IAM: dynamodb:DescribeTable, GetItem and PutItem on the
-        table.
+        "lease".
   azblob://CONTAINER/BLOB?account=ACCOUNT
         a blob's native lease in Azure Blob Storage (or
         ?connection_string_env=VAR; with neither, the connection string in
-        AZURE_STORAGE_CONNECTION_STRING). The container must exist; the
-        identity needs Storage Blob Data Contributor on it. TTL 15s to 60s.
+        AZURE_STORAGE_CONNECTION_STRING). The container must exist.
   gs://BUCKET/OBJECT
         an object in Google Cloud Storage (fake-gcs-server: set
-        STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist. IAM:
-        storage.objects.get, storage.objects.create and
-        storage.objects.delete on the object. TTL at least 3s: Cloud
-        Storage allows about one write per second to an object.
+        STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist.
   mem://NAME
         in this process only: to try leasehold out.
   AWS credentials come from the default chain (environment, profile, ECS
@@ -57,6 +52,7 @@ Lease URLs (schemes in this build: %s):
   service account of Cloud Run, GKE or Compute Engine, or gcloud auth
   application-default login). Never delete a lease object: it holds the fencing counter.
 
+%s
 Every flag can also be set by an environment variable named after it:
 --lease is LEASEHOLD_LEASE, --health-url is LEASEHOLD_HEALTH_URL. A flag on
 the command line wins. Durations are in Go syntax: 500ms, 15s, 1m30s.
@@ -68,7 +64,106 @@ Before deploying, "leasehold check --lease URL" says whether the lease can
 be used safely: credentials, store, conditional writes, permissions, TTL
 and cost. Then see "leasehold run --help" for what the command gets, how it is
 stopped, exit statuses, and examples for ECS and Azure.
-`, strings.Join(lease.Schemes(), ", "))
+`, strings.Join(lease.Schemes(), ", "), permissionsHelp())
+}
+
+// permissionsHelp lists, per backend, the TTLs its store allows, where it
+// limits them, and what a least-privilege identity is granted: each
+// backend's driver.Store, its probe's grants included.
+func permissionsHelp() string {
+	var b strings.Builder
+	b.WriteString("TTLs, where a store allows fewer than others:\n")
+	for _, s := range driver.Stores() {
+		if s.TTLs != "" {
+			fmt.Fprintf(&b, "  %s://  %s\n", s.Scheme, s.Name)
+			b.WriteString(wrap(s.TTLs, "        ", 76))
+		}
+	}
+	b.WriteString("\nPermissions of least privilege, every one the backend's calls need (the\nterraform modules in leasehold's repository grant exactly these):\n")
+	for _, s := range driver.Stores() {
+		if len(s.Grants) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s://  %s\n", s.Scheme, s.Name)
+		for _, g := range s.Grants {
+			line := g.String()
+			if g.Probe {
+				line += " (the store's check before the first write)"
+			}
+			b.WriteString(wrap(line, "        ", 76))
+		}
+	}
+	return b.String()
+}
+
+// ttlHelp is check's help on the ttl check, from each backend's
+// driver.Store.
+func ttlHelp() string {
+	var limits []string
+	for _, s := range driver.Stores() {
+		if s.TTLs != "" {
+			limits = append(limits, s.Name+": "+s.TTLs)
+		}
+	}
+	text := "the store allows the TTL (" + strings.Join(limits, "; ") + "). If not, the other checks are made at the default TTL."
+	return "  ttl" + strings.TrimPrefix(wrap(text, strings.Repeat(" ", 22), 76), strings.Repeat(" ", 5))
+}
+
+// conditionsHelp is check's help on the conditional writes check, from
+// each backend's driver.Store: which stores are probed, and how.
+func conditionsHelp() string {
+	var probed, not []string
+	for _, s := range driver.Stores() {
+		switch {
+		case s.Probe != "":
+			probed = append(probed, s.Name)
+		case s.Judge == lease.JudgedByStore:
+			not = append(not, s.Name)
+		}
+	}
+	text := "the store enforces them (" + strings.Join(probed, ", ") + ": four probe writes to an object or item beside the lease, KEY" + driver.ProbeSuffix +
+		", never the lease itself; a store that ignores them fails here, naming the step, and a probe the store refuses to the credentials fails as permission denied, naming the grants it needs); skipped on " +
+		strings.Join(not, ", ") + ", whose native lease needs none"
+	return "  conditional writes" + strings.TrimPrefix(wrap(text, strings.Repeat(" ", 22), 76), strings.Repeat(" ", 20))
+}
+
+// storeNames names the registered stores whose leases judge runs, by
+// scheme: "Amazon S3, Google Cloud Storage and memory".
+func storeNames(judge lease.Judge) string {
+	var names []string
+	for _, s := range driver.Stores() {
+		if s.Judge == judge {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// bullet is text as an item of a list: "  - " and the text, wrapped.
+func bullet(text string) string {
+	return "  - " + strings.TrimPrefix(wrap(text, "    ", 76), "    ")
+}
+
+// wrap breaks text into lines of at most width bytes, each after indent,
+// at spaces (a word longer than a line gets a line of its own).
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 func printRunHelp(w io.Writer, f *flagSet) {
@@ -221,8 +316,8 @@ Examples:
 
   Azure Container Apps: the same in the app's YAML (az containerapp update
   -n reconciler -g my-rg --yaml app.yaml), with a managed identity that has
-  Storage Blob Data Contributor on the container; the identity defaults to
-  the replica name (CONTAINER_APP_REPLICA_NAME; on App Service, the
+  the data actions "leasehold help" lists on the container; the identity
+  defaults to the replica name (CONTAINER_APP_REPLICA_NAME; on App Service, the
   instance: WEBSITE_INSTANCE_ID):
 
     template:
@@ -252,13 +347,7 @@ func printStatusHelp(w io.Writer, f *flagSet) {
 
 Reads the lease and says who holds it. It never writes to it.
 
-With --watch, it reads the lease again after that long: a leader renews
-its lease every %s of the TTL or so, and on S3, DynamoDB and memory
-every renewal changes the record's version, so a record that did not
-change during a watch as long as the TTL belongs to a leader that is gone.
-(Azure judges its blob leases itself: there a lapsed lease reads as
-released, and renewals do not change the version.)
-
+%s
 Fields (text and -o json):
   state          none: never acquired; released: free, the next contender
                  takes it at once; held; lapsed: held, but unchanged for at
@@ -283,7 +372,9 @@ Fields (text and -o json):
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
-`, shares.renewInterval)
+`, wrap("With --watch, it reads the lease again after that long: a leader renews its lease every "+shares.renewInterval+" of the TTL or so, and on "+
+		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change during a watch as long as the TTL belongs to a leader that is gone. ("+
+		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and renewals do not change the version.)", "", 75))
 	f.usage(w, commonDefaults)
 }
 
@@ -294,12 +385,7 @@ Checks, before you deploy, that the lease can be used safely, with the
 credentials, URL and TTL the instances will have. One line per check, with
 its verdict: ok, fail, or skip and the reason.
 
-  ttl                 the store allows the TTL (Azure Blob: 15s to 60s, in
-                      whole seconds; Cloud Storage: at least 3s). If not,
-                      the other checks are made at the default TTL. Also
-                      fails when leasehold run would refuse --call-timeout
-                      (it must be below the renew deadline).
-  credentials         where the credentials come from (AWS: the default
+%s  credentials         where the credentials come from (AWS: the default
                       chain's source; Azure: the connection string's key or
                       SAS, or an Entra ID token; Cloud Storage: Application
                       Default Credentials, none for an emulator), or that
@@ -308,13 +394,7 @@ its verdict: ok, fail, or skip and the reason.
                       with the lease's key schema, and not an eventually
                       consistent global table), and the lease can be read:
                       never acquired, held by whom, or released
-  conditional writes  the store enforces them (S3, DynamoDB, Cloud
-                      Storage: four probe writes to an object or item
-                      beside the lease, KEY.leasehold-probe, never the
-                      lease itself; a store that ignores them fails here,
-                      naming the step); skipped on Azure, whose native
-                      lease needs none
-  permissions         read, and write: a free lease (never acquired, or
+%s  permissions         read, and write: a free lease (never acquired, or
                       released) is acquired and released at once as
                       --identity, which is harmless, as tokens only go up; a
                       held lease is never written: write is not tested, and
@@ -340,7 +420,7 @@ Exit status:
 the cost check with "cost": {"service", "leader_request",
 "follower_request", "leader_requests_per_hour", "follower_requests_per_hour",
 "leader_dollars_per_month", "follower_dollars_per_month"}.
-`, shares.renewInterval, shares.campaignInterval, shares.meanJitter)
+`, ttlHelp(), conditionsHelp(), shares.renewInterval, shares.campaignInterval, shares.meanJitter)
 	f.usage(w, commonDefaults)
 }
 
@@ -355,11 +435,7 @@ the next leader's token is greater than every earlier one.
 
 First it judges, as leasehold status --watch does, whether the holder is
 alive:
-  - S3, DynamoDB, Cloud Storage, memory: it watches the record for the
-    holder's TTL. A record that did not change belongs to a holder that is
-    gone: the lease is broken. A record that changed was renewed: the
-    holder is alive.
-  - Azure: the store judges. A held blob lease is live (Azure ends a dead
+%s  - Azure: the store judges. A held blob lease is live (Azure ends a dead
     holder's lease within its TTL by itself, except an infinite lease),
     also one that no leasehold record names (another tool's): break says
     so, and what --force would break.
@@ -384,7 +460,7 @@ Exit status: 0 when the lease was broken, or was free already; 75 refused:
 the holder is alive (or renewed the lease while it was being broken), and
 --force was not given; 64 bad flags, 69 store unreachable within
 --start-timeout, 78 unusable lease URL.
-`, shares.renewInterval)
+`, bullet(storeNames(lease.JudgedByContender)+": it watches the record for the holder's TTL. A record that did not change belongs to a holder that is gone: the lease is broken. A record that changed was renewed: the holder is alive."), shares.renewInterval)
 	f.usage(w, commonDefaults)
 }
 

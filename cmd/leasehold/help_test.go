@@ -4,8 +4,12 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 func TestHelp(t *testing.T) {
@@ -26,5 +30,75 @@ func TestHelp(t *testing.T) {
 	mainWith(context.Background(), nil, []string{"help"}, env)
 	if !strings.Contains(stdout.String(), "leasehold check --lease URL") {
 		t.Error("leasehold help does not list leasehold check")
+	}
+}
+
+// TestHelpListsEveryGrant: leasehold help lists every grant each backend
+// declares (driver.Store), the probe's included, so that an identity given
+// exactly that list is not refused on its first write; it and help check
+// say which TTLs each store allows.
+func TestHelpListsEveryGrant(t *testing.T) {
+	env, stdout, _ := testEnv(nil)
+	mainWith(context.Background(), nil, []string{"help"}, env)
+	help := strings.Join(strings.Fields(stdout.String()), " ")
+	n := 0
+	for _, s := range driver.Stores() {
+		for _, g := range s.Grants {
+			n++
+			if !strings.Contains(help, g.String()) {
+				t.Errorf("leasehold help lacks %s's grant %q", s.Scheme, g)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no backend declares a grant: are the backends linked in?")
+	}
+	env, stdout, _ = testEnv(nil)
+	mainWith(context.Background(), nil, []string{"help", "check"}, env)
+	check := strings.Join(strings.Fields(stdout.String()), " ")
+	for _, s := range driver.Stores() {
+		if !strings.Contains(help, s.TTLs) || !strings.Contains(check, s.TTLs) {
+			t.Errorf("leasehold help or help check lacks %s's TTLs %q", s.Scheme, s.TTLs)
+		}
+	}
+}
+
+// TestHelpNamesProbedStores: leasehold help check names every store whose
+// backend probes it (driver.Store.Probe) as probed, and status and break
+// help name every store by who judges its leases.
+func TestHelpNamesProbedStores(t *testing.T) {
+	help := func(args ...string) string {
+		env, stdout, _ := testEnv(nil)
+		mainWith(context.Background(), nil, args, env)
+		return strings.Join(strings.Fields(stdout.String()), " ")
+	}
+	check, status, brk := help("help", "check"), help("help", "status"), help("help", "break")
+	_, probed, _ := strings.Cut(check, "conditional writes the store enforces them (")
+	probed, _, _ = strings.Cut(probed, ":")
+	for _, s := range driver.Stores() {
+		if (s.Probe != "") != strings.Contains(probed, s.Name) {
+			t.Errorf("help check lists %q as the probed stores; %s's Probe is %q", probed, s.Name, s.Probe)
+		}
+		if !strings.Contains(status, s.Name) || s.Judge == lease.JudgedByContender && !strings.Contains(brk, s.Name) {
+			t.Errorf("help status or break does not name %s", s.Name)
+		}
+	}
+}
+
+// TestREADMEListsEveryGrant: the README names every action each backend
+// grants (driver.Store), so that its IAM notes and help agree.
+func TestREADMEListsEveryGrant(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range driver.Stores() {
+		for _, g := range s.Grants {
+			for _, a := range g.Actions {
+				if !strings.Contains(string(readme), "`"+a+"`") {
+					t.Errorf("README.md does not name %s's action `%s` (on %s)", s.Scheme, a, g.Resource)
+				}
+			}
+		}
 	}
 }

@@ -59,8 +59,20 @@ const (
 	GCS
 )
 
-func (s Service) String() string {
-	return [...]string{"memory", "S3", "DynamoDB", "Azure Blob", "Cloud Storage"}[s]
+// names are the Services' names, by Service.
+var names = [...]string{"memory", "S3", "DynamoDB", "Azure Blob", "Cloud Storage"}
+
+func (s Service) String() string { return names[s] }
+
+// Lookup returns the Service named name (as String names it, and as a
+// backend's driver.Store names its price list in Price.Service).
+func Lookup(name string) (Service, bool) {
+	for s, n := range names {
+		if n == name {
+			return Service(s), true
+		}
+	}
+	return 0, false
 }
 
 // PerRequest is the list price in dollars of one request of s, labelled op

@@ -36,3 +36,15 @@ func TestPrices(t *testing.T) {
 		t.Errorf("Prices() =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestLookup: every Service is found by its name; an unknown name is not.
+func TestLookup(t *testing.T) {
+	for _, s := range []Service{Memory, S3, DynamoDB, AzureBlob, GCS} {
+		if got, ok := Lookup(s.String()); !ok || got != s {
+			t.Errorf("Lookup(%q) = %v, %t; want %v", s.String(), got, ok, s)
+		}
+	}
+	if _, ok := Lookup("Amazon S3"); ok {
+		t.Error(`Lookup("Amazon S3") found a Service`)
+	}
+}

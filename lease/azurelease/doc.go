@@ -116,12 +116,18 @@
 //
 // The container must exist; azurelease never creates one, and reports a
 // missing container as lease.ErrNotFound naming it. The identity the lease
-// runs as needs the built-in role RoleDefinitionName, Storage Blob Data
-// Contributor, assigned with the container as its scope (not the account):
-// it reads properties, writes metadata, creates the blob and leases it.
-// Refused credentials are reported as lease.ErrPermission naming the role
-// and the container. Keep leases in a container of their own: the role
-// lets its holder write every blob in the container.
+// runs as needs two data actions, DataActions (blob read and blob write),
+// assigned with the container as its scope (not the account): it reads
+// properties, creates the blob, writes its metadata and leases it. A
+// custom role with exactly these is least privilege
+// (terraform/modules/azure-blob-lease makes one); the built-in Storage Blob
+// Data Contributor also lets its holder delete the lease blob, which
+// restarts the fencing tokens. Refused credentials are reported as
+// lease.ErrPermission naming the data actions and the container; a
+// connection string refused because the account has Shared Key
+// authorization off is reported as such, as no role helps there. Keep
+// leases in a container of their own: the role lets its holder write every
+// blob in the container.
 //
 // # Configuration
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -48,6 +49,11 @@ var heldCodes = []bloberror.Code{
 	bloberror.LeaseIsBreakingAndCannotBeAcquired,
 }
 
+// codeSharedKeyOff is the answer of an account whose Shared Key
+// authorization is off to a request signed with its account key or a SAS
+// (403): the bloberror package has no name for it.
+const codeSharedKeyOff bloberror.Code = "KeyBasedAuthenticationNotPermitted"
+
 // permissionCodes are the answers to credentials the account refused.
 var permissionCodes = []bloberror.Code{
 	bloberror.AuthenticationFailed,
@@ -72,8 +78,12 @@ var permissionCodes = []bloberror.Code{
 //
 //   - 404 BlobNotFound: lease.ErrNoRecord.
 //   - 404 ContainerNotFound: lease.ErrNotFound, naming the container.
+//   - 403 KeyBasedAuthenticationNotPermitted: lease.ErrPermission, saying
+//     that the account has Shared Key off, so a connection string cannot
+//     be used.
 //   - 401, 403 and the authorization codes, and a credential that could not
-//     get a token: lease.ErrPermission, naming the role the lease needs.
+//     get a token: lease.ErrPermission, naming the data actions the lease
+//     needs (DataActions).
 //   - 400 (InvalidHeaderValue, ...): lease.ErrInvalid: a person must fix the
 //     request or the service (an emulator without --skipApiVersionCheck).
 //   - Everything else, among it 503 ServerBusy, 500 InternalError, 408,
@@ -103,9 +113,13 @@ func (l *blobLease) classify(ctx context.Context, o op, err error) error {
 		// A HEAD's answer has no body; Azure names the code in a header,
 		// but a proxy may drop it. Creating the blob then tells.
 		return fmt.Errorf("%w: %s: %w", lease.ErrNoRecord, what, err)
+	case code == codeSharedKeyOff:
+		return fmt.Errorf("%w: %s: the account refused the connection string's account key or SAS (%s): Shared Key authorization is off on the account (shared_access_key_enabled = false), and no role changes that; "+
+			"open the lease with the account's name or URL (account=, Entra ID: an identity with %s on container %q) instead of a connection string, or turn Shared Key on: %w",
+			lease.ErrPermission, what, codeOrStatus(re), strings.Join(DataActions, " and "), l.container, err)
 	case re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden || bloberror.HasCode(err, permissionCodes...):
-		return fmt.Errorf("%w: %s: the account refused the credentials (%s); the lease needs the role %q on container %q: %w",
-			lease.ErrPermission, what, codeOrStatus(re), RoleDefinitionName, l.container, err)
+		return fmt.Errorf("%w: %s: the account refused the credentials (%s); the lease needs %s on container %q (a custom role with these, or Storage Blob Data Contributor; with a connection string, a valid account key, or a SAS allowing read and write): %w",
+			lease.ErrPermission, what, codeOrStatus(re), strings.Join(DataActions, " and "), l.container, err)
 	case re.StatusCode == http.StatusBadRequest:
 		hint := ""
 		if code == bloberror.InvalidHeaderValue {

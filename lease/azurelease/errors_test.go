@@ -31,7 +31,8 @@ func TestServiceErrors(t *testing.T) {
 	}{
 		{status: 503, code: "ServerBusy", want: lease.ErrUnavailable, text: "503 ServerBusy"},
 		{status: 500, code: "InternalError", want: lease.ErrUnavailable, text: "500 InternalError"},
-		{status: 403, code: "AuthorizationFailure", want: lease.ErrPermission, text: `the role "Storage Blob Data Contributor" on container "leases"`},
+		{status: 403, code: "AuthorizationFailure", want: lease.ErrPermission, text: `containers/blobs/read and Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write on container "leases"`},
+		{status: 403, code: "KeyBasedAuthenticationNotPermitted", want: lease.ErrPermission, text: "Shared Key authorization is off on the account (shared_access_key_enabled = false), and no role changes that"},
 		{status: 403, code: "AuthorizationPermissionMismatch", want: lease.ErrPermission, text: "AuthorizationPermissionMismatch"},
 		{status: 400, code: "InvalidHeaderValue", want: lease.ErrInvalid, text: "--skipApiVersionCheck"},
 		{status: 404, code: "ContainerNotFound", want: lease.ErrNotFound, text: `container "leases" does not exist`},

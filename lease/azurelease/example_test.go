@@ -15,7 +15,7 @@ import (
 // A lease opened by URL on an Azure worker: the container, the blob, and
 // the storage account, reached with the worker's managed identity (or any
 // credential azidentity.NewDefaultAzureCredential finds). The identity
-// needs the role "Storage Blob Data Contributor" on the container.
+// needs azurelease.DataActions (blob read and write) on the container.
 func Example_open() {
 	ctx := context.Background()
 	host, _ := os.Hostname()

@@ -15,10 +15,18 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// RoleDefinitionName is the Azure built-in role the lease's identity needs,
-// assigned with the lease's container as its scope. The Terraform module
-// for Azure must assign this same role.
-var RoleDefinitionName = "Storage Blob Data Contributor"
+// DataActions are the only Azure RBAC data actions the backend's calls
+// need, on the lease's container: read, for Get Blob Properties; write, for
+// Put Blob (creating the empty blob), Set Blob Metadata and every Lease Blob
+// action (acquire, renew, change, release, break). A custom role with
+// exactly these, assigned with the container as its scope, is least
+// privilege (terraform/modules/azure-blob-lease makes one). The built-in
+// Storage Blob Data Contributor has them too, and also blob delete, which
+// would let a worker delete the lease blob and restart its fencing tokens.
+var DataActions = []string{
+	"Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read",
+	"Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write",
+}
 
 // The durations an Azure Blob lease can have, other than infinite.
 const (

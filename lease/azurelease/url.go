@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // Scheme is the URL scheme azurelease registers with lease.Open.
@@ -26,6 +27,7 @@ const ConnectionStringEnv = "AZURE_STORAGE_CONNECTION_STRING"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	driver.RegisterStore(Description)
 }
 
 // URLParams are the query parameters an azblob:// URL may carry:

@@ -34,6 +34,12 @@
 //     a store that fails twice in a row is refused with
 //     lease.ErrUnsafeStore naming the step it failed.
 //
+// Every backend describes its store with a Store, registered with
+// RegisterStore beside its lease.Register: who judges expiry, how the store
+// is probed, the grants of least privilege its calls need (the probe's
+// included) and its price labels; leasehold check and help, and the
+// Terraform modules' tests, read it rather than keep tables by scheme.
+//
 // A backend on a store's native lease (Azure Blob) implements lease.Lease
 // itself, and uses the same helpers for the rules it shares with the
 // engine: CheckTerm, NextToken, Highest, NewNonce, SameWrite, ReadBack,

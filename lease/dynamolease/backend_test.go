@@ -218,7 +218,7 @@ func TestKeySchema(t *testing.T) {
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
 	awstest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
-		opts := dynamolease.Options{Table: "leases", Name: "jobs", Client: staticClient(endpoint)(nil)}
+		opts := dynamolease.Options{Table: "leases", Name: "jobs", Client: staticClient(endpoint, "test")(nil)}
 		_, err := dynamolease.Open(ctx, opts, lease.Options{Identity: "worker-1", TTL: testTTL, CallTimeout: testCallTimeout})
 		return err
 	})

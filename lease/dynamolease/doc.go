@@ -146,9 +146,11 @@
 // a role to some leases of a shared table, add a condition on the items'
 // keys:
 //
-//	"Condition": {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["jobs/nightly"]}}
+//	"Condition": {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["jobs/nightly", "jobs/nightly.leasehold-probe"]}}
 //
-// Refused credentials are reported as lease.ErrPermission naming the table
+// listing each lease's probe item (NAME.leasehold-probe), where the store's
+// check calls IAMProbeActions before the first write. Description lists
+// these grants for leasehold check and help. Refused credentials are reported as lease.ErrPermission naming the table
 // and these actions.
 //
 // # Configuration

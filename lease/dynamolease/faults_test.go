@@ -22,7 +22,7 @@ func TestFaultAnswers(t *testing.T) {
 		// The store is checked before the faults start, so that they
 		// meet the lease's own requests, not the probe's.
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
-			l := tg.open(t, staticClient(endpoint)(nil), awstest.UniqueName("dynamodb-fault"), tg.options(identity))
+			l := tg.open(t, staticClient(endpoint, "test")(nil), awstest.UniqueName("dynamodb-fault"), tg.options(identity))
 			verify(t, l)
 			return l
 		}
@@ -45,7 +45,7 @@ func TestFaultAnswers(t *testing.T) {
 func TestConformanceThroughProxy(t *testing.T) {
 	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
 		p := faultproxy.Start(t, tg.endpoint)
-		verify(t, tg.open(t, staticClient(p.URL)(nil), awstest.UniqueName("dynamodb-fault"), tg.options("checker")))
+		verify(t, tg.open(t, staticClient(p.URL, "test")(nil), awstest.UniqueName("dynamodb-fault"), tg.options("checker")))
 		rules := p.Add(faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Replace(faultproxy.DynamoInternalServerError), Every: 7})
 		t.Cleanup(func() {
 			t.Logf("PutItems applied whose answer was a 500: %d", p.Applied(rules[0]))
@@ -53,7 +53,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 				t.Errorf("no answer was replaced: the suite did not meet the fault")
 			}
 		})
-		h := tg.harness(staticClient(p.URL)(nil), tg.newClient(nil))
+		h := tg.harness(staticClient(p.URL, "test")(nil), tg.newClient(nil))
 		// The proxy is one more hop for each request of a suite that sends
 		// many at once: 500ms was too short now and then under -race.
 		h.CallTimeout = time.Second

@@ -35,6 +35,10 @@ type target struct {
 	// endpoint reaches the store through another address (a fault
 	// proxy): set for dynalite.
 	endpoint string
+	// elsewhere, if not nil, returns a client of the same store with other
+	// keys: a store whose check this process has not made yet, as another
+	// process's.
+	elsewhere func(hc ddb.HTTPClient) *ddb.Client
 
 	mu    sync.Mutex
 	names map[string]bool // the lease names this test wrote
@@ -51,14 +55,14 @@ type target struct {
 var targets = awstest.Targets[*target]{Prepare: (*target).ensureTable, Specs: []awstest.Spec[*target]{
 	{Name: "dynalite", Setup: func(t *testing.T) *target {
 		endpoint := awstest.Endpoint(t, "dynamodb", "dynalite", "dynalite", "LEASEHOLD_DYNALITE_ENDPOINT")
-		return &target{name: "dynalite", callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint), endpoint: endpoint}
+		return &target{name: "dynalite", callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, "test"), endpoint: endpoint, elsewhere: staticClient(endpoint, "elsewhere")}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {
 		endpoint := awstest.Endpoint(t, "dynamodb", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
 		// moto is one Python process: under the conformance suite's burst
 		// of parallel requests, with the race detector, some of its
 		// answers take more than 500ms.
-		return &target{name: "moto", callTimeout: time.Second, newClient: staticClient(endpoint)}
+		return &target{name: "moto", callTimeout: time.Second, newClient: staticClient(endpoint, "test"), elsewhere: staticClient(endpoint, "elsewhere")}
 	}},
 }}
 
@@ -82,11 +86,11 @@ func init() {
 	}})
 }
 
-// staticClient returns a client builder for an endpoint, isolated from the
-// AWS_* environment. Neither emulator checks credentials.
-func staticClient(endpoint string) func(hc ddb.HTTPClient) *ddb.Client {
+// staticClient returns a client builder for an endpoint and an access key,
+// isolated from the AWS_* environment. Neither emulator checks credentials.
+func staticClient(endpoint, accessKey string) func(hc ddb.HTTPClient) *ddb.Client {
 	return func(hc ddb.HTTPClient) *ddb.Client {
-		return ddb.NewFromConfig(awstest.StaticConfig(endpoint, "test", "test", hc))
+		return ddb.NewFromConfig(awstest.StaticConfig(endpoint, accessKey, "test", hc))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
@@ -16,6 +17,7 @@ const Scheme = "dynamodb"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	driver.RegisterStore(Description)
 }
 
 // URLParams are the query parameters a dynamodb:// URL may carry. All but

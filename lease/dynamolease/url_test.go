@@ -107,7 +107,7 @@ func TestOpenErrors(t *testing.T) {
 	})
 
 	// A client of a server that must never be reached.
-	client := staticClient(awstest.ClosedPort(t))(nil)
+	client := staticClient(awstest.ClosedPort(t), "test")(nil)
 	opts := lease.Options{Identity: "worker-1"}
 	for _, row := range []struct {
 		name    string

@@ -98,16 +98,18 @@
 // # Permissions
 //
 // The driver needs the three permissions in IAMPermissions on the lease's
-// object: storage.objects.get, storage.objects.create and
-// storage.objects.delete (Cloud Storage requires delete, with create, to
-// overwrite an object). No predefined role holds exactly these
+// object and on its probe object (OBJECT.leasehold-probe), which the
+// store's check creates, reads and overwrites before the first write:
+// storage.objects.get, storage.objects.create and storage.objects.delete
+// (Cloud Storage requires delete, with create, to overwrite an object). No predefined role holds exactly these
 // (roles/storage.objectUser holds them and more): grant a custom role on
 // the bucket, optionally with an IAM condition on the object's name,
 //
 //	resource.name.startsWith("projects/_/buckets/BUCKET/objects/leases/")
 //
-// as terraform/modules/gcp-gcs-lease does; the probe object, named after
-// the lease's, falls under the same condition. Refused credentials are
+// or on each lease's object and probe object by name, as
+// terraform/modules/gcp-gcs-lease does (Description lists these grants for
+// leasehold check and help). Refused credentials are
 // reported as lease.ErrPermission naming the object and these
 // permissions.
 //

@@ -7,6 +7,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
 
@@ -16,6 +17,7 @@ const Scheme = "gs"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	driver.RegisterStore(Description)
 }
 
 // urlForm checks gs:// URLs. They take no query parameters: credentials

@@ -64,4 +64,10 @@
 // the suite takes about three TTLs instead of ten). Every subtest uses a
 // lease name of its own, unique across runs, so state left on a server by
 // earlier runs cannot interfere.
+//
+// CheckCallsGranted checks a backend's driver.Store against the requests
+// the backend sends, recorded by the backend's test: every call a lease
+// makes is allowed by a grant the Store declares, and every grant is
+// called, so the permissions leasehold help prints and the Terraform
+// modules grant are enough and no more.
 package leasetest

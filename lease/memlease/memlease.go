@@ -37,6 +37,7 @@ var Default = NewStore()
 
 func init() {
 	lease.Register(Scheme, &URLOpener{Store: Default})
+	driver.RegisterStore(Description)
 }
 
 // URLOpener opens "mem://name" URLs in Store. It accepts no query

@@ -138,7 +138,9 @@
 //	  "Resource": "arn:aws:s3:::BUCKET/KEY.leasehold-probe"
 //	}
 //
-// s3:ListBucket is never called. It is there because Amazon S3 answers a
+// Description lists these grants (a driver.Store) for leasehold check and
+// help, and TestCallsAreGranted checks them against the requests the
+// driver sends. s3:ListBucket is never called. It is there because Amazon S3 answers a
 // GetObject of a missing object with 404 NoSuchKey only to a caller that
 // may list the bucket, and with 403 AccessDenied to anyone else, so without
 // it a lease that was never acquired cannot be told from a refused read and

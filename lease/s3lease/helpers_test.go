@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +42,10 @@ type target struct {
 	endpoint, secret string
 	// callTimeout is the CallTimeout the conformance suite's leases get.
 	callTimeout time.Duration
+	// elsewhere, if not nil, returns a client of the same store through
+	// another address of its endpoint (localhost for 127.0.0.1): a store
+	// whose check this process has not made yet, as another process's.
+	elsewhere func(hc s3.HTTPClient) *s3.Client
 
 	mu   sync.Mutex
 	keys map[string]bool // the keys this test wrote
@@ -58,7 +63,8 @@ var targets = awstest.Targets[*target]{Prepare: (*target).ensureBucket, Specs: [
 		endpoint := awstest.Endpoint(t, "s3lease", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
 		key, secret := os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")
 		return &target{name: "minio", pathStyle: true, callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, key, secret), accessKey: key, endpoint: endpoint, secret: secret,
-			withKeys: func(key, secret string) *s3.Client { return staticClient(endpoint, key, secret)(nil) }}
+			withKeys:  func(key, secret string) *s3.Client { return staticClient(endpoint, key, secret)(nil) },
+			elsewhere: staticClient(strings.Replace(endpoint, "127.0.0.1", "localhost", 1), key, secret)}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {
 		endpoint := awstest.Endpoint(t, "s3lease", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
@@ -68,6 +74,8 @@ var targets = awstest.Targets[*target]{Prepare: (*target).ensureBucket, Specs: [
 		// some of its answers take more than 500ms.
 		return &target{name: "moto", pathStyle: true, callTimeout: time.Second, newClient: func(hc s3.HTTPClient) *s3.Client {
 			return build(&retryMotoGetRace{next: hc})
+		}, elsewhere: func(hc s3.HTTPClient) *s3.Client {
+			return staticClient(endpoint, "elsewhere", "test")(&retryMotoGetRace{next: hc})
 		}}
 	}},
 }}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
@@ -18,6 +19,7 @@ const Scheme = "s3"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	driver.RegisterStore(Description)
 }
 
 // URLParams are the query parameters an s3:// URL may carry. All but

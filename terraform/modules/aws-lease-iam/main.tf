@@ -16,9 +16,9 @@ locals {
   # dynamodb's probe items are named the same way, in the lease table
   # (driver.ProbeSuffix).
   dynamodb_probe_names = [for n in var.dynamodb_lease_names : "${n}${local.s3_probe_suffix}"]
+  # The region of the bucket, and of its KMS key: arn:aws:kms:REGION:...
+  s3_kms_region = var.s3_kms_key_arn != null ? split(":", var.s3_kms_key_arn)[3] : null
 }
-
-data "aws_region" "current" {}
 
 data "aws_iam_policy_document" "this" {
   # s3lease.IAMActions on each lease object, named one by one.
@@ -81,7 +81,9 @@ data "aws_iam_policy_document" "this" {
 
   # A customer-managed KMS key on the lease objects: S3 decrypts on
   # GetObject and asks for a data key on PutObject, as the caller, and only
-  # through S3 in this region.
+  # through S3 in the bucket's region. S3 uses an SSE-KMS key only in the
+  # bucket's own region, so that region is the key's (the ARN's fourth
+  # field), whatever region the provider that applies this module is in.
   dynamic "statement" {
     for_each = var.s3_kms_key_arn != null ? [1] : []
     content {
@@ -93,7 +95,7 @@ data "aws_iam_policy_document" "this" {
       condition {
         test     = "StringEquals"
         variable = "kms:ViaService"
-        values   = ["s3.${data.aws_region.current.region}.amazonaws.com"]
+        values   = ["s3.${local.s3_kms_region}.amazonaws.com"]
       }
     }
   }

@@ -70,7 +70,7 @@ variable "s3_whole_prefix" {
 
 variable "s3_kms_key_arn" {
   type        = string
-  description = "ARN of the customer-managed KMS key that encrypts the lease objects (aws-s3-lease's kms_key_arn), or null for AES256 or the AWS-managed aws/s3 key. S3 then needs kms:Decrypt (reads) and kms:GenerateDataKey (writes) on it for the caller, granted only through S3 in this region."
+  description = "ARN of the customer-managed KMS key that encrypts the lease objects (aws-s3-lease's kms_key_arn), or null for AES256 or the AWS-managed aws/s3 key. S3 then needs kms:Decrypt (reads) and kms:GenerateDataKey (writes) on it for the caller, granted only through S3 in the key's region, which is the bucket's."
   default     = null
 
   validation {

@@ -26,9 +26,14 @@ output "container_id" {
   value       = azurerm_storage_container.leases.id
 }
 
+output "role_definition_id" {
+  description = "Resource ID of the custom role, whose data actions are exactly azurelease.DataActions (blob read and write; no delete)."
+  value       = azurerm_role_definition.lease.role_definition_resource_id
+}
+
 output "role_assignment_id" {
-  description = "ID of the role assignment of Storage Blob Data Contributor to principal_id on the container."
-  value       = azurerm_role_assignment.lease_contributor.id
+  description = "ID of the assignment of the custom role to principal_id on the container."
+  value       = azurerm_role_assignment.lease.id
 }
 
 output "lease_urls" {

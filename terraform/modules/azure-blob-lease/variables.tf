@@ -41,7 +41,7 @@ variable "container_name" {
 
 variable "principal_id" {
   type        = string
-  description = "Object (principal) ID of the identity the workers run as, usually a user-assigned managed identity's principal_id. It gets the role azurelease.RoleDefinitionName on the container only."
+  description = "Object (principal) ID of the identity the workers run as, usually a user-assigned managed identity's principal_id. It gets the module's custom role (azurelease.DataActions) on the container only."
 
   validation {
     condition     = can(regex("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", var.principal_id))

@@ -1,20 +1,32 @@
 # A Cloud Storage bucket for leasehold's lease objects (package
 # lease/gcslease), or a prefix in an existing bucket, and a custom role with
 # exactly the permissions the backend needs, granted to one service account
-# on the bucket under an IAM condition that limits it to the lease objects.
+# on the bucket under an IAM condition that limits it to the lease objects
+# (each named, with its probe object), or to the prefix when asked.
 # Terraform never creates or deletes the objects: leasehold creates each on
 # first use and keeps its fencing counter in it, so they must not be
 # deleted.
 
 locals {
   # gcslease.IAMPermissions: read the record, write it, and overwrite it
-  # (Cloud Storage requires delete, with create, to replace an object).
+  # (Cloud Storage requires delete, with create, to replace an object:
+  # every renewal does, and the probe's third step).
   lease_permissions = ["storage.objects.create", "storage.objects.delete", "storage.objects.get"]
 
   bucket = var.create_bucket ? google_storage_bucket.leases[0].name : data.google_storage_bucket.existing[0].name
 
   # The lease objects' IAM resource names begin with this.
   object_prefix = "projects/_/buckets/${var.bucket_name}/objects/${var.prefix}/"
+  # gcslease.ProbeSuffix: the object beside each lease that leasehold
+  # creates, reads and overwrites, once per process and bucket, to check
+  # that the store enforces generation preconditions.
+  probe_suffix = ".leasehold-probe"
+  # Each lease object and its probe object, by IAM resource name.
+  lease_objects = flatten([for n in var.lease_names : ["${local.object_prefix}${n}", "${local.object_prefix}${n}${local.probe_suffix}"]])
+
+  # The grant's condition: the objects of the leases in lease_names, each
+  # by name, or (whole_prefix) every object under the prefix.
+  lease_condition = var.whole_prefix ? "resource.name.startsWith(\"${local.object_prefix}\")" : join(" || ", [for o in local.lease_objects : "resource.name == \"${o}\""])
 }
 
 resource "google_storage_bucket" "leases" {
@@ -66,7 +78,7 @@ resource "google_storage_bucket_iam_member" "lease" {
 
   condition {
     title       = "leasehold lease objects"
-    description = "Only the objects under ${var.prefix}/ in ${var.bucket_name}."
-    expression  = "resource.name.startsWith(\"${local.object_prefix}\")"
+    description = var.whole_prefix ? "Every object under ${var.prefix}/ in ${var.bucket_name}." : "Only the lease objects of lease_names (and their probe objects) under ${var.prefix}/ in ${var.bucket_name}."
+    expression  = local.lease_condition
   }
 }

@@ -48,8 +48,13 @@ variable "prefix" {
 
 variable "lease_names" {
   type        = list(string)
-  description = "Names of the leases whose URLs to output (each becomes the object PREFIX/NAME). The objects themselves are created by leasehold on first acquisition, never by Terraform."
+  description = "Names of the leases (each the object PREFIX/NAME) that the grant names one by one, with their probe objects (PREFIX/NAME.leasehold-probe), and whose URLs to output. The objects themselves are created by leasehold on first acquisition, never by Terraform."
   default     = []
+
+  validation {
+    condition     = length(var.lease_names) > 0 || var.whole_prefix
+    error_message = "List the leases in lease_names (preferred: the grant names each object), or set whole_prefix = true to grant every object under prefix."
+  }
 
   validation {
     condition     = alltrue([for n in var.lease_names : can(regex("^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$", n)) && length(n) <= 256])
@@ -60,6 +65,12 @@ variable "lease_names" {
     condition     = length(distinct(var.lease_names)) == length(var.lease_names)
     error_message = "The lease_names must not repeat a name."
   }
+}
+
+variable "whole_prefix" {
+  type        = bool
+  description = "Grant every object under prefix (an IAM condition resource.name.startsWith) instead of the objects of lease_names. Only for workers that choose lease names at run time: any of them can then take, or delete, any lease under the prefix."
+  default     = false
 }
 
 variable "service_account_email" {

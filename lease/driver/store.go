@@ -1,0 +1,143 @@
+package driver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Store says what a backend's store is and what a lease on it needs: the
+// one description that tools checking or documenting a lease read
+// (leasehold check and help, the Terraform modules' tests), instead of
+// keeping tables of their own by URL scheme. A backend registers its
+// Store with RegisterStore in its init function, beside lease.Register.
+type Store struct {
+	// Scheme is the scheme of the backend's lease URLs, as registered
+	// with lease.Register: "s3".
+	Scheme string
+	// Name names the service as its users know it: "Amazon S3".
+	Name string
+	// Judge is who judges that a holder's term has lapsed: what
+	// Lease.Judge returns for every lease of the backend.
+	Judge lease.Judge
+	// Holds says what must exist before a lease is first used, and what a
+	// successful read of the lease shows of it: "the bucket is there".
+	// Empty when nothing need exist.
+	Holds string
+	// Probe says, in a sentence, how the backend's Verify checks that the
+	// store enforces conditional writes (Verifier), on a probe key beside
+	// the lease's (ProbeSuffix). Empty when the backend has no such check,
+	// and Conditions says why none is needed.
+	Probe string
+	// Conditions says why the store needs no probe, when Probe is empty.
+	Conditions string
+	// TTLs says which TTLs the store allows, and why, when it allows fewer
+	// than lease.Options does: "15s to 60s, in whole seconds: ...". Empty
+	// when it allows them all. The backend's Open refuses the others.
+	TTLs string
+	// Grants are the permissions a least-privilege identity needs: every
+	// call the backend makes, its probe's included, is allowed by one of
+	// them, and none allows more than the backend calls (but for the
+	// grants that a store needs to answer as the backend expects, which
+	// say so in their Why).
+	Grants []Grant
+	// Price says how the store's requests are priced.
+	Price Price
+}
+
+// Grant is one permission set of a Store, on one resource.
+type Grant struct {
+	// Actions are the permissions, as the cloud's IAM names them
+	// ("s3:GetObject"), sorted.
+	Actions []string
+	// Resource names what they are granted on, with the parts of the
+	// lease's URL in capitals: "arn:aws:s3:::BUCKET/KEY".
+	Resource string
+	// Probe is true for a grant that only Verify's probe needs (on the
+	// probe key, KEY and ProbeSuffix).
+	Probe bool
+	// Why says what needs the grant, as a clause.
+	Why string
+	// NotCalled is true for a grant whose actions the backend never calls,
+	// that the store needs to answer as the backend expects (S3 answers a
+	// read of a missing object with 404 only to a caller that may list the
+	// bucket).
+	NotCalled bool
+}
+
+// String is the grant as help and errors print it: "s3:GetObject,
+// s3:PutObject on arn:aws:s3:::BUCKET/KEY".
+func (g Grant) String() string {
+	return strings.Join(g.Actions, ", ") + " on " + g.Resource
+}
+
+// ProbeGrants returns the grants that Verify's probe needs, as one
+// sentence; "" when there are none.
+func (s Store) ProbeGrants() string {
+	var out []string
+	for _, g := range s.Grants {
+		if g.Probe {
+			out = append(out, g.String())
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// Price names the requests of a lease as the store's price list labels
+// them (see internal/pricing).
+type Price struct {
+	// Service is the store's price list: "S3", "DynamoDB", "Azure Blob",
+	// "Cloud Storage", "memory".
+	Service string
+	// Renew labels a leader's renewal ("PUT"), Poll a follower's read of
+	// a held lease ("GET").
+	Renew, Poll string
+}
+
+var registered = struct {
+	sync.RWMutex
+	m map[string]Store
+}{m: map[string]Store{}}
+
+// RegisterStore records a backend's Store, by its Scheme. It panics when
+// the scheme is registered twice or the Store leaves out what every Store
+// says, as those are programming errors caught at start-up.
+func RegisterStore(s Store) {
+	registered.Lock()
+	defer registered.Unlock()
+	switch {
+	case s.Scheme == "" || s.Name == "" || s.Price.Service == "":
+		panic(fmt.Sprintf("driver: Store %+v has no Scheme, Name or Price.Service", s))
+	case s.Judge != lease.JudgedByContender && s.Judge != lease.JudgedByStore:
+		panic("driver: Store " + s.Scheme + " has no Judge")
+	case (s.Probe == "") == (s.Conditions == ""):
+		panic("driver: Store " + s.Scheme + " must have exactly one of Probe and Conditions")
+	}
+	if _, dup := registered.m[s.Scheme]; dup {
+		panic("driver: Store " + s.Scheme + " registered twice")
+	}
+	registered.m[s.Scheme] = s
+}
+
+// LookupStore returns the Store registered for scheme.
+func LookupStore(scheme string) (Store, bool) {
+	registered.RLock()
+	defer registered.RUnlock()
+	s, ok := registered.m[scheme]
+	return s, ok
+}
+
+// Stores returns the registered Stores, by scheme.
+func Stores() []Store {
+	registered.RLock()
+	defer registered.RUnlock()
+	out := make([]Store, 0, len(registered.m))
+	for _, s := range registered.m {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Store) int { return strings.Compare(a.Scheme, b.Scheme) })
+	return out
+}

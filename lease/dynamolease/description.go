@@ -1,0 +1,26 @@
+package dynamolease
+
+import (
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+)
+
+// Description is what dynamolease's store is and needs (driver.Store),
+// registered for leasehold check and help: its grants are IAMActions on
+// the lease's table, for the lease's item and its probe item.
+var Description = driver.Store{
+	Scheme: Scheme,
+	Name:   "Amazon DynamoDB",
+	Judge:  lease.JudgedByContender,
+	Holds:  "the table is there, with the key schema the lease needs, and is not an eventually consistent global table",
+	Probe:  "four conditional PutItems (attribute_not_exists, nonce = version) on the probe item beside the lease (NAME" + driver.ProbeSuffix + "), never the lease itself",
+	Grants: []driver.Grant{
+		{Actions: IAMActions, Resource: "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE", Why: "describe the table at Open, read and write the lease's item NAME"},
+		{Actions: IAMProbeActions, Resource: "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE (item NAME" + driver.ProbeSuffix + ")", Probe: true, Why: "check, before the first write, that the store enforces conditional writes; a dynamodb:LeadingKeys condition must list the probe item too"},
+	},
+	Price: driver.Price{Service: "DynamoDB", Renew: "PutItem", Poll: "GetItem"},
+}
+
+// IAMProbeActions are the actions Verify calls on the probe item
+// (NAME.leasehold-probe, in the lease's table): a subset of IAMActions.
+var IAMProbeActions = []string{"dynamodb:GetItem", "dynamodb:PutItem"}

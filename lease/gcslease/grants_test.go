@@ -1,0 +1,59 @@
+package gcslease_test
+
+import (
+	"bytes"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/gcslease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/leasetest"
+)
+
+// uploadName finds the object's name in the metadata part of a multipart
+// upload.
+var uploadName = regexp.MustCompile(`"name":"([^"]*)"`)
+
+// TestCallsAreGranted: the requests gcslease sends in a lease's life, the
+// store's check included, need exactly the permissions Description grants
+// (the grants leasehold help prints and the Terraform role holds): a read
+// needs storage.objects.get, an upload storage.objects.create, and an
+// upload over an existing generation (ifGenerationMatch > 0) also
+// storage.objects.delete, as Cloud Storage documents for overwrites.
+func TestCallsAreGranted(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	object := s.name("grants")
+	s.track(object + gcslease.ProbeSuffix)
+	calls := awstest.NewCounter(nil, func(r *http.Request) string {
+		name, _ := url.PathUnescape(r.URL.Path[strings.LastIndex(r.URL.Path, "/o/")+len("/o/"):])
+		perms := "storage.objects.get"
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if m := uploadName.FindSubmatch(body); m != nil {
+				name = string(m[1])
+			}
+			perms = "storage.objects.create"
+			if g := r.URL.Query().Get("ifGenerationMatch"); g != "" && g != "0" {
+				perms += ", storage.objects.delete"
+			}
+		}
+		return perms + " on projects/_/buckets/BUCKET/objects/" + strings.Replace(name, object, "OBJECT", 1)
+	})
+	client, elsewhere := s.client(t, calls), s.client(t, calls)
+	if l := s.open(t, client, object, testOptions("x")); l.Judge() != gcslease.Description.Judge {
+		t.Errorf("Judge() = %v, Description.Judge = %v", l.Judge(), gcslease.Description.Judge)
+	}
+	leasetest.CheckCallsGranted(t, gcslease.Description,
+		func(id string) lease.Lease { return s.open(t, client, object, testOptions(id)) },
+		func(id string) lease.Lease { return s.open(t, elsewhere, object, testOptions(id)) },
+		func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
+}

@@ -1,0 +1,116 @@
+package leasetest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+)
+
+// Calls are the requests a backend sent, as a backend's test records them
+// (by an HTTP client that labels each request): each label names the
+// permissions the request needs and the resource, as the backend's
+// driver.Store names them, "ACTION[, ACTION...] on RESOURCE" (an S3 GET of
+// the lease's object: "s3:GetObject on arn:aws:s3:::BUCKET/KEY").
+type Calls func() []string
+
+// CheckCallsGranted checks a backend's driver.Store against the calls the
+// backend makes: that its grants are enough and no more. It drives leases
+// through every call a deployment makes: the store's check
+// (driver.Verifier), Acquire, Renew, Observe and Release; a second
+// contender's Acquire; Break (lease.Breaker) of that contender's term; and
+// Keep (lease.Keeper) where the lease has it. open opens a lease of the key
+// under test for an identity; other opens one on the same key through a
+// client whose store the process has not checked yet (as another process
+// would: another endpoint address, other keys or another client), whose
+// check then finds the probe record that the first check left and reads
+// it.
+//
+// It fails the test for each call that no grant allows on the resource it
+// names, and for each action of a grant that was never called on that
+// grant's resource, but for the grants that the backend never calls
+// (driver.Grant.NotCalled).
+func CheckCallsGranted(t *testing.T, store driver.Store, open, other func(identity string) lease.Lease, calls Calls) {
+	t.Helper()
+	ctx := t.Context()
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	a := open("grants-a")
+	if v, ok := a.(driver.Verifier); ok {
+		must("Verify", v.Verify(ctx))
+	}
+	t1, err := a.Acquire(ctx)
+	must("Acquire", err)
+	t1, err = a.Renew(ctx, t1)
+	must("Renew", err)
+	_, err = a.Observe(ctx)
+	must("Observe", err)
+	must("Release", a.Release(ctx, t1))
+
+	b := open("grants-b")
+	_, err = b.Acquire(ctx)
+	must("Acquire of the released lease by a second contender", err)
+	if br, ok := a.(lease.Breaker); ok {
+		rec, err := a.Observe(ctx)
+		must("Observe of the second contender's term", err)
+		_, err = br.Break(ctx, rec)
+		must("Break", err)
+	}
+	if k, ok := b.(lease.Keeper); ok {
+		t3, err := b.Acquire(ctx)
+		must("Acquire of the broken lease", err)
+		must("Keep", k.Keep(ctx, t3, time.Millisecond))
+	}
+	if v, ok := other("grants-c").(driver.Verifier); ok {
+		must("Verify by another process", v.Verify(ctx))
+	}
+
+	// Every call is granted.
+	used := map[string]map[string]bool{} // by resource
+	seen := calls()
+	t.Logf("%s: calls %q", store.Scheme, seen)
+	for _, label := range seen {
+		actions, resource, ok := strings.Cut(label, " on ")
+		if !ok {
+			t.Fatalf("call label %q is not ACTION on RESOURCE", label)
+		}
+		for _, action := range strings.Split(actions, ", ") {
+			if used[resource] == nil {
+				used[resource] = map[string]bool{}
+			}
+			used[resource][action] = true
+			if !granted(store, action, resource) {
+				t.Errorf("%s: the backend called %s on %s, which none of its grants allows", store.Scheme, action, resource)
+			}
+		}
+	}
+	// Every grant is called.
+	for _, g := range store.Grants {
+		if g.NotCalled {
+			continue
+		}
+		for _, action := range g.Actions {
+			if used[g.Resource][action] {
+				continue
+			}
+			t.Errorf("%s: the backend grants %s on %s, and never called it: not least privilege (calls seen: %v)", store.Scheme, action, g.Resource, used)
+		}
+	}
+}
+
+// granted reports whether a grant of store allows action on resource.
+func granted(store driver.Store, action, resource string) bool {
+	for _, g := range store.Grants {
+		if g.Resource == resource && slices.Contains(g.Actions, action) {
+			return true
+		}
+	}
+	return false
+}

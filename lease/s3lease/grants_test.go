@@ -1,0 +1,47 @@
+package s3lease_test
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/leasetest"
+	"github.com/leasehold/leasehold/lease/s3lease"
+)
+
+// TestCallsAreGranted: the requests s3lease sends in a lease's life, the
+// store's check included, are exactly what Description grants (the grants
+// leasehold help prints and the Terraform policy holds): each request is
+// allowed, and each granted action is called.
+func TestCallsAreGranted(t *testing.T) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
+		if tg.elsewhere == nil {
+			t.Skipf("%s: no second address of the store, for a second process's check", tg.name)
+		}
+		key := awstest.UniqueName("s3lease-grants")
+		calls := awstest.NewCounter(nil, func(r *http.Request) string {
+			object := strings.TrimPrefix(r.URL.Path, "/")
+			if tg.pathStyle {
+				object = strings.TrimPrefix(object, tg.bucket+"/")
+			}
+			action := map[string]string{http.MethodGet: "s3:GetObject", http.MethodHead: "s3:GetObject", http.MethodPut: "s3:PutObject"}[r.Method]
+			if action == "" {
+				action = "HTTP " + r.Method
+			}
+			return action + " on arn:aws:s3:::BUCKET/" + strings.Replace(object, key, "KEY", 1)
+		})
+		client, elsewhere := tg.newClient(calls), tg.elsewhere(calls)
+		if l := tg.open(t, client, key, testOptions("x")); l.Judge() != s3lease.Description.Judge {
+			t.Errorf("Judge() = %v, Description.Judge = %v", l.Judge(), s3lease.Description.Judge)
+		}
+		calls.Take()
+		leasetest.CheckCallsGranted(t, s3lease.Description,
+			func(id string) lease.Lease { return tg.open(t, client, key, testOptions(id)) },
+			func(id string) lease.Lease { return tg.open(t, elsewhere, key, testOptions(id)) },
+			func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
+	})
+}
