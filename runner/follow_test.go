@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -185,4 +186,158 @@ func TestFollowersStaySpread(t *testing.T) {
 		}
 		j.checkSafety(t)
 	})
+}
+
+// slowReads is a follower's lease whose reads take latency() to reach the
+// store; it notes when each read was sent and when it reached the store.
+type slowReads struct {
+	lease.Lease
+	latency func() time.Duration
+	reads   shared[[]slowRead]
+}
+
+type slowRead struct{ sent, reached time.Time }
+
+func (s *slowReads) Acquire(ctx context.Context) (lease.Term, error) {
+	sent := time.Now()
+	advance(s.latency())
+	s.reads.update(func(r *[]slowRead) { *r = append(*r, slowRead{sent, time.Now()}) })
+	return s.Lease.Acquire(ctx)
+}
+
+// renewals is a holder's lease that notes when each of its writes reached
+// the store.
+type renewals struct {
+	lease.Lease
+	wrote shared[[]time.Time]
+}
+
+func (w *renewals) Acquire(ctx context.Context) (lease.Term, error) {
+	return w.noted(w.Lease.Acquire(ctx))
+}
+
+func (w *renewals) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	return w.noted(w.Lease.Renew(ctx, t))
+}
+
+func (w *renewals) noted(t lease.Term, err error) (lease.Term, error) {
+	if err == nil {
+		w.wrote.update(func(at *[]time.Time) { *at = append(*at, time.Now()) })
+	}
+	return t, err
+}
+
+// sightingLag is the median, over the holder's writes from from until
+// until, of the time from a write to the first of the follower's reads that
+// reached the store after it, and how many reads the follower sent in that
+// time.
+func sightingLag(t *testing.T, holder *renewals, follower *slowReads, from, until time.Time) (median time.Duration, reads int) {
+	t.Helper()
+	in := func(at time.Time) bool { return !at.Before(from) && at.Before(until) }
+	all := follower.reads.get()
+	var lags []time.Duration
+	for _, w := range holder.wrote.get() {
+		if !in(w) {
+			continue
+		}
+		if i := slices.IndexFunc(all, func(r slowRead) bool { return r.reached.After(w) }); i >= 0 {
+			lags = append(lags, all[i].reached.Sub(w))
+		}
+	}
+	if len(lags) == 0 {
+		t.Fatalf("the follower saw none of the holder's writes from %v until %v", from, until)
+	}
+	for _, r := range all {
+		if in(r.sent) {
+			reads++
+		}
+	}
+	slices.Sort(lags)
+	return lags[len(lags)/2], reads
+}
+
+// sightingBound is how soon after a renewal a follower that knows the
+// holder's schedule sees it: its delay (at most 0.03 TTL) and the
+// bracket's precision, with room to spare.
+const sightingBound = ttl * 4 / 100
+
+// TestFollowerOfSlowReads (finding 6 of issue 24): one read in four takes
+// from a half to two thirds of a renew interval to reach the store, so the
+// follower's read between two renewals may be sent before a renewal and see
+// it. The follower places the bracket around the holder's next renewal
+// from when its reads returned, so such a read does not put the bracket
+// early, where the next quick read would find the renewal not yet written,
+// take the holder for late and double the follower's delay: half the
+// holder's renewals are still seen within a few hundredths of a TTL of
+// their writing, and the follower reads no more than twice per renewal.
+func TestFollowerOfSlowReads(t *testing.T) {
+	for trial := range 10 {
+		synctest.Test(t, func(t *testing.T) {
+			store := memlease.NewStore()
+			j := newJournal()
+			holder := &renewals{Lease: openLease(t, store, "a")}
+			start(t, runner.Config{Lease: holder, Task: j.task("a")})
+			advance(rand.N(ttl))
+			follower := &slowReads{Lease: openLease(t, store, "b"), latency: func() time.Duration {
+				if rand.N(4) > 0 {
+					return 0
+				}
+				return renewInterval/2 + rand.N(renewInterval/6)
+			}}
+			start(t, runner.Config{Lease: follower, Task: j.task("b")})
+			advance(10 * ttl) // learning
+			counted := time.Now()
+			advance(time.Hour)
+			median, reads := sightingLag(t, holder, follower, counted, time.Now())
+			if median > sightingBound {
+				t.Errorf("trial %d: the follower saw half the holder's renewals more than %v after they were written, want within %v", trial, median, sightingBound)
+			}
+			if float64(reads) > followerBudget*1.01 { // a read or two at the window's ends
+				t.Errorf("trial %d: the follower read %d times in an hour, more than %.0f", trial, reads, followerBudget)
+			}
+			j.checkSafety(t)
+		})
+	}
+}
+
+// TestFollowerAfterSlowReads (finding 6 of issue 24): while a follower
+// learns the holder's schedule, each of its reads takes a quarter of a
+// renew interval to reach the store; then reads become quick. Had it
+// placed the bracket around the holder's next renewal from when its reads
+// were sent, the bracket would lie that quarter early: its first quick
+// read would find the renewal not yet written, take the holder for late
+// and double its delay, which takes a dozen renewals to shrink back.
+// Placed from when they returned, the renewals two to four TTLs after the
+// change are seen as soon after their writing as they are for good once
+// the follower has settled (six TTLs later), within the bracket's
+// precision.
+func TestFollowerAfterSlowReads(t *testing.T) {
+	for trial := range 10 {
+		synctest.Test(t, func(t *testing.T) {
+			store := memlease.NewStore()
+			j := newJournal()
+			holder := &renewals{Lease: openLease(t, store, "a")}
+			start(t, runner.Config{Lease: holder, Task: j.task("a")})
+			advance(rand.N(ttl))
+			var quick shared[bool]
+			follower := &slowReads{Lease: openLease(t, store, "b"), latency: func() time.Duration {
+				if quick.get() {
+					return 0
+				}
+				return renewInterval / 4
+			}}
+			start(t, runner.Config{Lease: follower, Task: j.task("b")})
+			advance(10 * ttl) // learning, with slow reads
+			quick.set(true)
+			changed := time.Now()
+			advance(10 * ttl)
+			at := func(ttls time.Duration) time.Time { return changed.Add(ttls * ttl) }
+			soon, _ := sightingLag(t, holder, follower, at(2), at(4))
+			settled, _ := sightingLag(t, holder, follower, at(8), at(10))
+			if precision := ttl / 200; soon > settled+precision {
+				t.Errorf("trial %d: 2 to 4 TTLs after reads became quick, the follower saw half the holder's renewals more than %v after they were written; once settled, within %v", trial, soon, settled)
+			}
+			j.checkSafety(t)
+		})
+	}
 }

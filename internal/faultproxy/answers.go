@@ -165,6 +165,14 @@ func AzureComp(comp string) func(*http.Request) bool {
 	return func(r *http.Request) bool { return r.URL.Query().Get("comp") == comp }
 }
 
+// AzureLeaseAction matches Azure Lease Blob requests for action, by their
+// x-ms-lease-action header: "acquire", "renew", "release", "break".
+func AzureLeaseAction(action string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.URL.Query().Get("comp") == "lease" && r.Header.Get("X-Ms-Lease-Action") == action
+	}
+}
+
 // AzureGetProperties matches Get Blob Properties requests (HEAD of a blob).
 func AzureGetProperties(r *http.Request) bool {
 	return r.Method == http.MethodHead
