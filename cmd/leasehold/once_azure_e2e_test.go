@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // TestEndToEndOnceAzureFailingWrites runs `leasehold run --once
@@ -206,7 +207,8 @@ func (a *azureOnce) waitRecord(limit time.Duration, what string, want func(lease
 func (a *azureOnce) waitDone(period string) {
 	a.t.Helper()
 	a.waitRecord(5*time.Second, "the done mark after the command returned", func(rec lease.Record) bool {
-		return rec.Period == period && rec.PeriodDone
+		s := runner.ScheduleOf(rec.Annotations)
+		return s.Period == period && s.Done
 	})
 }
 
