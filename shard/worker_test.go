@@ -1,0 +1,104 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+func TestConfigNamesTheField(t *testing.T) {
+	store := memlease.NewStore().Objects("w")
+	run := func(context.Context, Shard) error { return nil }
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no store", Config{Group: "g", Shards: 1, Identity: "w", Run: run}, "Store"},
+		{"no group", Config{Store: store, Shards: 1, Identity: "w", Run: run}, "Group"},
+		{"no shards", Config{Store: store, Group: "g", Identity: "w", Run: run}, "Shards (0) must be between 1 and 100000"},
+		{"too many shards", Config{Store: store, Group: "g", Shards: MaxShards + 1, Identity: "w", Run: run}, "Shards (100001)"},
+		{"no run", Config{Store: store, Group: "g", Shards: 1, Identity: "w"}, "Run"},
+		{"no identity", Config{Store: store, Group: "g", Shards: 1, Run: run}, "Identity"},
+		{"renew interval too long", Config{Store: store, Group: "g", Shards: 1, Identity: "w", Run: run, TTL: 10 * time.Second, RenewInterval: 20 * time.Second}, "RenewInterval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want an invalid option naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestStalledWorkerLosesItsShards: the runner's stall watchdog, applied to
+// the liveness, stops every shard of a worker whose shards make no
+// progress (Lost), and they start again elsewhere; Progress through a
+// shard's context keeps a worker's shards.
+func TestStalledWorkerLosesItsShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		var mu sync.Mutex
+		events := map[string][]Event{}
+		start := func(ctx context.Context, id string, progress bool) chan error {
+			w, err := New(Config{
+				Store: store.Objects(id), Group: "g", Shards: 4, Identity: id, Logger: simLogger(),
+				StallTimeout: 15 * time.Second,
+				Run: func(ctx context.Context, s Shard) error {
+					for progress {
+						select {
+						case <-ctx.Done():
+							return nil
+						case <-time.After(time.Second):
+							runner.Progress(ctx)
+						}
+					}
+					<-ctx.Done()
+					return nil
+				},
+				OnEvent: func(e Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					events[id] = append(events[id], e)
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			return done
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		stalled := start(ctx, "stalled", false)
+		time.Sleep(10 * time.Second)
+		healthy := start(ctx, "healthy", true)
+		time.Sleep(2 * time.Minute)
+		cancel()
+		<-stalled
+		<-healthy
+		mu.Lock()
+		defer mu.Unlock()
+		kinds := func(id string) map[EventKind]int {
+			out := map[EventKind]int{}
+			for _, e := range events[id] {
+				out[e.Kind]++
+			}
+			return out
+		}
+		if k := kinds("stalled"); k[Lost] == 0 {
+			t.Fatalf("the stalled worker's events: %v; want shards lost to the stall watchdog", k)
+		}
+		if k := kinds("healthy"); k[Lost] != 0 || k[Assigned] == 0 {
+			t.Fatalf("the healthy worker's events: %v; want shards assigned and none lost", k)
+		}
+	})
+}
