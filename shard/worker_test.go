@@ -102,3 +102,38 @@ func TestStalledWorkerLosesItsShards(t *testing.T) {
 		}
 	})
 }
+
+// TestEndedShardIsNotRestarted: a shard whose function returns by itself
+// stays its worker's and does not start again (a start needs a new epoch).
+func TestEndedShardIsNotRestarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		kinds := map[EventKind]int{}
+		w, err := New(Config{
+			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 3, Identity: "w", Logger: simLogger(),
+			Run: func(context.Context, Shard) error { return errors.New("done") },
+			OnEvent: func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				kinds[e.Kind]++
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Minute)
+		if owned := w.Owned(); len(owned) != 0 {
+			t.Errorf("Owned: %v; want none running", owned)
+		}
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if kinds[Assigned] != 3 || kinds[Ended] != 3 {
+			t.Fatalf("events: %v; want each of 3 shards assigned and ended once", kinds)
+		}
+	})
+}
