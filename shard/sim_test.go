@@ -149,6 +149,9 @@ type fleet struct {
 	expire  time.Duration
 	workers map[string]*simWorker
 	next    int
+	// candidates, if set, is how many of the first workers campaign to be
+	// the assigner; the others set NoAssigner.
+	candidates int
 }
 
 type simWorker struct {
@@ -180,6 +183,7 @@ func (f *fleet) join() string {
 func (f *fleet) start(id string) {
 	w, err := New(Config{
 		Store: f.store.Objects(id), Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
+		NoAssigner:  f.candidates > 0 && f.next > f.candidates,
 		Logger:      simLogger(),
 		expireAfter: f.expire,
 		Run: func(ctx context.Context, s Shard) error {
@@ -548,6 +552,37 @@ func TestStartThroughFailures(t *testing.T) {
 				f.store.FailNext("w0001", fail)
 				f.join()
 				f.settle("start", time.Now(), 0)
+				f.stopAll()
+			})
+		})
+	}
+}
+
+// TestCostWithoutCampaigning: a worker that does not campaign to be the
+// assigner makes one write and about one read per renew interval, however
+// many shards.
+func TestCostWithoutCampaigning(t *testing.T) {
+	for _, n := range []int{10, 1000} {
+		t.Run(fmt.Sprint(n, " shards"), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, n)
+				f.candidates = 1
+				for range 5 {
+					f.join()
+				}
+				f.settle("start", time.Now(), 0)
+				time.Sleep(f.ttl)
+				ids := f.live()[1:]
+				r0, w0 := f.calls(ids)
+				const intervals = 16
+				time.Sleep(intervals * f.renew())
+				r1, w1 := f.calls(ids)
+				for i, id := range ids {
+					reads, writes := float64(r1[i]-r0[i])/intervals, float64(w1[i]-w0[i])/intervals
+					if reads > 1.1 || writes > 1.1 {
+						t.Errorf("%s: %.2f reads and %.2f writes per renew interval; want about 1 and 1", id, reads, writes)
+					}
+				}
 				f.stopAll()
 			})
 		})
