@@ -184,10 +184,14 @@
 //
 // # What it does not do yet
 //
-// The shard layer runs on memlease (memlease.Objects is its Store); the
+// The shard layer runs on memlease (memlease.Objects is its Store). Stores
+// whose leases the store judges (Azure's native leases, whose renewals do
+// not change the version) are refused with lease.ErrUnsafeStore until the
+// assigner judges them from the lease state a listing shows. The
 // other backends' Stores, Prometheus metrics, the CLI (leasehold run
 // --shards), the conformance and chaos suites for shards, and per-shard
-// health checks are to come. Logs go to Config.Logger (slog) already; the
+// health checks are to come, and so is a seeded simulation (the runner's
+// jitter draws from the global source, so a run cannot be replayed). Logs go to Config.Logger (slog) already; the
 // health check and stall watchdog are the runner's, applied to the whole
 // worker's liveness. The simulation in this package's tests
 // (LEASEHOLD_SHARD_SIM=large for 10,000 shards over 1,000 workers) checks

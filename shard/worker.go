@@ -180,8 +180,11 @@ func New(cfg Config) (*Worker, error) {
 // Run joins the group and runs shards until ctx ends; then it stops every
 // shard, says it left, releases its liveness and returns nil. It returns an
 // error when the worker cannot take part without a person's help: its
-// Shards, TTL or RenewInterval differ from the group's, or a lease or the
-// assignment cannot be used (see lease.Retryable).
+// Shards, TTL or RenewInterval differ from the group's, a lease or the
+// assignment cannot be used (see lease.Retryable), or the store's leases
+// are native ones, judged by the store (lease.JudgedByStore: Azure), which
+// this version's assigner cannot judge (lease.ErrUnsafeStore). Call it once
+// per Worker.
 func (w *Worker) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -193,6 +196,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		l, err := w.cfg.Store.Lease(key, w.cfg.leaseOptions())
 		if err != nil {
 			return err
+		}
+		if j := l.Judge(); j != lease.JudgedByContender {
+			return fmt.Errorf("shard: %w: the store's leases are judged by %v; the assigner judges liveness by versions, which a native lease's renewals do not change", lease.ErrUnsafeStore, j)
 		}
 		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger
 		rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval

@@ -137,3 +137,30 @@ func TestEndedShardIsNotRestarted(t *testing.T) {
 		}
 	})
 }
+
+// nativeStore is a Store whose leases say the store judges expiry, as
+// Azure's native leases do.
+type nativeStore struct{ *memlease.Objects }
+
+type nativeLease struct{ lease.Lease }
+
+func (nativeLease) Judge() lease.Judge { return lease.JudgedByStore }
+
+func (s nativeStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	l, err := s.Objects.Lease(key, opts)
+	return nativeLease{l}, err
+}
+
+// TestNativeLeasesAreRefused: the assigner judges liveness by versions; a
+// native lease's renewals do not change its version, so every live worker
+// would look expired. Run refuses such a store.
+func TestNativeLeasesAreRefused(t *testing.T) {
+	w, err := New(Config{Store: nativeStore{memlease.NewStore().Objects("w")}, Group: "g", Shards: 1, Identity: "w",
+		Run: func(context.Context, Shard) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(t.Context()); !errors.Is(err, lease.ErrUnsafeStore) {
+		t.Fatalf("Run on native leases: %v, want lease.ErrUnsafeStore", err)
+	}
+}
