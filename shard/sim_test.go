@@ -239,9 +239,13 @@ func (f *fleet) crash(id string) {
 	delete(f.workers, id)
 }
 
-// partition cuts a worker off the store: its calls hang.
-func (f *fleet) partition(id string) {
-	f.store.Hang(id)
+// partition cuts a worker off the store: its calls hang, or fail at once.
+func (f *fleet) partition(id string, hang bool) {
+	if hang {
+		f.store.Hang(id)
+	} else {
+		f.store.Partition(id)
+	}
 	f.workers[id].live = false
 }
 
@@ -352,6 +356,10 @@ func scenario(t *testing.T, n, m int) {
 	}
 	others := float64(len(ids) - 1)
 	snapshot, _ := f.store.Bytes(assignmentKey(simGroup))
+	oldAcks := map[string][]byte{}
+	for _, id := range ids {
+		oldAcks[id], _ = f.store.Bytes(ackKey(simGroup, id))
+	}
 
 	record("join 1", func() int {
 		counts := f.o.counts(f.live())
@@ -398,18 +406,27 @@ func scenario(t *testing.T, n, m int) {
 	if cut == f.assigner() {
 		cut = f.live()[4]
 	}
-	record("partition 1 (calls hang)", func() int {
-		least := crashLoss(cut)
-		f.partition(cut)
-		return least
-	})
-	record("heal the partition", func() int {
-		counts := f.o.counts(f.live())
-		f.heal(cut)
-		return minMoves(append(counts, 0), 0)
-	})
+	for _, hang := range []bool{true, false} {
+		how := map[bool]string{true: "hang", false: "fail"}[hang]
+		record("partition 1 (calls "+how+")", func() int {
+			least := crashLoss(cut)
+			f.partition(cut, hang)
+			return least
+		})
+		record("heal the partition", func() int {
+			counts := f.o.counts(f.live())
+			f.heal(cut)
+			return minMoves(append(counts, 0), 0)
+		})
+	}
 	record("restore an old assignment", func() int {
 		f.store.Put(assignmentKey(simGroup), snapshot)
+		return 0
+	})
+	record("restore every worker's old acknowledgement", func() int {
+		for id, b := range oldAcks {
+			f.store.Put(ackKey(simGroup, id), b)
+		}
 		return 0
 	})
 	record("crash the assigner", func() int {
@@ -421,6 +438,18 @@ func scenario(t *testing.T, n, m int) {
 	// A restore across a change of assigner brings back owners that no
 	// longer run their shards: the new assigner's fence stops what the old
 	// assignment does not give, so the moves are not the fewest.
+	var cutBoss string
+	record("partition the assigner (calls hang)", func() int {
+		cutBoss = f.assigner()
+		least := crashLoss(cutBoss)
+		f.partition(cutBoss, true)
+		return least
+	})
+	record("heal the assigner's partition", func() int {
+		counts := f.o.counts(f.live())
+		f.heal(cutBoss)
+		return minMoves(append(counts, 0), 0)
+	})
 	record("restore an old assignment, crash the assigner", func() int {
 		f.store.Put(assignmentKey(simGroup), snapshot)
 		f.crash(f.assigner())
@@ -509,7 +538,7 @@ func TestOracleCatchesEarlyExpiry(t *testing.T) {
 			if cut == f.assigner() {
 				cut = f.live()[2]
 			}
-			f.partition(cut)
+			f.partition(cut, true)
 			time.Sleep(2 * f.ttl)
 			f.heal(cut)
 			time.Sleep(3 * f.ttl)
