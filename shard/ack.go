@@ -21,13 +21,18 @@ type ack struct {
 	Nonce   string `json:"nonce"`
 }
 
-// after reports whether a says more than b: a later term, or the same term
-// further on.
-func (a ack) after(b ack) bool {
-	if a.Token != b.Token {
-		return a.Token > b.Token
+// merge returns what a and b say together: the later term's, or, for one
+// term, the latest Gen applied and whether it left. Every acknowledgement
+// stays true of its term, so an older one (a restore) takes nothing away.
+func (a ack) merge(b ack) ack {
+	switch {
+	case a.Token > b.Token:
+		return a
+	case b.Token > a.Token:
+		return b
 	}
-	return a.Left && !b.Left || a.Applied > b.Applied
+	a.Applied, a.Left = max(a.Applied, b.Applied), a.Left || b.Left
+	return a
 }
 
 func (a ack) encode() []byte {

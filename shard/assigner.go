@@ -62,7 +62,7 @@ func (a *assigner) round(ctx context.Context) error {
 	cfg := &a.w.cfg
 	prefix := cfg.Group + "/"
 	sent := time.Now()
-	listing, err := cfg.Store.List(ctx, prefix)
+	listing, err := a.w.list(ctx, prefix)
 	now := time.Now()
 	if err != nil {
 		if a.judge != nil {
@@ -118,7 +118,7 @@ func (a *assigner) nextGen() uint64 { return a.token<<32 | (a.seq + 1) }
 // fails leaves cur nil, for the next round.
 func (a *assigner) load(ctx context.Context) error {
 	cfg := &a.w.cfg
-	data, version, err := cfg.Store.Get(ctx, assignmentKey(cfg.Group), "")
+	data, version, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
 	var cur *assignment
 	switch {
 	case errors.Is(err, lease.ErrNoRecord):
@@ -162,7 +162,7 @@ func (a *assigner) write(ctx context.Context, next *assignment) {
 	a.seq = next.Gen & (1<<32 - 1)
 	prev := a.stored
 	a.cur, a.stored = next, unknown
-	v, err := cfg.Store.Put(ctx, assignmentKey(cfg.Group), next.encode(), prev)
+	v, err := a.w.put(ctx, assignmentKey(cfg.Group), next.encode(), prev)
 	if err != nil {
 		cfg.Logger.Warn("shard: assigner: writing the assignment failed; the next listing settles it", "gen", next.Gen, "err", err)
 		return
@@ -180,7 +180,7 @@ func (a *assigner) reconcile(ctx context.Context, listed string) error {
 		a.rewrite(ctx, "")
 		return nil
 	}
-	data, v, err := cfg.Store.Get(ctx, assignmentKey(cfg.Group), "")
+	data, v, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
 	if err != nil {
 		return nil
 	}
@@ -219,7 +219,7 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string) {
 		if a.ackVer[id] == v {
 			continue
 		}
-		data, got, err := cfg.Store.Get(ctx, ackKey(cfg.Group, id), a.ackVer[id])
+		data, got, err := a.w.get(ctx, ackKey(cfg.Group, id), a.ackVer[id])
 		if err != nil {
 			continue
 		}
@@ -227,8 +227,8 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string) {
 			k, err := decodeAck(data)
 			if err != nil {
 				cfg.Logger.Warn("shard: assigner: ignoring an acknowledgement", "identity", id, "err", err)
-			} else if k.after(a.acks[id]) {
-				a.acks[id] = k
+			} else {
+				a.acks[id] = k.merge(a.acks[id])
 			}
 		}
 		a.ackVer[id] = got

@@ -301,7 +301,7 @@ func (w *Worker) serve(ctx context.Context) error {
 // stop.
 func (s *session) poll(ctx context.Context) error {
 	cfg := &s.w.cfg
-	data, v, err := cfg.Store.Get(ctx, assignmentKey(cfg.Group), s.version)
+	data, v, err := s.w.get(ctx, assignmentKey(cfg.Group), s.version)
 	if err != nil || data == nil {
 		return nil
 	}
@@ -414,12 +414,12 @@ func (s *session) ack(ctx context.Context, k ack) error {
 	key := ackKey(cfg.Group, cfg.Identity)
 	data := k.encode()
 	for {
-		v, err := cfg.Store.Put(ctx, key, data, s.ackVer)
+		v, err := s.w.put(ctx, key, data, s.ackVer)
 		if err == nil {
 			s.ackVer = v
 			return nil
 		}
-		got, gv, rerr := cfg.Store.Get(ctx, key, "")
+		got, gv, rerr := s.w.get(ctx, key, "")
 		switch {
 		case rerr == nil && bytes.Equal(got, data):
 			s.ackVer = gv

@@ -164,3 +164,66 @@ func TestNativeLeasesAreRefused(t *testing.T) {
 		t.Fatalf("Run on native leases: %v, want lease.ErrUnsafeStore", err)
 	}
 }
+
+// hangingLists is a Store whose first listings hang until their context
+// ends, while leases and objects answer.
+type hangingLists struct {
+	*memlease.Objects
+	mu    sync.Mutex
+	hangs int
+}
+
+func (s *hangingLists) List(ctx context.Context, prefix string) (map[string]string, error) {
+	s.mu.Lock()
+	hang := s.hangs > 0
+	s.hangs--
+	s.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Objects.List(ctx, prefix)
+}
+
+// TestStoreCallsAreBounded: a request that hangs is cut off by CallTimeout,
+// so a listing that never answers does not stop the assigner for good.
+func TestStoreCallsAreBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := New(Config{
+			Store: &hangingLists{Objects: memlease.NewStore().Objects("w"), hangs: 2}, Group: "g", Shards: 3, Identity: "w", Logger: simLogger(),
+			Run: func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Minute)
+		if owned := w.Owned(); len(owned) != 3 {
+			t.Errorf("Owned after a minute: %v; want the 3 shards", owned)
+		}
+		cancel()
+		<-done
+	})
+}
+
+func TestAckMerge(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		a, b, want ack
+	}{
+		{"later term wins", ack{Token: 2}, ack{Token: 1, Applied: 9, Left: true}, ack{Token: 2}},
+		{"an older acknowledgement takes nothing away", ack{Token: 1, Applied: 3}, ack{Token: 1, Applied: 7, Left: true}, ack{Token: 1, Applied: 7, Left: true}},
+		{"left and applied combine", ack{Token: 1, Applied: 8}, ack{Token: 1, Applied: 7, Left: true}, ack{Token: 1, Applied: 8, Left: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.a.merge(tc.b); got != tc.want {
+				t.Fatalf("merge: %+v, want %+v", got, tc.want)
+			}
+			if got := tc.b.merge(tc.a); got != tc.want {
+				t.Fatalf("merge the other way: %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
