@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -408,12 +409,15 @@ func (s *session) leave(ctx context.Context) {
 }
 
 // ack writes k as this term's acknowledgement, until it is stored or ctx
-// ends. A write whose outcome is unknown is read back.
+// ends. A write whose outcome is unknown is read back. A write refused
+// because the version it named was stale (the first of a term names none)
+// is tried again at once on the version read back; other failures after a
+// pause.
 func (s *session) ack(ctx context.Context, k ack) error {
 	cfg := &s.w.cfg
 	key := ackKey(cfg.Group, cfg.Identity)
 	data := k.encode()
-	for {
+	for retried := false; ; retried = true {
 		v, err := s.w.put(ctx, key, data, s.ackVer)
 		if err == nil {
 			s.ackVer = v
@@ -432,7 +436,9 @@ func (s *session) ack(ctx context.Context, k ack) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		sleep(ctx, cfg.RenewInterval/8)
+		if retried || !errors.Is(err, driver.ErrConflict) || rerr != nil {
+			sleep(ctx, cfg.RenewInterval/8)
+		}
 	}
 }
 

@@ -227,3 +227,28 @@ func TestAckMerge(t *testing.T) {
 		})
 	}
 }
+
+// TestHelloOverAnEarlierTerm: a worker whose acknowledgement key holds an
+// earlier term's says hello at once, on the version it reads back, rather
+// than after a pause.
+func TestHelloOverAnEarlierTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		store.Put(ackKey("g", "w"), ack{Token: 7, Left: true}.encode())
+		w, err := New(Config{Store: store.Objects("w"), Group: "g", Shards: 1, Identity: "w", Logger: simLogger(),
+			Run: func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Millisecond)
+		b, _ := store.Bytes(ackKey("g", "w"))
+		if k, err := decodeAck(b); err != nil || k.Token == 7 {
+			t.Errorf("acknowledgement 1 ms after start: %+v, %v; want the new term's hello", k, err)
+		}
+		cancel()
+		<-done
+	})
+}
