@@ -41,24 +41,27 @@ func (w *Worker) assign(ctx context.Context) error {
 	lt, _ := runner.Term(ctx)
 	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}}
 	for {
-		if err := a.round(ctx); err != nil {
+		next := time.Now().Add(w.cfg.listInterval())
+		if err := a.round(ctx, next); err != nil {
 			if errors.Is(err, errDeposed) {
 				return err
 			}
 			w.fatal(err)
 			return err
 		}
-		sleep(ctx, w.cfg.listInterval())
+		sleep(ctx, time.Until(next))
 		if ctx.Err() != nil {
 			return nil
 		}
 	}
 }
 
-// round lists the group, reads the acknowledgements that changed, and
-// writes the next assignment if it differs. It returns an error only when
-// the assigner must stop.
-func (a *assigner) round(ctx context.Context) error {
+// round lists the group, reads the acknowledgements that changed (until
+// next, when the next round is due, so that slow reads do not leave a gap
+// between listings that would break every count towards expiry; the rest
+// are read in later rounds), and writes the next assignment if it differs.
+// It returns an error only when the assigner must stop.
+func (a *assigner) round(ctx context.Context, next time.Time) error {
 	cfg := &a.w.cfg
 	prefix := cfg.Group + "/"
 	sent := time.Now()
@@ -88,7 +91,7 @@ func (a *assigner) round(ctx context.Context) error {
 		watch = append(watch, m.ID)
 	}
 	a.judge.saw(members, watch, sent, now)
-	a.readAcks(ctx, acks)
+	a.readAcks(ctx, acks, next)
 	if v := listing[assignmentKey(cfg.Group)]; v != a.stored {
 		if err := a.reconcile(ctx, v); err != nil {
 			return err
@@ -103,9 +106,9 @@ func (a *assigner) round(ctx context.Context) error {
 		}
 		a.fenced = true
 	}
-	next, changed := plan(a.cur, a, a.nextGen())
+	planned, changed := plan(a.cur, a, a.nextGen())
 	if changed {
-		a.write(ctx, next)
+		a.write(ctx, planned)
 	}
 	return nil
 }
@@ -211,13 +214,17 @@ func (a *assigner) rewrite(ctx context.Context, version string) {
 	a.write(ctx, &again)
 }
 
-// readAcks reads the acknowledgements whose version changed, keeping the
-// latest of each worker's (a restored one says less, and is ignored).
-func (a *assigner) readAcks(ctx context.Context, listed map[string]string) {
+// readAcks reads the acknowledgements whose version changed, until
+// deadline, merging each with what was known of its worker (a restored one
+// takes nothing away).
+func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadline time.Time) {
 	cfg := &a.w.cfg
 	for id, v := range listed {
 		if a.ackVer[id] == v {
 			continue
+		}
+		if time.Now().After(deadline) {
+			return
 		}
 		data, got, err := a.w.get(ctx, ackKey(cfg.Group, id), a.ackVer[id])
 		if err != nil {

@@ -36,11 +36,12 @@
 //   - Cost set by the workers, not the shards: in steady state each worker
 //     renews its liveness (one write) and reads the assignment (one
 //     conditional read, answered "unchanged") per renew interval, whatever
-//     N is, plus two reads of the assigner's lease if it campaigns to be the
-//     assigner (Config.NoAssigner). Shard records are written only when
-//     ownership changes. Only the assigner lists, three times per renew
-//     interval. Per worker and hour, at the default TTL of 15 s (a renew
-//     interval of 5.6 s): 640 writes and 640 to 1,920 reads.
+//     N is, and its own acknowledgement every fourth interval (another
+//     conditional read), plus two reads of the assigner's lease if it
+//     campaigns to be the assigner (Config.NoAssigner). Shard records are
+//     written only when ownership changes. Only the assigner lists, three
+//     times per renew interval. Per worker and hour, at the default TTL of
+//     15 s (a renew interval of 5.6 s): 640 writes and 800 to 2,080 reads.
 //
 // A group's N is fixed: a worker whose Shards differ from the group's gets
 // an error naming the field, not a reshuffle. So are its TTL and renew
@@ -72,7 +73,11 @@
 // The assigner lists GROUP/ every third of a renew interval. The listing
 // gives every member's liveness version, from which it judges expiry by
 // rule 2 for all workers at once, and every acknowledgement's version, of
-// which it reads only those that changed. It plans (see below) and writes
+// which it reads only those that changed, and only until the next listing
+// is due (the rest in later rounds), so that slow reads never leave more
+// than a renew interval between two listings, which would restart every
+// count. A worker counts for balance while its liveness key shows a new
+// version within a TTL and its latest term said hello and has not left. It plans (see below) and writes
 // the assignment when it differs. A move is two assignments: the first
 // marks the shard releasing by its owner; the owner, reading it, cancels
 // the shard's context, waits for Run to return, and acknowledges; the
@@ -92,7 +97,11 @@
 // Gen is greater than every one it applied: it stops what the assignment
 // no longer gives its term, acknowledges when asked, then starts what it
 // gives. A shard whose Run returned by itself stays the worker's and is
-// not started again until it is assigned anew (Ended).
+// not started again until it is assigned anew (Ended). Every fourth
+// interval a worker also reads its own acknowledgement, asking for it only
+// if it changed, and writes its latest one again if it did: a restore can
+// put an earlier one back before the assigner read the latest, and the
+// assigner would wait for an acknowledgement it never saw.
 //
 // A new assigner does not know which shards run where: the assignment it
 // reads may be older than the last one written (a restore). So its first
@@ -101,8 +110,9 @@
 // it, starts nothing, and acknowledges. The assigner plans nothing until
 // every worker it knows of, whose liveness has not expired, has
 // acknowledged the fence or left; after that every running shard runs
-// where the fence says, and shards the fence gives to workers that do not
-// run them start with the fence's epoch, greater than every earlier one.
+// where the fence says, and its next assignment (never a fence, even when
+// nobody moves) lets the shards the fence gives to workers that do not run
+// them start, with the fence's epoch, greater than every earlier one.
 //
 // # Why two workers never run one shard at once
 //
@@ -170,9 +180,11 @@
 //     without applying it. The assigner sees the version change at its next
 //     listing and writes its own assignment again, with a new Gen.
 //   - A restore of an acknowledgement: every acknowledgement states
-//     something that stays true of its term, and the assigner keeps the
-//     latest it has seen of each worker, so an older one changes nothing. A
-//     new assigner that reads an old one waits for the fence's.
+//     something that stays true of its term, and the assigner merges what
+//     it has seen of each worker, so an older one takes nothing away. One
+//     that hides the latest before the assigner read it delays the
+//     assigner, never misleads it: the worker writes its latest again at
+//     its next check.
 //   - A restore of a liveness record: lease/driver's argument, as above.
 //   - A restore of an assignment written by an earlier assigner, read by a
 //     new one: the fence. Its limit is the engine's: a worker term that the
@@ -190,8 +202,10 @@
 // assigner judges them from the lease state a listing shows. The
 // other backends' Stores, Prometheus metrics, the CLI (leasehold run
 // --shards), the conformance and chaos suites for shards, and per-shard
-// health checks are to come, and so is a seeded simulation (the runner's
-// jitter draws from the global source, so a run cannot be replayed). Logs go to Config.Logger (slog) already; the
+// health checks are to come. The tests' fault schedules are seeded
+// (TestRandomFaults, -seed N), but the runner's jitter draws from the
+// global source, so a failing seed shows its trace rather than replaying
+// exactly. Logs go to Config.Logger (slog) already; the
 // health check and stall watchdog are the runner's, applied to the whole
 // worker's liveness. The simulation in this package's tests
 // (LEASEHOLD_SHARD_SIM=large for 10,000 shards over 1,000 workers) checks

@@ -17,7 +17,8 @@ type view interface {
 }
 
 // plan returns the assignment that follows cur at gen, and whether it
-// differs from cur. It frees the shards of dead terms and the releasing
+// differs from cur (a fence always does: workers start nothing until the
+// assignment after it). It frees the shards of dead terms and the releasing
 // shards whose owners acknowledged; then, over the live terms, it gives
 // each ⌊N/M⌋ or ⌈N/M⌉ shards, keeping every owner it can: a term above
 // its share releases its excess (marked releasing, to be freed once it has
@@ -66,7 +67,7 @@ func plan(cur *assignment, v view, gen uint64) (*assignment, bool) {
 		}
 		next.Slots[s].Owner, next.Slots[s].Releasing = i, releasing[s]
 	}
-	return next, !sameOwnership(cur, next)
+	return next, cur.Fence || !sameOwnership(cur, next)
 }
 
 // balance moves shards among the live terms as plan says.

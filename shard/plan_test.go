@@ -131,3 +131,15 @@ func TestPlanLeaveMovesOnlyTheLeaversShards(t *testing.T) {
 		t.Fatalf("moved %d, held %v; want c's 2 shards moved, 3 each", moved, held)
 	}
 }
+
+// TestPlanEndsAFence: after a fence comes an assignment that is not one,
+// even with the same owners, or shards the fence gives to workers that do
+// not run them would never start.
+func TestPlanEndsAFence(t *testing.T) {
+	cur := build("a", "b", "a", "b")
+	cur.Fence = true
+	next, changed := plan(cur, fakeView{liveTerms: terms("a", "b")}, 2)
+	if !changed || next.Fence {
+		t.Fatalf("after a fence: changed %t, fence %t; want a change that is not a fence", changed, next.Fence)
+	}
+}

@@ -264,6 +264,7 @@ type session struct {
 	version string // the assignment's version as last read
 	acked   uint64 // the latest Gen acknowledged
 	ackVer  string // the acknowledgement's version, "" when unknown
+	last    ack    // the latest acknowledgement written
 	running map[int]*run
 }
 
@@ -285,10 +286,13 @@ func (w *Worker) serve(ctx context.Context) error {
 	if s.ack(ctx, ack{Token: lt.Token}) != nil {
 		return nil
 	}
-	for {
+	for polls := 1; ; polls++ {
 		if err := s.poll(ctx); err != nil {
 			w.fatal(err)
 			return err
+		}
+		if polls%ackCheckEvery == 0 {
+			s.checkAck(ctx)
 		}
 		sleep(ctx, w.cfg.RenewInterval)
 		if ctx.Err() != nil {
@@ -420,13 +424,13 @@ func (s *session) ack(ctx context.Context, k ack) error {
 	for retried := false; ; retried = true {
 		v, err := s.w.put(ctx, key, data, s.ackVer)
 		if err == nil {
-			s.ackVer = v
+			s.ackVer, s.last = v, k
 			return nil
 		}
 		got, gv, rerr := s.w.get(ctx, key, "")
 		switch {
 		case rerr == nil && bytes.Equal(got, data):
-			s.ackVer = gv
+			s.ackVer, s.last = gv, k
 			return nil
 		case rerr == nil:
 			s.ackVer = gv
@@ -439,6 +443,28 @@ func (s *session) ack(ctx context.Context, k ack) error {
 		if retried || !errors.Is(err, driver.ErrConflict) || rerr != nil {
 			sleep(ctx, cfg.RenewInterval/8)
 		}
+	}
+}
+
+// ackCheckEvery is how many assignment reads a worker makes per read of its
+// own acknowledgement (see checkAck).
+const ackCheckEvery = 4
+
+// checkAck reads this term's acknowledgement, asking for it only if it
+// changed, and if it did, makes one attempt to write the latest again over
+// what it found: a restore can put an earlier one back (a hello of an
+// earlier term, say) before the assigner read the latest, and the assigner
+// waits for what it never saw. A failed attempt is left to the next check,
+// so that the worker's reads of the assignment go on.
+func (s *session) checkAck(ctx context.Context) {
+	key := ackKey(s.w.cfg.Group, s.w.cfg.Identity)
+	_, v, err := s.w.get(ctx, key, s.ackVer)
+	if err == nil && v == s.ackVer || err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return
+	}
+	s.w.cfg.Logger.Warn("shard: this worker's acknowledgement was replaced (a restore?); writing it again", "token", s.me.Token)
+	if nv, err := s.w.put(ctx, key, s.last.encode(), v); err == nil {
+		s.ackVer = nv
 	}
 }
 
