@@ -16,8 +16,9 @@ var (
 
 // TestRandomFaults runs fleets through seeded schedules of joins, leaves,
 // crashes, partitions (calls that hang or fail), slow calls, failed calls,
-// lost answers and restores of earlier assignments and acknowledgements,
-// then heals everything and waits for balance. The oracle must see no two
+// lost answers, restores of earlier assignments, acknowledgements and
+// liveness records (of any term), and deletes of the assignment and of
+// acknowledgements, then heals everything and waits for balance. The oracle must see no two
 // owners of a shard and no epoch that does not increase. A failure names
 // its seed: go test ./shard -run TestRandomFaults -seed N.
 func TestRandomFaults(t *testing.T) {
@@ -42,7 +43,7 @@ func randomFaults(t *testing.T, seed uint64) {
 		f.join()
 	}
 	var snapshots [][]byte
-	acks := map[string][]byte{}
+	acks, liveness := map[string][]byte{}, map[string][]byte{}
 	cut := map[string]bool{}
 	pick := func() string {
 		live := f.live()
@@ -61,8 +62,11 @@ func randomFaults(t *testing.T, seed uint64) {
 		if b, ok := f.store.Bytes(ackKey(simGroup, id)); ok && id != "" {
 			acks[id] = b
 		}
+		if b, ok := f.store.Bytes(memberKey(simGroup, id)); ok && id != "" && rng.IntN(2) == 0 {
+			liveness[id] = b
+		}
 		var what string
-		switch k := rng.IntN(11); {
+		switch k := rng.IntN(14); {
 		case k == 0 || len(f.live()) < 2:
 			what = "join " + f.join()
 		case k == 1:
@@ -91,6 +95,15 @@ func randomFaults(t *testing.T, seed uint64) {
 		case k == 8:
 			what = "lose answers " + id
 			f.store.LoseResponses(id, 1+rng.IntN(3))
+		case k == 11 && liveness[id] != nil:
+			what = "restore the liveness record of " + id
+			f.store.Put(memberKey(simGroup, id), liveness[id])
+		case k == 12:
+			what = "delete the assignment"
+			f.store.Delete(assignmentKey(simGroup))
+		case k == 13:
+			what = "delete the acknowledgement of " + id
+			f.store.Delete(ackKey(simGroup, id))
 		case k == 9 && len(snapshots) > 0:
 			what = "restore an assignment"
 			f.store.Put(assignmentKey(simGroup), snapshots[rng.IntN(len(snapshots))])
