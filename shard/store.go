@@ -28,16 +28,40 @@ import (
 //     equals known, the version alone (a GET with If-None-Match, answered
 //     304, which is what keeps a worker's steady state at one cheap read per
 //     renew interval). A key that holds nothing is lease.ErrNoRecord.
-//   - List returns the version of every key under prefix, all of them from
-//     one consistent view after every write that returned before it was
-//     sent (S3, Cloud Storage, Azure and DynamoDB's consistent Query all
-//     list this way), or an error: never a partial list. Paging is the
-//     implementation's business.
+//   - List returns the version of every key under prefix: each key's
+//     version as of some instant between the listing's sending and its
+//     return, reflecting every write that returned before that instant
+//     (S3, Cloud Storage, Azure and DynamoDB's consistent Query list this
+//     way, page by page), every key that existed throughout, or an error:
+//     never a partial list. Paging is the implementation's business.
 //   - Lease opens a lease on key for the contender opts describes, with the
 //     guarantees of package lease.
 //
 // Every method returns promptly once ctx ends, and errors wrap package
 // lease's sentinels (or driver.ErrConflict).
+//
+// How the services provide it (for the backends to come):
+//
+//   - S3: PutObject with If-None-Match: * or If-Match: ETag; GetObject with
+//     If-None-Match: ETag (304); ListObjectsV2 with Prefix, 1,000 keys and
+//     their ETags a page, strongly consistent. IAM adds s3:ListBucket on
+//     the bucket, conditioned on the group's prefix.
+//   - Cloud Storage: objects.insert with ifGenerationMatch (0 for absent);
+//     objects.get with ifGenerationNotMatch (304); objects.list with a
+//     prefix, generations included, strongly consistent. The assignment
+//     is written at most once per listing interval, within the one write
+//     per second an object allows.
+//   - DynamoDB: items under one partition key per group (a table with a
+//     sort key, or a second table), PutItem conditional on a version
+//     attribute, Query with ConsistentRead for List (1 MB pages). GetItem has
+//     no 304: a Get with known reads the version attribute alone first.
+//     An item holds 400 KB, about 50,000 shards' assignment; more is split
+//     into chunk items written before a head item that names them.
+//   - Azure Blob: Put Blob with If-None-Match: * or If-Match: ETag; Get Blob
+//     with If-None-Match (304); List Blobs with a prefix (ETags). Its
+//     leases are native (lease.JudgedByStore) and their renewals keep the
+//     ETag, so the assigner must judge liveness from the lease state the
+//     listing shows instead of versions; until then Run refuses them.
 type Store interface {
 	Lease(key string, opts lease.Options) (lease.Lease, error)
 	Get(ctx context.Context, key, known string) (data []byte, version string, err error)
