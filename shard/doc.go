@@ -144,9 +144,9 @@
 //     it, returned) or judged lapsed on the new term's own clock, by which
 //     time t had stopped (lease/driver's argument).
 //  4. The assigner judged t's liveness record expired by rule 2 on its
-//     listings, which are reads in the sense of lease/driver's argument: the
-//     store lists the version each key has after every write that returned
-//     before the listing was sent, and a run is broken by a listing that
+//     listings, which are reads in the sense of lease/driver's argument: a
+//     listing shows each key's version as of an instant between its sending
+//     and its return (see Store), and a run is broken by a listing that
 //     fails or that returns more than the renew interval R after the
 //     previous one was sent. Word for word as there, with the listing for the
 //     follower's reads: if the record stayed at one version V from the
