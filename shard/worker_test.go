@@ -252,3 +252,39 @@ func TestHelloOverAnEarlierTerm(t *testing.T) {
 		<-done
 	})
 }
+
+// TestDrainKeepsLivenessRenewed: with DrainTimeout, a worker told to stop
+// keeps renewing its liveness while its shards' functions wind down, as
+// the runner does for a draining task.
+func TestDrainKeepsLivenessRenewed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		w, err := New(Config{
+			Store: store.Objects("w"), Group: "g", Shards: 2, Identity: "w", Logger: simLogger(),
+			DrainTimeout: time.Minute,
+			Run: func(ctx context.Context, _ Shard) error {
+				<-ctx.Done()
+				time.Sleep(20 * time.Second) // longer than the renew deadline
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(30 * time.Second)
+		if len(w.Owned()) != 2 {
+			t.Fatalf("Owned: %v; want both shards", w.Owned())
+		}
+		cancel()
+		before, _ := store.Bytes(memberKey("g", "w"))
+		time.Sleep(15 * time.Second)
+		after, _ := store.Bytes(memberKey("g", "w"))
+		if string(before) == string(after) {
+			t.Error("the liveness record was not renewed while the shards drained")
+		}
+		<-done
+	})
+}
