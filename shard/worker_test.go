@@ -288,3 +288,37 @@ func TestDrainKeepsLivenessRenewed(t *testing.T) {
 		<-done
 	})
 }
+
+// TestUnhealthyWorkerLosesItsShards: the runner's health check, applied to
+// the liveness, stops every shard of a worker whose check fails.
+func TestUnhealthyWorkerLosesItsShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		kinds := map[EventKind]int{}
+		w, err := New(Config{
+			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 2, Identity: "w", Logger: simLogger(),
+			HealthCheck:     func(context.Context) error { return errors.New("disk full") },
+			HealthThreshold: 1,
+			Run:             func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil },
+			OnEvent: func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				kinds[e.Kind]++
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Minute)
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if kinds[Lost] == 0 {
+			t.Fatalf("events: %v; want shards lost to the failing health check", kinds)
+		}
+	})
+}
