@@ -9,6 +9,9 @@
 // writes that were applied, delay requests, partition a contender, or hang
 // its calls until they are cancelled. Put and Delete change a record behind
 // the engine's back, as a foreign tool, a lifecycle rule or a person would.
+// Objects is one client's view of the store as plain objects (conditional
+// puts, reads that answer "unchanged", listings by prefix), with the same
+// faults: the shard.Store that package shard runs on.
 //
 // The scheme "mem" opens leases in a process-wide store, Default:
 //

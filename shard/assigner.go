@@ -1,0 +1,283 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// unknown is the stored version while a write's outcome is unknown: no
+// listing shows it, so the next one settles the outcome (reconcile).
+const unknown = "\x00unknown"
+
+// errDeposed ends an assigner's task: a later assigner wrote the
+// assignment.
+var errDeposed = errors.New("shard: a later assigner wrote the assignment")
+
+// assigner is the state of one assigner term: what it wrote, and what it
+// has seen of the workers.
+type assigner struct {
+	w      *Worker
+	token  uint64 // the assigner lease's token: the high half of every Gen
+	seq    uint64 // the low half of the latest Gen
+	cur    *assignment
+	stored string // the version of cur as stored: "" for none, or unknown
+	fenced bool   // every known worker acknowledged the fence
+	judge  *judge
+	acks   map[string]ack    // the latest acknowledgement seen, by identity
+	ackVer map[string]string // its version
+}
+
+// assign is the assigner lease's task: a round every listing interval
+// until the term ends.
+func (w *Worker) assign(ctx context.Context) error {
+	lt, _ := runner.Term(ctx)
+	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}}
+	for {
+		next := time.Now().Add(w.cfg.listInterval())
+		if err := a.round(ctx, next); err != nil {
+			if errors.Is(err, errDeposed) {
+				return err
+			}
+			w.fatal(err)
+			return err
+		}
+		sleep(ctx, time.Until(next))
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// round lists the group, reads the acknowledgements that changed (until
+// next, when the next round is due, so that slow reads do not leave a gap
+// between listings that would break every count towards expiry; the rest
+// are read in later rounds), and writes the next assignment if it differs.
+// It returns an error only when the assigner must stop.
+func (a *assigner) round(ctx context.Context, next time.Time) error {
+	cfg := &a.w.cfg
+	prefix := cfg.Group + "/"
+	sent := time.Now()
+	listing, err := a.w.list(ctx, prefix)
+	now := time.Now()
+	if err != nil {
+		if a.judge != nil {
+			a.judge.failed()
+		}
+		cfg.Logger.Warn("shard: assigner: listing failed", "err", err)
+		return nil
+	}
+	members, acks := map[string]string{}, map[string]string{}
+	for k, v := range listing {
+		switch rest := strings.TrimPrefix(k, prefix); {
+		case strings.HasPrefix(rest, "members/"):
+			members[strings.TrimPrefix(rest, "members/")] = v
+		case strings.HasPrefix(rest, "acks/"):
+			acks[strings.TrimPrefix(rest, "acks/")] = v
+		}
+	}
+	if a.cur == nil {
+		return a.load(ctx) // the next listing shows how the fence went
+	}
+	var watch []string
+	for _, m := range a.cur.Members {
+		watch = append(watch, m.ID)
+	}
+	a.judge.saw(members, watch, sent, now)
+	a.readAcks(ctx, acks, next)
+	if v := listing[assignmentKey(cfg.Group)]; v != a.stored {
+		if err := a.reconcile(ctx, v); err != nil {
+			return err
+		}
+	}
+	if a.stored == unknown {
+		return nil // settled by the next listing
+	}
+	if !a.fenced {
+		if !a.allAcknowledged(a.cur.Gen) {
+			return nil
+		}
+		a.fenced = true
+	}
+	planned, changed := plan(a.cur, a, a.nextGen())
+	if changed {
+		a.write(ctx, planned)
+	}
+	return nil
+}
+
+func (a *assigner) nextGen() uint64 { return a.token<<32 | (a.seq + 1) }
+
+// load reads the assignment at the start of the term, or starts one, and
+// writes the fence: the same owners, every epoch made this term's, so that
+// no shard starts on an epoch an earlier assigner gave out. A read that
+// fails leaves cur nil, for the next round.
+func (a *assigner) load(ctx context.Context) error {
+	cfg := &a.w.cfg
+	data, version, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
+	var cur *assignment
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		cur = &assignment{Shards: cfg.Shards, TTL: cfg.TTL, Renew: cfg.RenewInterval, Slots: make([]slot, cfg.Shards)}
+		for s := range cur.Slots {
+			cur.Slots[s].Owner = -1
+		}
+	case lease.Retryable(err):
+		cfg.Logger.Warn("shard: assigner: reading the assignment failed; will retry", "err", err)
+		return nil
+	case err != nil:
+		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
+	default:
+		if cur, err = decodeAssignment(data); err != nil {
+			return fmt.Errorf("shard: assigner: %w", err)
+		}
+		if err := cur.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
+			return err
+		}
+	}
+	a.judge = newJudge(cur.TTL, cur.Renew)
+	if cfg.expireAfter > 0 {
+		a.judge.ttl = cfg.expireAfter
+	}
+	fence := *cur
+	fence.Gen, fence.Fence, a.seq = a.token<<32, true, 0
+	fence.Slots = slices.Clone(cur.Slots)
+	for s := range fence.Slots {
+		fence.Slots[s].Epoch = fence.Gen
+	}
+	a.cur, a.stored = cur, version
+	a.write(ctx, &fence)
+	return nil
+}
+
+// write stores next over the version last stored, and makes it current
+// whatever the outcome: its decisions stand, and a write whose outcome is
+// unknown is settled by the next listing (reconcile).
+func (a *assigner) write(ctx context.Context, next *assignment) {
+	cfg := &a.w.cfg
+	a.seq = next.Gen & (1<<32 - 1)
+	prev := a.stored
+	a.cur, a.stored = next, unknown
+	v, err := a.w.put(ctx, assignmentKey(cfg.Group), next.encode(), prev)
+	if err != nil {
+		cfg.Logger.Warn("shard: assigner: writing the assignment failed; the next listing settles it", "gen", next.Gen, "err", err)
+		return
+	}
+	a.stored = v
+}
+
+// reconcile settles a stored version other than the one this term last
+// wrote: its own write whose answer was lost, a restore of an earlier
+// assignment, or a later assigner's.
+func (a *assigner) reconcile(ctx context.Context, listed string) error {
+	cfg := &a.w.cfg
+	want := a.cur.encode()
+	if listed == "" { // deleted: write it anew
+		a.rewrite(ctx, "")
+		return nil
+	}
+	data, v, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
+	if err != nil {
+		return nil
+	}
+	if bytes.Equal(data, want) {
+		a.stored = v
+		return nil
+	}
+	got, err := decodeAssignment(data)
+	switch {
+	case err != nil:
+		cfg.Logger.Error("shard: assigner: the assignment object is not one; leaving it for a person", "err", err)
+		return nil
+	case got.Gen > a.cur.Gen:
+		return fmt.Errorf("%w (gen %d after this term's %d)", errDeposed, got.Gen, a.cur.Gen)
+	}
+	cfg.Logger.Warn("shard: assigner: the assignment went back (a restore, or a write that did not land); writing it again", "stored_gen", got.Gen, "gen", a.cur.Gen)
+	a.stored = v
+	a.rewrite(ctx, v)
+	return nil
+}
+
+// rewrite writes the current assignment again with a new Gen, so that
+// every worker that read the stored one sees it as newer.
+func (a *assigner) rewrite(ctx context.Context, version string) {
+	again := *a.cur
+	again.Gen = a.nextGen()
+	a.stored = version
+	a.write(ctx, &again)
+}
+
+// readAcks reads the acknowledgements whose version changed, until
+// deadline, merging each with what was known of its worker (a restored one
+// takes nothing away).
+func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadline time.Time) {
+	cfg := &a.w.cfg
+	for id, v := range listed {
+		if a.ackVer[id] == v {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		data, got, err := a.w.get(ctx, ackKey(cfg.Group, id), a.ackVer[id])
+		if err != nil {
+			continue
+		}
+		if data != nil {
+			k, err := decodeAck(data)
+			if err != nil {
+				cfg.Logger.Warn("shard: assigner: ignoring an acknowledgement", "identity", id, "err", err)
+			} else {
+				a.acks[id] = k.merge(a.acks[id])
+			}
+		}
+		a.ackVer[id] = got
+	}
+}
+
+// allAcknowledged reports whether every worker the assigner knows of, and
+// whose liveness has not expired, has acknowledged gen or left.
+func (a *assigner) allAcknowledged(gen uint64) bool {
+	now := time.Now()
+	for id := range a.judge.counts {
+		k := a.acks[id]
+		if !a.judge.expired(id, now) && !k.Left && k.Applied < gen {
+			return false
+		}
+	}
+	return true
+}
+
+// dead implements view.
+func (a *assigner) dead(t term) bool {
+	k := a.acks[t.ID]
+	return a.judge.expired(t.ID, time.Now()) || k.Token > t.Token || k.Token == t.Token && k.Left
+}
+
+// released implements view.
+func (a *assigner) released(t term, gen uint64) bool {
+	k := a.acks[t.ID]
+	return k.Token == t.Token && k.Applied >= gen
+}
+
+// live implements view: the workers alive (see judge.alive) whose latest
+// term said hello and has not left.
+func (a *assigner) live() []term {
+	now := time.Now()
+	var out []term
+	for id := range a.judge.counts {
+		k := a.acks[id]
+		if a.judge.alive(id, now) && k.Token > 0 && !k.Left {
+			out = append(out, term{id, k.Token})
+		}
+	}
+	slices.SortFunc(out, func(x, y term) int { return strings.Compare(x.ID, y.ID) })
+	return out
+}

@@ -1,0 +1,172 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+)
+
+// MaxShards is the largest number of shards a group may have.
+const MaxShards = 100_000
+
+// assignment is the group's one assignment object: which worker term owns
+// which shard, written by the assigner only when ownership changes.
+type assignment struct {
+	// Gen is the assigner's token in the high 32 bits and a count of its
+	// writes in the low: strictly greater than every earlier Gen, across
+	// assigners too, since assigner tokens strictly increase.
+	Gen uint64
+	// Fence marks the first assignment of an assigner's term: workers stop
+	// what it does not give them and acknowledge it, and start nothing.
+	Fence bool
+	// Shards, TTL and Renew are the group's: every worker must use them.
+	Shards     int
+	TTL, Renew time.Duration
+	Members    []member
+	Slots      []slot // len Shards
+}
+
+// member is one worker term named in an assignment.
+type member struct {
+	ID    string
+	Token uint64 // the worker's liveness token: the term
+	// ReleaseGen is the Gen from which the term must have acknowledged
+	// (Ack.Applied) before its releasing shards are free.
+	ReleaseGen uint64
+}
+
+// slot is one shard's ownership.
+type slot struct {
+	Owner     int // index into Members; -1: no owner
+	Releasing bool
+	// Epoch is the Gen of the assignment that gave the shard to Owner:
+	// the fencing token of its start.
+	Epoch uint64
+}
+
+// term names one liveness term of one worker.
+type term struct {
+	ID    string
+	Token uint64
+}
+
+func (a *assignment) owner(s int) (term, bool) {
+	o := a.Slots[s].Owner
+	if o < 0 {
+		return term{}, false
+	}
+	return term{a.Members[o].ID, a.Members[o].Token}, true
+}
+
+// memberOf returns the index of t in Members, or -1.
+func (a *assignment) memberOf(t term) int {
+	for i, m := range a.Members {
+		if m.ID == t.ID && m.Token == t.Token {
+			return i
+		}
+	}
+	return -1
+}
+
+var assignmentMagic = []byte("leasehold-shards\x01")
+
+// encode returns the assignment's compact binary form: a magic, then
+// unsigned varints (slots as (owner+1)<<1|releasing and epoch).
+func (a *assignment) encode() []byte {
+	b := append([]byte(nil), assignmentMagic...)
+	fence := uint64(0)
+	if a.Fence {
+		fence = 1
+	}
+	for _, v := range []uint64{a.Gen, fence, uint64(a.Shards), uint64(a.TTL.Milliseconds()), uint64(a.Renew.Milliseconds()), uint64(len(a.Members))} {
+		b = binary.AppendUvarint(b, v)
+	}
+	for _, m := range a.Members {
+		b = binary.AppendUvarint(b, uint64(len(m.ID)))
+		b = append(b, m.ID...)
+		b = binary.AppendUvarint(b, m.Token)
+		b = binary.AppendUvarint(b, m.ReleaseGen)
+	}
+	for _, s := range a.Slots {
+		v := uint64(s.Owner+1) << 1
+		if s.Releasing {
+			v |= 1
+		}
+		b = binary.AppendUvarint(b, v)
+		b = binary.AppendUvarint(b, s.Epoch)
+	}
+	return b
+}
+
+// decodeAssignment parses what encode wrote; anything else is
+// lease.ErrCorrupt.
+func decodeAssignment(data []byte) (*assignment, error) {
+	if !bytes.HasPrefix(data, assignmentMagic) {
+		return nil, driver.Corruptf("shard: the assignment object is not a leasehold shard assignment")
+	}
+	r := bytes.NewReader(data[len(assignmentMagic):])
+	var err error
+	next := func(what string, limit uint64) uint64 {
+		if err != nil {
+			return 0
+		}
+		v, e := binary.ReadUvarint(r)
+		switch {
+		case e != nil:
+			err = driver.Corruptf("shard: assignment: %s: %v", what, e)
+		case v > limit:
+			err = driver.Corruptf("shard: assignment: %s (%d) exceeds %d", what, v, limit)
+		}
+		return v
+	}
+	a := &assignment{Gen: next("gen", 1<<63), Fence: next("fence", 1) == 1}
+	a.Shards = int(next("shards", MaxShards))
+	a.TTL = time.Duration(next("TTL", 1<<40)) * time.Millisecond
+	a.Renew = time.Duration(next("renew interval", 1<<40)) * time.Millisecond
+	nm := next("members", MaxShards)
+	for i := uint64(0); i < nm && err == nil; i++ {
+		n := next("identity length", lease.MaxIdentityLen)
+		id := make([]byte, n)
+		if err == nil {
+			if _, e := r.Read(id); e != nil && n > 0 {
+				err = driver.Corruptf("shard: assignment: identity: %v", e)
+			}
+		}
+		m := member{ID: string(id), Token: next("token", 1<<63), ReleaseGen: next("release gen", 1<<63)}
+		if err == nil && lease.ValidateIdentity(m.ID) != nil {
+			err = driver.Corruptf("shard: assignment: member %q is not a valid identity", m.ID)
+		}
+		a.Members = append(a.Members, m)
+	}
+	for i := 0; i < a.Shards && err == nil; i++ {
+		v := next("owner", (nm<<1)|1)
+		a.Slots = append(a.Slots, slot{Owner: int(v>>1) - 1, Releasing: v&1 == 1, Epoch: next("epoch", 1<<63)})
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case a.Shards == 0:
+		return nil, driver.Corruptf("shard: assignment: no shards")
+	case r.Len() != 0:
+		return nil, driver.Corruptf("shard: assignment: %d bytes after the last shard", r.Len())
+	}
+	return a, nil
+}
+
+// checkGroup reports, naming the field, a worker whose settings differ
+// from the group's, as written in the assignment.
+func (a *assignment) checkGroup(shards int, ttl, renew time.Duration) error {
+	switch {
+	case a.Shards != shards:
+		return &lease.OptionError{Pkg: "shard", Field: "Shards", Value: shards, Reason: fmt.Sprintf("differs from the group's %d: a group's shard count is fixed", a.Shards)}
+	case a.TTL != ttl:
+		return &lease.OptionError{Pkg: "shard", Field: "TTL", Value: ttl, Reason: fmt.Sprintf("differs from the group's %v", a.TTL)}
+	case a.Renew != renew:
+		return &lease.OptionError{Pkg: "shard", Field: "RenewInterval", Value: renew, Reason: fmt.Sprintf("differs from the group's %v", a.Renew)}
+	}
+	return nil
+}

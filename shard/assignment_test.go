@@ -1,0 +1,92 @@
+package shard
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+func sample() *assignment {
+	return &assignment{
+		Gen: 7<<32 | 3, Shards: 4, TTL: 15 * time.Second, Renew: 5625 * time.Millisecond,
+		Members: []member{{ID: "w1", Token: 2, ReleaseGen: 7<<32 | 2}, {ID: "w2", Token: 9}},
+		Slots:   []slot{{Owner: 0, Epoch: 5}, {Owner: 1, Epoch: 7<<32 | 3}, {Owner: -1, Epoch: 1}, {Owner: 0, Releasing: true, Epoch: 4}},
+	}
+}
+
+func TestAssignmentRoundTrip(t *testing.T) {
+	for _, fence := range []bool{false, true} {
+		a := sample()
+		a.Fence = fence
+		got, err := decodeAssignment(a.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, a) {
+			t.Fatalf("decoded %+v, want %+v", got, a)
+		}
+	}
+}
+
+func TestAssignmentOf10000ShardsIsCompact(t *testing.T) {
+	a := &assignment{Gen: 1 << 40, Shards: 10_000, TTL: 15 * time.Second, Renew: 5 * time.Second, Slots: make([]slot, 10_000)}
+	for i := range 1000 {
+		a.Members = append(a.Members, member{ID: strings.Repeat("w", 20) + string(rune('a'+i%26)), Token: uint64(i)})
+	}
+	for s := range a.Slots {
+		a.Slots[s] = slot{Owner: s % 1000, Epoch: 1<<40 | uint64(s)}
+	}
+	if n := len(a.encode()); n > 120_000 {
+		t.Fatalf("10,000 shards over 1,000 workers encode to %d bytes; want at most 120 kB", n)
+	}
+}
+
+func TestAssignmentCorrupt(t *testing.T) {
+	good := sample().encode()
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"a lease record", []byte(`{"leasehold":1,"holder":"w1"}`)},
+		{"truncated", good[:len(good)-1]},
+		{"trailing bytes", append(append([]byte(nil), good...), 0)},
+		{"owner out of range", func() []byte { a := sample(); a.Slots[0].Owner = 5; return a.encode() }()},
+		{"no shards", func() []byte { a := sample(); a.Shards, a.Slots = 0, nil; return a.encode() }()},
+		{"invalid identity", func() []byte { a := sample(); a.Members[0].ID = "a\nb"; return a.encode() }()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := decodeAssignment(tc.data); !errors.Is(err, lease.ErrCorrupt) {
+				t.Fatalf("decode: %v, want lease.ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+func TestCheckGroupNamesTheField(t *testing.T) {
+	a := sample()
+	for _, tc := range []struct {
+		name         string
+		shards       int
+		ttl, renew   time.Duration
+		wantInErrMsg string
+	}{
+		{"shards", 5, a.TTL, a.Renew, "shard: Shards (5) differs from the group's 4"},
+		{"TTL", 4, time.Minute, a.Renew, "TTL (1m0s) differs from the group's 15s"},
+		{"renew interval", 4, a.TTL, time.Second, "RenewInterval (1s) differs from the group's 5.625s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := a.checkGroup(tc.shards, tc.ttl, tc.renew)
+			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.wantInErrMsg) {
+				t.Fatalf("checkGroup: %v, want an error containing %q", err, tc.wantInErrMsg)
+			}
+		})
+	}
+	if err := a.checkGroup(4, a.TTL, a.Renew); err != nil {
+		t.Fatalf("checkGroup of the group's own settings: %v", err)
+	}
+}

@@ -1,0 +1,213 @@
+// Package shard shares N shards among the workers of a group, each shard
+// run by at most one worker at any instant, on the same storage services
+// and with the same clock-free safety argument as package lease. A Worker
+// joins a group (a key prefix in a Store), keeps its liveness, and runs
+// Config.Run once for every shard the group's assignment gives it, with a
+// context cancelled when the shard is revoked, when the worker's liveness
+// ends, or when the worker stops.
+//
+// # What it guarantees
+//
+// With N the shards and M the live workers:
+//
+//   - At most one worker runs a shard at any instant, assuming only that
+//     clocks tick at nearly the same rate, and that each Config.Run stops
+//     when its context is cancelled (as the runner assumes of its task).
+//   - Every start of a shard carries an epoch (Shard.Epoch) strictly greater
+//     than that of every earlier start of it, on any worker: a fencing token,
+//     as a lease's token is.
+//   - A worker starts a shard only after its previous owner has stopped it
+//     and said so, or after the previous owner's liveness was judged
+//     expired by rule 2 (the same version of its liveness record, unchanged,
+//     for a full TTL on the judge's own clock). A worker that cannot renew its
+//     liveness stops all its shards at sent + RenewDeadline. Nobody steals.
+//   - Balance: once settled, every live worker runs ⌊N/M⌋ or ⌈N/M⌉
+//     shards. Sticky: a shard moves only when balance requires it, and a
+//     join or a leave moves the fewest shards that balance needs; a worker
+//     that restarts under the same identity gets its earlier shards back
+//     when they are free.
+//   - A worker that leaves (its context ends: SIGTERM, scale-in) stops its
+//     shards, says so, and they start elsewhere within about a renew
+//     interval, not a TTL.
+//   - Presence apart from ownership: a worker counts for balance from its
+//     first heartbeat, owning shards or not. The member list is a listing
+//     of the store, used only when complete (a listing that fails decides
+//     nothing).
+//   - Cost set by the workers, not the shards: in steady state each worker
+//     renews its liveness (one write) and reads the assignment (one
+//     conditional read, answered "unchanged") per renew interval, whatever
+//     N is, and its own acknowledgement every fourth interval (another
+//     conditional read), plus two reads of the assigner's lease if it
+//     campaigns to be the assigner (Config.NoAssigner). Shard records are
+//     written only when ownership changes. Only the assigner lists, three
+//     times per renew interval. Per worker and hour, at the default TTL of
+//     15 s (a renew interval of 5.6 s): 640 writes and 800 to 2,080 reads.
+//
+// A group's N is fixed: a worker whose Shards differ from the group's gets
+// an error naming the field, not a reshuffle. So are its TTL and renew
+// interval, which the assigner uses to judge every worker's liveness.
+//
+// # Design
+//
+// The group's keys (see Store):
+//
+//   - GROUP/members/ID: each worker's liveness, an ordinary lease.Lease
+//     record that the worker holds and renews with a runner.Runner, whose
+//     task is the worker's membership: one liveness term (its token k) is
+//     one membership, and the runner's deadline ends every shard of it.
+//   - GROUP/assigner: the lease of the group's one assigner, elected by an
+//     ordinary runner among the workers that campaign.
+//   - GROUP/assignment: one object, written only by the assigner and only
+//     when ownership changes: for every shard, its owner as a worker term
+//     (identity and liveness token), whether the owner is releasing it, and
+//     its epoch; the group's N, TTL and renew interval; and Gen, the
+//     assigner's token in its high 32 bits and a count of its writes in the
+//     low, so that Gen strictly increases across assigners. A shard's epoch
+//     is the Gen of the assignment that gave it to its owner. It is binary,
+//     about 7 bytes a shard: 70 kB for 10,000 shards.
+//   - GROUP/acks/ID: each worker's acknowledgement, written only when
+//     ownership changes: when a term begins (hello, with its token), after
+//     it stopped the shards an assignment took from it or applied a fence
+//     (applied: that Gen), and when it ends (left).
+//
+// The assigner lists GROUP/ every third of a renew interval. The listing
+// gives every member's liveness version, from which it judges expiry by
+// rule 2 for all workers at once, and every acknowledgement's version, of
+// which it reads only those that changed, and only until the next listing
+// is due (the rest in later rounds), so that slow reads never leave more
+// than a renew interval between two listings, which would restart every
+// count. A worker counts for balance while its liveness key shows a new
+// version within a TTL and its latest term said hello and has not left. It plans (see below) and writes
+// the assignment when it differs. A move is two assignments: the first
+// marks the shard releasing by its owner; the owner, reading it, cancels
+// the shard's context, waits for Run to return, and acknowledges; the
+// assigner, seeing the acknowledgement, gives the shard to its new owner
+// in the next assignment, with a new epoch; the new owner starts it when
+// it reads that. A shard of a worker that left, or whose liveness expired,
+// or whose worker began a later term, is free at once.
+//
+// The plan keeps every owner it can. It frees the shards of dead terms and
+// the acknowledged releases, gives the ⌈N/M⌉ shares to the live workers
+// that own most, marks each worker's excess over its share releasing, and
+// gives free shards to workers under their share, a worker's own earlier
+// shards first. Those are the fewest moves balance needs.
+//
+// Each worker reads the assignment every renew interval, with the version
+// it holds (a 304 when unchanged), and applies an assignment only when its
+// Gen is greater than every one it applied: it stops what the assignment
+// no longer gives its term, acknowledges when asked, then starts what it
+// gives. A shard whose Run returned by itself stays the worker's and is
+// not started again until it is assigned anew (Ended). Every fourth
+// interval a worker also reads its own acknowledgement, asking for it only
+// if it changed, and writes its latest one again if it did: a restore can
+// put an earlier one back before the assigner read the latest, and the
+// assigner would wait for an acknowledgement it never saw.
+//
+// A new assigner does not know which shards run where: the assignment it
+// reads may be older than the last one written (a restore). So its first
+// write is a fence: the owners it read, every epoch set to its own first
+// Gen. A worker that reads a fence stops whatever the fence does not give
+// it, starts nothing, and acknowledges. The assigner plans nothing until
+// every worker it knows of, whose liveness has not expired, has
+// acknowledged the fence or left; after that every running shard runs
+// where the fence says, and its next assignment (never a fence, even when
+// nobody moves) lets the shards the fence gives to workers that do not run
+// them start, with the fence's epoch, greater than every earlier one.
+//
+// # Why two workers never run one shard at once
+//
+// Write t for a worker term: a worker's identity with the token of one of
+// its liveness terms. A term starts a shard s only on reading an
+// assignment that gives s to t (not releasing), and only from its runner's
+// task: every shard context of t is cancelled when that task's is, which the
+// runner does at sent + RenewDeadline and when the liveness lease is lost,
+// so t runs no shard after its liveness term could have lapsed (rule 3).
+//
+// The assigner gives s to a term t' only while s is free in its own state,
+// which it writes in Gen order and conditionally on the version it wrote
+// last. s becomes free from its owner t in one of four ways, each of which
+// means t has stopped s and will not start it again unless a later
+// assignment gives it to t anew:
+//
+//  1. t acknowledged an assignment at or after the one that marked s
+//     releasing. t writes that acknowledgement only after every shard that
+//     assignment took from it has returned, and t ignores every assignment
+//     older than one it applied, so it never reads s as its own again from
+//     an older one. The chain stop → acknowledgement written → listed and
+//     read by the assigner → assignment written → read by t' → t' starts
+//     is causal: no clock is involved.
+//  2. t said it left: written after all its shards returned, by a term that
+//     starts nothing afterwards.
+//  3. An acknowledgement of a later term of the same worker exists: that
+//     term's liveness lease was acquired, which the lease contract allows
+//     only after t's term was released (after t's task, and every shard of
+//     it, returned) or judged lapsed on the new term's own clock, by which
+//     time t had stopped (lease/driver's argument).
+//  4. The assigner judged t's liveness record expired by rule 2 on its
+//     listings, which are reads in the sense of lease/driver's argument: a
+//     listing shows each key's version as of an instant between its sending
+//     and its return (see Store), and a run is broken by a listing that
+//     fails or that returns more than the renew interval R after the
+//     previous one was sent. Word for word as there, with the listing for the
+//     follower's reads: if the record stayed at one version V from the
+//     listing that first showed it (e1) for a TTL T, any write of t between
+//     was hidden by a restore, t's next renewal after a restore ends its
+//     term, and t stopped by e1 + R + RenewDeadline ≤ e1 + T. A later term
+//     of the same worker would have written a version of its own, breaking
+//     the run. A key that vanished counts as a version too (absent): t's
+//     next renewal finds it gone and stops.
+//
+// So at the instant t' starts s, t has stopped it. Epochs increase
+// because a term is given s at a Gen greater than every earlier Gen, which
+// becomes its epoch, and starts s at most once per grant; a fence's epoch
+// is greater than every Gen an earlier assigner wrote, since assigner
+// tokens increase.
+//
+// Lost answers and restores:
+//
+//   - An assignment write whose answer is lost: the assigner keeps its
+//     decisions (they were true when made) and writes nothing more until a
+//     listing shows the stored version; it reads that object, and if it is
+//     not its own write it writes its current assignment again with a new
+//     Gen. Writes are conditional on the version it last saw, so a late
+//     write never lands over a newer one. An acknowledgement whose answer
+//     is lost is read back, and written again until it is stored.
+//   - A restore of an earlier assignment of the current assigner: workers
+//     that applied a later one ignore it (its Gen is lower). A worker that
+//     had not may start a shard it gives it: the assigner gave it that shard
+//     at that Gen, and has given it to no one since without first seeing
+//     this term acknowledge a later assignment, which it cannot have done
+//     without applying it. The assigner sees the version change at its next
+//     listing and writes its own assignment again, with a new Gen.
+//   - A restore of an acknowledgement: every acknowledgement states
+//     something that stays true of its term, and the assigner merges what
+//     it has seen of each worker, so an older one takes nothing away. One
+//     that hides the latest before the assigner read it delays the
+//     assigner, never misleads it: the worker writes its latest again at
+//     its next check.
+//   - A restore of a liveness record: lease/driver's argument, as above.
+//   - A restore of an assignment written by an earlier assigner, read by a
+//     new one: the fence. Its limit is the engine's: a worker term that the
+//     new assigner cannot know of (its liveness key deleted before the new
+//     assigner first listed, while its old shards run until its next
+//     renewal fails) is not waited for. A restore across a change of
+//     assigner also moves more shards than the minimum, since the fence
+//     stops what the old assignment does not give.
+//
+// # What it does not do yet
+//
+// The shard layer runs on memlease (memlease.Objects is its Store). Stores
+// whose leases the store judges (Azure's native leases, whose renewals do
+// not change the version) are refused with lease.ErrUnsafeStore until the
+// assigner judges them from the lease state a listing shows. The
+// other backends' Stores, Prometheus metrics, the CLI (leasehold run
+// --shards), the conformance and chaos suites for shards, and per-shard
+// health checks are to come. The tests' fault schedules are seeded
+// (TestRandomFaults, -seed N), but the runner's jitter draws from the
+// global source, so a failing seed shows its trace rather than replaying
+// exactly. Logs go to Config.Logger (slog) already; the
+// health check and stall watchdog are the runner's, applied to the whole
+// worker's liveness. The simulation in this package's tests
+// (LEASEHOLD_SHARD_SIM=large for 10,000 shards over 1,000 workers) checks
+// the guarantees above against an oracle that sees every start and end.
+package shard

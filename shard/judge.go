@@ -1,0 +1,88 @@
+package shard
+
+import "time"
+
+// absent is the version of a liveness key that a listing did not show.
+const absent = "\x00absent"
+
+// judge decides, on the assigner's own monotonic clock, which workers'
+// liveness has expired, by rule 2 applied to listings: a key's version
+// counts from the return of the first listing of an unbroken run that
+// showed it; the run is broken by a listing that fails, and by one that
+// returns more than the group's renew interval after the previous one was
+// sent. A key that a listing does not show counts as a version of its own
+// (absent). A key expires once its version has counted a TTL. This is the
+// count lease/driver's engine keeps for one record, kept here for every
+// member from one listing, so that judging M workers costs one listing,
+// not M reads.
+type judge struct {
+	ttl, gap time.Duration
+	counts   map[string]*count
+	lastSent time.Time // when the previous listing was sent
+}
+
+type count struct {
+	version string
+	at      time.Time // when the run of version began
+	last    string    // the version the latest successful listing showed
+	changed time.Time // when a listing first showed last
+}
+
+func newJudge(ttl, gap time.Duration) *judge {
+	return &judge{ttl: ttl, gap: gap, counts: map[string]*count{}}
+}
+
+// saw counts a listing sent at sent that returned now with versions (by
+// identity), for those identities and every one watched before, and for
+// watch.
+func (j *judge) saw(versions map[string]string, watch []string, sent, now time.Time) {
+	broken := now.Sub(j.lastSent) > j.gap
+	j.lastSent = sent
+	for _, id := range watch {
+		if j.counts[id] == nil {
+			j.counts[id] = &count{}
+		}
+	}
+	for id := range versions {
+		if j.counts[id] == nil {
+			j.counts[id] = &count{}
+		}
+	}
+	for id, c := range j.counts {
+		v, ok := versions[id]
+		if !ok {
+			v = absent
+		}
+		if v != c.version || broken {
+			c.version, c.at = v, now
+		}
+		if v != c.last {
+			c.last, c.changed = v, now
+		}
+	}
+}
+
+// failed breaks every run: a listing failed.
+func (j *judge) failed() {
+	for _, c := range j.counts {
+		c.version = ""
+	}
+}
+
+// expired reports whether id's liveness key has stayed unchanged (or
+// absent) for a TTL, so that every term of id that had written it has
+// stopped (see the package doc), and none has written since.
+func (j *judge) expired(id string, now time.Time) bool {
+	c := j.counts[id]
+	return c != nil && c.version != "" && now.Sub(c.at) >= j.ttl
+}
+
+// alive reports whether id counts for balance: the latest successful
+// listing showed its liveness key, at a version first listed within the
+// last TTL, and it has not expired. A failed listing restarts the count
+// towards expiry, but does not make a worker whose key stopped changing
+// count again.
+func (j *judge) alive(id string, now time.Time) bool {
+	c := j.counts[id]
+	return c != nil && c.last != "" && c.last != absent && now.Sub(c.changed) < j.ttl && !j.expired(id, now)
+}

@@ -1,0 +1,99 @@
+package shard
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestJudge(t *testing.T) {
+	const ttl, gap = 15 * time.Second, 5 * time.Second
+	list := func(j *judge, versions map[string]string) {
+		sent := time.Now()
+		time.Sleep(10 * time.Millisecond) // the listing's latency
+		j.saw(versions, nil, sent, time.Now())
+	}
+	for _, tc := range []struct {
+		name    string
+		run     func(j *judge)
+		expired bool
+	}{
+		{"unchanged for a TTL", func(j *judge) {
+			for range 10 {
+				list(j, map[string]string{"w": "v1"})
+				time.Sleep(2 * time.Second)
+			}
+		}, true},
+		{"changed within the TTL", func(j *judge) {
+			for i := range 10 {
+				list(j, map[string]string{"w": []string{"v1", "v2"}[i/5]})
+				time.Sleep(2 * time.Second)
+			}
+		}, false},
+		{"a gap longer than the renew interval restarts the count", func(j *judge) {
+			list(j, map[string]string{"w": "v1"})
+			time.Sleep(gap + time.Second)
+			for range 6 {
+				list(j, map[string]string{"w": "v1"})
+				time.Sleep(2 * time.Second)
+			}
+		}, false},
+		{"a failed listing restarts the count", func(j *judge) {
+			for i := range 10 {
+				if i == 3 {
+					j.failed()
+				}
+				list(j, map[string]string{"w": "v1"})
+				time.Sleep(2 * time.Second)
+			}
+		}, false},
+		{"absent for a TTL", func(j *judge) {
+			list(j, map[string]string{"w": "v1"})
+			for range 9 {
+				time.Sleep(2 * time.Second)
+				list(j, map[string]string{})
+			}
+		}, true},
+		{"never seen", func(j *judge) {
+			for range 10 {
+				list(j, map[string]string{"other": "v"})
+				time.Sleep(2 * time.Second)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				j := newJudge(ttl, gap)
+				tc.run(j)
+				if got := j.expired("w", time.Now()); got != tc.expired {
+					t.Fatalf("expired: %t, want %t", got, tc.expired)
+				}
+			})
+		})
+	}
+}
+
+// TestJudgeAlive: a worker counts for balance while its key changes; a
+// failed listing restarts the count towards expiry but does not make a
+// worker whose key stopped changing count again.
+func TestJudgeAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl, gap = 15 * time.Second, 5 * time.Second
+		j := newJudge(ttl, gap)
+		for i := range 10 {
+			j.saw(map[string]string{"renewing": fmt.Sprint(i), "stuck": "v"}, nil, time.Now(), time.Now())
+			time.Sleep(2 * time.Second)
+		}
+		now := time.Now()
+		if !j.alive("renewing", now) || j.alive("stuck", now) || !j.expired("stuck", now) {
+			t.Fatalf("alive: renewing %t, stuck %t; stuck expired %t; want true, false, true", j.alive("renewing", now), j.alive("stuck", now), j.expired("stuck", now))
+		}
+		j.failed()
+		j.saw(map[string]string{"renewing": "10", "stuck": "v"}, nil, time.Now(), time.Now())
+		now = time.Now()
+		if j.alive("stuck", now) || j.expired("stuck", now) {
+			t.Fatalf("after a failed listing: stuck alive %t, expired %t; want neither", j.alive("stuck", now), j.expired("stuck", now))
+		}
+	})
+}

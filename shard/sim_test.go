@@ -1,0 +1,656 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/memlease"
+)
+
+// oracle sees every start and end of every shard function, on the
+// bubble's clock: it counts starts of a shard while another worker still
+// runs it, and epochs that do not increase.
+type oracle struct {
+	mu        sync.Mutex
+	owner     []string
+	epoch     []uint64
+	count     map[string]int
+	starts    int
+	overlaps  int
+	backwards int
+	first     string // the first violation, for the failure message
+	dead      map[string]bool
+}
+
+func newOracle(n int) *oracle {
+	return &oracle{owner: make([]string, n), epoch: make([]uint64, n), count: map[string]int{}, dead: map[string]bool{}}
+}
+
+func (o *oracle) start(id string, s Shard) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.starts++
+	if prev := o.owner[s.Index]; prev != "" {
+		o.overlaps++
+		o.note(fmt.Sprintf("%v: shard %d started on %s (epoch %d) while %s ran it", time.Now().Format(time.TimeOnly), s.Index, id, s.Epoch, prev))
+	}
+	if s.Epoch <= o.epoch[s.Index] {
+		o.backwards++
+		o.note(fmt.Sprintf("shard %d started on %s with epoch %d after epoch %d", s.Index, id, s.Epoch, o.epoch[s.Index]))
+	}
+	o.owner[s.Index], o.epoch[s.Index] = id, s.Epoch
+	o.count[id]++
+}
+
+func (o *oracle) end(id string, s Shard) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.owner[s.Index] == id {
+		o.owner[s.Index] = ""
+	}
+	o.count[id]--
+}
+
+// crash marks id's process dead: its shard functions end at once.
+func (o *oracle) crash(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dead[id] = true
+}
+
+func (o *oracle) crashed(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dead[id]
+}
+
+func (o *oracle) note(s string) {
+	if o.first == "" {
+		o.first = s
+	}
+}
+
+// balanced reports whether every shard runs and the live workers' counts
+// differ by at most one.
+func (o *oracle) balanced(live []string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range o.owner {
+		if id == "" {
+			return false
+		}
+	}
+	lo, hi := len(o.owner), 0
+	total := 0
+	for _, id := range live {
+		lo, hi = min(lo, o.count[id]), max(hi, o.count[id])
+		total += o.count[id]
+	}
+	return total == len(o.owner) && hi-lo <= 1
+}
+
+func (o *oracle) counts(ids []string) []int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = o.count[id]
+	}
+	return out
+}
+
+func (o *oracle) startCount() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.starts
+}
+
+// minMoves is the fewest starts that balance counts (the live workers'
+// shards) when unowned shards must start too: the unowned, and each
+// worker's excess over its share, the larger shares going to the workers
+// that hold most.
+func minMoves(counts []int, unowned int) int {
+	c := slices.Clone(counts)
+	sort.Sort(sort.Reverse(sort.IntSlice(c)))
+	n := unowned
+	for _, x := range c {
+		n += x
+	}
+	moves := unowned
+	for i, x := range c {
+		share := n / len(c)
+		if i < n%len(c) {
+			share++
+		}
+		moves += max(0, x-share)
+	}
+	return moves
+}
+
+// fleet is a group of simulated workers on one memlease store.
+type fleet struct {
+	t       *testing.T
+	store   *memlease.Store
+	o       *oracle
+	n       int
+	ttl     time.Duration
+	expire  time.Duration
+	workers map[string]*simWorker
+	next    int
+	// candidates, if set, is how many of the first workers campaign to be
+	// the assigner; the others set NoAssigner.
+	candidates int
+	crashed    []*simWorker // whose Run has yet to return
+}
+
+type simWorker struct {
+	cancel context.CancelFunc
+	done   chan error
+	live   bool // counts for balance
+}
+
+const simGroup = "sim"
+
+func newFleet(t *testing.T, n int) *fleet {
+	return &fleet{t: t, store: memlease.NewStore(), o: newOracle(n), n: n, ttl: 15 * time.Second, workers: map[string]*simWorker{}}
+}
+
+func (f *fleet) renew() time.Duration { return f.ttl * 3 / 8 }
+
+// drain is how long a shard's function takes to stop once its context is
+// cancelled: within the TTL's margin over RenewInterval + RenewDeadline
+// (1/16 of it), which is what the runner asks of a task.
+func (f *fleet) drain() time.Duration { return f.renew() / 10 }
+
+func (f *fleet) join() string {
+	f.next++
+	id := fmt.Sprintf("w%04d", f.next)
+	f.start(id)
+	return id
+}
+
+func (f *fleet) start(id string) {
+	w, err := New(Config{
+		Store: f.store.Objects(id), Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
+		NoAssigner:  f.candidates > 0 && f.next > f.candidates,
+		Logger:      simLogger(),
+		expireAfter: f.expire,
+		Run: func(ctx context.Context, s Shard) error {
+			f.o.start(id, s)
+			<-ctx.Done()
+			if !f.o.crashed(id) {
+				time.Sleep(f.drain()) // the work takes a while to stop
+			}
+			f.o.end(id, s)
+			return nil
+		},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.t.Context())
+	sw := &simWorker{cancel: cancel, done: make(chan error, 1), live: true}
+	f.workers[id] = sw
+	go func() { sw.done <- w.Run(ctx) }()
+}
+
+func (f *fleet) live() []string {
+	var out []string
+	for id, w := range f.workers {
+		if w.live {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// leave stops a worker as SIGTERM would.
+func (f *fleet) leave(id string) {
+	w := f.workers[id]
+	w.live = false
+	w.cancel()
+	if err := <-w.done; err != nil {
+		f.t.Fatalf("%s: Run: %v", id, err)
+	}
+	delete(f.workers, id)
+}
+
+// crash stops a worker as kill -9 would: its calls never reach the store
+// again, and its shard functions end at once.
+func (f *fleet) crash(id string) {
+	f.store.Hang(id)
+	f.o.crash(id)
+	w := f.workers[id]
+	w.live = false
+	w.cancel()
+	f.crashed = append(f.crashed, w)
+	delete(f.workers, id)
+}
+
+// partition cuts a worker off the store: its calls hang, or fail at once.
+func (f *fleet) partition(id string, hang bool) {
+	if hang {
+		f.store.Hang(id)
+	} else {
+		f.store.Partition(id)
+	}
+	f.workers[id].live = false
+}
+
+func (f *fleet) heal(id string) {
+	f.store.Heal(id)
+	f.workers[id].live = true
+}
+
+// assigner returns the identity holding the assigner lease.
+func (f *fleet) assigner() string {
+	b, ok := f.store.Bytes(assignerKey(simGroup))
+	if !ok {
+		return ""
+	}
+	r, err := driver.DecodeJSON(b)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r.Holder
+}
+
+// settle waits until the fleet is balanced, and returns how long that
+// took and how many shards started meanwhile.
+func (f *fleet) settle(what string, since time.Time, startsBefore int) (time.Duration, int) {
+	f.t.Helper()
+	limit := since.Add(20 * f.ttl)
+	for !f.o.balanced(f.live()) {
+		if time.Now().After(limit) {
+			f.t.Fatalf("%s: not balanced within 20 TTL: counts %v", what, f.o.counts(f.live()))
+		}
+		time.Sleep(f.renew() / 16)
+	}
+	return time.Since(since), f.o.startCount() - startsBefore
+}
+
+// stopAll stops every worker at once, and waits for them and for the
+// crashed ones' Run to return (their calls end at their timeouts).
+func (f *fleet) stopAll() {
+	for _, w := range f.workers {
+		w.cancel()
+	}
+	for _, w := range f.crashed {
+		<-w.done
+	}
+	for id, w := range f.workers {
+		if err := <-w.done; err != nil {
+			f.t.Errorf("%s: Run: %v", id, err)
+		}
+	}
+}
+
+// calls returns the reads and writes of ids.
+func (f *fleet) calls(ids []string) (reads, writes []int) {
+	for _, id := range ids {
+		r, w := f.store.Calls(id)
+		reads, writes = append(reads, r), append(writes, w)
+	}
+	return reads, writes
+}
+
+// noMinimum marks a change whose moves are not held to the minimum.
+const noMinimum = -1
+
+type figures struct {
+	what       string
+	took       time.Duration
+	moves, min int
+}
+
+// scenario runs the simulation of n shards over m workers and returns its
+// figures; it fails the test on any overlap, any epoch that did not
+// increase, and any change that does not end balanced.
+func scenario(t *testing.T, n, m int) {
+	f := newFleet(t, n)
+	var figs []figures
+	record := func(what string, change func() int) {
+		t.Helper()
+		startsBefore := f.o.startCount()
+		since := time.Now()
+		least := change()
+		took, moves := f.settle(what, since, startsBefore)
+		figs = append(figs, figures{what, took, moves, least})
+		// Steady afterwards: no shard moves in two TTLs.
+		before := f.o.startCount()
+		time.Sleep(2 * f.ttl)
+		if moved := f.o.startCount() - before; moved != 0 {
+			t.Errorf("%s: %d shards moved in a steady fleet", what, moved)
+		}
+	}
+	record(fmt.Sprintf("start %d workers", m), func() int {
+		for range m {
+			f.join()
+		}
+		return n
+	})
+	// Requests per worker per renew interval, in a steady fleet.
+	ids := f.live()
+	boss := f.assigner()
+	r0, w0 := f.calls(ids)
+	const intervals = 8
+	time.Sleep(intervals * f.renew())
+	r1, w1 := f.calls(ids)
+	var reads, writes float64
+	var bossReads, bossWrites int
+	for i, id := range ids {
+		if id == boss {
+			bossReads, bossWrites = r1[i]-r0[i], w1[i]-w0[i]
+			continue
+		}
+		reads += float64(r1[i] - r0[i])
+		writes += float64(w1[i] - w0[i])
+	}
+	others := float64(len(ids) - 1)
+	snapshot, _ := f.store.Bytes(assignmentKey(simGroup))
+	oldAcks := map[string][]byte{}
+	for _, id := range ids {
+		oldAcks[id], _ = f.store.Bytes(ackKey(simGroup, id))
+	}
+
+	record("join 1", func() int {
+		counts := f.o.counts(f.live())
+		f.join()
+		return minMoves(append(counts, 0), 0)
+	})
+	leaver := f.live()[len(f.live())/2]
+	record("leave 1 (graceful)", func() int {
+		var counts []int
+		gone := 0
+		for _, id := range f.live() {
+			if id == leaver {
+				gone = f.o.counts([]string{id})[0]
+				continue
+			}
+			counts = append(counts, f.o.counts([]string{id})[0])
+		}
+		f.leave(leaver)
+		return minMoves(counts, gone)
+	})
+	crashLoss := func(victim string) int {
+		var counts []int
+		gone := 0
+		for _, id := range f.live() {
+			c := f.o.counts([]string{id})[0]
+			if id == victim {
+				gone = c
+				continue
+			}
+			counts = append(counts, c)
+		}
+		return minMoves(counts, gone)
+	}
+	victim := f.live()[1]
+	if victim == f.assigner() {
+		victim = f.live()[2]
+	}
+	record("crash 1 (kill -9)", func() int {
+		least := crashLoss(victim)
+		f.crash(victim)
+		return least
+	})
+	cut := f.live()[3]
+	if cut == f.assigner() {
+		cut = f.live()[4]
+	}
+	for _, hang := range []bool{true, false} {
+		how := map[bool]string{true: "hang", false: "fail"}[hang]
+		record("partition 1 (calls "+how+")", func() int {
+			least := crashLoss(cut)
+			f.partition(cut, hang)
+			return least
+		})
+		record("heal the partition", func() int {
+			counts := f.o.counts(f.live())
+			f.heal(cut)
+			return minMoves(append(counts, 0), 0)
+		})
+	}
+	record("restore an old assignment", func() int {
+		f.store.Put(assignmentKey(simGroup), snapshot)
+		return 0
+	})
+	record("restore every worker's old acknowledgement", func() int {
+		for id, b := range oldAcks {
+			f.store.Put(ackKey(simGroup, id), b)
+		}
+		return 0
+	})
+	record("crash the assigner", func() int {
+		boss := f.assigner()
+		least := crashLoss(boss)
+		f.crash(boss)
+		return least
+	})
+	// A restore across a change of assigner brings back owners that no
+	// longer run their shards: the new assigner's fence stops what the old
+	// assignment does not give, so the moves are not the fewest.
+	var cutBoss string
+	record("partition the assigner (calls hang)", func() int {
+		cutBoss = f.assigner()
+		least := crashLoss(cutBoss)
+		f.partition(cutBoss, true)
+		return least
+	})
+	record("heal the assigner's partition", func() int {
+		counts := f.o.counts(f.live())
+		f.heal(cutBoss)
+		return minMoves(append(counts, 0), 0)
+	})
+	record("restore an old assignment, crash the assigner", func() int {
+		f.store.Put(assignmentKey(simGroup), snapshot)
+		f.crash(f.assigner())
+		return noMinimum
+	})
+	record("join 1 while the assigner's writes lose their answers and others' fail", func() int {
+		counts := f.o.counts(f.live())
+		f.store.LoseResponses(f.assigner(), 3)
+		for _, id := range f.live()[:3] {
+			f.store.FailNext(id, 2)
+		}
+		f.join()
+		return minMoves(append(counts, 0), 0)
+	})
+	joiners := max(1, m/10)
+	record(fmt.Sprintf("join %d at once", joiners), func() int {
+		counts := f.o.counts(f.live())
+		for range joiners {
+			f.join()
+			counts = append(counts, 0)
+		}
+		return minMoves(counts, 0)
+	})
+	f.stopAll()
+
+	t.Logf("%d shards over %d workers, TTL %v, renew interval %v", n, m, f.ttl, f.renew())
+	t.Logf("%-48s %10s %8s %8s", "change", "÷ TTL", "moves", "minimum")
+	for _, g := range figs {
+		least := "n/a"
+		if g.min != noMinimum {
+			least = fmt.Sprint(g.min)
+		}
+		t.Logf("%-48s %10.2f %8d %8s", g.what, g.took.Seconds()/f.ttl.Seconds(), g.moves, least)
+	}
+	t.Logf("steady state, per renew interval: a worker %.2f reads, %.2f writes; the assigner %.2f reads (listings included), %.2f writes",
+		reads/others/intervals, writes/others/intervals, float64(bossReads)/intervals, float64(bossWrites)/intervals)
+	t.Logf("oracle: %d starts, %d overlaps, %d epochs not increasing", f.o.starts, f.o.overlaps, f.o.backwards)
+	if f.o.overlaps != 0 || f.o.backwards != 0 {
+		t.Errorf("oracle: %d overlaps, %d epochs not increasing; first: %s", f.o.overlaps, f.o.backwards, f.o.first)
+	}
+	for _, g := range figs {
+		if g.min != noMinimum && g.moves > g.min {
+			t.Errorf("%s: %d moves, more than the minimum %d", g.what, g.moves, g.min)
+		}
+	}
+}
+
+func TestSimulation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) { scenario(t, 100, 10) })
+}
+
+// TestSimulationLarge is the fleet: 10,000 shards over 1,000
+// workers. LEASEHOLD_SHARD_SIM=large runs it.
+func TestSimulationLarge(t *testing.T) {
+	if os.Getenv("LEASEHOLD_SHARD_SIM") != "large" {
+		t.Skip("LEASEHOLD_SHARD_SIM=large runs 10,000 shards over 1,000 workers")
+	}
+	synctest.Test(t, func(t *testing.T) { scenario(t, 10_000, 1_000) })
+}
+
+func simLogger() *slog.Logger {
+	if os.Getenv("LEASEHOLD_SHARD_SIM_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// TestOracleCatchesEarlyExpiry shows that the oracle can fail: an
+// assigner that judges a worker's liveness expired after a little more
+// than a renew interval, instead of a TTL, moves a partitioned worker's
+// shards while it still runs them (until its renew deadline), and the
+// oracle sees two owners.
+func TestOracleCatchesEarlyExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 20)
+		f.expire = f.renew() * 11 / 10
+		for range 4 {
+			f.join()
+		}
+		f.settle("start", time.Now(), 0)
+		// Whether a start falls before the renew deadline depends on where
+		// the partition falls among the listings and reads: cut workers
+		// off in turn until one does.
+		for i := 0; i < 100 && f.o.overlaps == 0; i++ {
+			cut := f.live()[i%2]
+			if cut == f.assigner() {
+				cut = f.live()[2]
+			}
+			f.partition(cut, true)
+			time.Sleep(2 * f.ttl)
+			f.heal(cut)
+			time.Sleep(3 * f.ttl)
+		}
+		f.stopAll()
+		if f.o.overlaps == 0 {
+			t.Fatal("the oracle saw no two owners of a shard, although expiry was judged before the partitioned worker's renew deadline")
+		}
+		t.Logf("as expected: %d starts while another worker ran the shard; first: %s", f.o.overlaps, f.o.first)
+	})
+}
+
+// TestShardCountIsFixed: a worker whose Shards differ from its group's gets
+// an error naming the field, and the group carries on.
+func TestShardCountIsFixed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 10)
+		f.join()
+		f.settle("start", time.Now(), 0)
+		w, err := New(Config{Store: f.store.Objects("odd"), Group: simGroup, Shards: 11, Identity: "odd", TTL: f.ttl,
+			Logger: simLogger(), Run: func(context.Context, Shard) error { return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = w.Run(t.Context())
+		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "Shards (11)") {
+			t.Fatalf("Run with 11 shards in a group of 10: %v; want an error naming Shards", err)
+		}
+		f.stopAll()
+	})
+}
+
+// TestStartThroughFailures: a group starts whichever of its first calls
+// fail, the fence's write among them.
+func TestStartThroughFailures(t *testing.T) {
+	for fail := 1; fail <= 8; fail++ {
+		t.Run(fmt.Sprint(fail), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, 8)
+				f.store.FailNext("w0001", fail)
+				f.join()
+				f.settle("start", time.Now(), 0)
+				f.stopAll()
+			})
+		})
+	}
+}
+
+// TestCostWithoutCampaigning: a worker that does not campaign to be the
+// assigner makes one write and about one read per renew interval, however
+// many shards.
+func TestCostWithoutCampaigning(t *testing.T) {
+	for _, n := range []int{10, 1000} {
+		t.Run(fmt.Sprint(n, " shards"), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, n)
+				f.candidates = 1
+				for range 5 {
+					f.join()
+				}
+				f.settle("start", time.Now(), 0)
+				time.Sleep(f.ttl)
+				ids := f.live()[1:]
+				r0, w0 := f.calls(ids)
+				const intervals = 16
+				time.Sleep(intervals * f.renew())
+				r1, w1 := f.calls(ids)
+				for i, id := range ids {
+					reads, writes := float64(r1[i]-r0[i])/intervals, float64(w1[i]-w0[i])/intervals
+					if reads > 1.35 || writes > 1.1 {
+						t.Errorf("%s: %.2f reads and %.2f writes per renew interval; want about 1.25 and 1", id, reads, writes)
+					}
+				}
+				f.stopAll()
+			})
+		})
+	}
+}
+
+// TestSlowAssignerStillJudgesExpiry: an assigner whose every call is slow
+// reads only the acknowledgements it has time for in a round, so that its
+// listings stay within a renew interval of each other and its count
+// towards a crashed worker's expiry is not broken again and again while
+// many acknowledgements change (here, rewritten with the same content).
+func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 24)
+		f.candidates = 1
+		for range 12 {
+			f.join()
+		}
+		f.settle("start", time.Now(), 0)
+		f.store.Delay("w0001", f.renew()/8)
+		f.crash("w0012")
+		since := time.Now()
+		for time.Since(since) < 3*f.ttl {
+			for _, id := range f.live() { // the same acknowledgements, each a new version
+				b, _ := f.store.Bytes(ackKey(simGroup, id))
+				if k, err := decodeAck(b); err == nil {
+					f.store.Put(ackKey(simGroup, id), k.encode())
+				}
+			}
+			time.Sleep(f.renew() / 4)
+		}
+		if !f.o.balanced(f.live()) {
+			t.Errorf("3 TTL after a crash, with a slow assigner: not balanced: counts %v", f.o.counts(f.live()))
+		}
+		f.stopAll()
+	})
+}

@@ -1,0 +1,479 @@
+package shard
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// Shard is one shard as its function sees it.
+type Shard struct {
+	// Index is the shard's number, 0 to Shards-1.
+	Index int
+	// Epoch is the fencing token of this start of the shard: greater than
+	// that of every earlier start of it, on any worker.
+	Epoch uint64
+}
+
+// EventKind says what happened to a shard on this worker.
+type EventKind int
+
+const (
+	// Assigned: the shard started here (Config.Run was called).
+	Assigned EventKind = iota + 1
+	// Revoked: the shard stopped because the assignment moved it, or the
+	// context given to Run ended; it is released once its function returned.
+	Revoked
+	// Lost: the shard stopped because this worker's liveness ended (its
+	// lease was lost, the renew deadline passed, or it was unhealthy).
+	Lost
+	// Ended: the shard's function returned by itself. The shard stays
+	// this worker's, and is not started again until it is assigned anew.
+	Ended
+)
+
+var kindNames = map[EventKind]string{Assigned: "assigned", Revoked: "revoked", Lost: "lost", Ended: "ended"}
+
+func (k EventKind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event reports a change of one shard on this worker.
+type Event struct {
+	Kind  EventKind
+	Shard Shard
+	// Err is the function's error, for Ended and for the end of a Revoked
+	// or Lost shard; nil otherwise.
+	Err error
+}
+
+// Config says which group a worker joins and what it runs per shard.
+// Store, Group, Shards, Identity and Run are required; a zero duration
+// means its default.
+type Config struct {
+	// Store holds the group's objects (see Store).
+	Store Store
+	// Group is the prefix of the group's keys, such as "jobs".
+	Group string
+	// Shards is N: the group shares shards 0 to N-1. It is fixed for a
+	// group: a worker whose Shards differs from the group's gets an
+	// error from Run. At most MaxShards.
+	Shards int
+	// Identity names this worker: unique in the group, stable across
+	// restarts (so that a restarted worker gets its shards back).
+	Identity string
+	// Run is the work for one shard. Its context is cancelled when the
+	// shard is revoked, when this worker's liveness ends, and when the
+	// context given to Worker.Run ends; the shard is released only after
+	// Run has returned. It must stop acting for the shard when its context
+	// is cancelled; downstream systems fence it by Shard.Epoch.
+	Run func(ctx context.Context, s Shard) error
+
+	// TTL is the liveness lease's TTL, the group's (every worker must use
+	// the same). Default lease.DefaultTTL.
+	TTL time.Duration
+	// RenewInterval is how often a worker renews its liveness and reads
+	// the assignment, the group's too. Default lease.DefaultRenewInterval.
+	RenewInterval time.Duration
+	// RenewDeadline: a worker that has not renewed its liveness within it
+	// of sending its last successful renewal stops all its shards.
+	// Default runner.DefaultRenewDeadline.
+	RenewDeadline time.Duration
+	// CallTimeout bounds each request to the store. Default TTL/5.
+	CallTimeout time.Duration
+
+	// NoAssigner keeps this worker from campaigning to be the group's
+	// assigner, which saves the followers' reads of the assigner's lease
+	// (about two per renew interval). At least one worker of a group must
+	// campaign.
+	NoAssigner bool
+
+	// HealthCheck, HealthInterval, HealthTimeout, HealthThreshold,
+	// StallTimeout and DrainTimeout are the runner's (see runner.Config),
+	// applied to the worker's liveness: an unhealthy or stalled worker
+	// stops all its shards and rejoins after a cool-down. The stall
+	// watchdog counts runner.Progress calls made with any shard's context.
+	HealthCheck     func(ctx context.Context) error
+	HealthInterval  time.Duration
+	HealthTimeout   time.Duration
+	HealthThreshold int
+	StallTimeout    time.Duration
+	DrainTimeout    time.Duration
+
+	// OnEvent, if set, is called for every Event, on the worker's
+	// goroutines; it must return quickly.
+	OnEvent func(Event)
+	// Logger receives the worker's logs. Default slog.Default().
+	Logger *slog.Logger
+
+	// expireAfter, if set, replaces the TTL in the assigner's judgement of
+	// expiry: only tests set it, to show what judging early breaks.
+	expireAfter time.Duration
+}
+
+func (c *Config) listInterval() time.Duration { return c.RenewInterval / 3 }
+
+func invalid(field string, value any, reason string) error {
+	return &lease.OptionError{Pkg: "shard", Field: field, Value: value, Reason: reason}
+}
+
+// withDefaults validates c and fills in its defaults.
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Store == nil:
+		return c, invalid("Store", nil, "is required")
+	case c.Group == "":
+		return c, invalid("Group", `""`, "is required")
+	case c.Shards < 1 || c.Shards > MaxShards:
+		return c, invalid("Shards", c.Shards, fmt.Sprintf("must be between 1 and %d", MaxShards))
+	case c.Run == nil:
+		return c, invalid("Run", nil, "is required")
+	}
+	opts, err := c.leaseOptions().Validate()
+	if err != nil {
+		return c, err
+	}
+	c.TTL, c.RenewInterval, c.CallTimeout = opts.TTL, opts.RenewInterval, opts.CallTimeout
+	c.RenewDeadline = cmp.Or(c.RenewDeadline, runner.DefaultRenewDeadline(c.TTL))
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c, nil
+}
+
+func (c *Config) leaseOptions() lease.Options {
+	return lease.Options{Identity: c.Identity, TTL: c.TTL, RenewInterval: c.RenewInterval, CallTimeout: c.CallTimeout}
+}
+
+// Worker is one member of a group: it keeps its liveness, campaigns to be
+// the group's assigner, and runs Config.Run for every shard the assignment
+// gives it.
+type Worker struct {
+	cfg Config
+
+	mu      sync.Mutex
+	owned   map[int]uint64 // running shards and their epochs
+	stopped context.Context
+	stop    context.CancelCauseFunc
+}
+
+// New validates cfg and returns a Worker. Invalid settings are reported as
+// errors wrapping lease.ErrInvalid that name the field and its value.
+func New(cfg Config) (*Worker, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{cfg: cfg, owned: map[int]uint64{}}, nil
+}
+
+// Run joins the group and runs shards until ctx ends; then it stops every
+// shard, says it left, releases its liveness and returns nil. It returns an
+// error when the worker cannot take part without a person's help: its
+// Shards, TTL or RenewInterval differ from the group's, a lease or the
+// assignment cannot be used (see lease.Retryable), or the store's leases
+// are native ones, judged by the store (lease.JudgedByStore: Azure), which
+// this version's assigner cannot judge (lease.ErrUnsafeStore). Call it once
+// per Worker.
+func (w *Worker) Run(ctx context.Context) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	w.mu.Lock()
+	w.stopped, w.stop = ctx, stop
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	start := func(key string, task func(context.Context) error, rc runner.Config) error {
+		l, err := w.cfg.Store.Lease(key, w.cfg.leaseOptions())
+		if err != nil {
+			return err
+		}
+		if j := l.Judge(); j != lease.JudgedByContender {
+			return fmt.Errorf("shard: %w: the store's leases are judged by %v; the assigner judges liveness by versions, which a native lease's renewals do not change", lease.ErrUnsafeStore, j)
+		}
+		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger
+		rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval
+		r, err := runner.New(rc)
+		if err != nil {
+			return err
+		}
+		wg.Go(func() {
+			if err := r.Run(ctx); err != nil {
+				w.fatal(err)
+			}
+		})
+		return nil
+	}
+	err := start(memberKey(w.cfg.Group, w.cfg.Identity), w.serve, runner.Config{
+		HealthCheck: w.cfg.HealthCheck, HealthInterval: w.cfg.HealthInterval, HealthTimeout: w.cfg.HealthTimeout,
+		HealthThreshold: w.cfg.HealthThreshold, StallTimeout: w.cfg.StallTimeout, DrainTimeout: w.cfg.DrainTimeout,
+	})
+	if err == nil && !w.cfg.NoAssigner {
+		err = start(assignerKey(w.cfg.Group), w.assign, runner.Config{})
+	}
+	if err != nil {
+		w.fatal(err)
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// fatal ends Run with err.
+func (w *Worker) fatal(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stop(err)
+}
+
+// Owned returns the shards running on this worker, by index.
+func (w *Worker) Owned() []Shard {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Shard, 0, len(w.owned))
+	for s, e := range w.owned {
+		out = append(out, Shard{s, e})
+	}
+	slices.SortFunc(out, func(a, b Shard) int { return cmp.Compare(a.Index, b.Index) })
+	return out
+}
+
+func (w *Worker) emit(e Event) {
+	if w.cfg.OnEvent != nil {
+		w.cfg.OnEvent(e)
+	}
+}
+
+// session is one liveness term of this worker.
+type session struct {
+	w       *Worker
+	me      term
+	highest uint64 // the latest Gen applied; older ones are restores
+	version string // the assignment's version as last read
+	acked   uint64 // the latest Gen acknowledged
+	ackVer  string // the acknowledgement's version, "" when unknown
+	last    ack    // the latest acknowledgement written
+	running map[int]*run
+}
+
+// run is one start of one shard.
+type run struct {
+	shard  Shard
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// serve is the liveness lease's task: one term of membership. It says
+// hello, then reads the assignment every renew interval and applies what
+// changed, until the term ends.
+func (w *Worker) serve(ctx context.Context) error {
+	lt, _ := runner.Term(ctx)
+	s := &session{w: w, me: term{w.cfg.Identity, lt.Token}, running: map[int]*run{}}
+	defer s.leave(ctx)
+	if s.ack(ctx, ack{Token: lt.Token}) != nil {
+		return nil
+	}
+	for polls := 1; ; polls++ {
+		if err := s.poll(ctx); err != nil {
+			w.fatal(err)
+			return err
+		}
+		if polls%ackCheckEvery == 0 {
+			s.checkAck(ctx)
+		}
+		sleep(ctx, w.cfg.RenewInterval)
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// poll reads the assignment if it changed and applies it if it is newer
+// than every one applied. It returns an error only when the worker must
+// stop.
+func (s *session) poll(ctx context.Context) error {
+	cfg := &s.w.cfg
+	data, v, err := s.w.get(ctx, assignmentKey(cfg.Group), s.version)
+	if err != nil || data == nil {
+		return nil
+	}
+	a, err := decodeAssignment(data)
+	if err != nil {
+		cfg.Logger.Error("shard: the assignment object is not one", "err", err)
+		return nil
+	}
+	if err := a.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
+		return err
+	}
+	s.version = v
+	if a.Gen > s.highest {
+		s.apply(ctx, a)
+	}
+	return nil
+}
+
+// apply stops the shards a no longer gives this term, acknowledges when
+// a asks (it took shards, or it is a fence), and then, unless a is a
+// fence, starts the shards it gives.
+func (s *session) apply(ctx context.Context, a *assignment) {
+	i := a.memberOf(s.me)
+	want := map[int]uint64{}
+	for sh, sl := range a.Slots {
+		if i >= 0 && sl.Owner == i && !sl.Releasing {
+			want[sh] = sl.Epoch
+		}
+	}
+	var stopped []*run
+	for sh, r := range s.running {
+		if _, ok := want[sh]; !ok {
+			r.cancel()
+			stopped = append(stopped, r)
+			delete(s.running, sh)
+		}
+	}
+	s.wait(stopped, Revoked)
+	if a.Fence || i >= 0 && a.Members[i].ReleaseGen > s.acked {
+		if s.ack(ctx, ack{Token: s.me.Token, Applied: a.Gen}) != nil {
+			return
+		}
+		s.acked = a.Gen
+	}
+	s.highest = a.Gen
+	if a.Fence {
+		return
+	}
+	for sh, epoch := range want {
+		if _, ok := s.running[sh]; !ok {
+			s.start(ctx, Shard{sh, epoch})
+		}
+	}
+}
+
+// start runs the shard's function.
+func (s *session) start(ctx context.Context, sh Shard) {
+	w := s.w
+	rctx, cancel := context.WithCancel(ctx)
+	r := &run{shard: sh, cancel: cancel, done: make(chan struct{})}
+	s.running[sh.Index] = r
+	w.mu.Lock()
+	w.owned[sh.Index] = sh.Epoch
+	w.mu.Unlock()
+	w.emit(Event{Kind: Assigned, Shard: sh})
+	go func() {
+		r.err = w.cfg.Run(rctx, sh)
+		w.mu.Lock()
+		delete(w.owned, sh.Index)
+		w.mu.Unlock()
+		close(r.done)
+		if rctx.Err() == nil {
+			w.emit(Event{Kind: Ended, Shard: sh, Err: r.err})
+		}
+	}()
+}
+
+// wait waits for the stopped shards' functions to return.
+func (s *session) wait(stopped []*run, kind EventKind) {
+	for _, r := range stopped {
+		<-r.done
+		s.w.emit(Event{Kind: kind, Shard: r.shard, Err: r.err})
+	}
+}
+
+// leave ends the term: it stops every shard, waits for them, and says the
+// term left, so that the assigner frees its shards at once.
+func (s *session) leave(ctx context.Context) {
+	kind := Lost
+	if s.w.stopped.Err() != nil {
+		kind = Revoked
+	}
+	var stopped []*run
+	for _, r := range s.running {
+		r.cancel()
+		stopped = append(stopped, r)
+	}
+	s.wait(stopped, kind)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*s.w.cfg.CallTimeout)
+	defer cancel()
+	if err := s.ack(actx, ack{Token: s.me.Token, Applied: s.highest, Left: true}); err != nil {
+		s.w.cfg.Logger.Warn("shard: could not say this worker left; its shards move once its liveness has expired", "err", err)
+	}
+}
+
+// ack writes k as this term's acknowledgement, until it is stored or ctx
+// ends. A write whose outcome is unknown is read back. A write refused
+// because the version it named was stale (the first of a term names none)
+// is tried again at once on the version read back; other failures after a
+// pause.
+func (s *session) ack(ctx context.Context, k ack) error {
+	cfg := &s.w.cfg
+	key := ackKey(cfg.Group, cfg.Identity)
+	data := k.encode()
+	for retried := false; ; retried = true {
+		v, err := s.w.put(ctx, key, data, s.ackVer)
+		if err == nil {
+			s.ackVer, s.last = v, k
+			return nil
+		}
+		got, gv, rerr := s.w.get(ctx, key, "")
+		switch {
+		case rerr == nil && bytes.Equal(got, data):
+			s.ackVer, s.last = gv, k
+			return nil
+		case rerr == nil:
+			s.ackVer = gv
+		case errors.Is(rerr, lease.ErrNoRecord):
+			s.ackVer = ""
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if retried || !errors.Is(err, driver.ErrConflict) || rerr != nil {
+			sleep(ctx, cfg.RenewInterval/8)
+		}
+	}
+}
+
+// ackCheckEvery is how many assignment reads a worker makes per read of its
+// own acknowledgement (see checkAck).
+const ackCheckEvery = 4
+
+// checkAck reads this term's acknowledgement, asking for it only if it
+// changed, and if it did, makes one attempt to write the latest again over
+// what it found: a restore can put an earlier one back (a hello of an
+// earlier term, say) before the assigner read the latest, and the assigner
+// waits for what it never saw. A failed attempt is left to the next check,
+// so that the worker's reads of the assignment go on.
+func (s *session) checkAck(ctx context.Context) {
+	key := ackKey(s.w.cfg.Group, s.w.cfg.Identity)
+	_, v, err := s.w.get(ctx, key, s.ackVer)
+	if err == nil && v == s.ackVer || err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return
+	}
+	s.w.cfg.Logger.Warn("shard: this worker's acknowledgement was replaced (a restore?); writing it again", "token", s.me.Token)
+	if nv, err := s.w.put(ctx, key, s.last.encode(), v); err == nil {
+		s.ackVer = nv
+	}
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

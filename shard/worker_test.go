@@ -1,0 +1,324 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+func TestConfigNamesTheField(t *testing.T) {
+	store := memlease.NewStore().Objects("w")
+	run := func(context.Context, Shard) error { return nil }
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no store", Config{Group: "g", Shards: 1, Identity: "w", Run: run}, "Store"},
+		{"no group", Config{Store: store, Shards: 1, Identity: "w", Run: run}, "Group"},
+		{"no shards", Config{Store: store, Group: "g", Identity: "w", Run: run}, "Shards (0) must be between 1 and 100000"},
+		{"too many shards", Config{Store: store, Group: "g", Shards: MaxShards + 1, Identity: "w", Run: run}, "Shards (100001)"},
+		{"no run", Config{Store: store, Group: "g", Shards: 1, Identity: "w"}, "Run"},
+		{"no identity", Config{Store: store, Group: "g", Shards: 1, Run: run}, "Identity"},
+		{"renew interval too long", Config{Store: store, Group: "g", Shards: 1, Identity: "w", Run: run, TTL: 10 * time.Second, RenewInterval: 20 * time.Second}, "RenewInterval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want an invalid option naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestStalledWorkerLosesItsShards: the runner's stall watchdog, applied to
+// the liveness, stops every shard of a worker whose shards make no
+// progress (Lost), and they start again elsewhere; Progress through a
+// shard's context keeps a worker's shards.
+func TestStalledWorkerLosesItsShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		var mu sync.Mutex
+		events := map[string][]Event{}
+		start := func(ctx context.Context, id string, progress bool) chan error {
+			w, err := New(Config{
+				Store: store.Objects(id), Group: "g", Shards: 4, Identity: id, Logger: simLogger(),
+				StallTimeout: 15 * time.Second,
+				Run: func(ctx context.Context, s Shard) error {
+					for progress {
+						select {
+						case <-ctx.Done():
+							return nil
+						case <-time.After(time.Second):
+							runner.Progress(ctx)
+						}
+					}
+					<-ctx.Done()
+					return nil
+				},
+				OnEvent: func(e Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					events[id] = append(events[id], e)
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			return done
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		stalled := start(ctx, "stalled", false)
+		time.Sleep(10 * time.Second)
+		healthy := start(ctx, "healthy", true)
+		time.Sleep(2 * time.Minute)
+		cancel()
+		<-stalled
+		<-healthy
+		mu.Lock()
+		defer mu.Unlock()
+		kinds := func(id string) map[EventKind]int {
+			out := map[EventKind]int{}
+			for _, e := range events[id] {
+				out[e.Kind]++
+			}
+			return out
+		}
+		if k := kinds("stalled"); k[Lost] == 0 {
+			t.Fatalf("the stalled worker's events: %v; want shards lost to the stall watchdog", k)
+		}
+		if k := kinds("healthy"); k[Lost] != 0 || k[Assigned] == 0 {
+			t.Fatalf("the healthy worker's events: %v; want shards assigned and none lost", k)
+		}
+	})
+}
+
+// TestEndedShardIsNotRestarted: a shard whose function returns by itself
+// stays its worker's and does not start again (a start needs a new epoch).
+func TestEndedShardIsNotRestarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		kinds := map[EventKind]int{}
+		w, err := New(Config{
+			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 3, Identity: "w", Logger: simLogger(),
+			Run: func(context.Context, Shard) error { return errors.New("done") },
+			OnEvent: func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				kinds[e.Kind]++
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Minute)
+		if owned := w.Owned(); len(owned) != 0 {
+			t.Errorf("Owned: %v; want none running", owned)
+		}
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if kinds[Assigned] != 3 || kinds[Ended] != 3 {
+			t.Fatalf("events: %v; want each of 3 shards assigned and ended once", kinds)
+		}
+	})
+}
+
+// nativeStore is a Store whose leases say the store judges expiry, as
+// Azure's native leases do.
+type nativeStore struct{ *memlease.Objects }
+
+type nativeLease struct{ lease.Lease }
+
+func (nativeLease) Judge() lease.Judge { return lease.JudgedByStore }
+
+func (s nativeStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	l, err := s.Objects.Lease(key, opts)
+	return nativeLease{l}, err
+}
+
+// TestNativeLeasesAreRefused: the assigner judges liveness by versions; a
+// native lease's renewals do not change its version, so every live worker
+// would look expired. Run refuses such a store.
+func TestNativeLeasesAreRefused(t *testing.T) {
+	w, err := New(Config{Store: nativeStore{memlease.NewStore().Objects("w")}, Group: "g", Shards: 1, Identity: "w",
+		Run: func(context.Context, Shard) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(t.Context()); !errors.Is(err, lease.ErrUnsafeStore) {
+		t.Fatalf("Run on native leases: %v, want lease.ErrUnsafeStore", err)
+	}
+}
+
+// hangingLists is a Store whose first listings hang until their context
+// ends, while leases and objects answer.
+type hangingLists struct {
+	*memlease.Objects
+	mu    sync.Mutex
+	hangs int
+}
+
+func (s *hangingLists) List(ctx context.Context, prefix string) (map[string]string, error) {
+	s.mu.Lock()
+	hang := s.hangs > 0
+	s.hangs--
+	s.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Objects.List(ctx, prefix)
+}
+
+// TestStoreCallsAreBounded: a request that hangs is cut off by CallTimeout,
+// so a listing that never answers does not stop the assigner for good.
+func TestStoreCallsAreBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := New(Config{
+			Store: &hangingLists{Objects: memlease.NewStore().Objects("w"), hangs: 2}, Group: "g", Shards: 3, Identity: "w", Logger: simLogger(),
+			Run: func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Minute)
+		if owned := w.Owned(); len(owned) != 3 {
+			t.Errorf("Owned after a minute: %v; want the 3 shards", owned)
+		}
+		cancel()
+		<-done
+	})
+}
+
+func TestAckMerge(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		a, b, want ack
+	}{
+		{"later term wins", ack{Token: 2}, ack{Token: 1, Applied: 9, Left: true}, ack{Token: 2}},
+		{"an older acknowledgement takes nothing away", ack{Token: 1, Applied: 3}, ack{Token: 1, Applied: 7, Left: true}, ack{Token: 1, Applied: 7, Left: true}},
+		{"left and applied combine", ack{Token: 1, Applied: 8}, ack{Token: 1, Applied: 7, Left: true}, ack{Token: 1, Applied: 8, Left: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.a.merge(tc.b); got != tc.want {
+				t.Fatalf("merge: %+v, want %+v", got, tc.want)
+			}
+			if got := tc.b.merge(tc.a); got != tc.want {
+				t.Fatalf("merge the other way: %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHelloOverAnEarlierTerm: a worker whose acknowledgement key holds an
+// earlier term's says hello at once, on the version it reads back, rather
+// than after a pause.
+func TestHelloOverAnEarlierTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		store.Put(ackKey("g", "w"), ack{Token: 7, Left: true}.encode())
+		w, err := New(Config{Store: store.Objects("w"), Group: "g", Shards: 1, Identity: "w", Logger: simLogger(),
+			Run: func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Millisecond)
+		b, _ := store.Bytes(ackKey("g", "w"))
+		if k, err := decodeAck(b); err != nil || k.Token == 7 {
+			t.Errorf("acknowledgement 1 ms after start: %+v, %v; want the new term's hello", k, err)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// TestDrainKeepsLivenessRenewed: with DrainTimeout, a worker told to stop
+// keeps renewing its liveness while its shards' functions wind down, as
+// the runner does for a draining task.
+func TestDrainKeepsLivenessRenewed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		w, err := New(Config{
+			Store: store.Objects("w"), Group: "g", Shards: 2, Identity: "w", Logger: simLogger(),
+			DrainTimeout: time.Minute,
+			Run: func(ctx context.Context, _ Shard) error {
+				<-ctx.Done()
+				time.Sleep(20 * time.Second) // longer than the renew deadline
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(30 * time.Second)
+		if len(w.Owned()) != 2 {
+			t.Fatalf("Owned: %v; want both shards", w.Owned())
+		}
+		cancel()
+		before, _ := store.Bytes(memberKey("g", "w"))
+		time.Sleep(15 * time.Second)
+		after, _ := store.Bytes(memberKey("g", "w"))
+		if string(before) == string(after) {
+			t.Error("the liveness record was not renewed while the shards drained")
+		}
+		<-done
+	})
+}
+
+// TestUnhealthyWorkerLosesItsShards: the runner's health check, applied to
+// the liveness, stops every shard of a worker whose check fails.
+func TestUnhealthyWorkerLosesItsShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		kinds := map[EventKind]int{}
+		w, err := New(Config{
+			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 2, Identity: "w", Logger: simLogger(),
+			HealthCheck:     func(context.Context) error { return errors.New("disk full") },
+			HealthThreshold: 1,
+			Run:             func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil },
+			OnEvent: func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				kinds[e.Kind]++
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(time.Minute)
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if kinds[Lost] == 0 {
+			t.Fatalf("events: %v; want shards lost to the failing health check", kinds)
+		}
+	})
+}
