@@ -3,12 +3,17 @@
 //
 // A Lease is one contender's handle on one lease: Acquire, Renew, Release,
 // Observe. Its doc comments are the contract every backend meets, and the
-// conformance suite in lease/leasetest checks it. Backends register URL
-// schemes, so that code names a lease by URL and imports only the backend it
-// needs:
+// conformance suite in lease/leasetest checks it. Code names a lease by URL
+// and imports only the backend it needs, whose OpenURL opens it;
+// DefaultIdentity names this instance:
 //
-//	import _ "github.com/leasehold/leasehold/lease/memlease"
-//	l, err := lease.Open(ctx, "mem://jobs", lease.Options{Identity: "worker-1"})
+//	l, err := s3lease.OpenURL(ctx, "s3://bucket/key", lease.Options{Identity: lease.DefaultIdentity()})
+//
+// Each backend also registers its URL scheme when imported, so that Open
+// opens the URLs of every backend the program imports, such as a URL from
+// its configuration:
+//
+//	l, err := lease.Open(ctx, os.Getenv("LEASE_URL"), lease.Options{Identity: lease.DefaultIdentity()})
 //
 // # What it guarantees
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // Scheme is the URL scheme azurelease registers with lease.Open.
@@ -26,6 +27,14 @@ const ConnectionStringEnv = "AZURE_STORAGE_CONNECTION_STRING"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+}
+
+// OpenURL opens the lease urlstr names, such as
+// "azblob://container/blob?account=NAME", for the contender opts describes:
+// lease.Open for azblob:// URLs (see URLParams). Importing azurelease to
+// call it registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "azurelease", Scheme, urlstr, opts)
 }
 
 // URLParams are the query parameters an azblob:// URL may carry:

@@ -7,6 +7,7 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
@@ -16,6 +17,14 @@ const Scheme = "dynamodb"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+}
+
+// OpenURL opens the lease urlstr names, such as
+// "dynamodb://table/name?region=eu-west-1", for the contender opts
+// describes: lease.Open for dynamodb:// URLs (see URLParams). Importing
+// dynamolease to call it registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "dynamolease", Scheme, urlstr, opts)
 }
 
 // URLParams are the query parameters a dynamodb:// URL may carry. All but

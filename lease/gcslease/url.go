@@ -7,6 +7,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
 
@@ -16,6 +17,13 @@ const Scheme = "gs"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+}
+
+// OpenURL opens the lease urlstr names, such as "gs://bucket/object", for
+// the contender opts describes: lease.Open for gs:// URLs. Importing
+// gcslease to call it registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "gcslease", Scheme, urlstr, opts)
 }
 
 // urlForm checks gs:// URLs. They take no query parameters: credentials

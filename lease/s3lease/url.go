@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awsdriver"
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
 )
@@ -18,6 +19,14 @@ const Scheme = "s3"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+}
+
+// OpenURL opens the lease urlstr names, such as
+// "s3://bucket/key?region=eu-west-1", for the contender opts describes:
+// lease.Open for s3:// URLs (see URLParams). Importing s3lease to call it
+// registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "s3lease", Scheme, urlstr, opts)
 }
 
 // URLParams are the query parameters an s3:// URL may carry. All but
