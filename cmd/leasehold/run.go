@@ -186,13 +186,13 @@ func onceExit(ctx context.Context, res runner.Once, period string) error {
 	case runner.Ran:
 		return res.Err
 	case runner.NotElected:
-		return exitf(exitNotElected, "run: not elected: the lease is held by %q (token %d)", res.Holder.Holder, res.Holder.Token)
+		return exitf(exitNotElected, "run: not elected: the lease is held by %q (token %d)", res.Holder(), res.Record.Token)
 	case runner.AlreadyRan:
 		state := "started"
-		if res.Holder.PeriodDone {
+		if res.Record.PeriodDone {
 			state = "done"
 		}
-		return exitf(exitAlreadyRan, "run: not run: period %s already ran: the lease names period %s (%s)", period, res.Holder.Period, state)
+		return exitf(exitAlreadyRan, "run: not run: period %s already ran: the lease names period %s (%s)", period, res.Record.Period, state)
 	case runner.Unreachable:
 		return exitf(exitUnavailable, "run: not elected: the store did not answer: %v", res.Err)
 	case runner.SteppedDown:
