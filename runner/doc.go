@@ -2,6 +2,48 @@
 // holds a lease. It is a port of the MSDN Leader Election sample's
 // BlobDistributedMutex onto any lease.Lease.
 //
+// # A first program
+//
+// A worker that does its job only while it leads, on a lease in S3 (each
+// backend's OpenURL opens its own URLs; lease.Open those of every backend
+// imported). Start it on many machines: one leads at a time, and when it
+// dies another takes over about a TTL later.
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"log"
+//		"os"
+//		"os/signal"
+//		"syscall"
+//
+//		"github.com/leasehold/leasehold/lease"
+//		"github.com/leasehold/leasehold/lease/s3lease"
+//		"github.com/leasehold/leasehold/runner"
+//	)
+//
+//	func main() {
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		defer stop()
+//		l, err := s3lease.OpenURL(ctx, "s3://my-bucket/nightly-report", lease.Options{Identity: lease.DefaultIdentity()})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		r, err := runner.New(runner.Config{Lease: l, Task: func(ctx context.Context) error {
+//			t, _ := runner.Term(ctx)
+//			return doTheJob(ctx, t.Token) // until ctx is cancelled; send t.Token with every write
+//		}})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		if err := r.Run(ctx); err != nil { // campaigns, leads, campaigns again, until SIGTERM
+//			log.Fatal(err)
+//		}
+//	}
+//
+// # What it does
+//
 // Run campaigns (TryAcquireLeaseOrWait), and once elected runs the task, a
 // renew loop (KeepRenewingLease) and a health watch on one context: the
 // first of them to end cancels the others (CancelAllWhenAnyCompletes). The
