@@ -145,6 +145,7 @@ const (
 	JudgedByStore
 )
 
+// String names who judges expiry, for logs and messages.
 func (j Judge) String() string {
 	switch j {
 	case JudgedByContender:

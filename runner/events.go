@@ -33,6 +33,7 @@ var reasonNames = map[Reason]string{
 	Stopped:        "stopped",
 }
 
+// String names the reason in words, for logs and messages: "lease lost".
 func (r Reason) String() string {
 	if s, ok := reasonNames[r]; ok {
 		return s
@@ -42,6 +43,7 @@ func (r Reason) String() string {
 
 // Demotion describes the end of one term of leadership.
 type Demotion struct {
+	// Reason says why the term ended.
 	Reason Reason
 	// Token is the fencing token of the term that ended.
 	Token uint64

@@ -48,6 +48,7 @@ var onceOutcomeNames = map[OnceOutcome]string{
 	AlreadyRan:  "already ran",
 }
 
+// String names the outcome in words, for logs and messages: "not elected".
 func (o OnceOutcome) String() string {
 	if s, ok := onceOutcomeNames[o]; ok {
 		return s
@@ -57,6 +58,7 @@ func (o OnceOutcome) String() string {
 
 // Once is what RunOnce did.
 type Once struct {
+	// Outcome says how RunOnce ended; the fields below say more about it.
 	Outcome OnceOutcome
 	// Term is the term this instance was elected with (Ran, SteppedDown).
 	Term lease.Term

@@ -1,6 +1,6 @@
 // Package dynamolease is a lease backend on one Amazon DynamoDB item, written
 // only with DynamoDB's conditional writes: a driver of the compare-and-swap
-// engine in package lease (driver.NewCAS), so it has that engine's
+// engine in package lease/driver (driver.NewCAS), so it has that engine's
 // guarantees. At most one contender holds the lease at a time, assuming
 // only that clocks tick at nearly the same rate: a contender takes a held
 // lease over only after it has seen the same version, unchanged, for the

@@ -49,6 +49,8 @@ func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Leas
 // URLOpener opens "mem://name" URLs in Store. It accepts no query
 // parameters.
 type URLOpener struct {
+	// Store holds the records of the leases it opens: Default for the
+	// registered "mem" scheme.
 	Store *Store
 }
 

@@ -63,8 +63,11 @@ func (c *Counter) Take() map[string]int {
 
 // Answer is a canned HTTP response.
 type Answer struct {
-	Status  int
-	Body    string
+	// Status is the HTTP status code.
+	Status int
+	// Body is the response's body.
+	Body string
+	// Headers are the response's headers, by name.
 	Headers map[string]string
 }
 
@@ -165,7 +168,10 @@ func SilentServer(t *testing.T) string {
 // S3 ETag, a Cloud Storage x-goog-generation). It is an HTTPClient and
 // an http.RoundTripper, for the fuzz targets of the drivers' reads.
 type CannedObject struct {
-	Body          []byte
+	// Body is the object's content.
+	Body []byte
+	// Header and Value are the header the download carries, if Value is
+	// not empty.
 	Header, Value string
 }
 

@@ -44,6 +44,7 @@ type Spec[T any] struct {
 
 // Targets are the stores a backend's integration tests run against.
 type Targets[T any] struct {
+	// Specs are the stores, in the order their subtests run.
 	Specs []Spec[T]
 	// Prepare readies a store for one test: a bucket or a table of its
 	// own, removed when the test ends.
