@@ -12,13 +12,13 @@ import (
 	"github.com/leasehold/leasehold/runner"
 )
 
-// TestDocumentedCosts derives the S3 cost figures that the README and
-// lease/s3lease's package doc state from the prices here and the runner's
-// defaults, and checks that both say them: a change of a price or of a
+// TestDocumentedCosts derives the cost figures that the README and the
+// backends' package docs state from the prices here and the runner's
+// defaults, and checks that they say them: a change of a price or of a
 // default that the docs do not follow fails here.
 func TestDocumentedCosts(t *testing.T) {
 	renewals := float64(time.Hour / runner.DefaultRenewInterval(lease.DefaultTTL)) // a leader's PUTs an hour
-	reads := renewals * runner.FollowerReadsPerRenewal                              // a follower's GETs an hour
+	reads := renewals * runner.FollowerReadsPerRenewal                             // a follower's GETs an hour
 	// The store's check, once per process and bucket, on a bucket whose
 	// probe object exists: three conditional PUTs and a GET (lease/driver's
 	// TestProbe counts the writes), for a run started every minute.
@@ -33,15 +33,41 @@ func TestDocumentedCosts(t *testing.T) {
 	}
 	t.Logf("at TTL %v: leader %v PUT/h, follower %v GET/h; a run every minute: %v runs a month, %s of checks", lease.DefaultTTL, renewals, reads, runs, pricing.Dollars(check*runs))
 	for _, doc := range []string{"../../README.md", "../../lease/s3lease/doc.go"} {
-		b, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
+		says(t, doc, want...)
+	}
+
+	// The other backends' docs: a leader's month, and a follower's on the
+	// stores where it reads twice per renewal (Azure's poll on its own
+	// schedule).
+	for _, b := range []struct {
+		doc         string
+		svc         pricing.Service
+		write, read string
+	}{
+		{"../../lease/dynamolease/doc.go", pricing.DynamoDB, "PutItem", "GetItem"},
+		{"../../lease/gcslease/doc.go", pricing.GCS, "POST", "GET"},
+		{"../../lease/azurelease/doc.go", pricing.AzureBlob, "PUT lease/renew", ""},
+	} {
+		want := []string{pricing.Dollars(b.svc.Monthly(map[string]float64{b.write: renewals})) + " a month"}
+		if b.read != "" {
+			want = append(want, pricing.Dollars(b.svc.Monthly(map[string]float64{b.read: reads}))+" a month")
 		}
-		text := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "\n//", "\n")), " ")
-		for _, w := range want {
-			if !strings.Contains(text, w) {
-				t.Errorf("%s does not say %q", doc, w)
-			}
+		says(t, b.doc, want...)
+	}
+}
+
+// says checks that the file doc (a package doc's comment markers and line
+// breaks aside) says each of want.
+func says(t *testing.T, doc string, want ...string) {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "\n//", "\n")), " ")
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s does not say %q", doc, w)
 		}
 	}
 }
