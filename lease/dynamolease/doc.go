@@ -151,12 +151,10 @@
 // optionally, a *dynamodb.Client of package
 // github.com/aws/aws-sdk-go-v2/service/dynamodb; without one it builds a
 // client from the default AWS configuration chain (environment, shared
-// config files, ECS task role, EC2 instance role). By URL, after importing
-// this package for its side effect:
+// config files, ECS task role, EC2 instance role). By URL, with OpenURL (lease.Open opens the URLs
+// of every backend the program imports):
 //
-//	import _ "github.com/leasehold/leasehold/lease/dynamolease"
-//
-//	l, err := lease.Open(ctx, "dynamodb://leases/jobs/nightly?region=eu-west-1", lease.Options{Identity: host})
+//	l, err := dynamolease.OpenURL(ctx, "dynamodb://leases/jobs/nightly?region=eu-west-1", lease.Options{Identity: lease.DefaultIdentity()})
 //
 // The URL's host is the table and its path the lease's name. Its query
 // parameters (see URLParams) are key_attribute and those of gocloud.dev's

@@ -110,12 +110,10 @@
 // Credentials: the attached service account on Cloud Run, GKE (workload
 // identity) and Compute Engine, a key file named by
 // GOOGLE_APPLICATION_CREDENTIALS, or the login of gcloud auth
-// application-default login. By URL, after importing this package for its
-// side effect:
+// application-default login. By URL, with OpenURL (lease.Open opens the
+// URLs of every backend the program imports):
 //
-//	import _ "github.com/leasehold/leasehold/lease/gcslease"
-//
-//	l, err := lease.Open(ctx, "gs://my-bucket/leases/jobs", lease.Options{Identity: host})
+//	l, err := gcslease.OpenURL(ctx, "gs://my-bucket/leases/jobs", lease.Options{Identity: lease.DefaultIdentity()})
 //
 // The URL's path is the object's name. gs:// URLs take no query
 // parameters; any is rejected with lease.ErrInvalid naming it.

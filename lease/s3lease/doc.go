@@ -151,11 +151,10 @@
 // In Go, Open takes the bucket, the key and, optionally, an *s3.Client;
 // without one it builds a client from the default AWS configuration chain
 // (environment, shared config files, ECS task role, EC2 instance role).
-// By URL, after importing this package for its side effect:
+// By URL, with OpenURL (lease.Open opens the URLs of
+// every backend the program imports):
 //
-//	import _ "github.com/leasehold/leasehold/lease/s3lease"
-//
-//	l, err := lease.Open(ctx, "s3://my-bucket/leases/jobs?region=eu-west-1", lease.Options{Identity: host})
+//	l, err := s3lease.OpenURL(ctx, "s3://my-bucket/leases/jobs?region=eu-west-1", lease.Options{Identity: lease.DefaultIdentity()})
 //
 // The URL's path is the key. Its query parameters are those of
 // gocloud.dev's s3:// URLs that configure the client (see URLParams):
