@@ -23,7 +23,8 @@
 //   - At most one contender holds the lease at any instant, assuming only
 //     that clocks tick at nearly the same rate; they need not agree on the
 //     time. Who judges that a holder's term has lapsed depends on the store
-//     (Lease.Judge): on compare-and-swap stores (S3, DynamoDB, memory) the
+//     (Lease.Judge): on compare-and-swap stores (S3, DynamoDB, Cloud
+//     Storage, memory) the
 //     contender does, on its own monotonic clock, by seeing the same record
 //     version unchanged for the holder's full TTL; on native leases (Azure
 //     Blob) the store does.
@@ -35,10 +36,11 @@
 //   - A record that leasehold did not write is reported as ErrCorrupt and
 //     never taken over.
 //   - A store known not to keep the contract is refused, never trusted,
-//     with ErrUnsafeStore saying what the store failed: S3 checks that the
-//     store enforces conditional writes before this process first writes
-//     to it (Acquire returns the error), DynamoDB that the table is not an
-//     eventually consistent global table (Open returns it).
+//     with ErrUnsafeStore saying what the store failed: S3, DynamoDB and
+//     Cloud Storage check that the store enforces conditional writes,
+//     on a probe record beside the lease's, before this process first
+//     writes to it (Acquire returns the error), and DynamoDB that the table
+//     is not an eventually consistent global table (Open returns it).
 //
 // A Term's Sent time is when its acquire or renew was sent; the holder must
 // stop acting as leader before Sent+TTL. Package runner does that, and

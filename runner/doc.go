@@ -98,14 +98,16 @@
 //
 // On a store whose every renewal changes the record (S3, DynamoDB, Cloud
 // Storage, memory), a follower learns when the holder renews, assuming it
-// renews every RenewInterval, and reads the lease once per renewal, just
-// after it: a few hundredths of a TTL later, at a delay of its own, so that
-// several followers do not read, or take over, at one moment. It learns by
-// halving, period after period, the interval in which its reads bracket
-// the holder's next write; a renewal that does not come where expected (a
-// holder late, irregular, or dead) is looked for again after growing waits,
-// and the follower's delay grows. So a crashed holder's lease is taken over
-// soon after the TTL that follows its last renewal, with one read per
+// renews every RenewInterval, and reads the lease just after each renewal
+// (a few hundredths of a TTL later, at a delay of its own, so that several
+// followers do not read, or take over, at one moment) and once between, so
+// that its reads follow each other within the holder's renew interval and
+// its count towards expiry goes on: FollowerReadsPerRenewal reads per
+// renewal. It learns by halving, period after period, the interval in
+// which its reads bracket the holder's next write; a renewal that does not
+// come where expected (a holder late, irregular, or dead) is looked for
+// again after growing waits, and the follower's delay grows. So a crashed
+// holder's lease is taken over soon after the TTL that follows its last
 // renewal. Until it has learned the schedule, and on a store that judges
 // expiry itself (Azure), a follower polls every jittered CampaignInterval.
 //
