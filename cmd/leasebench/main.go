@@ -45,7 +45,8 @@
 //   - 1,000 leases: one process holds -leases leases at -resource-ttl
 //     (default 15s, the default TTL) through one connection, a runner each;
 //     once all are held, the process's CPU time (user + system) over
-//     -resource-window is scaled to an hour, and the heap and goroutine
+//     -resource-window (rounded up to whole renew intervals, as the
+//     leases renew in rounds) is scaled to an hour, and the heap and goroutine
 //     stacks in use after a GC are compared with those before.
 //   - The peer: peer/peer.js runs dynamodb-lock-client's FailOpen lock with
 //     leaseDurationMs = TTL and heartbeatPeriodMs = leasehold's renew
