@@ -14,7 +14,6 @@
 //	import (
 //		"context"
 //		"log"
-//		"os"
 //		"os/signal"
 //		"syscall"
 //
@@ -24,7 +23,7 @@
 //	)
 //
 //	func main() {
-//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 //		defer stop()
 //		l, err := s3lease.OpenURL(ctx, "s3://my-bucket/nightly-report", lease.Options{Identity: lease.DefaultIdentity()})
 //		if err != nil {

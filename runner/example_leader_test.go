@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"log"
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -17,7 +16,7 @@ import (
 // at a time, and when it dies another takes over about a TTL (15 s) later. The README opens with this program, and runner's package doc
 // shows it: TestREADMEFirstProgram checks that the three agree.
 func Example_leader() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	l, err := s3lease.OpenURL(ctx, "s3://my-bucket/nightly-report", lease.Options{Identity: lease.DefaultIdentity()})
 	if err != nil {
