@@ -6,8 +6,9 @@
 // SilentServer, CannedObject, Unreachable, ContextErrors), the checks every
 // backend makes the same way (RunConformance, CheckError, CheckStoredJSON,
 // RefuseURLs, UseURL), unique names for buckets and tables (UniqueName),
-// and TestMain's parallelism (Main). What only the AWS backends share (their
-// client configuration, the SDK's error codes) is in lease/internal/awstest.
+// and TestMain's parallelism (Main, which lease/azurelease's tests use
+// too). What only the AWS backends share (their client configuration, the
+// SDK's error codes) is in lease/internal/awstest.
 package storetest
 
 import (
