@@ -25,8 +25,8 @@ var ecsSegment = regexp.MustCompile(`^([0-9a-f]{32})-[0-9]+$`)
 //   - on Azure App Service, "azure-" and WEBSITE_INSTANCE_ID;
 //   - elsewhere, the host name and the process ID: "web-3-4711".
 //
-// Bytes that an identity cannot hold become '_'. The leasehold command uses
-// it when --identity is not given.
+// Spaces and bytes that an identity cannot hold become '_', and it is cut
+// at 200 bytes. The leasehold command uses it when --identity is not given.
 func DefaultIdentity() string {
 	host, _ := os.Hostname()
 	return defaultIdentity(os.Getenv, host, os.Getpid())
