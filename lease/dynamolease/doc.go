@@ -18,16 +18,18 @@
 // Open sends one DescribeTable to check the table (once per table as
 // clients reach it: endpoint, region and access key); a read describes it
 // again when that check is over a minute old, so that a replica added to
-// a table in use is seen. A read is one strongly consistent GetItem. Acquiring a free
-// lease is that read and one PutItem conditional on
+// a table in use is seen. A read is one strongly consistent GetItem.
+// Acquiring a free lease is that read and one PutItem conditional on
 // attribute_not_exists(<key>); a renewal, a release and a takeover are one
 // PutItem conditional on "nonce = <version>" (a takeover after the reads
 // that judged expiry). A write whose outcome is unknown (a timeout, a lost
 // response, a failed condition) is followed by one GetItem that resolves
 // it; the driver does not ask for the old item with a failed condition
 // (ReturnValuesOnConditionCheckFailure), which dynalite ignores anyway. The
-// SDK's own retries are off: each call is one request, bounded by
-// lease.Options.CallTimeout, and the caller (the runner) retries.
+// first write of a process to a table comes after the store's check: four
+// PutItems of the probe item, or three and a GetItem once it exists (see
+// below). The SDK's own retries are off: each call is one request, bounded
+// by lease.Options.CallTimeout, and the caller (the runner) retries.
 //
 // # What it stores
 //
@@ -108,8 +110,9 @@
 // on that nonce, now stale. An endpoint that applies a write it must
 // refuse, in two checks one after the other, is refused with
 // lease.ErrUnsafeStore, not retryable, naming the step, and nothing is
-// written to the lease. Four PutItems per process and table; the verdict
-// is kept for the life of the process. A name is at most 2032 bytes, so
+// written to the lease. Four PutItems per process and table (three and a
+// GetItem once the probe item exists); the verdict is kept for the life of
+// the process. A name is at most 2032 bytes, so
 // that the probe item's fits the 2048 of a partition key.
 //
 // On-demand billing (PAY_PER_REQUEST) is advised: a lease makes a steady

@@ -35,7 +35,8 @@
 // (OBJECT.leasehold-probe, ProbeSuffix), never on the lease's own: an
 // upload with ifGenerationMatch=0 twice (or a read when the probe object
 // exists), then one on its generation and one more on that generation,
-// now stale; four uploads, once per store for the life of the process.
+// now stale; four uploads (three and a read once the probe object exists),
+// once per store for the life of the process.
 // Cloud Storage's JSON API always enforces the preconditions; an emulator
 // or a look-alike store that applies a write it must refuse, in two checks
 // one after the other (a probe object deleted between two steps fools
