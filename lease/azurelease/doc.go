@@ -2,8 +2,8 @@
 // using the blob's native lease (Lease Blob: acquire, renew, change,
 // release). It is the port of the MSDN Leader Election sample's
 // BlobLeaseManager, and it implements lease.Lease itself rather than
-// driving package lease's compare-and-swap engine: Azure, not the
-// contender, judges when a lease has lapsed.
+// driving the compare-and-swap engine of package lease/driver: Azure, not
+// the contender, judges when a lease has lapsed.
 //
 // # What it guarantees
 //
