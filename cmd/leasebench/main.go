@@ -55,8 +55,8 @@
 //     counting proxies and scaling as leasehold's.
 //   - The curve: on -curve's backend, -curve-trials crash failovers and a
 //     follower's requests counted for -curve-count-for, for leasehold's
-//     runner at four renew intervals (the follower reads once per
-//     renewal), for a follower polling as the runner did before (every
+//     runner at four renew intervals (the follower reads twice per
+//     renewal, runner.FollowerReadsPerRenewal), for a follower polling as the runner did before (every
 //     campaign interval plus jitter, the holder renewing every TTL/3) at
 //     three campaign intervals, and the peer's figures from above. Its
 //     packages are installed with npm ci into -peer-install (under the
