@@ -40,14 +40,18 @@ import (
 type Interval struct {
 	// Process names the contender process (its log file).
 	Process string
-	Token   uint64
-	Start   int64
+	// Token is the fencing token it led with.
+	Token uint64
+	// Start is when it was elected.
+	Start int64
 	// End is when the leader stopped acting as leader: recorded by itself,
 	// or, if it was killed while leading, when the kill had taken effect.
-	End    int64
+	End int64
+	// Killed reports whether the test killed it while it led.
 	Killed bool
 }
 
+// String shows iv with its times in seconds since the clock's zero.
 func (iv Interval) String() string { return iv.since(0) }
 
 // since shows iv with its times in seconds after base.
@@ -63,10 +67,12 @@ func (iv Interval) since(base int64) string {
 // Fault is one fault the test injected, from Start to End (equal for an
 // instant fault: a SIGKILL).
 type Fault struct {
-	Kind   string
+	// Kind is what the fault was: "kill-leader", "latency-all", ...
+	Kind string
+	// Target is the process or the proxy the fault was injected in.
 	Target string
-	Start  int64
-	End    int64
+	// Start and End bound the fault, on CLOCK_MONOTONIC (ns).
+	Start, End int64
 }
 
 // Bounds are the timing the gap check allows.
@@ -83,12 +89,16 @@ type Bounds struct {
 
 // Gap is a time without a leader, between two intervals.
 type Gap struct {
+	// From is the interval that ended the gap's start, To the one that
+	// began at its end.
 	From, To Interval
-	Length   time.Duration
+	// Length is the time between From's end and To's start.
+	Length time.Duration
 	// Allowed is TTL + Retry + Slack + the length of every fault that
 	// overlaps the gap or the TTL before it.
 	Allowed time.Duration
-	Faults  []Fault
+	// Faults are the faults that overlap the gap or the TTL before it.
+	Faults []Fault
 }
 
 // Result is what Check found.
@@ -101,8 +111,9 @@ type Result struct {
 	TokenErrors [][2]Interval
 	// LongGaps are gaps longer than allowed.
 	LongGaps []Gap
-	// Worst is the longest gap, and WorstRatio the largest Length/Allowed.
-	Worst      Gap
+	// Worst is the longest gap.
+	Worst Gap
+	// WorstRatio is the largest Length/Allowed among the gaps.
 	WorstRatio float64
 }
 

@@ -3,12 +3,17 @@
 //
 // A Lease is one contender's handle on one lease: Acquire, Renew, Release,
 // Observe. Its doc comments are the contract every backend meets, and the
-// conformance suite in lease/leasetest checks it. Backends register URL
-// schemes, so that code names a lease by URL and imports only the backend it
-// needs:
+// conformance suite in lease/leasetest checks it. Code names a lease by URL
+// and imports only the backend it needs, whose OpenURL opens it;
+// DefaultIdentity names this instance:
 //
-//	import _ "github.com/leasehold/leasehold/lease/memlease"
-//	l, err := lease.Open(ctx, "mem://jobs", lease.Options{Identity: "worker-1"})
+//	l, err := s3lease.OpenURL(ctx, "s3://bucket/key", lease.Options{Identity: lease.DefaultIdentity()})
+//
+// Each backend also registers its URL scheme when imported, so that Open
+// opens the URLs of every backend the program imports, such as a URL from
+// its configuration:
+//
+//	l, err := lease.Open(ctx, os.Getenv("LEASE_URL"), lease.Options{Identity: lease.DefaultIdentity()})
 //
 // # What it guarantees
 //
@@ -18,7 +23,8 @@
 //   - At most one contender holds the lease at any instant, assuming only
 //     that clocks tick at nearly the same rate; they need not agree on the
 //     time. Who judges that a holder's term has lapsed depends on the store
-//     (Lease.Judge): on compare-and-swap stores (S3, DynamoDB, memory) the
+//     (Lease.Judge): on compare-and-swap stores (S3, DynamoDB, Cloud
+//     Storage, memory) the
 //     contender does, on its own monotonic clock, by seeing the same record
 //     version unchanged for the holder's full TTL; on native leases (Azure
 //     Blob) the store does.
@@ -30,10 +36,11 @@
 //   - A record that leasehold did not write is reported as ErrCorrupt and
 //     never taken over.
 //   - A store known not to keep the contract is refused, never trusted,
-//     with ErrUnsafeStore saying what the store failed: S3 checks that the
-//     store enforces conditional writes before this process first writes
-//     to it (Acquire returns the error), DynamoDB that the table is not an
-//     eventually consistent global table (Open returns it).
+//     with ErrUnsafeStore saying what the store failed: S3, DynamoDB and
+//     Cloud Storage check that the store enforces conditional writes,
+//     on a probe record beside the lease's, before this process first
+//     writes to it (Acquire returns the error), and DynamoDB that the table
+//     is not an eventually consistent global table (Open returns it).
 //
 // A Term's Sent time is when its acquire or renew was sent; the holder must
 // stop acting as leader before Sent+TTL. Package runner does that, and

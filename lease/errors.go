@@ -51,6 +51,7 @@ type HeldError struct {
 	Wait time.Duration
 }
 
+// Error names the holder and its token: `lease: held by "worker-2" (token 7)`.
 func (e *HeldError) Error() string {
 	return fmt.Sprintf("lease: held by %q (token %d)", e.Record.Holder, e.Record.Token)
 }
@@ -62,12 +63,17 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // "runner: RenewDeadline (10s) must be less than TTL (8s)".
 type OptionError struct {
 	// Pkg is the package whose option it is; "" means "lease".
-	Pkg    string
-	Field  string
-	Value  any
+	Pkg string
+	// Field is the invalid option's name: "TTL", "URL".
+	Field string
+	// Value is the invalid value, as the message shows it.
+	Value any
+	// Reason says what is wrong with it: "must be positive".
 	Reason string
 }
 
+// Error says which field of which package is invalid, with its value and
+// why: "lease: TTL (0s) must be a positive whole number of milliseconds".
 func (e *OptionError) Error() string {
 	pkg := e.Pkg
 	if pkg == "" {

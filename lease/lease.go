@@ -134,7 +134,8 @@ type Lease interface {
 type Judge int
 
 const (
-	// JudgedByContender: a compare-and-swap store (S3, DynamoDB, memory).
+	// JudgedByContender: a compare-and-swap store (S3, DynamoDB, Cloud
+	// Storage, memory).
 	// Every write, renewals included, changes the record's Version; a
 	// contender takes a held lease over only after seeing the same
 	// Version for the holder's TTL on its own monotonic clock, so a
@@ -147,6 +148,7 @@ const (
 	JudgedByStore
 )
 
+// String names who judges expiry, for logs and messages.
 func (j Judge) String() string {
 	switch j {
 	case JudgedByContender:

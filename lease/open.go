@@ -11,8 +11,8 @@ import (
 )
 
 // URLOpener opens a lease from a URL. Backends register one per scheme in
-// their init function; import a backend for its side effect to make its
-// scheme available to Open:
+// their init function, so that importing a backend, by name for its
+// OpenURL or for its side effect alone, makes its scheme available to Open:
 //
 //	import _ "github.com/leasehold/leasehold/lease/s3lease"
 type URLOpener interface {

@@ -17,7 +17,8 @@ const (
 type Options struct {
 	// Identity names this contender in the record, in errors and in logs.
 	// Required; printable ASCII, at most MaxIdentityLen bytes. It must be
-	// unique among the contenders (hostname and process ID, a task ID).
+	// unique among the contenders: DefaultIdentity gives the task ID, the
+	// replica name, or the host name and process ID.
 	Identity string
 	// TTL is how long the lease lasts without renewal: a contender takes over
 	// a record it has seen unchanged for the holder's TTL. Default 15s.

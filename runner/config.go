@@ -13,9 +13,19 @@ import (
 // Config says what to run while leader and how to keep the lease. Lease and
 // Task are required; every other field has a default derived from the
 // lease's TTL, stated on the field. A zero duration means the default.
+//
+// The fields come in groups, in this order: Lease and Task, required; the
+// renewal timing and the health watch, for Run and RunOnce;
+// StopWhenTaskEnds, for Run only; OnceTimeout, Period, RetryFailed and
+// MinHold, for RunOnce only (Run refuses a Config with a Period or a
+// MinHold); the callbacks, which run on the runner's goroutines and must
+// return quickly, and the logger, for both.
+//
 // Resolve says what a Config resolves to on a lease: what the runner will
 // run with, for programs that show or check it.
 type Config struct {
+	// Required, for Run and RunOnce.
+
 	// Lease is the lease to campaign for. Its Options give the identity, the
 	// TTL and the per-call timeout.
 	Lease lease.Lease
@@ -24,6 +34,8 @@ type Config struct {
 	// has returned. Term(ctx) gives it the fencing token, and Progress(ctx)
 	// feeds the stall watchdog.
 	Task func(ctx context.Context) error
+
+	// Renewal timing, for Run and RunOnce.
 
 	// RenewDeadline is how long the leader keeps acting as leader without
 	// a newer successful renewal, counted from when it sent its last
@@ -55,6 +67,8 @@ type Config struct {
 	// Jitter is the fraction of CampaignInterval added at random to each
 	// wait, so that followers spread out. Between 0 and 1. Default: DefaultJitter, 0.2.
 	Jitter float64
+
+	// Health watch and step-down, for Run and RunOnce.
 
 	// HealthCheck, if set, is called every HealthInterval while leading.
 	// After HealthThreshold failures in a row the leader steps down,
@@ -95,13 +109,24 @@ type Config struct {
 	// as the task's context is cancelled.
 	DrainTimeout time.Duration
 
+	// For Run only.
+
+	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
+	// returned by itself and the lease has been released. By default Run
+	// campaigns again, as the MSDN sample does, after a jittered
+	// CampaignInterval (so that followers get their turn), doubled for each
+	// time in a row that Task failed quickly, up to 16 CampaignIntervals:
+	// a task that fails at once is not restarted in a tight loop.
+	StopWhenTaskEnds bool
+
+	// For RunOnce only: Run refuses a Config with a Period or a MinHold.
+
 	// OnceTimeout bounds RunOnce's campaign, from its call to its
 	// election, whether or not the store answers: an instance not elected
 	// by then reports NotElected (the lease is held) or Unreachable.
 	// Default: the TTL plus three CampaignIntervals, time enough to see a
 	// live holder renew and a dead holder's lease lapse.
 	OnceTimeout time.Duration
-
 	// Period, if set, makes RunOnce run the task at most once for this
 	// period key, whichever instance runs it and however late it fires: the
 	// name of the tick a scheduled job was started for (the trigger's
@@ -135,13 +160,7 @@ type Config struct {
 	// lapse after the TTL. Run refuses a Config with a MinHold.
 	MinHold time.Duration
 
-	// StopWhenTaskEnds makes Run return, with Task's error, once Task has
-	// returned by itself and the lease has been released. By default Run
-	// campaigns again, as the MSDN sample does, after a jittered
-	// CampaignInterval (so that followers get their turn), doubled for each
-	// time in a row that Task failed quickly, up to 16 CampaignIntervals:
-	// a task that fails at once is not restarted in a tight loop.
-	StopWhenTaskEnds bool
+	// Callbacks and logs, for Run and RunOnce.
 
 	// OnElected, if set, is called when this contender becomes leader,
 	// before Task starts.
@@ -157,7 +176,6 @@ type Config struct {
 	// its error, nil when it succeeded: the hook for renewal latency and
 	// failure metrics.
 	OnRenew func(took time.Duration, err error)
-	// Callbacks run on the runner's goroutines and must return quickly.
 
 	// Logger receives the runner's structured logs. Default: slog.Default(),
 	// with the contender's identity attached.

@@ -2,6 +2,47 @@
 // holds a lease. It is a port of the MSDN Leader Election sample's
 // BlobDistributedMutex onto any lease.Lease.
 //
+// # A first program
+//
+// A worker that does its job only while it leads, on a lease in S3 (each
+// backend's OpenURL opens its own URLs; lease.Open those of every backend
+// imported). Start it on many machines: one leads at a time, and when it
+// dies another takes over about a TTL later.
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"log"
+//		"os/signal"
+//		"syscall"
+//
+//		"github.com/leasehold/leasehold/lease"
+//		"github.com/leasehold/leasehold/lease/s3lease"
+//		"github.com/leasehold/leasehold/runner"
+//	)
+//
+//	func main() {
+//		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+//		defer stop()
+//		l, err := s3lease.OpenURL(ctx, "s3://my-bucket/nightly-report", lease.Options{Identity: lease.DefaultIdentity()})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		r, err := runner.New(runner.Config{Lease: l, Task: func(ctx context.Context) error {
+//			t, _ := runner.Term(ctx)
+//			return doTheJob(ctx, t.Token) // until ctx is cancelled; send t.Token with every write
+//		}})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		if err := r.Run(ctx); err != nil { // campaigns, leads, campaigns again, until SIGTERM
+//			log.Fatal(err)
+//		}
+//	}
+//
+// # What it does
+//
 // Run campaigns (TryAcquireLeaseOrWait), and once elected runs the task, a
 // renew loop (KeepRenewingLease) and a health watch on one context: the
 // first of them to end cancels the others (CancelAllWhenAnyCompletes). The
@@ -61,13 +102,14 @@
 // renews every RenewInterval, and reads the lease just after each renewal
 // (a few hundredths of a TTL later, at a delay of its own, so that several
 // followers do not read, or take over, at one moment) and once between, so
-// that its reads follow each other within the holder's renew interval
-// (FollowerReadsPerRenewal). It learns by
-// halving, period after period, the interval in which its reads bracket
-// the holder's next write; a renewal that does not come where expected (a
-// holder late, irregular, or dead) is looked for again after growing waits,
-// and the follower's delay grows. So a crashed holder's lease is taken over
-// soon after the TTL that follows its last renewal. Until it has learned the schedule, and on a store that judges
+// that its reads follow each other within the holder's renew interval and
+// its count towards expiry goes on: FollowerReadsPerRenewal reads per
+// renewal. It learns by halving, period after period, the interval in
+// which its reads bracket the holder's next write; a renewal that does not
+// come where expected (a holder late, irregular, or dead) is looked for
+// again after growing waits, and the follower's delay grows. So a crashed
+// holder's lease is taken over soon after the TTL that follows its last
+// renewal. Until it has learned the schedule, and on a store that judges
 // expiry itself (Azure), a follower polls every jittered CampaignInterval.
 //
 // Config.Resolve says what a Config resolves to on a lease: every default

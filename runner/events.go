@@ -33,6 +33,7 @@ var reasonNames = map[Reason]string{
 	Stopped:        "stopped",
 }
 
+// String names the reason in words, for logs and messages: "lease lost".
 func (r Reason) String() string { return nameOf(reasonNames, r, "Reason") }
 
 // nameOf is v's name in names, or typ(v) for a value that has none.
@@ -45,6 +46,7 @@ func nameOf[T ~int](names map[T]string, v T, typ string) string {
 
 // Demotion describes the end of one term of leadership.
 type Demotion struct {
+	// Reason says why the term ended.
 	Reason Reason
 	// Token is the fencing token of the term that ended.
 	Token uint64

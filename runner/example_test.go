@@ -69,7 +69,7 @@ func ExampleRunner_RunOnce() {
 	case runner.Ran:
 		fmt.Println("ran with token", res.Term.Token, "error:", res.Err)
 	case runner.NotElected:
-		fmt.Println("another instance runs it:", res.Holder.Holder)
+		fmt.Println("another instance runs it:", res.Holder())
 	case runner.Unreachable:
 		fmt.Println("the store did not answer:", res.Err)
 	default: // SteppedDown, Interrupted

@@ -23,7 +23,7 @@ const (
 	// NotElected: another instance holds the lease and is alive: its record
 	// changed while this one watched (it renews), the store vouches for its
 	// lease (lease.JudgedByStore), or it did not lapse within OnceTimeout.
-	// Once.Holder is its record as last read.
+	// Once.Holder() names it; Once.Record is its record as last read.
 	NotElected
 	// Unreachable: no attempt settled the election within OnceTimeout: the
 	// store did not answer, timed out, throttled, or would not yet let a
@@ -34,7 +34,7 @@ const (
 	Interrupted
 	// AlreadyRan: Config.Period is at or before the period the lease
 	// record names (see Config.Period and RetryFailed): the period ran, or
-	// is running, on some instance, and the task did not run here. Once.Holder
+	// is running, on some instance, and the task did not run here. Once.Record
 	// is the record that names it.
 	AlreadyRan
 )
@@ -48,24 +48,32 @@ var onceOutcomeNames = map[OnceOutcome]string{
 	AlreadyRan:  "already ran",
 }
 
+// String names the outcome in words, for logs and messages: "not elected".
 func (o OnceOutcome) String() string { return nameOf(onceOutcomeNames, o, "OnceOutcome") }
 
 // Once is what RunOnce did.
 type Once struct {
+	// Outcome says how RunOnce ended; the fields below say more about it.
 	Outcome OnceOutcome
 	// Term is the term this instance was elected with (Ran, SteppedDown).
 	Term lease.Term
 	// Demotion says how that term ended (Ran, SteppedDown): Reason
 	// TaskEnded for Ran, and whether the lease was released.
 	Demotion Demotion
-	// Holder is the lease's record as last read (NotElected, AlreadyRan;
+	// Record is the lease's record as last read (NotElected, AlreadyRan;
 	// for an AlreadyRan found after this instance was elected, the record
-	// as this instance left it, released at once).
-	Holder lease.Record
+	// as this instance left it, released at once). Holder names who holds
+	// it.
+	Record lease.Record
 	// Err is the task's error (Ran) or the store's last error
 	// (Unreachable); nil otherwise.
 	Err error
 }
+
+// Holder is the identity of the instance that holds the lease (NotElected)
+// or held it last (AlreadyRan): Record.Holder. It is "" for the other
+// outcomes.
+func (o Once) Holder() string { return o.Record.Holder }
 
 // errOnceTimeout is the cause of RunOnce's campaign context when
 // OnceTimeout passes.
@@ -102,13 +110,13 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 	case errors.As(w.last, &held) && r.periodCovered(ScheduleOf(held.Record.Annotations)):
 		s := ScheduleOf(held.Record.Annotations)
 		r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", s.Period, "done", s.Done, "holder", held.Record.Holder)
-		return Once{Outcome: AlreadyRan, Holder: held.Record}, nil
+		return Once{Outcome: AlreadyRan, Record: held.Record}, nil
 	case errors.As(w.last, &held) && ScheduleOf(held.Record.Annotations).Hold:
 		r.cfg.Logger.Info("not elected: the lease is held after a run, for its minimum hold", "holder", held.Record.Holder, "token", held.Record.Token, "ends_within", held.Wait)
-		return Once{Outcome: NotElected, Holder: held.Record}, nil
+		return Once{Outcome: NotElected, Record: held.Record}, nil
 	case errors.As(w.last, &held):
 		r.cfg.Logger.Info("not elected: the lease is held", "holder", held.Record.Holder, "token", held.Record.Token)
-		return Once{Outcome: NotElected, Holder: held.Record}, nil
+		return Once{Outcome: NotElected, Record: held.Record}, nil
 	case w.last == nil:
 		w.last = context.Cause(cctx)
 	}
@@ -125,7 +133,7 @@ func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
 			r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", s.Period, "done", s.Done)
 			holder := t.Record()
 			holder.Released = r.release(ctx, t)
-			return Once{Outcome: AlreadyRan, Term: t, Holder: holder}, nil
+			return Once{Outcome: AlreadyRan, Term: t, Record: holder}, nil
 		}
 		marked, err := r.markPeriod(ctx, t)
 		if err != nil {

@@ -67,7 +67,7 @@ func TestRunOnce(t *testing.T) {
 			start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a")})
 			synctest.Wait()
 			res, took := runOnce(t, openLease(t, store, "b"), mustNotRun(t))
-			if res.Outcome != runner.NotElected || res.Holder.Holder != "a" || res.Holder.Token != 1 {
+			if res.Outcome != runner.NotElected || res.Holder() != "a" || res.Record.Token != 1 {
 				t.Fatalf("RunOnce = %+v, want NotElected with a's record (token 1)", res)
 			}
 			if took > renewInterval+ttl/3*6/5 {
@@ -78,7 +78,7 @@ func TestRunOnce(t *testing.T) {
 	t.Run("live leader on a store that judges expiry means not elected", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			res, took := runOnce(t, &nativeLease{Lease: openLease(t, memlease.NewStore(), "b")}, mustNotRun(t))
-			if res.Outcome != runner.NotElected || res.Holder.Holder != "az" {
+			if res.Outcome != runner.NotElected || res.Holder() != "az" {
 				t.Fatalf("RunOnce = %+v, want NotElected naming az", res)
 			}
 			if took >= ttl {

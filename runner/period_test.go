@@ -63,8 +63,8 @@ func TestPeriodRunsOnce(t *testing.T) {
 		advance(time.Minute) // b's trigger fires a minute late
 		res = runPeriod(t, openLease(t, store, "b"), tick1, runner.Config{}, mustNotRun(t))
 		wantOutcome(t, "b, late for period 1", res, runner.AlreadyRan)
-		if runner.ScheduleOf(res.Holder.Annotations).Period != tick1 || !runner.ScheduleOf(res.Holder.Annotations).Done {
-			t.Errorf("b's AlreadyRan names %+v, want the record of period %q done", res.Holder, tick1)
+		if runner.ScheduleOf(res.Record.Annotations).Period != tick1 || !runner.ScheduleOf(res.Record.Annotations).Done {
+			t.Errorf("b's AlreadyRan names %+v, want the record of period %q done", res.Record, tick1)
 		}
 		res = runPeriod(t, openLease(t, store, "c"), "2026-11-23T09:00:00Z", runner.Config{}, mustNotRun(t))
 		wantOutcome(t, "c, for an earlier period", res, runner.AlreadyRan)

@@ -44,6 +44,7 @@ const (
 
 var kindNames = map[EventKind]string{Assigned: "assigned", Revoked: "revoked", Lost: "lost", Ended: "ended"}
 
+// String names the kind in words, for logs: "assigned".
 func (k EventKind) String() string {
 	if s, ok := kindNames[k]; ok {
 		return s
@@ -53,7 +54,9 @@ func (k EventKind) String() string {
 
 // Event reports a change of one shard on this worker.
 type Event struct {
-	Kind  EventKind
+	// Kind says what happened.
+	Kind EventKind
+	// Shard is the shard it happened to, with the epoch of its start.
 	Shard Shard
 	// Err is the function's error, for Ended and for the end of a Revoked
 	// or Lost shard; nil otherwise.

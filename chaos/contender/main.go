@@ -18,7 +18,8 @@
 // purpose, for the test that shows the checker catches an overlap: the
 // runner sees a lease whose Options report a TTL ten times the real one,
 // and is configured with RenewDeadline = F × the real TTL (and the usual
-// RenewInterval and CampaignInterval, a third of the real TTL), so a
+// RenewInterval, 3/8 of the real TTL, which its records carry, and
+// CampaignInterval, a third of it), so a
 // leader cut off from the store keeps acting for F × TTL while the others
 // take over after one TTL.
 package main

@@ -36,7 +36,7 @@ import (
 
 func main() {
 	leaseURL := flag.String("lease", "", "lease URL to compete for (e.g. mem://demo, s3://bucket/key, gs://bucket/object); empty runs the built-in scenarios")
-	identity := flag.String("identity", defaultIdentity(), "this contender's identity")
+	identity := flag.String("identity", lease.DefaultIdentity(), "this contender's identity")
 	ttl := flag.Duration("ttl", lease.DefaultTTL, "lease TTL (with -lease)")
 	flag.Parse()
 
@@ -52,14 +52,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
-}
-
-func defaultIdentity() string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "demo"
-	}
-	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 // contend runs one contender for the lease at leaseURL until ctx ends,

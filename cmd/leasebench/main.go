@@ -45,7 +45,8 @@
 //   - 1,000 leases: one process holds -leases leases at -resource-ttl
 //     (default 15s, the default TTL) through one connection, a runner each;
 //     once all are held, the process's CPU time (user + system) over
-//     -resource-window is scaled to an hour, and the heap and goroutine
+//     -resource-window (rounded up to whole renew intervals, as the
+//     leases renew in rounds) is scaled to an hour, and the heap and goroutine
 //     stacks in use after a GC are compared with those before.
 //   - The peer: peer/peer.js runs dynamodb-lock-client's FailOpen lock with
 //     leaseDurationMs = TTL and heartbeatPeriodMs = leasehold's renew
@@ -54,8 +55,8 @@
 //     counting proxies and scaling as leasehold's.
 //   - The curve: on -curve's backend, -curve-trials crash failovers and a
 //     follower's requests counted for -curve-count-for, for leasehold's
-//     runner at four renew intervals (the follower reads once per
-//     renewal), for a follower polling as the runner did before (every
+//     runner at four renew intervals (the follower reads twice per
+//     renewal, runner.FollowerReadsPerRenewal), for a follower polling as the runner did before (every
 //     campaign interval plus jitter, the holder renewing every TTL/3) at
 //     three campaign intervals, and the peer's figures from above. Its
 //     packages are installed with npm ci into -peer-install (under the

@@ -23,7 +23,7 @@ import (
 // The peer is dynamodb-lock-client's FailOpen lock (npm), the lease-based
 // DynamoDB lock most Node services use, run by peer/peer.js on the same
 // DynamoDB endpoint with the same lease duration (the TTL) and heartbeat
-// period (the runner's RenewInterval, a third of the TTL). Its code stays
+// period (the runner's RenewInterval, 3/8 of the TTL). Its code stays
 // out of the Go module: leasebench installs peer/package.json's pinned
 // versions with npm into an ignored directory and runs peer.js with node.
 const peerPackage = "dynamodb-lock-client"

@@ -78,6 +78,7 @@ func resources(ctx context.Context, st *store, n int, ttl, window time.Duration)
 		return resourceUse{}, fmt.Errorf("%w (%d elected)", err, elected.Load())
 	}
 	sleep(ctx, ttl/3) // every lease's renewals under way
+	window = wholeRenewals(window, ttl)
 	cpu0, r0, t0 := cpuTime(), renewals.Load(), time.Now()
 	sleep(ctx, window)
 	cpu1, r1, elapsed := cpuTime(), renewals.Load(), time.Since(t0)
@@ -115,4 +116,15 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// wholeRenewals returns window rounded up to a whole number of the renew
+// intervals of the runner's defaults for ttl. The leases are elected
+// within moments of each other, so their renewals come in rounds: a window
+// that ends mid-interval counts one round too many or too few (30s at a
+// TTL of 15s saw six rounds of 5.625s, 200 renewals/s for 1,000 leases,
+// where the rate is 178).
+func wholeRenewals(window, ttl time.Duration) time.Duration {
+	every := runner.DefaultRenewInterval(ttl)
+	return (window + every - 1) / every * every
 }

@@ -46,7 +46,7 @@ func (s *syncBuffer) String() string {
 }
 
 // testEnv is an environment with the variables vars (and no others from
-// the test's own process for flags), host name "host" and PID 42.
+// the test's own process for flags), and the default identity "host-42".
 func testEnv(vars map[string]string) (*environment, *syncBuffer, *syncBuffer) {
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	environ := os.Environ()
@@ -58,8 +58,7 @@ func testEnv(vars map[string]string) (*environment, *syncBuffer, *syncBuffer) {
 		environ:  environ,
 		stdout:   stdout,
 		stderr:   stderr,
-		hostname: "host",
-		pid:      42,
+		identity: "host-42",
 	}, stdout, stderr
 }
 

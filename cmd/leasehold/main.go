@@ -32,6 +32,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/azurelease"
 	_ "github.com/leasehold/leasehold/lease/dynamolease"
 	_ "github.com/leasehold/leasehold/lease/gcslease"
@@ -45,20 +46,17 @@ type environment struct {
 	getenv         func(string) string
 	environ        []string // the command's environment
 	stdout, stderr io.Writer
-	hostname       string
-	pid            int
+	identity       string // the default identity
 }
 
 func main() {
 	ctx, hurry := signalContext()
-	host, _ := os.Hostname()
 	env := &environment{
 		getenv:   os.Getenv,
 		environ:  os.Environ(),
 		stdout:   os.Stdout,
 		stderr:   os.Stderr,
-		hostname: host,
-		pid:      os.Getpid(),
+		identity: lease.DefaultIdentity(),
 	}
 	os.Exit(mainWith(ctx, hurry, os.Args[1:], env))
 }

@@ -53,7 +53,7 @@ func (o *commonOptions) finish(env *environment) error {
 		return errors.New("--lease (or LEASEHOLD_LEASE) is required")
 	}
 	if o.identity == "" {
-		o.identity = defaultIdentity(env.getenv, env.hostname, env.pid)
+		o.identity = env.identity
 	}
 	if err := lease.ValidateIdentity(o.identity); err != nil {
 		return fmt.Errorf("--identity: %v", err)

@@ -166,9 +166,9 @@ func onceExit(ctx context.Context, res runner.Once, period string) error {
 	case runner.Ran:
 		return res.Err
 	case runner.NotElected:
-		return exitf(exitNotElected, "run: not elected: the lease is held by %q (token %d)", res.Holder.Holder, res.Holder.Token)
+		return exitf(exitNotElected, "run: not elected: the lease is held by %q (token %d)", res.Holder(), res.Record.Token)
 	case runner.AlreadyRan:
-		sched, state := runner.ScheduleOf(res.Holder.Annotations), "started"
+		sched, state := runner.ScheduleOf(res.Record.Annotations), "started"
 		if sched.Done {
 			state = "done"
 		}

@@ -13,8 +13,11 @@ import (
 // as lease.ErrUnavailable, retryable: the fault applied to Acquire's
 // requests, and what the error must say.
 type Refusal struct {
-	Name    string
-	Rule    Rule
+	// Name names the refusal's subtest: "S3 503 SlowDown".
+	Name string
+	// Rule is the fault the proxy applies to Acquire's requests.
+	Rule Rule
+	// Mention is what the backend's error must say.
 	Mention string
 }
 

@@ -87,9 +87,12 @@ func Start(t testing.TB, upstream string) *Proxy {
 
 // Answer is an HTTP answer the proxy gives in the store's place.
 type Answer struct {
-	Status  int
+	// Status is the HTTP status code.
+	Status int
+	// Headers are the answer's headers, by name.
 	Headers map[string]string
-	Body    string
+	// Body is the answer's body.
+	Body string
 }
 
 // Fault is what a Rule does to the requests it applies to.

@@ -53,15 +53,20 @@ type Service int
 const (
 	// Memory is leasehold's in-process store: free.
 	Memory Service = iota
+	// S3 is Amazon S3 Standard.
 	S3
+	// DynamoDB is Amazon DynamoDB on demand.
 	DynamoDB
+	// AzureBlob is Azure Blob Storage, Hot LRS.
 	AzureBlob
+	// GCS is Google Cloud Storage, Standard.
 	GCS
 )
 
 // names are the Services' names, by Service.
 var names = [...]string{"memory", "S3", "DynamoDB", "Azure Blob", "Cloud Storage"}
 
+// String names the service as its pricing page does: "Cloud Storage".
 func (s Service) String() string { return names[s] }
 
 // Lookup returns the Service named name (as String names it, and as a

@@ -2,8 +2,8 @@
 // using the blob's native lease (Lease Blob: acquire, renew, change,
 // release). It is the port of the MSDN Leader Election sample's
 // BlobLeaseManager, and it implements lease.Lease itself rather than
-// driving package lease's compare-and-swap engine: Azure, not the
-// contender, judges when a lease has lapsed.
+// driving the compare-and-swap engine of package lease/driver: Azure, not
+// the contender, judges when a lease has lapsed.
 //
 // # What it guarantees
 //
@@ -135,11 +135,10 @@
 // a connection string, or the account's service URL, which Open reaches
 // with azidentity.NewDefaultAzureCredential (a managed identity on Azure
 // workers, workload identity, environment variables, or an Azure CLI
-// login). By URL, after importing this package for its side effect:
+// login). By URL, with OpenURL (lease.Open opens the URLs of
+// every backend the program imports):
 //
-//	import _ "github.com/leasehold/leasehold/lease/azurelease"
-//
-//	l, err := lease.Open(ctx, "azblob://leases/nightly-report?account=mystorageaccount", lease.Options{Identity: host})
+//	l, err := azurelease.OpenURL(ctx, "azblob://leases/nightly-report?account=mystorageaccount", lease.Options{Identity: lease.DefaultIdentity()})
 //
 // The URL's host is the container and its path the blob. Its query
 // parameters (URLParams) are account=NAME (https://NAME.blob.core.windows.net/),

@@ -18,9 +18,8 @@ import (
 // needs azurelease.DataActions (blob read and write) on the container.
 func Example_open() {
 	ctx := context.Background()
-	host, _ := os.Hostname()
-	l, err := lease.Open(ctx, "azblob://leases/nightly-report?account=mystorageaccount",
-		lease.Options{Identity: host}) // TTL 15s, CallTimeout 3s
+	l, err := azurelease.OpenURL(ctx, "azblob://leases/nightly-report?account=mystorageaccount",
+		lease.Options{Identity: lease.DefaultIdentity()}) // TTL 15s, CallTimeout 3s
 	if err != nil {
 		log.Fatal(err)
 	}

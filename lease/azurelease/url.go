@@ -30,6 +30,14 @@ func init() {
 	driver.RegisterStore(Description)
 }
 
+// OpenURL opens the lease urlstr names, such as
+// "azblob://container/blob?account=NAME", for the contender opts describes:
+// lease.Open for azblob:// URLs (see URLParams). Importing azurelease to
+// call it registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "azurelease", Scheme, urlstr, opts)
+}
+
 // URLParams are the query parameters an azblob:// URL may carry:
 //
 //	account                the storage account's name: the service URL is

@@ -18,6 +18,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // Timing of the backend-specific tests.
@@ -58,7 +59,7 @@ func show(item map[string]types.AttributeValue) string {
 func TestStoredItem(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		name := awstest.UniqueName("dynamodb-stored-item")
+		name := storetest.UniqueName("dynamodb-stored-item")
 		l := tg.open(t, c, name, tg.options("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
@@ -122,7 +123,7 @@ func TestForeignItemNotTakenOver(t *testing.T) {
 		for _, row := range rows {
 			t.Run(row.name, func(t *testing.T) {
 				t.Parallel()
-				name := awstest.UniqueName("dynamodb-foreign")
+				name := storetest.UniqueName("dynamodb-foreign")
 				item := row.item(name)
 				if err := tg.put(t.Context(), c, item); err != nil {
 					t.Fatalf("PutItem: %v", err)
@@ -153,7 +154,7 @@ func TestForeignItemNotTakenOver(t *testing.T) {
 // lease.ErrNotFound naming it, not retryable.
 func TestMissingTable(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		missing := awstest.UniqueName("leasehold-missing")
+		missing := storetest.UniqueName("leasehold-missing")
 		_, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: missing, Name: "jobs", Client: tg.newClient(nil)}, tg.options("worker-1"))
 		awstest.CheckError(t, "Open of a lease in a missing table", err, lease.ErrNotFound, `table "`+missing+`" does not exist`, "ResourceNotFoundException")
 	})
@@ -217,7 +218,7 @@ func TestKeySchema(t *testing.T) {
 // retryable. Open describes the table, one request bounded by CallTimeout.
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
-	awstest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
+	storetest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
 		opts := dynamolease.Options{Table: "leases", Name: "jobs", Client: staticClient(endpoint, "test")(nil)}
 		_, err := dynamolease.Open(ctx, opts, lease.Options{Identity: "worker-1", TTL: testTTL, CallTimeout: testCallTimeout})
 		return err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/dynamolease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // TestConformance runs the conformance suite on each store, one item per
@@ -17,14 +17,14 @@ import (
 func TestConformance(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		awstest.RunConformance(t, tg.harness(c, c))
+		storetest.RunConformance(t, tg.harness(c, c))
 	})
 }
 
 // harness is the suite's harness on the target: leases opened through c,
 // foreign items written and items deleted through direct.
-func (tg *target) harness(c, direct *ddb.Client) *awstest.Harness {
-	return &awstest.Harness{
+func (tg *target) harness(c, direct *ddb.Client) *storetest.Harness {
+	return &storetest.Harness{
 		CallTimeout: tg.callTimeout,
 		OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
 			tg.track(name)

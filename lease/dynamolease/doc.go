@@ -1,6 +1,6 @@
 // Package dynamolease is a lease backend on one Amazon DynamoDB item, written
 // only with DynamoDB's conditional writes: a driver of the compare-and-swap
-// engine in package lease (driver.NewCAS), so it has that engine's
+// engine in package lease/driver (driver.NewCAS), so it has that engine's
 // guarantees. At most one contender holds the lease at a time, assuming
 // only that clocks tick at nearly the same rate: a contender takes a held
 // lease over only after it has seen the same version, unchanged, for the
@@ -18,16 +18,18 @@
 // Open sends one DescribeTable to check the table (once per table as
 // clients reach it: endpoint, region and access key); a read describes it
 // again when that check is over a minute old, so that a replica added to
-// a table in use is seen. A read is one strongly consistent GetItem. Acquiring a free
-// lease is that read and one PutItem conditional on
+// a table in use is seen. A read is one strongly consistent GetItem.
+// Acquiring a free lease is that read and one PutItem conditional on
 // attribute_not_exists(<key>); a renewal, a release and a takeover are one
 // PutItem conditional on "nonce = <version>" (a takeover after the reads
 // that judged expiry). A write whose outcome is unknown (a timeout, a lost
 // response, a failed condition) is followed by one GetItem that resolves
 // it; the driver does not ask for the old item with a failed condition
 // (ReturnValuesOnConditionCheckFailure), which dynalite ignores anyway. The
-// SDK's own retries are off: each call is one request, bounded by
-// lease.Options.CallTimeout, and the caller (the runner) retries.
+// first write of a process to a table comes after the store's check: four
+// PutItems of the probe item, or three and a GetItem once it exists (see
+// below). The SDK's own retries are off: each call is one request, bounded
+// by lease.Options.CallTimeout, and the caller (the runner) retries.
 //
 // # What it stores
 //
@@ -114,8 +116,9 @@
 // on that nonce, now stale. An endpoint that applies a write it must
 // refuse, in two checks one after the other, is refused with
 // lease.ErrUnsafeStore, not retryable, naming the step, and nothing is
-// written to the lease. Four PutItems per process and table; the verdict
-// is kept for the life of the process. A name is at most 2032 bytes, so
+// written to the lease. Four PutItems per process and table (three and a
+// GetItem once the probe item exists); the verdict is kept for the life of
+// the process. A name is at most 2032 bytes, so
 // that the probe item's fits the 2048 of a partition key.
 //
 // On-demand billing (PAY_PER_REQUEST) is advised: a lease makes a steady
@@ -159,12 +162,10 @@
 // optionally, a *dynamodb.Client of package
 // github.com/aws/aws-sdk-go-v2/service/dynamodb; without one it builds a
 // client from the default AWS configuration chain (environment, shared
-// config files, ECS task role, EC2 instance role). By URL, after importing
-// this package for its side effect:
+// config files, ECS task role, EC2 instance role). By URL, with OpenURL (lease.Open opens the URLs
+// of every backend the program imports):
 //
-//	import _ "github.com/leasehold/leasehold/lease/dynamolease"
-//
-//	l, err := lease.Open(ctx, "dynamodb://leases/jobs/nightly?region=eu-west-1", lease.Options{Identity: host})
+//	l, err := dynamolease.OpenURL(ctx, "dynamodb://leases/jobs/nightly?region=eu-west-1", lease.Options{Identity: lease.DefaultIdentity()})
 //
 // The URL's host is the table and its path the lease's name. Its query
 // parameters (see URLParams) are key_attribute and those of gocloud.dev's

@@ -19,6 +19,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 var testRecord = lease.Record{Holder: "worker-1", Token: 3, TTL: 15 * time.Second, Nonce: "0123456789abcdef"}
@@ -246,7 +247,7 @@ func TestCheckTable(t *testing.T) {
 func TestTableCheckedOnce(t *testing.T) {
 	t.Parallel()
 	var describes atomic.Int32
-	srv := awstest.NewServer(t, func(r *http.Request) awstest.Answer {
+	srv := storetest.NewServer(t, func(r *http.Request) storetest.Answer {
 		if describes.Add(1) == 1 {
 			return ddbError(400, "ThrottlingException", "")
 		}
@@ -310,7 +311,7 @@ func TestThrottled(t *testing.T) {
 // own CallTimeout; Open's too.
 func TestClassifyContextErrors(t *testing.T) {
 	t.Parallel()
-	awstest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
+	storetest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
 		c := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 		d := &conn{client: c, table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute}
 		return map[string]func(context.Context) error{

@@ -22,7 +22,7 @@ import (
 // instance role).
 func Example_open() {
 	ctx := context.Background()
-	l, err := lease.Open(ctx, "dynamodb://leases/jobs/nightly-report?region=eu-west-1&key_attribute=id",
+	l, err := dynamolease.OpenURL(ctx, "dynamodb://leases/jobs/nightly-report?region=eu-west-1&key_attribute=id",
 		lease.Options{Identity: "observer"})
 	if errors.Is(err, lease.ErrNotFound) {
 		// No table "leases", or its key is not one HASH key "id" of type S:

@@ -12,16 +12,17 @@ import (
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // jsonAnswer is a DynamoDB answer with a JSON body.
-func jsonAnswer(status int, body string) awstest.Answer {
-	return awstest.Answer{Status: status, Body: body, Headers: map[string]string{"Content-Type": "application/x-amz-json-1.0"}}
+func jsonAnswer(status int, body string) storetest.Answer {
+	return storetest.Answer{Status: status, Body: body, Headers: map[string]string{"Content-Type": "application/x-amz-json-1.0"}}
 }
 
 // ddbError is a DynamoDB error answer: HTTP 400 unless status says
 // otherwise.
-func ddbError(status int, code, message string) awstest.Answer {
+func ddbError(status int, code, message string) storetest.Answer {
 	if message == "" {
 		message = "canned " + code
 	}
@@ -30,7 +31,7 @@ func ddbError(status int, code, message string) awstest.Answer {
 
 // described is DescribeTable's answer for a table named leases with the
 // given key schema and attribute definitions (JSON arrays).
-func described(status, keySchema, attrs string) awstest.Answer {
+func described(status, keySchema, attrs string) storetest.Answer {
 	return jsonAnswer(200, `{"Table":{"TableName":"leases","TableStatus":"`+status+`","KeySchema":`+keySchema+`,"AttributeDefinitions":`+attrs+`}}`)
 }
 
@@ -40,9 +41,9 @@ var leaseTable = described("ACTIVE", `[{"AttributeName":"lease","KeyType":"HASH"
 
 // fakeServer is a fake DynamoDB that answers DescribeTable with
 // describe, and every other operation with answer.
-func fakeServer(t *testing.T, describe, answer awstest.Answer) *awstest.Server {
+func fakeServer(t *testing.T, describe, answer storetest.Answer) *storetest.Server {
 	t.Helper()
-	return awstest.NewServer(t, func(r *http.Request) awstest.Answer {
+	return storetest.NewServer(t, func(r *http.Request) storetest.Answer {
 		if awstest.ByOperation(r) == "DescribeTable" {
 			return describe
 		}
@@ -52,7 +53,7 @@ func fakeServer(t *testing.T, describe, answer awstest.Answer) *awstest.Server {
 
 // fakeClient returns a client of srv whose own configuration would retry
 // up to 5 times.
-func fakeClient(srv *awstest.Server) *ddb.Client {
+func fakeClient(srv *storetest.Server) *ddb.Client {
 	return ddb.New(ddb.Options{
 		Region:           "us-east-1",
 		BaseEndpoint:     aws.String(srv.URL),
@@ -63,7 +64,7 @@ func fakeClient(srv *awstest.Server) *ddb.Client {
 
 // operations returns the operations of the requests srv received, and
 // their JSON bodies.
-func operations(t *testing.T, srv *awstest.Server) (ops []string, bodies []map[string]any) {
+func operations(t *testing.T, srv *storetest.Server) (ops []string, bodies []map[string]any) {
 	t.Helper()
 	for _, r := range srv.Requests() {
 		ops = append(ops, awstest.ByOperation(r))
@@ -82,7 +83,7 @@ func operations(t *testing.T, srv *awstest.Server) (ops []string, bodies []map[s
 // ConditionExpression (a mock, a gateway, a partial emulator), and counts
 // the PutItems of each item.
 type ignoringTable struct {
-	*awstest.Server
+	*storetest.Server
 	mu    sync.Mutex
 	items map[string]json.RawMessage
 	puts  map[string]int
@@ -91,11 +92,11 @@ type ignoringTable struct {
 func newIgnoringTable(t *testing.T) *ignoringTable {
 	t.Helper()
 	f := &ignoringTable{items: map[string]json.RawMessage{}, puts: map[string]int{}}
-	f.Server = awstest.NewServer(t, f.route)
+	f.Server = storetest.NewServer(t, f.route)
 	return f
 }
 
-func (f *ignoringTable) route(r *http.Request) awstest.Answer {
+func (f *ignoringTable) route(r *http.Request) storetest.Answer {
 	var in struct {
 		Item, Key map[string]json.RawMessage
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // The fault tests run on dynalite, through a fault proxy.
@@ -22,7 +22,7 @@ func TestFaultAnswers(t *testing.T) {
 		// The store is checked before the faults start, so that they
 		// meet the lease's own requests, not the probe's.
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
-			l := tg.open(t, staticClient(endpoint, "test")(nil), awstest.UniqueName("dynamodb-fault"), tg.options(identity))
+			l := tg.open(t, staticClient(endpoint, "test")(nil), storetest.UniqueName("dynamodb-fault"), tg.options(identity))
 			verify(t, l)
 			return l
 		}
@@ -45,7 +45,7 @@ func TestFaultAnswers(t *testing.T) {
 func TestConformanceThroughProxy(t *testing.T) {
 	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
 		p := faultproxy.Start(t, tg.endpoint)
-		verify(t, tg.open(t, staticClient(p.URL, "test")(nil), awstest.UniqueName("dynamodb-fault"), tg.options("checker")))
+		verify(t, tg.open(t, staticClient(p.URL, "test")(nil), storetest.UniqueName("dynamodb-fault"), tg.options("checker")))
 		rules := p.Add(faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Replace(faultproxy.DynamoInternalServerError), Every: 7})
 		t.Cleanup(func() {
 			t.Logf("PutItems applied whose answer was a 500: %d", p.Applied(rules[0]))
@@ -57,7 +57,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 		// The proxy is one more hop for each request of a suite that sends
 		// many at once: 500ms was too short now and then under -race.
 		h.CallTimeout = time.Second
-		awstest.RunConformance(t, h)
+		storetest.RunConformance(t, h)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -26,9 +27,9 @@ func TestCallsAreGranted(t *testing.T) {
 		if tg.elsewhere == nil {
 			t.Skipf("%s: no second client of the store, for a second process's check", tg.name)
 		}
-		name := awstest.UniqueName("dynamodb-grants")
+		name := storetest.UniqueName("dynamodb-grants")
 		const table = "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE"
-		calls := awstest.NewCounter(nil, func(r *http.Request) string {
+		calls := storetest.NewCounter(nil, func(r *http.Request) string {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var in struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // target is one DynamoDB-compatible store under test.
@@ -52,13 +53,13 @@ type target struct {
 // the default key schema, used as it is) is set, with credentials and
 // region from the default AWS chain; it is left out, not skipped,
 // otherwise, as nothing on this machine provides it.
-var targets = awstest.Targets[*target]{Prepare: (*target).ensureTable, Specs: []awstest.Spec[*target]{
+var targets = storetest.Targets[*target]{Prepare: (*target).ensureTable, Specs: []storetest.Spec[*target]{
 	{Name: "dynalite", Setup: func(t *testing.T) *target {
-		endpoint := awstest.Endpoint(t, "dynamodb", "dynalite", "dynalite", "LEASEHOLD_DYNALITE_ENDPOINT")
+		endpoint := storetest.Endpoint(t, "dynamodb", "dynalite", "dynalite", "LEASEHOLD_DYNALITE_ENDPOINT")
 		return &target{name: "dynalite", callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, "test"), endpoint: endpoint, elsewhere: staticClient(endpoint, "elsewhere")}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {
-		endpoint := awstest.Endpoint(t, "dynamodb", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
+		endpoint := storetest.Endpoint(t, "dynamodb", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
 		// moto is one Python process: under the conformance suite's burst
 		// of parallel requests, with the race detector, some of its
 		// answers take more than 500ms.
@@ -71,7 +72,7 @@ func init() {
 	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" && table == "" {
 		return
 	}
-	targets.Specs = append(targets.Specs, awstest.Spec[*target]{Name: "aws", Setup: func(t *testing.T) *target {
+	targets.Specs = append(targets.Specs, storetest.Spec[*target]{Name: "aws", Setup: func(t *testing.T) *target {
 		cfg, err := config.LoadDefaultConfig(context.Background())
 		if err != nil {
 			t.Fatalf("loading the default AWS config for AWS_ENDPOINT_URL_DYNAMODB / LEASEHOLD_DYNAMODB_TABLE: %v", err)
@@ -94,7 +95,7 @@ func staticClient(endpoint, accessKey string) func(hc ddb.HTTPClient) *ddb.Clien
 	}
 }
 
-func TestMain(m *testing.M) { awstest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m) }
 
 // canCreateTables keeps the stores on which a test may create tables of
 // its own: all but a real account's given table (LEASEHOLD_DYNAMODB_TABLE).
@@ -125,7 +126,7 @@ func (tg *target) ensureTable(t *testing.T) {
 // request, and deletes it when the test ends.
 func (tg *target) createTable(t *testing.T, c *ddb.Client, prefix string, keys []types.KeySchemaElement, attrs map[string]types.ScalarAttributeType) string {
 	t.Helper()
-	name := awstest.UniqueName(prefix)
+	name := storetest.UniqueName(prefix)
 	in := &ddb.CreateTableInput{TableName: &name, KeySchema: keys, BillingMode: types.BillingModePayPerRequest}
 	for _, a := range slices.Sorted(maps.Keys(attrs)) {
 		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: attrs[a]})

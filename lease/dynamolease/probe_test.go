@@ -12,7 +12,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // TestVerifyProbes: on a store that enforces condition expressions, the
@@ -21,7 +21,7 @@ import (
 func TestVerifyProbes(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		name := awstest.UniqueName("dynamodb-verify")
+		name := storetest.UniqueName("dynamodb-verify")
 		tg.track(name + driver.ProbeSuffix)
 		l := tg.open(t, c, name, tg.options("worker-1"))
 		if err := l.(driver.Verifier).Verify(t.Context()); err != nil {
@@ -46,7 +46,7 @@ func TestVerifyProbes(t *testing.T) {
 func TestLegacyGlobalTableItemRefused(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		name := awstest.UniqueName("dynamodb-legacy-global")
+		name := storetest.UniqueName("dynamodb-legacy-global")
 		item := dynamolease.ValidItem(dynamolease.DefaultKeyAttribute, name, map[string]types.AttributeValue{
 			"aws:rep:updateregion": s("eu-west-1"), "aws:rep:updatetime": n("1767225600.123001"),
 			"released": &types.AttributeValueMemberBOOL{Value: true},

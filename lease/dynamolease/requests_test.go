@@ -11,26 +11,27 @@ import (
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // TestRequestCounts counts the requests of each lease operation by DynamoDB
 // operation: Open's DescribeTable, once per table as clients reach it
 // (endpoint, region, access key), the store's check, four PutItems of the
 // probe item once per process and table, then the lease's (see
-// awstest.CountRequests): a renewal is one PutItem, a follower's poll one
+// storetest.CountRequests): a renewal is one PutItem, a follower's poll one
 // GetItem. They set the cost of a lease (see the package doc).
 func TestRequestCounts(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		name := awstest.UniqueName("dynamodb-requests")
-		leaderHTTP := awstest.NewCounter(nil, awstest.ByOperation)
-		followerHTTP := awstest.NewCounter(nil, awstest.ByOperation)
+		name := storetest.UniqueName("dynamodb-requests")
+		leaderHTTP := storetest.NewCounter(nil, awstest.ByOperation)
+		followerHTTP := storetest.NewCounter(nil, awstest.ByOperation)
 		leaderClient := tg.newClient(leaderHTTP)
 		opens := []struct {
 			what   string
 			id     string
 			client *ddb.Client
 			name   string
-			http   *awstest.Counter
+			http   *storetest.Counter
 			want   map[string]int
 		}{
 			{"the leader's Open", "leader", leaderClient, name, leaderHTTP, map[string]int{"DescribeTable": 1}},
@@ -50,7 +51,7 @@ func TestRequestCounts(t *testing.T) {
 		if got, want := leaderHTTP.Take(), map[string]int{"PutItem": 4}; !maps.Equal(got, want) {
 			t.Errorf("the store's check sent %v, want %v", got, want)
 		}
-		awstest.CountRequests(t, leases[0], leases[2], leaderHTTP, followerHTTP, "GetItem", "PutItem")
+		storetest.CountRequests(t, leases[0], leases[2], leaderHTTP, followerHTTP, "GetItem", "PutItem")
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // TestReplicaAddedLaterIsSeen: a replica added to the table after Open
@@ -18,7 +19,7 @@ func TestReplicaAddedLaterIsSeen(t *testing.T) {
 	defer func(d time.Duration) { tableRecheck = d }(tableRecheck)
 	tableRecheck = 0
 	var replicated atomic.Bool
-	srv := awstest.NewServer(t, func(r *http.Request) awstest.Answer {
+	srv := storetest.NewServer(t, func(r *http.Request) storetest.Answer {
 		switch {
 		case awstest.ByOperation(r) != "DescribeTable":
 			return jsonAnswer(200, `{}`)

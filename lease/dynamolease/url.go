@@ -20,6 +20,14 @@ func init() {
 	driver.RegisterStore(Description)
 }
 
+// OpenURL opens the lease urlstr names, such as
+// "dynamodb://table/name?region=eu-west-1", for the contender opts
+// describes: lease.Open for dynamodb:// URLs (see URLParams). Importing
+// dynamolease to call it registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "dynamolease", Scheme, urlstr, opts)
+}
+
 // URLParams are the query parameters a dynamodb:// URL may carry. All but
 // key_attribute are read by gocloud.dev/aws.V2ConfigFromURLParams, with the
 // meanings gocloud.dev's own AWS URLs give them:

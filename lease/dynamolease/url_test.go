@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // TestOpenURL opens dynamodb:// URLs against dynalite, with the endpoint in
@@ -31,7 +32,7 @@ func TestOpenURL(t *testing.T) {
 	// and checks its item, read by key.
 	use := func(t *testing.T, urlstr string, key map[string]types.AttributeValue) {
 		t.Helper()
-		awstest.UseURL(t, urlstr, testTTL, func(term lease.Term) {
+		storetest.UseURL(t, urlstr, testTTL, func(term lease.Term) {
 			out, err := c.GetItem(t.Context(), &ddb.GetItemInput{TableName: aws.String(tableOf(urlstr)), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil || !reflect.DeepEqual(out.Item["holder"], s("worker-1")) || !reflect.DeepEqual(out.Item["nonce"], s(term.Version)) {
 				t.Errorf("item at %s is %v (%v), want worker-1's item with nonce %s", show(key), show(out.Item), err, term.Version)
@@ -39,14 +40,14 @@ func TestOpenURL(t *testing.T) {
 		})
 	}
 	t.Run("EndpointInURL", func(t *testing.T) {
-		name := awstest.UniqueName("dynamodb-url/endpoint")
+		name := storetest.UniqueName("dynamodb-url/endpoint")
 		tg.track(name)
 		use(t, "dynamodb://"+tg.table+"/"+name+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint), key(name))
 	})
 	t.Run("EndpointFromEnv", func(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		name := awstest.UniqueName("dynamodb-url/env")
+		name := storetest.UniqueName("dynamodb-url/env")
 		tg.track(name)
 		use(t, "dynamodb://"+tg.table+"/"+name, key(name))
 	})
@@ -67,7 +68,7 @@ func TestOpenURL(t *testing.T) {
 		// dynamolease.Open builds its client from the default chain.
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		name := awstest.UniqueName("dynamodb-url/default-chain")
+		name := storetest.UniqueName("dynamodb-url/default-chain")
 		tg.track(name)
 		l, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: tg.table, Name: name}, lease.Options{Identity: "worker-1", TTL: testTTL})
 		if err != nil {
@@ -90,7 +91,7 @@ func tableOf(urlstr string) string {
 func TestOpenErrors(t *testing.T) {
 	awstest.IsolateEnv(t)
 	t.Setenv("AWS_REGION", "us-east-1")
-	awstest.RefuseURLs(t, "dynamodb", []awstest.BadURL{
+	storetest.RefuseURLs(t, "dynamodb", []storetest.BadURL{
 		{Name: "UnknownParam", URL: "dynamodb://leases/jobs?region=us-east-1&bogus=1&prefix=x", Mention: "unknown query parameter(s) bogus, prefix"},
 		{Name: "S3Param", URL: "dynamodb://leases/jobs?use_path_style=true", Mention: "unknown query parameter(s) use_path_style"},
 		{Name: "ChecksumParam", URL: "dynamodb://leases/jobs?request_checksum_calculation=when_required", Mention: "unknown query parameter(s) request_checksum_calculation (known: anonymous, dualstack, endpoint, fips, hostname_immutable, key_attribute, profile, region, role)"},
@@ -107,7 +108,7 @@ func TestOpenErrors(t *testing.T) {
 	})
 
 	// A client of a server that must never be reached.
-	client := staticClient(awstest.ClosedPort(t), "test")(nil)
+	client := staticClient(storetest.ClosedPort(t), "test")(nil)
 	opts := lease.Options{Identity: "worker-1"}
 	for _, row := range []struct {
 		name    string

@@ -17,7 +17,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/gcslease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 func TestStoredJSON(t *testing.T) {
@@ -35,7 +35,7 @@ func TestStoredJSON(t *testing.T) {
 	if strconv.FormatInt(gen, 10) != term.Version {
 		t.Errorf("object's generation is %d, want the term's Version %q", gen, term.Version)
 	}
-	awstest.CheckStoredJSON(t, body, contentType, "worker-1", testTTL)
+	storetest.CheckStoredJSON(t, body, contentType, "worker-1", testTTL)
 	if err := l.Release(t.Context(), term); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
@@ -140,13 +140,13 @@ func TestForeignObjectNotTakenOver(t *testing.T) {
 func TestMissingBucket(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	missing := awstest.UniqueName("leasehold-missing")
+	missing := storetest.UniqueName("leasehold-missing")
 	l, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: missing, Object: "leases/jobs", Client: s.client(t, nil)}, testOptions("worker-1"))
 	if err != nil {
 		t.Fatalf("Open: %v, want a lease (Open sends no request)", err)
 	}
 	_, err = l.Acquire(t.Context())
-	awstest.CheckError(t, "Acquire in a missing bucket", err, lease.ErrNotFound, `bucket "`+missing+`" does not exist`, "")
+	storetest.CheckError(t, "Acquire in a missing bucket", err, lease.ErrNotFound, `bucket "`+missing+`" does not exist`)
 	if _, err := l.Observe(t.Context()); !errors.Is(err, lease.ErrNoRecord) {
 		t.Errorf("Observe in a missing bucket: %v, want lease.ErrNoRecord", err)
 	}
@@ -156,7 +156,7 @@ func TestMissingBucket(t *testing.T) {
 // answers within CallTimeout; both are lease.ErrUnavailable, and retryable.
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
-	awstest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
+	storetest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
 		c, err := storage.NewClient(ctx, option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
 		if err != nil {
 			t.Fatal(err)

@@ -6,13 +6,13 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/gcslease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 func TestConformance(t *testing.T) {
 	s := newStore(t)
 	c := s.client(t, nil)
-	awstest.RunConformance(t, &awstest.Harness{
+	storetest.RunConformance(t, &storetest.Harness{
 		TTL:         gcslease.MinTTL,
 		CallTimeout: testCallTimeout,
 		OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {

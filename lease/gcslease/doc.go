@@ -35,7 +35,8 @@
 // (OBJECT.leasehold-probe, ProbeSuffix), never on the lease's own: an
 // upload with ifGenerationMatch=0 twice (or a read when the probe object
 // exists), then one on its generation and one more on that generation,
-// now stale; four uploads, once per store for the life of the process.
+// now stale; four uploads (three and a read once the probe object exists),
+// once per store for the life of the process.
 // Cloud Storage's JSON API always enforces the preconditions; an emulator
 // or a look-alike store that applies a write it must refuse, in two checks
 // one after the other (a probe object deleted between two steps fools
@@ -120,12 +121,10 @@
 // Credentials: the attached service account on Cloud Run, GKE (workload
 // identity) and Compute Engine, a key file named by
 // GOOGLE_APPLICATION_CREDENTIALS, or the login of gcloud auth
-// application-default login. By URL, after importing this package for its
-// side effect:
+// application-default login. By URL, with OpenURL (lease.Open opens the
+// URLs of every backend the program imports):
 //
-//	import _ "github.com/leasehold/leasehold/lease/gcslease"
-//
-//	l, err := lease.Open(ctx, "gs://my-bucket/leases/jobs", lease.Options{Identity: host})
+//	l, err := gcslease.OpenURL(ctx, "gs://my-bucket/leases/jobs", lease.Options{Identity: lease.DefaultIdentity()})
 //
 // The URL's path is the object's name. gs:// URLs take no query
 // parameters; any is rejected with lease.ErrInvalid naming it.

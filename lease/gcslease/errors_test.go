@@ -18,7 +18,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // testClient returns a client of the Cloud Storage at endpoint, without
@@ -95,7 +95,7 @@ func TestClassify(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			srv := awstest.NewServer(t, awstest.Always(awstest.Answer{Status: row.status, Body: row.body, Headers: row.headers}))
+			srv := storetest.NewServer(t, storetest.Always(storetest.Answer{Status: row.status, Body: row.body, Headers: row.headers}))
 			d := newConn(testClient(t, srv.URL), "leases", "jobs", time.Second)
 			var err error
 			var version string
@@ -114,7 +114,7 @@ func TestClassify(t *testing.T) {
 					t.Errorf("%v: (%q, %v), want a version", row.op, version, err)
 				}
 			} else {
-				awstest.CheckError(t, fmt.Sprintf("%v answered %d", row.op, row.status), err, row.want, row.mention, "")
+				storetest.CheckError(t, fmt.Sprintf("%v answered %d", row.op, row.status), err, row.want, row.mention)
 				var apiErr *googleapi.Error
 				if row.status >= 400 && !errors.As(err, &apiErr) {
 					t.Errorf("errors.As(err, &googleapi.Error) finds nothing in %v, want the client's error", err)
@@ -154,7 +154,7 @@ func checkRequest(t *testing.T, o op, r *http.Request) {
 // before any request.
 func TestReplaceBadVersion(t *testing.T) {
 	t.Parallel()
-	srv := awstest.NewServer(t, awstest.Always(awstest.Answer{Status: 200, Body: objectResource}))
+	srv := storetest.NewServer(t, storetest.Always(storetest.Answer{Status: 200, Body: objectResource}))
 	d := newConn(testClient(t, srv.URL), "leases", "jobs", time.Second)
 	for _, v := range []string{"", "abc", "0", "-3", `"etag"`} {
 		if _, err := d.Replace(t.Context(), testRecord, v); !errors.Is(err, lease.ErrInvalid) {
@@ -171,7 +171,7 @@ func TestReplaceBadVersion(t *testing.T) {
 // own CallTimeout.
 func TestClassifyContextErrors(t *testing.T) {
 	t.Parallel()
-	awstest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
+	storetest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
 		d := newConn(testClient(t, endpoint), "leases", "jobs", time.Second)
 		return map[string]func(context.Context) error{
 			"Get":     func(ctx context.Context) error { _, err := d.Get(ctx); return err },

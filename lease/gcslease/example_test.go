@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"os"
 
 	"cloud.google.com/go/storage"
 
@@ -18,9 +17,8 @@ import (
 // application-default login.
 func Example_open() {
 	ctx := context.Background()
-	host, _ := os.Hostname()
-	l, err := lease.Open(ctx, "gs://my-leases/jobs/nightly-report",
-		lease.Options{Identity: host}) // TTL 15s (at least 3s), CallTimeout 3s
+	l, err := gcslease.OpenURL(ctx, "gs://my-leases/jobs/nightly-report",
+		lease.Options{Identity: lease.DefaultIdentity()}) // TTL 15s (at least 3s), CallTimeout 3s
 	if err != nil {
 		log.Fatal(err)
 	}

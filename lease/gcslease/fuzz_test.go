@@ -13,7 +13,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // FuzzReadObject: whatever object sits at a lease's name, with whatever
@@ -35,7 +35,7 @@ func FuzzReadObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, generation string) {
 		client, err := storage.NewClient(context.Background(), option.WithEndpoint("http://storage.fuzz.invalid/storage/v1/"),
-			option.WithoutAuthentication(), storage.WithJSONReads(), option.WithHTTPClient(&http.Client{Transport: awstest.CannedObject{Body: body, Header: "X-Goog-Generation", Value: generation}}))
+			option.WithoutAuthentication(), storage.WithJSONReads(), option.WithHTTPClient(&http.Client{Transport: storetest.CannedObject{Body: body, Header: "X-Goog-Generation", Value: generation}}))
 		if err != nil {
 			t.Fatal(err)
 		}

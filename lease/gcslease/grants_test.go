@@ -13,7 +13,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/gcslease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -32,7 +32,7 @@ func TestCallsAreGranted(t *testing.T) {
 	s := newStore(t)
 	object := s.name("grants")
 	s.track(object + gcslease.ProbeSuffix)
-	calls := awstest.NewCounter(nil, func(r *http.Request) string {
+	calls := storetest.NewCounter(nil, func(r *http.Request) string {
 		name, _ := url.PathUnescape(r.URL.Path[strings.LastIndex(r.URL.Path, "/o/")+len("/o/"):])
 		perms := "storage.objects.get"
 		if r.Method == http.MethodPost {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/gcslease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // Timing of the backend-specific tests: the shortest TTL gcslease accepts.
@@ -29,7 +29,7 @@ func testOptions(id string) lease.Options {
 	return lease.Options{Identity: id, TTL: testTTL, CallTimeout: testCallTimeout}
 }
 
-func TestMain(m *testing.M) { awstest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m) }
 
 // store is the Cloud Storage under test: fake-gcs-server from the local
 // test stack (scripts/stack up gcs; eval "$(scripts/stack env)" sets
@@ -87,7 +87,7 @@ func (s *store) client(t *testing.T, rt http.RoundTripper) *storage.Client {
 // name returns a fresh object name for a lease called what, to be deleted
 // when the test ends.
 func (s *store) name(what string) string {
-	name := "gcslease-test/" + awstest.UniqueName(what)
+	name := "gcslease-test/" + storetest.UniqueName(what)
 	s.track(name)
 	return name
 }

@@ -7,19 +7,19 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // TestRequestCounts counts the HTTP requests of each lease operation, by
-// method (see awstest.CountRequests): a renewal is one upload (POST, a
+// method (see storetest.CountRequests): a renewal is one upload (POST, a
 // Class A operation), a follower's poll one read (GET, Class B). They set
 // the cost of a lease (see the package doc).
 func TestRequestCounts(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	object := s.name("requests")
-	leaderHTTP := awstest.NewCounter(nil, awstest.ByMethod)
-	followerHTTP := awstest.NewCounter(nil, awstest.ByMethod)
+	leaderHTTP := storetest.NewCounter(nil, storetest.ByMethod)
+	followerHTTP := storetest.NewCounter(nil, storetest.ByMethod)
 	leader := s.open(t, s.client(t, leaderHTTP), object, testOptions("leader"))
 	follower := s.open(t, s.client(t, followerHTTP), object, testOptions("follower"))
 	// The store's check comes once per client and bucket, before the first
@@ -29,7 +29,7 @@ func TestRequestCounts(t *testing.T) {
 			t.Fatalf("Verify: %v", err)
 		}
 	}
-	awstest.CountRequests(t, leader, follower, leaderHTTP, followerHTTP, http.MethodGet, http.MethodPost)
+	storetest.CountRequests(t, leader, follower, leaderHTTP, followerHTTP, http.MethodGet, http.MethodPost)
 }
 
 // TestVerifyCost counts the requests of the store's check: the first
@@ -39,7 +39,7 @@ func TestRequestCounts(t *testing.T) {
 func TestVerifyCost(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	counter := awstest.NewCounter(nil, awstest.ByMethod)
+	counter := storetest.NewCounter(nil, storetest.ByMethod)
 	c := s.client(t, counter)
 	for i, want := range []map[string]int{{"GET": 1, "POST": 5}, {"GET": 1, "POST": 1}} {
 		l := s.open(t, c, s.name("verify-cost"), testOptions("worker-1"))

@@ -20,6 +20,13 @@ func init() {
 	driver.RegisterStore(Description)
 }
 
+// OpenURL opens the lease urlstr names, such as "gs://bucket/object", for
+// the contender opts describes: lease.Open for gs:// URLs. Importing
+// gcslease to call it registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "gcslease", Scheme, urlstr, opts)
+}
+
 // urlForm checks gs:// URLs. They take no query parameters: credentials
 // are Application Default Credentials, the emulator is named by
 // STORAGE_EMULATOR_HOST, and the TTL is a lease option.

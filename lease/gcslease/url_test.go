@@ -10,7 +10,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/gcslease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // TestOpenURL opens a gs:// URL on the emulator, which the client finds
@@ -19,7 +19,7 @@ func TestOpenURL(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	object := s.name("url")
-	awstest.UseURL(t, "gs://"+s.bucket+"/"+object, testTTL, func(term lease.Term) {
+	storetest.UseURL(t, "gs://"+s.bucket+"/"+object, testTTL, func(term lease.Term) {
 		body, gen, _ := s.get(t, s.client(t, nil), object)
 		if r, err := driver.DecodeJSON(body); err != nil || r.Holder != "worker-1" || strconv.FormatInt(gen, 10) != term.Version {
 			t.Errorf("object %s is %s (generation %d), want worker-1's record at generation %s", object, body, gen, term.Version)
@@ -31,7 +31,7 @@ func TestOpenURL(t *testing.T) {
 // field or parameter at fault, before any request is sent.
 func TestOpenErrors(t *testing.T) {
 	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1") // no credentials looked for, nothing reached
-	awstest.RefuseURLs(t, "gcslease", []awstest.BadURL{
+	storetest.RefuseURLs(t, "gcslease", []storetest.BadURL{
 		{Name: "UnknownParam", URL: "gs://bucket/object?ttl=15s&user_project=p", Mention: "unknown query parameter(s) ttl, user_project (known: none)"},
 		{Name: "MissingObject", URL: "gs://bucket", Mention: "names no object"},
 		{Name: "MissingObjectSlash", URL: "gs://bucket/", Mention: "names no object"},

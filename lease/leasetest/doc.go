@@ -46,11 +46,10 @@
 //			NewHarness: func(t *testing.T) leasetest.Harness { return newHarness(t) },
 //			TTL:        2 * time.Second,
 //		})
+//	}
 //
 // The suite asks one lease of the backend for its Judge, and adds the
 // properties of contender-judged expiry when it is lease.JudgedByContender.
-//
-//	}
 //
 // With FakeTime set, each subtest runs inside a testing/synctest bubble, so
 // the suite's TTL waits take no real time; that suits in-memory backends

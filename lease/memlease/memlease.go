@@ -1,5 +1,5 @@
 // Package memlease is an in-memory lease backend: a driver of the CAS engine
-// in package lease, for the demo, for fast tests, and for tests that need the
+// in package lease/driver, for the demo, for fast tests, and for tests that need the
 // store to fail on demand.
 //
 // A Store holds named records with real compare-and-swap semantics. Like
@@ -15,7 +15,7 @@
 //
 // The scheme "mem" opens leases in a process-wide store, Default:
 //
-//	l, err := lease.Open(ctx, "mem://jobs", lease.Options{Identity: "worker-1"})
+//	l, err := memlease.OpenURL(ctx, "mem://jobs", lease.Options{Identity: "worker-1"})
 package memlease
 
 import (
@@ -43,9 +43,18 @@ func init() {
 	driver.RegisterStore(Description)
 }
 
+// OpenURL opens the lease urlstr names, such as "mem://name", in Default,
+// for the contender opts describes: lease.Open for mem:// URLs. Importing
+// memlease to call it registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "memlease", Scheme, urlstr, opts)
+}
+
 // URLOpener opens "mem://name" URLs in Store. It accepts no query
 // parameters.
 type URLOpener struct {
+	// Store holds the records of the leases it opens: Default for the
+	// registered "mem" scheme.
 	Store *Store
 }
 

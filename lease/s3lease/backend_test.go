@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
@@ -26,7 +27,7 @@ func testOptions(id string) lease.Options {
 func TestStoredJSON(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3lease-" + awstest.UniqueName("stored-json")
+		key := "s3lease-" + storetest.UniqueName("stored-json")
 		l := tg.open(t, c, key, testOptions("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
@@ -37,7 +38,7 @@ func TestStoredJSON(t *testing.T) {
 		if etag != term.Version {
 			t.Errorf("object's ETag is %q, want the term's Version %q", etag, term.Version)
 		}
-		awstest.CheckStoredJSON(t, body, contentType, "worker-1", testTTL)
+		storetest.CheckStoredJSON(t, body, contentType, "worker-1", testTTL)
 		if err := l.Release(t.Context(), term); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
@@ -55,7 +56,7 @@ func TestStoredJSON(t *testing.T) {
 func TestIdenticalBytesKeepETag(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3lease-" + awstest.UniqueName("same-bytes")
+		key := "s3lease-" + storetest.UniqueName("same-bytes")
 		body := driver.EncodeJSON(lease.Record{Holder: "worker-1", Token: 1, TTL: testTTL, Nonce: "0123456789abcdef"})
 		e1, err := tg.put(t.Context(), c, key, body)
 		if err != nil {
@@ -70,7 +71,7 @@ func TestIdenticalBytesKeepETag(t *testing.T) {
 			t.Errorf("writing the same bytes twice gave ETags %s and %s; this store's ETag is not a digest of the content (the nonce is then unneeded, but harmless)", e1, e2)
 		}
 		// Through the lease, every write changes the ETag.
-		l := tg.open(t, c, "s3lease-"+awstest.UniqueName("nonce"), testOptions("worker-1"))
+		l := tg.open(t, c, "s3lease-"+storetest.UniqueName("nonce"), testOptions("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
@@ -88,7 +89,7 @@ func TestIdenticalBytesKeepETag(t *testing.T) {
 func TestForeignObjectNotTakenOver(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3lease-" + awstest.UniqueName("foreign")
+		key := "s3lease-" + storetest.UniqueName("foreign")
 		foreign := []byte("id,owner\n1,batch-job\n")
 		etag, err := tg.put(t.Context(), c, key, foreign)
 		if err != nil {
@@ -117,7 +118,7 @@ func TestForeignObjectNotTakenOver(t *testing.T) {
 
 func TestMissingBucket(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		missing := awstest.UniqueName("leasehold-missing")
+		missing := storetest.UniqueName("leasehold-missing")
 		l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: missing, Key: "leases/jobs", Client: tg.newClient(nil), UsePathStyle: tg.pathStyle}, testOptions("worker-1"))
 		if err != nil {
 			t.Fatalf("Open: %v, want a lease (Open sends no request)", err)
@@ -134,7 +135,7 @@ func TestWrongCredentials(t *testing.T) {
 	// Only MinIO checks keys here: moto accepts any, a real account has no
 	// static keys to spoil.
 	targets.Run(t, func(name string) bool { return name == "minio" }, func(t *testing.T, tg *target) {
-		key := "s3lease-" + awstest.UniqueName("credentials")
+		key := "s3lease-" + storetest.UniqueName("credentials")
 		for _, row := range []struct {
 			name, accessKey, secret, code string
 		}{
@@ -155,7 +156,7 @@ func TestWrongCredentials(t *testing.T) {
 // Acquire makes one read, bounded by CallTimeout.
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
-	awstest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
+	storetest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
 		c := staticClient(endpoint, "test", "test")(nil)
 		l, err := s3lease.Open(ctx, s3lease.Options{Bucket: "leases", Key: "jobs", Client: c, UsePathStyle: true}, testOptions("worker-1"))
 		if err != nil {

@@ -7,21 +7,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 func TestConformance(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		awstest.RunConformance(t, tg.harness(c, c))
+		storetest.RunConformance(t, tg.harness(c, c))
 	})
 }
 
 // harness is the suite's harness on the target: leases opened through c,
 // foreign objects written and records deleted through direct.
-func (tg *target) harness(c, direct *s3.Client) *awstest.Harness {
-	return &awstest.Harness{
+func (tg *target) harness(c, direct *s3.Client) *storetest.Harness {
+	return &storetest.Harness{
 		CallTimeout: tg.callTimeout,
 		OpenLease: func(ctx context.Context, key string, opts lease.Options) (lease.Lease, error) {
 			tg.track(key)

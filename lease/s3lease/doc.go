@@ -1,6 +1,6 @@
 // Package s3lease is a lease backend on one Amazon S3 object, written only
 // with S3's conditional writes: a driver of the compare-and-swap engine in
-// package lease (driver.NewCAS), so it has that engine's guarantees. At most
+// package lease/driver (driver.NewCAS), so it has that engine's guarantees. At most
 // one contender holds the lease at a time, assuming only that clocks tick
 // at nearly the same rate: a contender takes a held lease over only after
 // it has seen the same ETag, unchanged, for the holder's whole TTL on its
@@ -57,10 +57,10 @@
 // takeover after the reads that judged expiry). A write whose outcome is
 // unknown (a timeout, a lost response, a failed condition) is followed by
 // one GetObject that resolves it. The first write of a process to a bucket
-// comes after the store's check: three PutObject requests of the probe
-// object. The SDK's own retries are off: each call
-// is one request, bounded by lease.Options.CallTimeout, and the caller
-// (the runner) retries.
+// comes after the store's check: four PutObject requests of the probe
+// object, or three and a GetObject once the probe object exists. The SDK's
+// own retries are off: each call is one request, bounded by
+// lease.Options.CallTimeout, and the caller (the runner) retries.
 //
 // # What it stores
 //
@@ -161,11 +161,10 @@
 // In Go, Open takes the bucket, the key and, optionally, an *s3.Client;
 // without one it builds a client from the default AWS configuration chain
 // (environment, shared config files, ECS task role, EC2 instance role).
-// By URL, after importing this package for its side effect:
+// By URL, with OpenURL (lease.Open opens the URLs of
+// every backend the program imports):
 //
-//	import _ "github.com/leasehold/leasehold/lease/s3lease"
-//
-//	l, err := lease.Open(ctx, "s3://my-bucket/leases/jobs?region=eu-west-1", lease.Options{Identity: host})
+//	l, err := s3lease.OpenURL(ctx, "s3://my-bucket/leases/jobs?region=eu-west-1", lease.Options{Identity: lease.DefaultIdentity()})
 //
 // The URL's path is the key. Its query parameters are those of
 // gocloud.dev's s3:// URLs that configure the client (see URLParams):

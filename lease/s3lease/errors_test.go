@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // s3Error is an S3 error response body.
@@ -25,9 +26,9 @@ func s3Error(code string) string {
 // fakeDriver returns a driver for s3://leases/jobs on a fake server that
 // answers every request with a, with a client whose own configuration
 // would retry up to 5 times.
-func fakeDriver(t *testing.T, a awstest.Answer) (*conn, *awstest.Server) {
+func fakeDriver(t *testing.T, a storetest.Answer) (*conn, *storetest.Server) {
 	t.Helper()
-	srv := awstest.NewServer(t, awstest.Always(a))
+	srv := storetest.NewServer(t, storetest.Always(a))
 	c := s3.New(s3.Options{
 		Region:           "us-east-1",
 		BaseEndpoint:     aws.String(srv.URL),
@@ -91,7 +92,7 @@ func TestClassify(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			d, f := fakeDriver(t, awstest.Answer{Status: row.status, Body: row.body, Headers: row.headers})
+			d, f := fakeDriver(t, storetest.Answer{Status: row.status, Body: row.body, Headers: row.headers})
 			var err error
 			var version string
 			switch row.op {
@@ -148,7 +149,7 @@ func checkRequest(t *testing.T, o op, r *http.Request) {
 // own CallTimeout.
 func TestClassifyContextErrors(t *testing.T) {
 	t.Parallel()
-	awstest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
+	storetest.ContextErrors(t, func(endpoint string) map[string]func(context.Context) error {
 		c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 		d := &conn{client: c, bucket: "leases", key: "jobs", pathStyle: true}
 		return map[string]func(context.Context) error{

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -20,9 +19,8 @@ import (
 // chain (environment, shared files, ECS task role, EC2 instance role).
 func Example_open() {
 	ctx := context.Background()
-	host, _ := os.Hostname()
-	l, err := lease.Open(ctx, "s3://my-leases/jobs/nightly-report?region=eu-west-1",
-		lease.Options{Identity: host}) // TTL 15s, CallTimeout 3s
+	l, err := s3lease.OpenURL(ctx, "s3://my-leases/jobs/nightly-report?region=eu-west-1",
+		lease.Options{Identity: lease.DefaultIdentity()}) // TTL 15s, CallTimeout 3s
 	if err != nil {
 		log.Fatal(err)
 	}

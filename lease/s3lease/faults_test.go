@@ -16,6 +16,7 @@ import (
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -42,7 +43,7 @@ var leasePuts = faultproxy.Both(faultproxy.S3PutObject, faultproxy.Not(faultprox
 func TestFaultAnswers(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
-			key := awstest.UniqueName("s3lease-fault")
+			key := storetest.UniqueName("s3lease-fault")
 			return tg.open(t, staticClient(endpoint, tg.accessKey, tg.secret)(nil), key, lease.Options{Identity: identity, TTL: 5 * time.Second, CallTimeout: 2 * time.Second})
 		}
 		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
@@ -55,7 +56,7 @@ func TestFaultAnswers(t *testing.T) {
 		faultproxy.CheckLostAnswers(t, tg.endpoint, open, leasePuts, faultproxy.S3InternalError)
 		t.Run("AppliedAnswer500ReadBackSlowDown", func(t *testing.T) {
 			p, c := tg.proxied(t)
-			key := awstest.UniqueName("s3lease-unknown")
+			key := storetest.UniqueName("s3lease-unknown")
 			l := tg.open(t, c, key, testOptions("worker-1"))
 			// The read before the write passes; the read back does not.
 			p.Add(faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Replace(faultproxy.S3InternalError), Times: 1},
@@ -79,7 +80,7 @@ func (tg *target) ignoringStore(t *testing.T) *s3.Client {
 	t.Helper()
 	p, c := tg.proxied(t)
 	p.IgnoreConditions(aws.Credentials{AccessKeyID: tg.accessKey, SecretAccessKey: tg.secret})
-	key := awstest.UniqueName("s3lease-ignored")
+	key := storetest.UniqueName("s3lease-ignored")
 	tg.track(key)
 	for i := range 2 {
 		if _, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.bucket, Key: &key, IfNoneMatch: aws.String("*")}); err != nil {
@@ -95,7 +96,7 @@ func (tg *target) ignoringStore(t *testing.T) *s3.Client {
 func TestIgnoringStoreRefused(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
 		c := tg.ignoringStore(t)
-		key := awstest.UniqueName("s3lease-unsafe")
+		key := storetest.UniqueName("s3lease-unsafe")
 		var ran atomic.Int32
 		errs := make([]error, 5)
 		start := make(chan struct{})
@@ -147,6 +148,6 @@ func TestConformanceThroughProxy(t *testing.T) {
 		// The proxy is one more hop for each request of a suite that sends
 		// many at once: 500ms was too short now and then under -race.
 		h.CallTimeout = time.Second
-		awstest.RunConformance(t, h)
+		storetest.RunConformance(t, h)
 	})
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // FuzzGetObject: whatever object sits at a lease's key, with whatever
@@ -37,7 +37,7 @@ func FuzzGetObject(f *testing.F) {
 			Region:       "us-east-1",
 			BaseEndpoint: aws.String("http://s3.fuzz.invalid"),
 			Credentials:  aws.AnonymousCredentials{},
-			HTTPClient:   awstest.CannedObject{Body: body, Header: "ETag", Value: etag},
+			HTTPClient:   storetest.CannedObject{Body: body, Header: "ETag", Value: etag},
 		})
 		d := &conn{client: client, bucket: "leases", key: "jobs", pathStyle: true}
 		r, err := d.Get(context.Background())

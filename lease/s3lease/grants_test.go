@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/leasetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
@@ -22,8 +22,8 @@ func TestCallsAreGranted(t *testing.T) {
 		if tg.elsewhere == nil {
 			t.Skipf("%s: no second address of the store, for a second process's check", tg.name)
 		}
-		key := awstest.UniqueName("s3lease-grants")
-		calls := awstest.NewCounter(nil, func(r *http.Request) string {
+		key := storetest.UniqueName("s3lease-grants")
+		calls := storetest.NewCounter(nil, func(r *http.Request) string {
 			object := strings.TrimPrefix(r.URL.Path, "/")
 			if tg.pathStyle {
 				object = strings.TrimPrefix(object, tg.bucket+"/")

@@ -21,6 +21,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
@@ -58,16 +59,16 @@ type target struct {
 // LEASEHOLD_S3_BUCKET (a bucket in a real account, used as it is) is set,
 // with credentials and region from the default AWS chain; it is left out,
 // not skipped, otherwise, as nothing on this machine provides it.
-var targets = awstest.Targets[*target]{Prepare: (*target).ensureBucket, Specs: []awstest.Spec[*target]{
+var targets = storetest.Targets[*target]{Prepare: (*target).ensureBucket, Specs: []storetest.Spec[*target]{
 	{Name: "minio", Setup: func(t *testing.T) *target {
-		endpoint := awstest.Endpoint(t, "s3lease", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
+		endpoint := storetest.Endpoint(t, "s3lease", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
 		key, secret := os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")
 		return &target{name: "minio", pathStyle: true, callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, key, secret), accessKey: key, endpoint: endpoint, secret: secret,
 			withKeys:  func(key, secret string) *s3.Client { return staticClient(endpoint, key, secret)(nil) },
 			elsewhere: staticClient(strings.Replace(endpoint, "127.0.0.1", "localhost", 1), key, secret)}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {
-		endpoint := awstest.Endpoint(t, "s3lease", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
+		endpoint := storetest.Endpoint(t, "s3lease", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")
 		build := staticClient(endpoint, "test", "test")
 		// moto is one Python process: under the conformance suite's burst
 		// of parallel requests on a 2-core machine, with the race detector,
@@ -84,7 +85,7 @@ func init() {
 	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" && os.Getenv("LEASEHOLD_S3_BUCKET") == "" {
 		return
 	}
-	targets.Specs = append(targets.Specs, awstest.Spec[*target]{Name: "aws", Setup: func(t *testing.T) *target {
+	targets.Specs = append(targets.Specs, storetest.Spec[*target]{Name: "aws", Setup: func(t *testing.T) *target {
 		cfg, err := config.LoadDefaultConfig(context.Background())
 		if err != nil {
 			t.Fatalf("loading the default AWS config for AWS_ENDPOINT_URL_S3 / LEASEHOLD_S3_BUCKET: %v", err)
@@ -110,7 +111,7 @@ func staticClient(endpoint, key, secret string) func(hc s3.HTTPClient) *s3.Clien
 	}
 }
 
-func TestMain(m *testing.M) { awstest.Main(m) }
+func TestMain(m *testing.M) { storetest.Main(m) }
 
 // ensureBucket creates a bucket for this test unless the target names one,
 // and removes what the test stored when it ends: the whole bucket it
@@ -124,7 +125,7 @@ func (tg *target) ensureBucket(t *testing.T) {
 		t.Cleanup(func() { tg.deleteObjects(t, c, tg.writtenKeys()) })
 		return
 	}
-	tg.bucket = awstest.UniqueName("leasehold-test")
+	tg.bucket = storetest.UniqueName("leasehold-test")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &tg.bucket}); err != nil {

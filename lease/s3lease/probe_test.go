@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
@@ -42,7 +42,7 @@ func TestProbeObjectDeletedMidProbe(t *testing.T) {
 				t.Errorf("DeleteObject %q between the probe's steps: %v", key, err)
 			}
 		}}
-		key := awstest.UniqueName("s3lease-probe-deleted")
+		key := storetest.UniqueName("s3lease-probe-deleted")
 		l := tg.open(t, tg.newClient(hc), key, testOptions("worker-1"))
 		if _, err := l.Acquire(t.Context()); err != nil {
 			t.Fatalf("Acquire on a conforming store whose probe object was deleted mid-check: %v, want won", err)
@@ -57,7 +57,7 @@ func TestLongKey(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		long := func(n int) string {
 			// MinIO allows at most 255 bytes between slashes.
-			k := awstest.UniqueName("s3lease-long") + "/"
+			k := storetest.UniqueName("s3lease-long") + "/"
 			for len(k) < n {
 				k += strings.Repeat("k", min(200, n-len(k)-1)) + "/"
 			}

@@ -17,17 +17,18 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // TestRequestCounts counts the HTTP requests of each lease operation, by
-// method (see awstest.CountRequests): a renewal is one PUT, a follower's
+// method (see storetest.CountRequests): a renewal is one PUT, a follower's
 // poll one GET. They set the cost of a lease (see the package doc).
 func TestRequestCounts(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		key := awstest.UniqueName("s3lease-requests")
-		leaderHTTP := awstest.NewCounter(nil, awstest.ByMethod)
-		followerHTTP := awstest.NewCounter(nil, awstest.ByMethod)
+		key := storetest.UniqueName("s3lease-requests")
+		leaderHTTP := storetest.NewCounter(nil, storetest.ByMethod)
+		followerHTTP := storetest.NewCounter(nil, storetest.ByMethod)
 		leader := tg.open(t, tg.newClient(leaderHTTP), key, testOptions("leader"))
 		follower := tg.open(t, tg.newClient(followerHTTP), key, testOptions("follower"))
 		// The store's check comes once per process and bucket, before the
@@ -35,7 +36,7 @@ func TestRequestCounts(t *testing.T) {
 		if err := leader.(driver.Verifier).Verify(t.Context()); err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		awstest.CountRequests(t, leader, follower, leaderHTTP, followerHTTP, http.MethodGet, http.MethodPut)
+		storetest.CountRequests(t, leader, follower, leaderHTTP, followerHTTP, http.MethodGet, http.MethodPut)
 	})
 }
 
@@ -46,8 +47,8 @@ func TestRequestCounts(t *testing.T) {
 func TestVerifyCost(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		for i, want := range []map[string]int{{"GET": 1, "PUT": 5}, {"GET": 1, "PUT": 1}} {
-			key := awstest.UniqueName("s3lease-verify-cost")
-			counter := awstest.NewCounter(nil, awstest.ByMethod)
+			key := storetest.UniqueName("s3lease-verify-cost")
+			counter := storetest.NewCounter(nil, storetest.ByMethod)
 			l := tg.open(t, tg.newClient(counter), key, testOptions("worker-1"))
 			if _, err := l.Acquire(t.Context()); err != nil {
 				t.Fatalf("Acquire of lease %d: %v", i+1, err)
@@ -107,7 +108,7 @@ func TestThrottled(t *testing.T) {
 func TestReplaceMissingKey(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		c := tg.newClient(nil)
-		key := "s3lease-" + awstest.UniqueName("if-match-missing")
+		key := "s3lease-" + storetest.UniqueName("if-match-missing")
 		_, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.bucket, Key: &key, IfMatch: aws.String(`"0123456789abcdef0123456789abcdef"`), Body: nil})
 		var nsk *types.NoSuchKey
 		var apiErr smithy.APIError

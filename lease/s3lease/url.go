@@ -22,6 +22,14 @@ func init() {
 	driver.RegisterStore(Description)
 }
 
+// OpenURL opens the lease urlstr names, such as
+// "s3://bucket/key?region=eu-west-1", for the contender opts describes:
+// lease.Open for s3:// URLs (see URLParams). Importing s3lease to call it
+// registers the scheme with lease.Open as well.
+func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Lease, error) {
+	return driver.OpenURL(ctx, "s3lease", Scheme, urlstr, opts)
+}
+
 // URLParams are the query parameters an s3:// URL may carry. All but
 // use_path_style are read by gocloud.dev/aws.V2ConfigFromURLParams, with the
 // meanings gocloud.dev's own s3:// URLs give them:

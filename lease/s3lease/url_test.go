@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
@@ -25,7 +26,7 @@ func TestOpenURL(t *testing.T) {
 	use := func(t *testing.T, urlstr, key string) {
 		t.Helper()
 		tg.track(key)
-		awstest.UseURL(t, urlstr, testTTL, func(term lease.Term) {
+		storetest.UseURL(t, urlstr, testTTL, func(term lease.Term) {
 			body, etag, _ := tg.get(t, tg.newClient(nil), key)
 			if r, err := driver.DecodeJSON(body); err != nil || r.Holder != "worker-1" || etag != term.Version {
 				t.Errorf("object at %s is %s (ETag %s), want worker-1's record at ETag %s", key, body, etag, term.Version)
@@ -33,20 +34,20 @@ func TestOpenURL(t *testing.T) {
 		})
 	}
 	t.Run("EndpointInURL", func(t *testing.T) {
-		key := "s3lease-url/" + awstest.UniqueName("endpoint")
+		key := "s3lease-url/" + storetest.UniqueName("endpoint")
 		use(t, "s3://"+tg.bucket+"/"+key+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint)+"&use_path_style=true", key)
 	})
 	t.Run("EndpointFromEnv", func(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		key := "s3lease-url/" + awstest.UniqueName("env")
+		key := "s3lease-url/" + storetest.UniqueName("env")
 		use(t, "s3://"+tg.bucket+"/"+key+"?use_path_style=true", key)
 	})
 	t.Run("OpenWithoutClient", func(t *testing.T) {
 		// s3lease.Open builds its client from the default chain.
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		key := "s3lease-url/" + awstest.UniqueName("default-chain")
+		key := "s3lease-url/" + storetest.UniqueName("default-chain")
 		tg.track(key)
 		l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.bucket, Key: key, UsePathStyle: true}, lease.Options{Identity: "worker-1", TTL: testTTL})
 		if err != nil {
@@ -64,7 +65,7 @@ func TestOpenErrors(t *testing.T) {
 	awstest.IsolateEnv(t)
 	t.Setenv("AWS_REGION", "us-east-1")
 	opts := lease.Options{Identity: "worker-1"}
-	awstest.RefuseURLs(t, "s3lease", []awstest.BadURL{
+	storetest.RefuseURLs(t, "s3lease", []storetest.BadURL{
 		{Name: "UnknownParam", URL: "s3://bucket/key?region=us-east-1&bogus=1&prefix=x", Mention: "unknown query parameter(s) bogus, prefix"},
 		{Name: "RateLimiterCapacity", URL: "s3://bucket/key?rate_limiter_capacity=10", Mention: "unknown query parameter(s) rate_limiter_capacity"},
 		{Name: "AWSSDK", URL: "s3://bucket/key?awssdk=v2", Mention: "unknown query parameter(s) awssdk"},

@@ -17,6 +17,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
 // fakeObject is a fake store's probe object: it enforces If-None-Match
@@ -27,10 +28,10 @@ type fakeObject struct {
 	body                 string
 	etag                 int // 0: no object
 	ignoreINM, ignoreIfM bool
-	fail                 *awstest.Answer
+	fail                 *storetest.Answer
 }
 
-func (o *fakeObject) route(r *http.Request) awstest.Answer {
+func (o *fakeObject) route(r *http.Request) storetest.Answer {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.fail != nil {
@@ -39,9 +40,9 @@ func (o *fakeObject) route(r *http.Request) awstest.Answer {
 	etag := func() string { return `"` + strconv.Itoa(o.etag) + `"` }
 	switch {
 	case r.Method == http.MethodGet && o.etag == 0:
-		return awstest.Answer{Status: 404, Body: s3Error("NoSuchKey")}
+		return storetest.Answer{Status: 404, Body: s3Error("NoSuchKey")}
 	case r.Method == http.MethodGet:
-		return awstest.Answer{Status: 200, Body: o.body, Headers: map[string]string{"ETag": etag()}}
+		return storetest.Answer{Status: 200, Body: o.body, Headers: map[string]string{"ETag": etag()}}
 	case r.Header.Get("If-None-Match") == "*" && o.etag != 0 && !o.ignoreINM,
 		r.Header.Get("If-Match") != "" && r.Header.Get("If-Match") != etag() && !o.ignoreIfM:
 		return precondition
@@ -49,18 +50,18 @@ func (o *fakeObject) route(r *http.Request) awstest.Answer {
 	b, _ := io.ReadAll(r.Body)
 	o.body = string(b)
 	o.etag++
-	return awstest.Answer{Status: 200, Headers: map[string]string{"ETag": etag()}}
+	return storetest.Answer{Status: 200, Headers: map[string]string{"ETag": etag()}}
 }
 
-var precondition = awstest.Answer{Status: 412, Body: s3Error("PreconditionFailed")}
+var precondition = storetest.Answer{Status: 412, Body: s3Error("PreconditionFailed")}
 
 // verifyingDriver returns a driver for s3://BUCKET/jobs, bucket unique to
 // the test, on a fake store that answers with route.
-func verifyingDriver(t *testing.T, bucket string, route func(*http.Request) awstest.Answer) (*conn, *awstest.Server) {
+func verifyingDriver(t *testing.T, bucket string, route func(*http.Request) storetest.Answer) (*conn, *storetest.Server) {
 	t.Helper()
-	srv := awstest.NewServer(t, route)
+	srv := storetest.NewServer(t, route)
 	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
-	return &conn{client: c, bucket: awstest.UniqueName(bucket), key: "jobs", pathStyle: true, callTimeout: time.Second}, srv
+	return &conn{client: c, bucket: storetest.UniqueName(bucket), key: "jobs", pathStyle: true, callTimeout: time.Second}, srv
 }
 
 func TestVerify(t *testing.T) {
@@ -81,10 +82,10 @@ func TestVerify(t *testing.T) {
 		{"IgnoresIfMatch", &fakeObject{ignoreIfM: true}, lease.ErrUnsafeStore,
 			"step 4, a replace of the probe record on the version that step 3 replaced: the store applied a PutObject with If-Match on a version the record no longer has",
 			"PUT * PUT * PUT m PUT m PUT * GET PUT m PUT m", true},
-		{"SlowDown", &fakeObject{fail: &awstest.Answer{Status: 503, Body: s3Error("SlowDown")}}, lease.ErrUnavailable, "SlowDown", "PUT *", false},
-		{"AccessDenied", &fakeObject{fail: &awstest.Answer{Status: 403, Body: s3Error("AccessDenied")}}, lease.ErrPermission,
+		{"SlowDown", &fakeObject{fail: &storetest.Answer{Status: 503, Body: s3Error("SlowDown")}}, lease.ErrUnavailable, "SlowDown", "PUT *", false},
+		{"AccessDenied", &fakeObject{fail: &storetest.Answer{Status: 403, Body: s3Error("AccessDenied")}}, lease.ErrPermission,
 			"needs [s3:GetObject s3:PutObject] on the probe object arn:aws:s3:::", "PUT *", false},
-		{"KeyTooLong", &fakeObject{fail: &awstest.Answer{Status: 400, Body: s3Error("KeyTooLongError")}}, lease.ErrInvalid, "KeyTooLongError", "PUT *", false},
+		{"KeyTooLong", &fakeObject{fail: &storetest.Answer{Status: 400, Body: s3Error("KeyTooLongError")}}, lease.ErrInvalid, "KeyTooLongError", "PUT *", false},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
@@ -146,7 +147,7 @@ func checkProbeRequests(t *testing.T, d *conn, reqs []*http.Request, want string
 // refused CreateSession in text only (no smithy.APIError to reach).
 func TestVerifyDirectoryBucket(t *testing.T) {
 	t.Parallel()
-	d, _ := verifyingDriver(t, "leases", awstest.Always(awstest.Answer{Status: 403, Body: s3Error("AccessDenied")}))
+	d, _ := verifyingDriver(t, "leases", storetest.Always(storetest.Answer{Status: 403, Body: s3Error("AccessDenied")}))
 	d.bucket += "--usw2-az1--x-s3"
 	needs := "s3express:CreateSession (session mode ReadWrite, the default) on arn:aws:s3express:us-east-1:ACCOUNT:bucket/" + d.bucket
 	awstest.CheckError(t, "Verify on a directory bucket", d.Verify(t.Context()), lease.ErrPermission, needs, "")

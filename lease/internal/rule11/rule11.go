@@ -38,20 +38,30 @@ import (
 
 // Codec is one backend's record encoding, as bytes a fixture file holds.
 type Codec struct {
+	// Encode writes a record as the backend stores it.
 	Encode func(lease.Record) ([]byte, error)
+	// Decode reads a stored record back.
 	Decode func([]byte) (lease.Record, error)
 }
 
 // Case is one record's meaning, in the terms every version understands.
 type Case struct {
-	Holder   string
-	Token    uint64
-	TTL      time.Duration
+	// Holder is the identity the record names.
+	Holder string
+	// Token is the record's fencing token.
+	Token uint64
+	// TTL is the holder's time to live.
+	TTL time.Duration
+	// Released reports that the holder gave the lease up.
 	Released bool
-	Renew    time.Duration
-	Period   string
-	Done     bool
-	Hold     bool
+	// Renew is the holder's renew interval, as the record stores it.
+	Renew time.Duration
+	// Period is the runner's scheduled period the record names.
+	Period string
+	// Done is the runner's done mark for Period.
+	Done bool
+	// Hold reports that the record is held only for a minimum hold.
+	Hold bool
 	// Others are annotations of layers other than the runner: only
 	// versions with annotations write and read them.
 	Others map[string]string

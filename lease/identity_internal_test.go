@@ -1,6 +1,4 @@
-//go:build unix
-
-package main
+package lease
 
 import "testing"
 
@@ -31,5 +29,11 @@ func TestDefaultIdentity(t *testing.T) {
 				t.Fatalf("identity %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDefaultIdentityIsValid(t *testing.T) {
+	if err := ValidateIdentity(DefaultIdentity()); err != nil {
+		t.Fatal(err)
 	}
 }

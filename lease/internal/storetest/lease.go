@@ -1,4 +1,4 @@
-package awstest
+package storetest
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aws/smithy-go"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/leasetest"
@@ -65,10 +63,9 @@ func RunConformance(t *testing.T, h *Harness) {
 }
 
 // CheckError checks the error of a call the test describes as what: it
-// must match want, be retryable exactly when lease.Retryable(want) is, say
-// mention, and, if code is set, wrap an SDK error (a smithy.APIError) with
-// that code.
-func CheckError(t *testing.T, what string, err, want error, mention, code string) {
+// must match want, be retryable exactly when lease.Retryable(want) is, and
+// say mention.
+func CheckError(t *testing.T, what string, err, want error, mention string) {
 	t.Helper()
 	t.Logf("%s: %v", what, err)
 	if !errors.Is(err, want) || lease.Retryable(err) != lease.Retryable(want) {
@@ -76,10 +73,6 @@ func CheckError(t *testing.T, what string, err, want error, mention, code string
 	}
 	if err != nil && !strings.Contains(err.Error(), mention) {
 		t.Errorf("%s: error %q does not say %q", what, err, mention)
-	}
-	var apiErr smithy.APIError
-	if code != "" && (!errors.As(err, &apiErr) || apiErr.ErrorCode() != code) {
-		t.Errorf("%s: errors.As(err, &smithy.APIError) finds %v, want the SDK's %s", what, apiErr, code)
 	}
 }
 

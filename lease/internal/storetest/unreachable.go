@@ -1,4 +1,4 @@
-package awstest
+package storetest
 
 import (
 	"context"

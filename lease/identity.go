@@ -1,7 +1,8 @@
-package main
+package lease
 
 import (
 	"net/url"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -12,8 +13,9 @@ import (
 // Fargate: the task ID, a dash, and a number for the container.
 var ecsSegment = regexp.MustCompile(`^([0-9a-f]{32})-[0-9]+$`)
 
-// defaultIdentity picks an identity that is unique among the instances
-// and that a person can trace back to one, from the environment (getenv):
+// DefaultIdentity returns an identity for Options.Identity that is unique
+// among the instances of a program and that a person can trace back to one,
+// from the process's environment:
 //
 //   - on Amazon ECS, "ecs-" and the task ID, taken from the path of
 //     ECS_CONTAINER_METADATA_URI_V4 (or ECS_CONTAINER_METADATA_URI), which
@@ -22,6 +24,16 @@ var ecsSegment = regexp.MustCompile(`^([0-9a-f]{32})-[0-9]+$`)
 //   - on Azure Container Apps, CONTAINER_APP_REPLICA_NAME;
 //   - on Azure App Service, "azure-" and WEBSITE_INSTANCE_ID;
 //   - elsewhere, the host name and the process ID: "web-3-4711".
+//
+// Spaces and bytes that an identity cannot hold become '_', and it is cut
+// at 200 bytes. The leasehold command uses it when --identity is not given.
+func DefaultIdentity() string {
+	host, _ := os.Hostname()
+	return defaultIdentity(os.Getenv, host, os.Getpid())
+}
+
+// defaultIdentity is DefaultIdentity for the environment getenv reads, on
+// the host and in the process given.
 func defaultIdentity(getenv func(string) string, hostname string, pid int) string {
 	for _, v := range []string{"ECS_CONTAINER_METADATA_URI_V4", "ECS_CONTAINER_METADATA_URI"} {
 		if id := ecsTaskID(getenv(v)); id != "" {

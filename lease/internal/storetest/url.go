@@ -1,4 +1,4 @@
-package awstest
+package storetest
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 // BadURL is a lease URL that lease.Open must refuse.
 type BadURL struct {
+	// Name names the row's subtest; URL is the URL to refuse.
 	Name, URL string
 	// Mention is what the error must say.
 	Mention string

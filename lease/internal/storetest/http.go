@@ -1,4 +1,4 @@
-package awstest
+package storetest
 
 import (
 	"bytes"
@@ -8,18 +8,21 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
-// Counter is an aws.HTTPClient (an s3.HTTPClient, a dynamodb.HTTPClient)
-// that counts the requests it carries, by a label of each. It is also an
+// HTTPClient sends a request and returns its response: an *http.Client,
+// and what the AWS SDK's clients take (aws.HTTPClient).
+type HTTPClient interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Counter is an HTTPClient (an s3.HTTPClient, a dynamodb.HTTPClient) that
+// counts the requests it carries, by a label of each. It is also an
 // http.RoundTripper, for clients built on an *http.Client (Cloud Storage's).
 type Counter struct {
-	next  aws.HTTPClient
+	next  HTTPClient
 	label func(*http.Request) string
 	mu    sync.Mutex
 	n     map[string]int
@@ -27,8 +30,8 @@ type Counter struct {
 
 // NewCounter returns a Counter that sends requests on through next
 // (http.DefaultClient if nil) and counts them by label: ByMethod,
-// ByOperation.
-func NewCounter(next aws.HTTPClient, label func(*http.Request) string) *Counter {
+// awstest.ByOperation.
+func NewCounter(next HTTPClient, label func(*http.Request) string) *Counter {
 	if next == nil {
 		next = http.DefaultClient
 	}
@@ -38,15 +41,7 @@ func NewCounter(next aws.HTTPClient, label func(*http.Request) string) *Counter 
 // ByMethod labels a request with its HTTP method: S3's GET, PUT.
 func ByMethod(r *http.Request) string { return r.Method }
 
-// ByOperation labels a request of a JSON-protocol service with the
-// operation in its X-Amz-Target header: DynamoDB's "GetItem" for
-// "DynamoDB_20120810.GetItem".
-func ByOperation(r *http.Request) string {
-	target := r.Header.Get("X-Amz-Target")
-	return target[strings.LastIndexByte(target, '.')+1:]
-}
-
-// Do implements aws.HTTPClient.
+// Do implements HTTPClient.
 func (c *Counter) Do(r *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.n[c.label(r)]++
@@ -68,8 +63,11 @@ func (c *Counter) Take() map[string]int {
 
 // Answer is a canned HTTP response.
 type Answer struct {
-	Status  int
-	Body    string
+	// Status is the HTTP status code.
+	Status int
+	// Body is the response's body.
+	Body string
+	// Headers are the response's headers, by name.
 	Headers map[string]string
 }
 
@@ -167,10 +165,13 @@ func SilentServer(t *testing.T) string {
 
 // CannedObject answers every request, without a network, with a download
 // of Body (200) and, if Value is not empty, the header Header: Value (an
-// S3 ETag, a Cloud Storage x-goog-generation). It is an aws.HTTPClient and
+// S3 ETag, a Cloud Storage x-goog-generation). It is an HTTPClient and
 // an http.RoundTripper, for the fuzz targets of the drivers' reads.
 type CannedObject struct {
-	Body          []byte
+	// Body is the object's content.
+	Body []byte
+	// Header and Value are the header the download carries, if Value is
+	// not empty.
 	Header, Value string
 }
 

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestREADMECheckSample runs the leasehold check command the README shows
+// and compares the lines that do not depend on the store (the lease, the
+// TTL's timing and the cost) with the README's sample output, so that a
+// change of the defaults, the prices or the wording that the README does
+// not follow fails here. The store's lines are left out: the test has no
+// credentials, and fails those checks at once.
+func TestREADMECheckSample(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prompt = "$ leasehold check "
+	_, sample, ok := strings.Cut(string(b), "\n"+prompt)
+	if !ok {
+		t.Fatalf("README.md shows no %q", prompt)
+	}
+	sample, _, _ = strings.Cut(sample, "\n```")
+	command, sample, _ := strings.Cut(sample, "\n")
+	var args []string
+	for _, a := range strings.Fields(command) {
+		args = append(args, strings.Trim(a, "'"))
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"AWS_CONFIG_FILE": empty, "AWS_SHARED_CREDENTIALS_FILE": empty, "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_PROFILE": "", "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
+		"AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
+	} {
+		t.Setenv(k, v)
+	}
+	env, stdout, _ := testEnv(nil)
+	mainWith(t.Context(), nil, append([]string{"check", "--start-timeout", "2s"}, args...), env)
+
+	printed := map[string]string{}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		printed[strings.Fields(line + " -")[0]] = line
+	}
+	compared := 0
+	for _, line := range strings.Split(sample, "\n") {
+		name := strings.Fields(line + " -")[0]
+		if name != "lease" && name != "ttl" && name != "cost" {
+			continue
+		}
+		compared++
+		if printed[name] != line {
+			t.Errorf("README.md's sample of leasehold check says\n%s\nand the command prints\n%s", line, printed[name])
+		}
+	}
+	if compared != 3 {
+		t.Errorf("README.md's sample of leasehold check has %d of the lines lease, ttl and cost", compared)
+	}
+}

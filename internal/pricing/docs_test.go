@@ -1,0 +1,83 @@
+package pricing_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/pricing"
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// TestDocumentedCosts derives the cost figures that the README and the
+// backends' package docs state from the prices here and the runner's
+// defaults, and checks that they say them: a change of a price or of a
+// default that the docs do not follow fails here.
+func TestDocumentedCosts(t *testing.T) {
+	renewals := float64(time.Hour / runner.DefaultRenewInterval(lease.DefaultTTL)) // a leader's PUTs an hour
+	reads := renewals * runner.FollowerReadsPerRenewal                             // a follower's GETs an hour
+	// The store's check, once per process and bucket, on a bucket whose
+	// probe object exists: three conditional PUTs and a GET (lease/driver's
+	// TestProbe counts the writes), for a run started every minute.
+	check := 3*pricing.S3.PerRequest("PUT") + pricing.S3.PerRequest("GET")
+	runs := 60.0 * pricing.HoursPerMonth
+	want := []string{
+		fmt.Sprintf("%s PUT", thousands(renewals)),
+		fmt.Sprintf("%s GET", thousands(reads)),
+		pricing.Dollars(pricing.S3.Monthly(map[string]float64{"PUT": renewals})),
+		pricing.Dollars(pricing.S3.Monthly(map[string]float64{"GET": reads})),
+		fmt.Sprintf("about %s a month for a `leasehold run --once` started every minute", pricing.Dollars(check*runs)),
+	}
+	t.Logf("at TTL %v: leader %v PUT/h, follower %v GET/h; a run every minute: %v runs a month, %s of checks", lease.DefaultTTL, renewals, reads, runs, pricing.Dollars(check*runs))
+	for _, doc := range []string{"../../README.md", "../../lease/s3lease/doc.go"} {
+		says(t, doc, want...)
+	}
+
+	// The other backends' docs: a leader's month, and a follower's on the
+	// stores where it reads twice per renewal (Azure's poll on its own
+	// schedule).
+	for _, b := range []struct {
+		doc         string
+		svc         pricing.Service
+		write, read string
+	}{
+		{"../../lease/dynamolease/doc.go", pricing.DynamoDB, "PutItem", "GetItem"},
+		{"../../lease/gcslease/doc.go", pricing.GCS, "POST", "GET"},
+		{"../../lease/azurelease/doc.go", pricing.AzureBlob, "PUT lease/renew", ""},
+	} {
+		want := []string{pricing.Dollars(b.svc.Monthly(map[string]float64{b.write: renewals})) + " a month"}
+		if b.read != "" {
+			want = append(want, pricing.Dollars(b.svc.Monthly(map[string]float64{b.read: reads}))+" a month")
+		}
+		says(t, b.doc, want...)
+	}
+}
+
+// says checks that the file doc (a package doc's comment markers and line
+// breaks aside) says each of want.
+func says(t *testing.T, doc string, want ...string) {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "\n//", "\n")), " ")
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s does not say %q", doc, w)
+		}
+	}
+}
+
+// thousands formats n, a whole number, with a comma between thousands:
+// "1,280".
+func thousands(n float64) string {
+	s := fmt.Sprintf("%.0f", n)
+	if len(s) > 3 {
+		s = s[:len(s)-3] + "," + s[len(s)-3:]
+	}
+	return s
+}
