@@ -84,7 +84,7 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err != nil {
 		return nil, err
 	}
-	client, err := awsdriver.Client(ctx, "dynamodb", opts.Client, ddb.NewFromConfig, func(c *ddb.Client) string { return c.Options().Region })
+	client, err := awsdriver.Client(ctx, "dynamolease", opts.Client, ddb.NewFromConfig, func(c *ddb.Client) string { return c.Options().Region })
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (o Options) withDefaults() Options {
 
 func (o Options) validate() error {
 	invalid := func(field, value, reason string) error {
-		return &lease.OptionError{Pkg: "dynamodb", Field: field, Value: value, Reason: reason}
+		return &lease.OptionError{Pkg: "dynamolease", Field: field, Value: value, Reason: reason}
 	}
 	switch {
 	case !tableName.MatchString(o.Table):
@@ -116,7 +116,7 @@ func (o Options) validate() error {
 	case slices.Contains(recordAttributes, o.KeyAttribute):
 		return invalid("KeyAttribute", strconv.Quote(o.KeyAttribute), fmt.Sprintf("is an attribute of the lease item; choose a name other than %v", recordAttributes))
 	}
-	return driver.CheckProbeKeyFits("dynamodb", "Name", o.Name, maxNameLen, "DynamoDB's partition key")
+	return driver.CheckProbeKeyFits("dynamolease", "Name", o.Name, maxNameLen, "DynamoDB's partition key")
 }
 
 // conn is the driver.CAS for one item. A record's version is its

@@ -47,7 +47,7 @@ func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Leas
 var URLParams = awsdriver.Params("key_attribute")
 
 // urlForm checks dynamodb:// URLs.
-var urlForm = &leaseurl.Form{Pkg: "dynamodb", Form: "dynamodb://TABLE/NAME", Host: "table", Path: "lease name", Params: URLParams, Credentials: awsdriver.Credentials, Endpoint: "?endpoint="}
+var urlForm = &leaseurl.Form{Pkg: "dynamolease", Form: "dynamodb://TABLE/NAME", Host: "table", Path: "lease name", Params: URLParams, Credentials: awsdriver.Credentials, Endpoint: "?endpoint="}
 
 // URLOpener is the lease.URLOpener of the "dynamodb" scheme: the URL's
 // host is the table, its path without the leading slash is the lease's

@@ -91,7 +91,7 @@ func tableOf(urlstr string) string {
 func TestOpenErrors(t *testing.T) {
 	awstest.IsolateEnv(t)
 	t.Setenv("AWS_REGION", "us-east-1")
-	storetest.RefuseURLs(t, "dynamodb", []storetest.BadURL{
+	storetest.RefuseURLs(t, "dynamolease", []storetest.BadURL{
 		{Name: "UnknownParam", URL: "dynamodb://leases/jobs?region=us-east-1&bogus=1&prefix=x", Mention: "unknown query parameter(s) bogus, prefix"},
 		{Name: "S3Param", URL: "dynamodb://leases/jobs?use_path_style=true", Mention: "unknown query parameter(s) use_path_style"},
 		{Name: "ChecksumParam", URL: "dynamodb://leases/jobs?request_checksum_calculation=when_required", Mention: "unknown query parameter(s) request_checksum_calculation (known: anonymous, dualstack, endpoint, fips, hostname_immutable, key_attribute, profile, region, role)"},
@@ -100,7 +100,7 @@ func TestOpenErrors(t *testing.T) {
 		{Name: "MissingName", URL: "dynamodb://leases", Mention: "names no lease name; want dynamodb://TABLE/NAME"},
 		{Name: "MissingTable", URL: "dynamodb:///jobs", Mention: "names no table; want dynamodb://TABLE/NAME"},
 		{Name: "Port", URL: "dynamodb://127.0.0.1:8000/leases/jobs", Mention: "has a port; want dynamodb://TABLE/NAME, with the endpoint in ?endpoint="},
-		{Name: "Credentials", URL: "dynamodb://AKIA:secret@leases/jobs", Mention: "carries credentials; dynamodb takes them from the default AWS configuration chain"},
+		{Name: "Credentials", URL: "dynamodb://AKIA:secret@leases/jobs", Mention: "carries credentials; dynamolease takes them from the default AWS configuration chain"},
 		{Name: "EmptyKeyAttribute", URL: "dynamodb://leases/jobs?key_attribute=", Mention: `has an empty key_attribute; leave it out for the default "lease"`},
 		{Name: "BadBool", URL: "dynamodb://leases/jobs?fips=maybe", Mention: "invalid value for fips"},
 		{Name: "BadRole", URL: "dynamodb://leases/jobs?role=admin", Mention: "invalid value for role"},
@@ -115,13 +115,13 @@ func TestOpenErrors(t *testing.T) {
 		opts    dynamolease.Options
 		mention string
 	}{
-		{"EmptyTable", dynamolease.Options{Name: "jobs", Client: client}, `dynamodb: Table ("") must be 3 to 255 letters, digits, '_', '-' or '.'`},
-		{"ShortTable", dynamolease.Options{Table: "ab", Name: "jobs", Client: client}, `dynamodb: Table ("ab") must be 3 to 255`},
-		{"TableWithSpace", dynamolease.Options{Table: "my leases", Name: "jobs", Client: client}, `dynamodb: Table ("my leases")`},
-		{"EmptyName", dynamolease.Options{Table: "leases", Client: client}, `dynamodb: Name ("") must not be empty`},
+		{"EmptyTable", dynamolease.Options{Name: "jobs", Client: client}, `dynamolease: Table ("") must be 3 to 255 letters, digits, '_', '-' or '.'`},
+		{"ShortTable", dynamolease.Options{Table: "ab", Name: "jobs", Client: client}, `dynamolease: Table ("ab") must be 3 to 255`},
+		{"TableWithSpace", dynamolease.Options{Table: "my leases", Name: "jobs", Client: client}, `dynamolease: Table ("my leases")`},
+		{"EmptyName", dynamolease.Options{Table: "leases", Client: client}, `dynamolease: Name ("") must not be empty`},
 		{"LongName", dynamolease.Options{Table: "leases", Name: strings.Repeat("n", 2049), Client: client}, "is 2049 bytes long; at most 2032 are allowed"},
 		{"KeyAttributeIsRecordAttribute", dynamolease.Options{Table: "leases", Name: "jobs", KeyAttribute: "token", Client: client},
-			`dynamodb: KeyAttribute ("token") is an attribute of the lease item; choose a name other than [leasehold holder token ttl_ms released nonce]`},
+			`dynamolease: KeyAttribute ("token") is an attribute of the lease item; choose a name other than [leasehold holder token ttl_ms released nonce]`},
 		{"LongKeyAttribute", dynamolease.Options{Table: "leases", Name: "jobs", KeyAttribute: strings.Repeat("k", 256), Client: client}, "is 256 bytes long; DynamoDB allows at most 255"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestOpenErrors(t *testing.T) {
 		t.Setenv("AWS_REGION", "")
 		_, err := lease.Open(t.Context(), "dynamodb://leases/jobs", opts)
 		t.Logf("%v", err)
-		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), `dynamodb: region ("") is not set`) {
+		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), `dynamolease: region ("") is not set`) {
 			t.Errorf("lease.Open without a region: %v, want lease.ErrInvalid naming the region", err)
 		}
 	})
