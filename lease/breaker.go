@@ -27,7 +27,8 @@ type Breaker interface {
 	// It breaks only the lease as rec shows it: on a compare-and-swap store
 	// it writes conditionally on rec's Version; on a native lease it breaks
 	// the store's lease only if the blob is still at rec's Version (its
-	// holder has not changed; renewals do not change it). When the lease
+	// holder has not changed, nor renewed, on a lease whose renewals show:
+	// see RenewalShower). When the lease
 	// has changed since rec was read it writes nothing and returns an error
 	// matching ErrHeld, naming the current holder, if the lease is held (the
 	// holder renewed it, or another took it), or the current record and nil

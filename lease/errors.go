@@ -47,7 +47,10 @@ type HeldError struct {
 	Record Record
 	// Wait is how much longer this contender must see Record unchanged
 	// before it may take the lease over. A native lease whose expiry the
-	// store judges reports the record's TTL.
+	// store judges reports how long until the store's lease can have
+	// lapsed, as far as this contender can tell (a TTL after it first saw
+	// the holder's latest renewal, on a lease whose renewals show: see
+	// RenewalShower), or the record's TTL when it cannot tell.
 	Wait time.Duration
 }
 

@@ -143,8 +143,9 @@ const (
 	JudgedByContender Judge = iota + 1
 	// JudgedByStore: a store with native leases (Azure Blob). The store
 	// ends a holder's lease a TTL after its latest renewal, which need not
-	// change the Version; a lapsed lease reads as Released, and as long as
-	// the store refuses an Acquire the holder's lease is live.
+	// change the Version (see RenewalShower); a lapsed lease reads as
+	// Released, and as long as the store refuses an Acquire the holder's
+	// lease is live.
 	JudgedByStore
 )
 
@@ -157,6 +158,32 @@ func (j Judge) String() string {
 		return "store"
 	}
 	return "Judge(" + strconv.Itoa(int(j)) + ")"
+}
+
+// RenewalShower is implemented by a Lease on a store that judges expiry
+// itself (JudgedByStore) whose holder all the same changes the record's
+// Version with every renewal (Azure Blob: a metadata write under the
+// lease after each renewal of it). A follower can then learn when the
+// holder renews and read just after each renewal, as on a compare-and-swap
+// store; the store still judges, and a follower takes the lease only when
+// the store grants it. Check with RenewalsShow.
+type RenewalShower interface {
+	// RenewalsShow reports whether every renewal of the lease's holder
+	// changes the record's Version. It never changes and sends no
+	// request.
+	RenewalsShow() bool
+}
+
+// RenewalsShow reports whether every renewal of l's holder changes the
+// record's Version, so that a follower can read just after the holder's
+// renewals: on every compare-and-swap store (JudgedByContender), and on a
+// native lease that implements RenewalShower and says so.
+func RenewalsShow(l Lease) bool {
+	if l.Judge() == JudgedByContender {
+		return true
+	}
+	s, ok := l.(RenewalShower)
+	return ok && s.RenewalsShow()
 }
 
 // Record is a lease's state as stored.

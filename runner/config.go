@@ -49,19 +49,19 @@ type Config struct {
 	RenewDeadline time.Duration
 	// RenewInterval is how long after its last successful renewal returned
 	// the leader sends the next. Failed renewals are retried with
-	// exponential backoff until RenewDeadline. A follower on a
-	// compare-and-swap store reads the holder's interval in the record,
-	// and reads the lease just after each renewal, and once between (see
-	// the package doc). Default: the lease's Options.RenewInterval
+	// exponential backoff until RenewDeadline. A follower of a lease
+	// whose renewals show (lease.RenewalsShow) reads the holder's interval
+	// in the record, and reads the lease just after each renewal, and once
+	// between (see the package doc). Default: the lease's Options.RenewInterval
 	// (lease.DefaultRenewInterval, 3/8 of the TTL), which the lease writes
 	// into the record; it must not be shorter.
 	RenewInterval time.Duration
 	// CampaignInterval is how often a follower tries to acquire the lease,
 	// plus up to Jitter of itself at random, while it does not know when
-	// the holder renews: on a store that judges expiry itself (Azure),
-	// before it has learned the holder's schedule, and while the holder's
-	// renewals do not come. A follower also tries at the moment the
-	// holder's record would expire. Default: DefaultCampaignInterval, 1/3
+	// the holder renews: on a store whose renewals do not show (see
+	// lease.RenewalsShow), before it has learned the holder's schedule,
+	// and while the holder's renewals do not come. A follower also tries
+	// at the moment the holder's record would expire. Default: DefaultCampaignInterval, 1/3
 	// of the TTL.
 	CampaignInterval time.Duration
 	// Jitter is the fraction of CampaignInterval added at random to each
@@ -186,8 +186,8 @@ type Config struct {
 // lease.DefaultRenewInterval, 3/8 of it.
 func DefaultRenewInterval(ttl time.Duration) time.Duration { return lease.DefaultRenewInterval(ttl) }
 
-// FollowerReadsPerRenewal is how many times a follower on a
-// compare-and-swap store reads the lease per renewal of its holder, once
+// FollowerReadsPerRenewal is how many times a follower of a lease whose
+// renewals show (lease.RenewalsShow) reads it per renewal of its holder, once
 // it has learned when the holder renews: just after each renewal, and once
 // between, so that its reads follow each other within the holder's renew
 // interval and count towards expiry (see lease.Lease.Acquire).
@@ -311,14 +311,14 @@ func (r Resolved) Margin() time.Duration {
 }
 
 // FollowerReadInterval is the mean time between a follower's reads of a
-// lease whose holder is alive, on a store that judges expiry as j says:
-// on a compare-and-swap store (lease.JudgedByContender), once it has
-// learned the holder's schedule, RenewInterval / FollowerReadsPerRenewal;
-// on a store that judges expiry itself (lease.JudgedByStore),
+// lease whose holder is alive: where every renewal of the holder changes
+// the record's version (renewalsShow, as lease.RenewalsShow reports: every
+// compare-and-swap store, and Azure), once it has learned the holder's
+// schedule, RenewInterval / FollowerReadsPerRenewal; elsewhere,
 // CampaignInterval plus its mean jitter (half of Jitter of it). It is what
 // a follower costs in requests.
-func (r Resolved) FollowerReadInterval(j lease.Judge) time.Duration {
-	if j == lease.JudgedByStore {
+func (r Resolved) FollowerReadInterval(renewalsShow bool) time.Duration {
+	if !renewalsShow {
 		return r.CampaignInterval + time.Duration(r.Jitter/2*float64(r.CampaignInterval))
 	}
 	return r.RenewInterval / FollowerReadsPerRenewal

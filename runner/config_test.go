@@ -37,8 +37,8 @@ func TestResolveFillsEveryDefault(t *testing.T) {
 		{"ReleaseTimeout", res.ReleaseTimeout, 14400 * time.Millisecond},
 		{"LeaseOptions.CallTimeout", res.LeaseOptions.CallTimeout, 4800 * time.Millisecond},
 		{"Margin", res.Margin(), 1500 * time.Millisecond},
-		{"FollowerReadInterval(JudgedByContender)", res.FollowerReadInterval(lease.JudgedByContender), 4500 * time.Millisecond},
-		{"FollowerReadInterval(JudgedByStore)", res.FollowerReadInterval(lease.JudgedByStore), 8800 * time.Millisecond},
+		{"FollowerReadInterval(renewals show)", res.FollowerReadInterval(true), 4500 * time.Millisecond},
+		{"FollowerReadInterval(renewals do not show)", res.FollowerReadInterval(false), 8800 * time.Millisecond},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
@@ -80,7 +80,7 @@ func (s storeJudged) Acquire(ctx context.Context) (lease.Term, error) {
 }
 
 // TestFollowerReadIntervalIsWhatFollowersRead: a follower of a live holder
-// reads, on average, once per Resolved.FollowerReadInterval, on either kind
+// reads, on average, once per Resolved.FollowerReadInterval, on every kind
 // of store: the figure leasehold check prices a follower at.
 func TestFollowerReadIntervalIsWhatFollowersRead(t *testing.T) {
 	res, err := runner.Config{}.Resolve(lease.Options{TTL: ttl})
@@ -89,11 +89,12 @@ func TestFollowerReadIntervalIsWhatFollowersRead(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		judge lease.Judge
+		shows bool // the holder's renewals show
 		wrap  func(*watched) lease.Lease
 	}{
-		{"judged by contender", lease.JudgedByContender, func(w *watched) lease.Lease { return w }},
-		{"judged by store", lease.JudgedByStore, func(w *watched) lease.Lease { return storeJudged{w} }},
+		{"judged by contender", true, func(w *watched) lease.Lease { return w }},
+		{"judged by store", false, func(w *watched) lease.Lease { return storeJudged{w} }},
+		{"judged by store, renewals show", true, func(w *watched) lease.Lease { return shownNative{w} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -107,7 +108,7 @@ func TestFollowerReadIntervalIsWhatFollowersRead(t *testing.T) {
 				counted := time.Now()
 				advance(time.Hour)
 				got := time.Since(counted) / time.Duration(follower.readsSince(counted))
-				want := res.FollowerReadInterval(tc.judge)
+				want := res.FollowerReadInterval(tc.shows)
 				if got < want*97/100 || got > want*103/100 {
 					t.Errorf("the follower read every %v on average, want %v (Resolved.FollowerReadInterval) within 3%%", got, want)
 				}
@@ -125,11 +126,11 @@ func ExampleConfig_Resolve() {
 	}
 	fmt.Println("renew every", res.RenewInterval, "step down after", res.RenewDeadline, "without a renewal")
 	fmt.Println("a slow task has", res.Margin(), "after the step-down to stop")
-	fmt.Println("a follower reads every", res.FollowerReadInterval(lease.JudgedByContender), "on S3, DynamoDB, Cloud Storage")
-	fmt.Println("and every", res.FollowerReadInterval(lease.JudgedByStore), "on average on Azure")
+	fmt.Println("a follower reads every", res.FollowerReadInterval(true), "where renewals show (S3, DynamoDB, Cloud Storage, Azure)")
+	fmt.Println("and every", res.FollowerReadInterval(false), "on average where they do not")
 	// Output:
 	// renew every 6s step down after 9s without a renewal
 	// a slow task has 1s after the step-down to stop
-	// a follower reads every 3s on S3, DynamoDB, Cloud Storage
-	// and every 5.866666666s on average on Azure
+	// a follower reads every 3s where renewals show (S3, DynamoDB, Cloud Storage, Azure)
+	// and every 5.866666666s on average where they do not
 }

@@ -98,7 +98,8 @@
 // # When a follower reads
 //
 // On a store whose every renewal changes the record (S3, DynamoDB, Cloud
-// Storage, memory), a follower learns when the holder renews, assuming it
+// Storage, memory; and Azure, whose holder writes its record after each
+// renewal: lease.RenewalsShow), a follower learns when the holder renews, assuming it
 // renews every RenewInterval, and reads the lease just after each renewal
 // (a few hundredths of a TTL later, at a delay of its own, so that several
 // followers do not read, or take over, at one moment) and once between, so
@@ -109,8 +110,10 @@
 // come where expected (a holder late, irregular, or dead) is looked for
 // again after growing waits, and the follower's delay grows. So a crashed
 // holder's lease is taken over soon after the TTL that follows its last
-// renewal. Until it has learned the schedule, and on a store that judges
-// expiry itself (Azure), a follower polls every jittered CampaignInterval.
+// renewal (on Azure, which judges expiry itself, the lease's HeldError
+// says when its lease can have lapsed, and the follower asks then). Until
+// it has learned the schedule, and on a store whose renewals do not show,
+// a follower polls every jittered CampaignInterval.
 //
 // Config.Resolve says what a Config resolves to on a lease: every default
 // filled in, the Margin a task that cannot stop at once has to stop, and

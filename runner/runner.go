@@ -83,7 +83,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // for without a person's help (see lease.Retryable).
 func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.Term, error) {
 	var f *follow // when to read, on a store whose holder's renewals show
-	if r.cfg.Lease.Judge() == lease.JudgedByContender {
+	if lease.RenewalsShow(r.cfg.Lease) {
 		f = newFollow(r.cfg, r.cfg.Lease.Options().TTL, r.jittered)
 	}
 	for {

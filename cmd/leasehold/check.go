@@ -296,8 +296,9 @@ func checkPermissions(ctx context.Context, l lease.Lease, o *checkOptions, rec l
 
 // checkCost prices a leader's renewals and a follower's reads at the
 // runner's timing for the TTL (timing), on the lease's store (its
-// description's prices and judge): a renewal every RenewInterval, and a
-// read every FollowerReadInterval.
+// description's prices, and whether its renewals show): a renewal every
+// RenewInterval (with the request that shows it, on a store whose
+// description has one), and a read every FollowerReadInterval.
 func checkCost(o *checkOptions, timing runner.Resolved) checkResult {
 	desc, ok := storeOf(o.lease)
 	svc, priced := pricing.Lookup(desc.Price.Service)
@@ -306,20 +307,29 @@ func checkCost(o *checkOptions, timing runner.Resolved) checkResult {
 	}
 	renew, poll := desc.Price.Renew, desc.Price.Poll
 	hour := float64(time.Hour)
+	renewals := hour / float64(timing.RenewInterval)
+	leader := map[string]float64{renew: renewals}
 	c := &costFigures{
 		Service:                 svc.String(),
-		LeaderRequestsPerHour:   hour / float64(timing.RenewInterval),
-		FollowerRequestsPerHour: hour / float64(timing.FollowerReadInterval(desc.Judge)),
+		LeaderRequestsPerHour:   renewals,
+		FollowerRequestsPerHour: hour / float64(timing.FollowerReadInterval(desc.RenewalsShow())),
 		LeaderRequest:           renew,
 		FollowerRequest:         poll,
 	}
-	c.LeaderDollarsPerMonth = svc.Monthly(map[string]float64{renew: c.LeaderRequestsPerHour})
+	leaderText := fmt.Sprintf("%.0f %s/h", math.Round(renewals), renew)
+	if show := desc.Price.Show; show != "" {
+		leader[show] = renewals
+		c.LeaderRequestsPerHour += renewals
+		c.LeaderRequest += " + " + show
+		leaderText = fmt.Sprintf("%.0f %s + %.0f %s/h", math.Round(renewals), renew, math.Round(renewals), show)
+	}
+	c.LeaderDollarsPerMonth = svc.Monthly(leader)
 	c.FollowerDollarsPerMonth = svc.Monthly(map[string]float64{poll: c.FollowerRequestsPerHour})
 	c.LeaderRequestsPerHour, c.FollowerRequestsPerHour = math.Round(c.LeaderRequestsPerHour), math.Round(c.FollowerRequestsPerHour)
-	r := passed("cost", fmt.Sprintf("at TTL %v: the leader %.0f %s/h (%s/month), each follower %.0f %s/h (%s/month), at %s list prices",
-		o.ttl, c.LeaderRequestsPerHour, renew, pricing.Dollars(c.LeaderDollarsPerMonth), c.FollowerRequestsPerHour, poll, pricing.Dollars(c.FollowerDollarsPerMonth), svc))
+	r := passed("cost", fmt.Sprintf("at TTL %v: the leader %s (%s/month), each follower %.0f %s/h (%s/month), at %s list prices",
+		o.ttl, leaderText, pricing.Dollars(c.LeaderDollarsPerMonth), c.FollowerRequestsPerHour, poll, pricing.Dollars(c.FollowerDollarsPerMonth), svc))
 	if svc == pricing.Memory {
-		r.Detail = fmt.Sprintf("at TTL %v: the leader %.0f %s/h, each follower %.0f %s/h, in this process: free", o.ttl, c.LeaderRequestsPerHour, renew, c.FollowerRequestsPerHour, poll)
+		r.Detail = fmt.Sprintf("at TTL %v: the leader %s, each follower %.0f %s/h, in this process: free", o.ttl, leaderText, c.FollowerRequestsPerHour, poll)
 	}
 	r.Cost = c
 	return r

@@ -133,18 +133,19 @@ func TestCheckHeldLease(t *testing.T) {
 }
 
 // TestCheckCost: check prices a leader and a follower at the runner's
-// timing for the TTL, and a follower as the store's description says it
-// judges expiry.
+// timing for the TTL, as the store's description says its renewals show:
+// on Azure, a renewal is the lease's renewal and a metadata write.
 func TestCheckCost(t *testing.T) {
 	for _, tc := range []struct {
 		lease, ttl                 string
 		leader, follower           float64
 		leaderMonth, followerMonth string
+		leaderText                 string
 	}{
-		{"s3://b/k", "15s", 640, 1280, "$2.34", "$0.37"},
-		{"dynamodb://t/n", "15s", 640, 1280, "$0.29", "$0.12"},
-		{"azblob://c/b", "30s", 320, 327, "$0.10", "$0.11"},
-		{"gs://b/o", "3s", 3200, 6400, "$11.68", "$1.87"},
+		{"s3://b/k", "15s", 640, 1280, "$2.34", "$0.37", "the leader 640 PUT/h"},
+		{"dynamodb://t/n", "15s", 640, 1280, "$0.29", "$0.12", "the leader 640 PutItem/h"},
+		{"azblob://c/b", "30s", 640, 640, "$0.21", "$0.21", "the leader 320 PUT lease/renew + 320 PUT metadata/h"},
+		{"gs://b/o", "3s", 3200, 6400, "$11.68", "$1.87", "the leader 3200 POST/h"},
 	} {
 		t.Run(tc.lease, func(t *testing.T) {
 			o := &checkOptions{}
@@ -159,6 +160,9 @@ func TestCheckCost(t *testing.T) {
 			if c == nil || c.LeaderRequestsPerHour != tc.leader || c.FollowerRequestsPerHour != tc.follower ||
 				!strings.Contains(r.Detail, "("+tc.leaderMonth+"/month)") || !strings.Contains(r.Detail, "("+tc.followerMonth+"/month)") {
 				t.Errorf("cost at %s: %+v %q; want %v and %v requests an hour, %s and %s a month", tc.ttl, c, r.Detail, tc.leader, tc.follower, tc.leaderMonth, tc.followerMonth)
+			}
+			if !strings.Contains(r.Detail, tc.leaderText) {
+				t.Errorf("cost at %s: %q, want the leader's %q", tc.ttl, r.Detail, tc.leaderText)
 			}
 		})
 	}

@@ -403,8 +403,8 @@ its verdict: ok, fail, or skip and the reason.
                       and their monthly cost at list prices, at this TTL
                       and the defaults of leasehold run (renew every %s of
                       the TTL; a follower reads just after each renewal and
-                      once between, or on Azure polls every %s of the TTL
-                      plus %s on average)
+                      once between; on Azure a renewal is two requests, the
+                      lease's renewal and the metadata write that shows it)
 
 Exit status:
   0   every check passed or was skipped: the lease can be used as checked
@@ -420,7 +420,7 @@ Exit status:
 the cost check with "cost": {"service", "leader_request",
 "follower_request", "leader_requests_per_hour", "follower_requests_per_hour",
 "leader_dollars_per_month", "follower_dollars_per_month"}.
-`, ttlHelp(), conditionsHelp(), shares.renewInterval, shares.campaignInterval, shares.meanJitter)
+`, ttlHelp(), conditionsHelp(), shares.renewInterval)
 	f.usage(w, commonDefaults)
 }
 

@@ -15,9 +15,6 @@ var shares = newShares()
 
 type timingShares struct {
 	renewInterval, renewDeadline, campaignInterval, callTimeout string
-	// meanJitter is a follower's mean wait beyond CampaignInterval, as a
-	// percentage of it ("10%").
-	meanJitter string
 }
 
 func newShares() timingShares {
@@ -32,7 +29,6 @@ func newShares() timingShares {
 		renewDeadline:    share(res.RenewDeadline, ttl),
 		campaignInterval: share(res.CampaignInterval, ttl),
 		callTimeout:      share(res.LeaseOptions.CallTimeout, ttl),
-		meanJitter:       fmt.Sprintf("%.0f%%", 100*float64(res.FollowerReadInterval(lease.JudgedByStore)-res.CampaignInterval)/float64(res.CampaignInterval)),
 	}
 }
 

@@ -39,8 +39,6 @@ func TestHelpSaysTheRunnersDefaults(t *testing.T) {
 		{"run --campaign-interval", run, `--campaign-interval duration\n.*\n.*default (\d+)/(\d+) of TTL`, res.CampaignInterval},
 		{"status", status, `every (\d+)/(\d+) of the TTL or so`, res.RenewInterval},
 		{"check's renewals", check, `renew every (\d+)/(\d+) of\s+the TTL`, res.RenewInterval},
-		{"check's Azure polls", check, `polls every (\d+)/(\d+) of the TTL`, res.CampaignInterval},
-		{"check's Azure polls, jitter", check, `of the TTL\s+plus (\d+)(%) on average`, res.FollowerReadInterval(lease.JudgedByStore) - res.CampaignInterval},
 		{"break", brk, `within (\d+)/(\d+) of its TTL at the defaults`, res.RenewInterval},
 	} {
 		m := regexp.MustCompile(tc.pattern).FindStringSubmatch(tc.text)
@@ -49,13 +47,8 @@ func TestHelpSaysTheRunnersDefaults(t *testing.T) {
 			continue
 		}
 		num, _ := strconv.Atoi(m[1])
-		whole, den := ttl, 0
-		if m[2] == "%" {
-			whole, den = res.CampaignInterval, 100
-		} else {
-			den, _ = strconv.Atoi(m[2])
-		}
-		if got := whole * time.Duration(num) / time.Duration(den); got != tc.want {
+		den, _ := strconv.Atoi(m[2])
+		if got := ttl * time.Duration(num) / time.Duration(den); got != tc.want {
 			t.Errorf("%s: the help says %s/%s, which is %v at TTL %v; the runner's is %v", tc.name, m[1], m[2], got, ttl, tc.want)
 		}
 	}

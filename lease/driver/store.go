@@ -95,6 +95,18 @@ type Price struct {
 	// Renew labels a leader's renewal ("PUT"), Poll a follower's read of
 	// a held lease ("GET").
 	Renew, Poll string
+	// Show labels the request with which a holder makes each renewal
+	// show, on a native lease whose renewals do not change the record by
+	// themselves (Azure: "PUT metadata"), made once per renewal; empty
+	// when the renewal itself changes the record, or nothing shows it.
+	Show string
+}
+
+// RenewalsShow reports whether every renewal of a lease on the store
+// changes the record's version (lease.RenewalsShow): on a store judged by
+// its contenders, and on one whose renewals are shown by Price.Show.
+func (s Store) RenewalsShow() bool {
+	return s.Judge == lease.JudgedByContender || s.Price.Show != ""
 }
 
 var registered = struct {

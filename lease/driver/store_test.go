@@ -54,3 +54,22 @@ func TestRegisterStore(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreRenewalsShow: a store's renewals show when its contenders judge
+// expiry (every write changes the record), or when its Price names the
+// request that shows them (Azure's metadata write).
+func TestStoreRenewalsShow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store driver.Store
+		want  bool
+	}{
+		{"judged by contender", driver.Store{Judge: lease.JudgedByContender, Price: driver.Price{Renew: "PUT"}}, true},
+		{"judged by store", driver.Store{Judge: lease.JudgedByStore, Price: driver.Price{Renew: "PUT lease/renew"}}, false},
+		{"judged by store, shown", driver.Store{Judge: lease.JudgedByStore, Price: driver.Price{Renew: "PUT lease/renew", Show: "PUT metadata"}}, true},
+	} {
+		if got := tc.store.RenewalsShow(); got != tc.want {
+			t.Errorf("%s: RenewalsShow() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
