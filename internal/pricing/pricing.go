@@ -27,10 +27,12 @@ const (
 	// Azure Blob Storage pricing page
 	// (https://azure.microsoft.com/pricing/details/storage/blobs/), Hot
 	// LRS: "all other operations" $0.0044 per 10,000, the class of Get Blob
-	// Properties and Lease Blob, which are all a lease does between
-	// elections. (An acquisition's Set Blob Metadata is a write operation,
-	// priced higher, but it comes once per election, not per renewal, and
-	// is priced here as the others.)
+	// Properties, Lease Blob and Set Blob Metadata on a standard
+	// general-purpose v2 account ("Map each REST operation to a price",
+	// https://learn.microsoft.com/azure/storage/blobs/map-rest-apis-transaction-categories),
+	// which are all a lease does between elections. (Put Blob, a write
+	// operation priced higher, comes once per blob, and is priced here as
+	// the others.)
 	azureOperationPrice = 0.0044 / 10_000
 
 	// Google Cloud Storage pricing page

@@ -22,5 +22,5 @@ var Description = driver.Store{
 		{Actions: DataActions, Resource: "the container (.../storageAccounts/ACCOUNT/blobServices/default/containers/CONTAINER)",
 			Why: "read the blob's properties; create the blob, write its metadata and lease it (a custom role: Storage Blob Data Contributor also grants delete)"},
 	},
-	Price: driver.Price{Service: "Azure Blob", Renew: "PUT lease/renew", Poll: "HEAD"},
+	Price: driver.Price{Service: "Azure Blob", Renew: "PUT lease/renew", Poll: "HEAD", Show: "PUT metadata"},
 }

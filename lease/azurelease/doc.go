@@ -55,9 +55,30 @@
 //	annotations = runner%2Fperiod=2026-11-23T10%3A00%3A00Z&runner%2Fperiod-done=1
 //
 // Metadata of every form this and earlier versions write is in
-// testdata/rule11, each read by the other version's decoder. A renewal
-// does not rewrite the metadata, so changing the annotations (marking a
-// period) costs one Set Blob Metadata beside the renewal.
+// testdata/rule11, each read by the other version's decoder.
+//
+// # Renewals show
+//
+// An Azure lease renewal does not change the blob, so a follower could not
+// tell when the holder renews, and would poll at a phase unrelated to the
+// renewals. So each renewal is followed by a write of the record under the
+// lease (Set Blob Metadata with the lease ID, and a fresh nonce), which
+// changes the blob's ETag: the lease implements lease.RenewalShower, and
+// the runner's followers read just after the holder's renewals, as on the
+// compare-and-swap stores. A renewal whose write fails is reported as
+// failed (the runner retries it within its deadline), and the write also
+// carries the term's annotations (a period marked).
+//
+// Azure still judges the lease; the follower's reads only decide when it
+// asks. A follower that saw the blob's ETag change knows that the renewal
+// before that write reached Azure before its read returned, so the lease
+// lapses no later than a TTL after that read, on a clock that ticks at the
+// rate of the follower's: Acquire's lease.HeldError.Wait is the time left
+// until then, counted from this Lease's first read of the blob as it is,
+// and then a fiftieth of the TTL, for a tenth of it, in case the lease
+// lapses a little late; after that a TTL, as for a holder whose renewals
+// do not show (a version before this one). An Acquire made early is
+// refused by Azure, as always.
 //
 // Azure keeps metadata keys case-insensitively, and some services return
 // them in another case (Azurite capitalises them: Holder, Token): they are
@@ -67,7 +88,7 @@
 //
 // lease.Record.Released is true when no Azure lease holds the blob (the
 // holder released it, or its lease lapsed); Version is the blob's ETag,
-// which metadata writes change and lease renewals do not.
+// which every write of the record changes, each renewal's included.
 //
 // The blob is created, empty, by the first Acquire if it does not exist
 // (a create that never overwrites). It must be used for nothing but this
@@ -106,11 +127,12 @@
 // contenders continue the count from the highest token they have seen.
 //
 // Lifecycle management rules must exclude the lease container. Azure's
-// lease operations do not update a blob's Last-Modified time, and the
-// metadata is written only when the lease changes hands, so a leader that
-// has held its lease for N days has a blob that looks N days idle: a rule
-// "delete base blobs not modified for N days" deletes it under the live
-// leader, and tiering it to Archive makes it unreadable.
+// lease operations do not update a blob's Last-Modified time; the record's
+// write after each renewal does, but a rule must not depend on it: a
+// leader of a version before renewals showed, or a lease left released
+// for N days, has a blob that looks N days idle, and a rule "delete base
+// blobs not modified for N days" deletes it, restarting the fencing
+// tokens, and tiering it to Archive makes it unreadable.
 //
 // # The container and the role
 //
@@ -177,22 +199,23 @@
 //
 // # Requests and cost
 //
-// A renewal is one request (Lease Blob renew). A follower's poll of a held
-// lease is one Get Blob Properties. Acquiring a free lease is Get Blob
+// A renewal is two requests (Lease Blob renew, and Set Blob Metadata to
+// show it). A follower's read of a held lease is one Get Blob Properties. Acquiring a free lease is Get Blob
 // Properties, Lease Blob acquire and Set Blob Metadata (plus a Put Blob
 // and a second read, once, when the blob does not exist yet); a release is
 // Set Blob Metadata and Lease Blob release. TestRequestCounts checks these.
 //
 // At the runner's defaults (TTL 15s; it renews every RenewInterval =
-// 3/8 of the TTL = 5.625s, and a follower polls every CampaignInterval =
-// TTL/3 = 5s plus up to 20% jitter: renewals do not show in the blob, so a
-// follower cannot read just after them), a leader makes 640 renewals an
-// hour and each follower 600 to 720 polls an hour. Lease Blob and Get Blob Properties are billed as
-// "other operations" (Set Blob Metadata and Put Blob, a few per change of
-// leader, at most at the write price: negligible). At the Hot LRS list
-// price of $0.0044 per 10,000 other operations (Azure Blob Storage pricing
-// page, as of 2026; prices vary by region), that is 640 × $0.0044 / 10,000
-// = $0.00028 an hour, about $0.21 a month (730 hours), for the leader, and
-// $0.19 to $0.23 a month for each follower. Storage of one empty blob is negligible. A
-// longer TTL costs proportionally less: at 60s, a quarter.
+// 3/8 of the TTL = 5.625s, and a follower reads just after each renewal
+// and once between), a leader makes 640 renewals and 640 metadata writes
+// an hour, and each follower 1,280 reads. On a standard general-purpose v2
+// account, Lease Blob, Set Blob Metadata and Get Blob Properties are all
+// billed as "other operations" (Put Blob, once per blob, at the write
+// price: negligible; "Map each REST operation to a price", Azure Blob
+// Storage docs). At the Hot LRS list price of $0.0044 per 10,000 other
+// operations (Azure Blob Storage pricing page, as of 2026; prices vary by
+// region), that is 1,280 × $0.0044 / 10,000 = $0.00056 an hour, about
+// $0.41 a month (730 hours), for the leader, and $0.41 a month for each
+// follower. Storage of one empty blob is negligible. A longer TTL costs
+// proportionally less: at 60s, a quarter.
 package azurelease

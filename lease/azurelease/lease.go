@@ -33,10 +33,11 @@ type blobLease struct {
 	credentials credentialSource
 
 	mu sync.Mutex
-	// written is the term (lease ID and annotations) whose record this
-	// Lease last wrote: Renew writes
-	// the record again only when a term's differs.
-	written lease.Term
+	// seen is the blob's ETag as this Lease last read it, and seenAt when
+	// the first read that returned it returned: the write that gave the
+	// blob that ETag was applied before then.
+	seen   azcore.ETag
+	seenAt time.Time
 
 	// highest is the highest token this Lease has read or tried to write:
 	// it never writes a token at or below it, even on a blob created anew.
@@ -48,8 +49,12 @@ var _ lease.Breaker = (*blobLease)(nil)
 func (l *blobLease) Options() lease.Options { return l.opts }
 
 // Judge is lease.JudgedByStore: Azure ends a lease a TTL after the latest
-// acquire or renewal it received, and renewals do not change the blob.
+// acquire or renewal it received.
 func (l *blobLease) Judge() lease.Judge { return lease.JudgedByStore }
+
+// RenewalsShow is lease.RenewalShower's: true, as Renew writes the record
+// under the lease after each renewal, which changes the blob's ETag.
+func (l *blobLease) RenewalsShow() bool { return true }
 
 // call runs one request under CallTimeout, with the SDK's retries off.
 func (l *blobLease) call(ctx context.Context, f func(context.Context) error) error {
@@ -73,6 +78,9 @@ type state struct {
 	etag     azcore.ETag
 	leased   bool // an Azure lease holds the blob (leased, or breaking)
 	infinite bool // that lease is infinite
+	// seenAt is when the first of this Lease's reads that returned etag
+	// returned.
+	seenAt time.Time
 }
 
 // record is the metadata's record, or the zero Record if there is none.
@@ -110,7 +118,7 @@ func (l *blobLease) stat(ctx context.Context, create bool) (state, error) {
 	if p.ETag == nil {
 		return state{}, fmt.Errorf("%w: azurelease: %s %s returned no ETag", lease.ErrUnavailable, opGetProperties, l.where)
 	}
-	st := state{etag: *p.ETag}
+	st := state{etag: *p.ETag, seenAt: l.sighted(*p.ETag, time.Now())}
 	if p.LeaseState != nil {
 		st.leased = *p.LeaseState == azlease.StateTypeLeased || *p.LeaseState == azlease.StateTypeBreaking
 	}
@@ -126,6 +134,17 @@ func (l *blobLease) stat(ctx context.Context, create bool) (state, error) {
 		l.highest.Note(st.rec.Token)
 	}
 	return st, nil
+}
+
+// sighted notes that a read that returned at back found the blob at etag,
+// and returns when the first read that found it there returned.
+func (l *blobLease) sighted(etag azcore.ETag, back time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if etag != l.seen || l.seenAt.IsZero() {
+		l.seen, l.seenAt = etag, back
+	}
+	return l.seenAt
 }
 
 // create stores the blob, empty and without metadata, unless it exists.
@@ -178,8 +197,11 @@ func (l *blobLease) heldError(st state) error {
 		r = lease.Record{TTL: l.opts.TTL, Version: string(st.etag)}
 	}
 	held := &lease.HeldError{Record: r, Wait: r.TTL}
-	if held.Wait == 0 { // an infinite lease of an unknown holder: poll as for a live one
+	switch {
+	case held.Wait == 0: // an infinite lease of an unknown holder: poll as for a live one
 		held.Wait = l.opts.TTL
+	case r.Holder != "" && !st.infinite:
+		held.Wait = lapseWait(time.Until(st.seenAt.Add(r.TTL)), r.TTL)
 	}
 	switch {
 	case st.infinite && r.Holder == "":
@@ -190,6 +212,28 @@ func (l *blobLease) heldError(st state) error {
 		return fmt.Errorf("azurelease: %s: %w under an infinite Azure lease, which never lapses (was it opened with InfiniteLease?)", l.where, held)
 	}
 	return held
+}
+
+// lapseWait is how long a follower waits before trying again to acquire a
+// lease held by a holder whose Azure lease lasts ttl, when left is how long
+// until a TTL has passed since this Lease first saw the blob as it is: the
+// holder writes the blob after each renewal (Renew), so its latest renewal
+// reached Azure before then, and Azure ends its lease by then, on a clock
+// that ticks at the rate of this one. Until then it waits for that moment;
+// for a tenth of the TTL after it, it tries again every fiftieth (the
+// lease can lapse a little late, as clock rates and latency vary); after
+// that it waits a TTL, as for a holder whose renewals do not show (a
+// version of leasehold before they did), and the runner's own schedule
+// decides. However early it tries, Azure refuses a lease that has not
+// lapsed: the wait decides only how soon a follower finds it free.
+func lapseWait(left, ttl time.Duration) time.Duration {
+	switch {
+	case left > 0:
+		return left
+	case left > -ttl/10:
+		return ttl / 50
+	}
+	return ttl
 }
 
 func (l *blobLease) Acquire(ctx context.Context) (lease.Term, error) {
@@ -296,9 +340,6 @@ func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent tim
 		l.abandon(ctx, id)
 		return lease.Term{}, l.notLost(err)
 	}
-	l.mu.Lock()
-	l.written = t
-	l.mu.Unlock()
 	return t, nil
 }
 
@@ -394,38 +435,28 @@ func (l *blobLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error)
 		return lease.Term{}, err
 	}
 	t.Sent = sent
-	if err := l.writeAnnotations(ctx, t); err != nil {
+	if err := l.show(ctx, t); err != nil {
 		return lease.Term{}, err
 	}
 	return t, nil
 }
 
-// writeAnnotations writes term t's record under its lease when t's
-// annotations differ from the one this Lease last wrote for it. A write whose
-// answer is an error is read back, as every write is; an error that
-// remains leaves the outcome undecided, as for a renewal.
-func (l *blobLease) writeAnnotations(ctx context.Context, t lease.Term) error {
-	l.mu.Lock()
-	w := l.written
-	l.mu.Unlock()
-	if w.Version == t.Version && w.Annotations == t.Annotations {
-		return nil
-	}
+// show writes term t's record (its annotations, and a fresh nonce) under
+// its lease, after t's renewal: the write changes the blob's ETag, so that
+// followers see the renewal and know that the lease it renewed lapses
+// within a TTL of their seeing it (lapseWait). A write whose answer is an
+// error is read back, as every write is; an error that remains leaves the
+// outcome undecided, as for a renewal.
+func (l *blobLease) show(ctx context.Context, t lease.Term) error {
 	rec := termRecord(t, false)
 	err := l.setMetadata(ctx, rec, t.Version, nil)
 	if err != nil && !errors.Is(err, lease.ErrLost) {
 		_, err = driver.ReadBack(ctx, err, rec, l.readRecord)
 	}
-	if err != nil {
-		if errors.Is(err, lease.ErrLost) {
-			return fmt.Errorf("%w (token %d)", err, t.Token)
-		}
-		return err
+	if errors.Is(err, lease.ErrLost) {
+		return fmt.Errorf("%w (token %d)", err, t.Token)
 	}
-	l.mu.Lock()
-	l.written = t
-	l.mu.Unlock()
-	return nil
+	return err
 }
 
 func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
@@ -479,8 +510,8 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 
 // Break is lease.Breaker's: it breaks the blob's Azure lease at once
 // (break period 0), on condition that the blob is still at rec's Version:
-// renewals do not change the blob's ETag, a new acquisition's metadata
-// write does. The metadata and its token stay as they are: a blob that no
+// every write of the record changes the blob's ETag, a new acquisition's
+// and each renewal's. The metadata and its token stay as they are: a blob that no
 // Azure lease holds reads as released, and the next Acquire writes the
 // token plus one. Whatever the answer, the blob read afterwards decides
 // the outcome.

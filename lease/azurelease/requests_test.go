@@ -14,8 +14,8 @@ import (
 
 // TestRequestCounts counts the requests of each lease operation against
 // the service. They set the cost of a lease (see the package doc): a
-// renewal is one LeaseBlob renew, and a follower's poll of a held lease one
-// GetBlobProperties.
+// renewal is one LeaseBlob renew and one SetBlobMetadata, which shows it,
+// and a follower's read of a held lease one GetBlobProperties.
 func TestRequestCounts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -46,7 +46,7 @@ func TestRequestCounts(t *testing.T) {
 		if term, err = leader.Renew(ctx, term); err != nil {
 			t.Fatalf("Renew %d: %v", i+1, err)
 		}
-		check(fmt.Sprintf("Renew %d", i+1), leaderReqs, map[string]int{"LeaseBlob renew": 1})
+		check(fmt.Sprintf("Renew %d", i+1), leaderReqs, map[string]int{"LeaseBlob renew": 1, "SetBlobMetadata": 1})
 	}
 	for i := range 3 {
 		if _, err := follower.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
@@ -87,8 +87,8 @@ func TestRequestCounts(t *testing.T) {
 	}
 	check("Release after being deposed", leaderReqs, map[string]int{"SetBlobMetadata": 1, "GetBlobProperties": 1})
 
-	// At the runner's defaults (TTL 15s: RenewInterval 5s, CampaignInterval
-	// 5s plus up to 20% jitter), per hour:
-	t.Logf("per hour at the defaults: leader %d renewals; each follower %d to %d polls",
-		int(time.Hour/(5*time.Second)), int(time.Hour/(6*time.Second)), int(time.Hour/(5*time.Second)))
+	// At the runner's defaults (TTL 15s: RenewInterval 5.625s, a follower's
+	// read just after each renewal and once between), per hour:
+	renewals := int(time.Hour / lease.DefaultRenewInterval(lease.DefaultTTL))
+	t.Logf("per hour at the defaults: leader %d renewals and %d metadata writes; each follower %d reads", renewals, renewals, 2*renewals)
 }
