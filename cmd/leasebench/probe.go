@@ -41,6 +41,11 @@ func newProbe(l lease.Lease) *probe {
 	return &probe{Lease: l, acquired: make(chan struct{}), crashed: make(chan struct{})}
 }
 
+// RenewalsShow forwards lease.RenewalShower, which embedding does not, so
+// that the runner reads just after the renewals of a native lease that
+// shows them (Azure) as it does on the compare-and-swap stores.
+func (p *probe) RenewalsShow() bool { return lease.RenewalsShow(p.Lease) }
+
 // dead reports whether the contender has crashed.
 func (p *probe) dead() bool {
 	p.mu.Lock()
