@@ -166,7 +166,7 @@ func (rep *report) print(w io.Writer, markdown bool) {
 		header: []string{"backend", "TTL", "acquire p50 / p99", "renew p50 / p99", "failover ÷ TTL min / p50 / p99", "handover p50 / p99"},
 	}
 	cost := &table{
-		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew every 5.625s, a follower's reads just after each and once between; Azure: polls every 5s plus jitter)",
+		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew every 5.625s, a follower's reads just after each and once between; on Azure a renewal is a lease renewal and a metadata write that shows it)",
 		header: []string{"backend", "leader requests/h", "follower requests/h", "leader $/month", "follower $/month", "1 leader + 2 followers $/month"},
 	}
 	var errs []string
