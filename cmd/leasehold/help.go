@@ -374,7 +374,7 @@ Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
 `, wrap("With --watch, it reads the lease again after that long: a leader renews its lease every "+shares.renewInterval+" of the TTL or so, and on "+
 		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change during a watch as long as the TTL belongs to a leader that is gone. ("+
-		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and renewals do not change the version.)", "", 75))
+		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and a held one is live.)", "", 75))
 	f.usage(w, commonDefaults)
 }
 

@@ -153,7 +153,7 @@ func describe(leaseURL string, first, last lease.Record, watch time.Duration, na
 		rep.Meaning = fmt.Sprintf("held by %s, who renewed it during the watch: the leader is alive", last.Holder)
 	case native:
 		rep.State = "held"
-		rep.Meaning = fmt.Sprintf("held by %s: the store's own lease on it is live (it judges expiry itself; renewals do not change the version)", last.Holder)
+		rep.Meaning = fmt.Sprintf("held by %s: the store's own lease on it is live (it judges expiry itself)", last.Holder)
 	case watch == 0:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("held by %s (read once: use --watch %v to see whether it is renewed)", last.Holder, last.TTL)
