@@ -41,12 +41,22 @@ func (a *assignment) settled(live []term) bool {
 		}
 		counts[t]++
 	}
-	lo := len(a.Slots) / len(live)
+	var shares []int
+	for _, c := range counts {
+		shares = append(shares, c)
+	}
+	return even(len(a.Slots), shares)
+}
+
+// even reports whether shares, the shards of each of M workers, are each
+// ⌊n/M⌋ or ⌈n/M⌉.
+func even(n int, shares []int) bool {
+	lo := n / len(shares)
 	hi := lo
-	if len(a.Slots)%len(live) != 0 {
+	if n%len(shares) != 0 {
 		hi++
 	}
-	for _, c := range counts {
+	for _, c := range shares {
 		if c < lo || c > hi {
 			return false
 		}

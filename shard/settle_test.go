@@ -135,3 +135,37 @@ func TestSettledNeedsEveryShardOnALiveWorker(t *testing.T) {
 		t.Error("a fence settled or granted shards")
 	}
 }
+
+// TestLapse: a member whose liveness record kept its version through a
+// watch of at least the group's TTL is judged gone, and the balance is
+// judged over the others; a shorter watch or a renewed record changes
+// nothing.
+func TestLapse(t *testing.T) {
+	read := func(aVersion, bVersion string) Status {
+		st := Status{Shards: 4, TTL: 15 * time.Second, Members: []MemberStatus{
+			{Identity: "a", Token: 1, Live: true, Version: aVersion, Shards: []Shard{{0, 7}, {1, 7}, {2, 9}, {3, 9}}},
+			{Identity: "b", Token: 2, Live: true, Version: bVersion},
+		}}
+		st.Balanced = st.balanced()
+		return st
+	}
+	for _, tc := range []struct {
+		name    string
+		later   string
+		watched time.Duration
+		lapsed  bool
+	}{
+		{"unchanged for a TTL", "b1", 15 * time.Second, true},
+		{"unchanged for less", "b1", 14 * time.Second, false},
+		{"renewed", "b2", time.Minute, false},
+	} {
+		st := read("a2", tc.later)
+		if st.Balanced {
+			t.Fatalf("%s: balanced before Lapse with b live and owning none", tc.name)
+		}
+		st.Lapse(read("a1", "b1"), tc.watched)
+		if b := st.Members[1]; b.Lapsed != tc.lapsed || b.Live == tc.lapsed || st.Balanced != tc.lapsed {
+			t.Errorf("%s: b %+v, balanced %t; want lapsed %t, and balanced over a alone only then", tc.name, b, st.Balanced, tc.lapsed)
+		}
+	}
+}

@@ -31,9 +31,9 @@ type Status struct {
 	Unowned []int
 	// Balanced reports whether the assignment settles the group over its
 	// live members: every shard owned by one, none releasing, each with
-	// ⌊N/M⌋ or ⌈N/M⌉. One reading cannot tell a crashed worker whose
-	// liveness record has not yet expired from a live one: both count as
-	// live, as they do for the assigner until their TTL has passed.
+	// ⌊N/M⌋ or ⌈N/M⌉. One reading cannot tell a crashed worker, whose
+	// liveness record stays held, from a live one: both count as live
+	// (see Lapse).
 	Balanced bool
 }
 
@@ -45,6 +45,10 @@ type MemberStatus struct {
 	// that left released it.
 	Token uint64
 	Live  bool
+	// Version is the store's version of the liveness record, which every
+	// renewal changes; Lapsed is set by Lapse.
+	Version string
+	Lapsed  bool
 	// Shards are the shards the assignment gives this term and that it
 	// runs or is to start, with their epochs; Releasing those it is
 	// asked to stop (moving elsewhere).
@@ -76,7 +80,7 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 		if err != nil {
 			return Status{}, fmt.Errorf("shard: reading %s: %w", key, err)
 		}
-		byID[id] = &MemberStatus{Identity: id, Token: rec.Token, Live: !rec.Released}
+		byID[id] = &MemberStatus{Identity: id, Token: rec.Token, Live: !rec.Released, Version: rec.Version}
 	}
 	var st Status
 	data, _, err := store.Get(ctx, assignmentKey(group), "")
@@ -90,13 +94,6 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 			return Status{}, err
 		}
 		st = Status{Shards: a.Shards, Gen: a.Gen, Fence: a.Fence, TTL: a.TTL, RenewInterval: a.Renew}
-		var live []term
-		for _, m := range byID {
-			if m.Live {
-				live = append(live, term{m.Identity, m.Token})
-			}
-		}
-		st.Balanced = a.settled(live)
 		for s, sl := range a.Slots {
 			t, ok := a.owner(s)
 			if !ok {
@@ -121,5 +118,46 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 		st.Members = append(st.Members, *m)
 	}
 	slices.SortFunc(st.Members, func(a, b MemberStatus) int { return cmp.Compare(a.Identity, b.Identity) })
+	st.Balanced = st.balanced()
 	return st, nil
+}
+
+// Lapse judges the members of st, read watched after earlier, by the
+// lease rule: a live member whose liveness record shows the same version
+// in both, when watched is at least the group's TTL, has stopped renewing
+// it (it crashed or is cut off), and is marked Lapsed and not Live; then
+// Balanced is judged again, over the members still live.
+func (st *Status) Lapse(earlier Status, watched time.Duration) {
+	if st.TTL == 0 || watched < st.TTL {
+		return
+	}
+	before := map[string]string{}
+	for _, m := range earlier.Members {
+		before[m.Identity] = m.Version
+	}
+	for i := range st.Members {
+		m := &st.Members[i]
+		if m.Live && m.Version != "" && before[m.Identity] == m.Version {
+			m.Live, m.Lapsed = false, true
+		}
+	}
+	st.Balanced = st.balanced()
+}
+
+// balanced reports whether every shard is owned by a live member, none
+// releasing, each live member owning ⌊N/M⌋ or ⌈N/M⌉, and the assignment
+// is not a fence (what assignment.settled says, from the status).
+func (st *Status) balanced() bool {
+	var counts []int
+	owned := 0
+	for _, m := range st.Members {
+		if len(m.Releasing) > 0 || !m.Live && len(m.Shards) > 0 {
+			return false
+		}
+		if m.Live {
+			counts = append(counts, len(m.Shards))
+			owned += len(m.Shards)
+		}
+	}
+	return !st.Fence && len(counts) > 0 && owned == st.Shards && even(st.Shards, counts)
 }
