@@ -54,6 +54,8 @@ type groupReport struct {
 	Members  []groupMember `json:"members"`
 	// Unowned are the shards nobody owns.
 	Unowned []int `json:"unowned"`
+	// Watch is how long the group was watched (--watch).
+	Watch string `json:"watch"`
 	// Meaning says the same in a sentence.
 	Meaning string `json:"meaning"`
 }
@@ -62,9 +64,12 @@ type groupReport struct {
 type groupMember struct {
 	Identity string `json:"identity"`
 	// Token is its liveness term; Live reports whether its liveness
-	// record is held (a member that left released it).
-	Token uint64 `json:"token"`
-	Live  bool   `json:"live"`
+	// record is held (a member that left released it) and, after a watch
+	// of at least the group's TTL, was renewed during it; Lapsed that it
+	// was held but not renewed (crashed or cut off).
+	Token  uint64 `json:"token"`
+	Live   bool   `json:"live"`
+	Lapsed bool   `json:"lapsed,omitempty"`
 	// Shards are the shards it owns and their epochs (the LEASEHOLD_TOKEN
 	// of their commands); Releasing the shards it is stopping, to move.
 	Shards    []ownedShard `json:"shards"`
@@ -77,13 +82,29 @@ func cmdGroupStatus(ctx context.Context, o *statusOptions, log *slog.Logger, env
 	if err != nil {
 		return err
 	}
-	st, err := atStart(ctx, o.lease, o.startTimeout, log, func() (shard.Status, error) {
-		return shard.ReadStatus(ctx, g.store, g.name, o.leaseOptions())
-	})
+	read := func() (shard.Status, error) {
+		return atStart(ctx, o.lease, o.startTimeout, log, func() (shard.Status, error) {
+			return shard.ReadStatus(ctx, g.store, g.name, o.leaseOptions())
+		})
+	}
+	st, err := read()
 	if err != nil {
 		return err
 	}
+	if o.watch > 0 {
+		select {
+		case <-ctx.Done():
+			return interrupted(ctx, "while watching the group")
+		case <-time.After(o.watch):
+		}
+		first := st
+		if st, err = read(); err != nil {
+			return err
+		}
+		st.Lapse(first, o.watch)
+	}
 	rep := describeGroup(o.lease, o.shards, st)
+	rep.Watch = o.watch.String()
 	return o.print(env.stdout, rep, func() { printGroup(env.stdout, rep) })
 }
 
@@ -98,7 +119,7 @@ func describeGroup(leaseURL string, shards int, st shard.Status) groupReport {
 	}
 	live, lo, hi := 0, -1, 0
 	for _, m := range st.Members {
-		gm := groupMember{Identity: m.Identity, Token: m.Token, Live: m.Live, Shards: []ownedShard{}, Releasing: m.Releasing}
+		gm := groupMember{Identity: m.Identity, Token: m.Token, Live: m.Live, Lapsed: m.Lapsed, Shards: []ownedShard{}, Releasing: m.Releasing}
 		for _, s := range m.Shards {
 			gm.Shards = append(gm.Shards, ownedShard{s.Index, s.Epoch})
 		}
@@ -126,7 +147,7 @@ func describeGroup(leaseURL string, shards int, st shard.Status) groupReport {
 	case live == 0:
 		rep.Meaning = "no live members: the shards wait for a worker"
 	default:
-		rep.Meaning = fmt.Sprintf("not balanced yet: %d live members own %s shards each, %d unowned; moving (a member joined, left or crashed; a crashed member's shards move once its TTL has passed)", live, shareText(lo, hi), len(st.Unowned))
+		rep.Meaning = fmt.Sprintf("not balanced yet: %d live members own %s shards each, %d unowned; moving (a member joined, left or crashed; a crashed member's shards move once its TTL has passed; --watch TTL tells a crashed member from a live one)", live, shareText(lo, hi), len(st.Unowned))
 	}
 	return rep
 }
@@ -155,8 +176,11 @@ func printGroup(w io.Writer, r groupReport) {
 	}
 	for _, m := range r.Members {
 		state := "live"
-		if !m.Live {
-			state = "left or gone"
+		switch {
+		case m.Lapsed:
+			state = "lapsed: not renewed during the watch"
+		case !m.Live:
+			state = "left"
 		}
 		line := fmt.Sprintf("%s (token %d, %s): %d shards", m.Identity, m.Token, state, len(m.Shards))
 		if len(m.Shards) > 0 {

@@ -125,7 +125,7 @@ func runFlags(o *runOptions) *flagSet {
 	f.Duration(&o.campaignInterval, "campaign-interval", 0, "time between a follower's attempts to take the lease")
 
 	f.group("The command")
-	f.Int(&o.shards, "shards", 0, "share `N` shards among the instances (a group at the --lease prefix):\nrun one command per shard this instance owns (see Sharded runs below)")
+	f.Int(&o.shards, "shards", 0, "share `N` shards among the instances (a group at the --lease prefix):\nrun one command per shard this instance owns (see Sharded runs above)")
 	f.Bool(&o.once, "once", "try once: run the command if elected, else exit 75 (for cron and serverless jobs)")
 	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status (after a wait that grows while it keeps failing)")
 	f.Duration(&o.grace, "grace", 10*time.Second, "on a voluntary step-down, how long the command has between SIGTERM and\nSIGKILL; the lease is kept renewed meanwhile")

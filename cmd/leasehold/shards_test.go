@@ -11,10 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
 	"github.com/leasehold/leasehold/shard"
 )
 
@@ -92,10 +95,11 @@ func watchOverlaps(t *testing.T, dir string) {
 
 // groupStatus reads the group's status as leasehold status --shards -o
 // json prints it.
-func groupStatus(t *testing.T, leaseURL string, shards int) groupReport {
+func groupStatus(t *testing.T, leaseURL string, shards int, flags ...string) groupReport {
 	t.Helper()
 	env, stdout, stderr := testEnv(nil)
-	if code := mainWith(t.Context(), nil, []string{"status", "--lease", leaseURL, "--shards", strconv.Itoa(shards), "-o", "json"}, env); code != 0 {
+	args := append([]string{"status", "--lease", leaseURL, "--shards", strconv.Itoa(shards), "-o", "json"}, flags...)
+	if code := mainWith(t.Context(), nil, args, env); code != 0 {
 		t.Fatalf("status --shards: exit %d; stderr:\n%s", code, stderr)
 	}
 	var rep groupReport
@@ -227,7 +231,8 @@ func TestShardCommandExitEndsTheRun(t *testing.T) {
 }
 
 // TestStatusOfAGroupThatDiffers: status --shards with an N other than the
-// group's says so; on a prefix with no group it says there is none.
+// group's says so; with --watch it tells a member that stopped renewing
+// (lapsed); on a prefix with no group it says there is none.
 func TestStatusOfAGroupThatDiffers(t *testing.T) {
 	name := memName("differs")
 	w, err := shard.New(shard.Config{Store: memlease.Default.Objects("w"), Group: name, Shards: 3, Identity: "w", TTL: 2 * time.Second,
@@ -243,7 +248,88 @@ func TestStatusOfAGroupThatDiffers(t *testing.T) {
 	if rep := groupStatus(t, "mem://"+name, 5); !strings.Contains(rep.Meaning, "the group has 3 shards, not 5 (--shards)") {
 		t.Errorf("status --shards 5 of a group of 3: %q", rep.Meaning)
 	}
+	// A member cut off (its calls hang) keeps its record held; a watch of
+	// a TTL tells it lapsed.
+	xid := name + "-x" // memlease's faults are by identity, process-wide
+	x, err := shard.New(shard.Config{Store: memlease.Default.Objects(xid), Group: name, Shards: 3, Identity: xid, TTL: 2 * time.Second, NoAssigner: true,
+		Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xdone := make(chan error, 1)
+	go func() { xdone <- x.Run(ctx) }()
+	defer func() { memlease.Default.Heal(xid); cancel(); <-xdone }()
+	eventually(t, 10*time.Second, "x joined", func() bool { return len(groupStatus(t, "mem://"+name, 3).Members) == 2 })
+	memlease.Default.Hang(xid)
+	rep := groupStatus(t, "mem://"+name, 3, "--watch", "2s")
+	lapsed := map[string]bool{}
+	for _, m := range rep.Members {
+		lapsed[m.Identity] = m.Lapsed && !m.Live
+	}
+	if len(rep.Members) != 2 || !lapsed[xid] || lapsed["w"] || rep.Watch != "2s" {
+		t.Errorf("status --shards --watch 2s with x cut off: %+v; want x lapsed, w not", rep.Members)
+	}
 	if rep := groupStatus(t, "mem://"+memName("nothing"), 3); !strings.HasPrefix(rep.Meaning, "no group: no worker has joined") {
 		t.Errorf("status --shards of no group: %q", rep.Meaning)
 	}
+}
+
+// TestJobControlStopsEveryShardsCommand: a job-control stop stops the
+// process group of every running command (one per shard), and continues
+// each whose term is still within its deadlines.
+func TestJobControlStopsEveryShardsCommand(t *testing.T) {
+	l, err := memlease.Default.Open(memName("jobcontrol"), lease.Options{Identity: "j", TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := make(chan context.Context, 1)
+	r, err := runner.New(runner.Config{Lease: l, Logger: slog.New(slog.DiscardHandler), Task: func(ctx context.Context) error {
+		terms <- ctx
+		<-ctx.Done()
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	term := <-terms
+	s := &supervisor{argv: []string{"sh", "-c", "while :; do sleep 0.05; done"}, env: os.Environ(), grace: time.Second, margin: time.Second,
+		stdout: &syncBuffer{}, stderr: &syncBuffer{}, log: slog.New(slog.DiscardHandler)}
+	stopped := make(chan struct{}, 2)
+	for i := range 2 {
+		go func() {
+			_ = s.supervise(term, job{token: uint64(i + 1), log: s.log})
+			stopped <- struct{}{}
+		}()
+	}
+	pids := func() []int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var out []int
+		for r := range s.running {
+			out = append(out, r.c.pid)
+		}
+		return out
+	}
+	eventually(t, 5*time.Second, "two commands run", func() bool { return len(pids()) == 2 })
+	running := pids()
+	var states []byte
+	s.suspend(syscall.SIGTSTP, func() {
+		for _, pid := range running {
+			eventually(t, 5*time.Second, "the command is stopped", func() bool { return procState(pid) == 'T' })
+			states = append(states, procState(pid))
+		}
+	})
+	if string(states) != "TT" {
+		t.Fatalf("states while suspended: %q, want both stopped", states)
+	}
+	for _, pid := range running {
+		eventually(t, 5*time.Second, "the command is continued", func() bool { return procState(pid) != 'T' })
+	}
+	cancel()
+	<-stopped
+	<-stopped
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,7 +25,7 @@ func statusFlags(o *statusOptions) *flagSet {
 	o.defineLease(f)
 	f.Int(&o.shards, "shards", 0, "--lease is the prefix of a group of `N` shards (leasehold run --shards):\nshow its members, their shards and epochs, and whether it is balanced")
 	o.defineOutput(f)
-	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(0: read it once)")
+	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(with --shards: whether each member renews its liveness; 0: read it once)")
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -85,9 +84,6 @@ func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	if o.shards != 0 || r.flags.set("shards") {
 		if err := checkShards(o.shards); err != nil {
 			return usageError("status", err)
-		}
-		if o.watch != 0 {
-			return usageError("status", errors.New("--watch does not apply with --shards: a group's status is one reading"))
 		}
 		return cmdGroupStatus(ctx, o, log, env)
 	}
