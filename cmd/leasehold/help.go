@@ -24,7 +24,9 @@ never outlives the lease.
 Usage:
   leasehold run --lease URL [flags] -- COMMAND [ARGS...]
   leasehold run --once --lease URL [flags] -- COMMAND [ARGS...]
+  leasehold run --shards N --lease URL [flags] -- COMMAND [ARGS...]
   leasehold status --lease URL [--watch DURATION] [-o json]
+  leasehold status --shards N --lease URL [--watch DURATION] [-o json]
   leasehold check --lease URL [--ttl DURATION] [-o json]
   leasehold break --lease URL [--force] [-o json]
   leasehold version
