@@ -39,6 +39,7 @@ type Status struct {
 
 // MemberStatus is one worker of a group.
 type MemberStatus struct {
+	// Identity is the worker's (Config.Identity).
 	Identity string
 	// Token is the worker's liveness term, as its liveness record names
 	// it; Live is whether that record is held (not released). A worker
