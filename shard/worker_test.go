@@ -322,3 +322,25 @@ func TestUnhealthyWorkerLosesItsShards(t *testing.T) {
 		}
 	})
 }
+
+// TestRunReturnsNilWhenItsContextEnds: a worker stopped through its
+// context, whatever the cause the caller gave (a signal, say), returns nil.
+func TestRunReturnsNilWhenItsContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := New(Config{
+			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 1, Identity: "w", Logger: simLogger(),
+			Run: func(ctx context.Context, s Shard) error { <-ctx.Done(); return nil },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancelCause(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		time.Sleep(30 * time.Second)
+		stop(errors.New("received terminated"))
+		if err := <-done; err != nil {
+			t.Fatalf("Run after its context ended with a cause: %v, want nil", err)
+		}
+	})
+}

@@ -21,10 +21,16 @@ func TestHelp(t *testing.T) {
 	}
 	env, stdout, _ := testEnv(nil)
 	mainWith(context.Background(), nil, []string{"run", "--help"}, env)
-	for _, want := range []string{"LEASEHOLD_TOKEN", "LEASEHOLD_HEALTH_URL", "Exit status", "75", "stopTimeout", "CONTAINER_APP_REPLICA_NAME", "--once"} {
+	for _, want := range []string{"LEASEHOLD_TOKEN", "LEASEHOLD_HEALTH_URL", "Exit status", "75", "stopTimeout", "CONTAINER_APP_REPLICA_NAME", "--once",
+		"LEASEHOLD_SHARD ", "LEASEHOLD_SHARDS", "640 writes", "/shards", "leasehold_shard_events_total"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run --help lacks %q", want)
 		}
+	}
+	env, stdout, _ = testEnv(nil)
+	mainWith(context.Background(), nil, []string{"status", "--help"}, env)
+	if !strings.Contains(stdout.String(), "leasehold status --shards N --lease URL [--watch DURATION]") {
+		t.Error("status --help does not show --shards")
 	}
 	env, stdout, _ = testEnv(nil)
 	mainWith(context.Background(), nil, []string{"help"}, env)
