@@ -290,14 +290,23 @@ func TestDrainKeepsLivenessRenewed(t *testing.T) {
 }
 
 // TestUnhealthyWorkerLosesItsShards: the runner's health check, applied to
-// the liveness, stops every shard of a worker whose check fails.
+// the liveness, stops every shard of a worker whose check fails. The check
+// fails once the worker runs both shards: failing from the start, it could
+// end every liveness term before an assignment came.
 func TestUnhealthyWorkerLosesItsShards(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		kinds := map[EventKind]int{}
 		w, err := New(Config{
 			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 2, Identity: "w", Logger: simLogger(),
-			HealthCheck:     func(context.Context) error { return errors.New("disk full") },
+			HealthCheck: func(context.Context) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if kinds[Assigned] < 2 {
+					return nil
+				}
+				return errors.New("disk full")
+			},
 			HealthThreshold: 1,
 			Run:             func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil },
 			OnEvent: func(e Event) {
