@@ -9,6 +9,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/leaseurl"
+	"github.com/leasehold/leasehold/shard"
 )
 
 // Scheme is the URL scheme gcslease registers with lease.Open, gsutil's and
@@ -17,6 +18,7 @@ const Scheme = "gs"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	shard.Register(Scheme, &URLOpener{})
 	driver.RegisterStore(Description)
 }
 
@@ -28,7 +30,9 @@ var urlForm = &leaseurl.Form{Pkg: "gcslease", Form: "gs://BUCKET/OBJECT", Host: 
 
 // URLOpener opens "gs://bucket/object" URLs, as gcloud storage names
 // objects. The object's name is the URL's path without its leading slash.
-// Any query parameter is rejected.
+// Any query parameter is rejected. For shard.OpenStore, the URL names a
+// shard group, "gs://bucket/group", whose objects' names start with the
+// path.
 type URLOpener struct {
 	// Client, if set, is used for every URL. If nil, each URL gets a client
 	// of its own, built as Open builds one (Options.Client).
@@ -42,4 +46,18 @@ func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Op
 		return nil, err
 	}
 	return Open(ctx, Options{Bucket: bucket, Object: object, Client: o.Client}, lopts)
+}
+
+// OpenStoreURL implements shard.URLOpener: the bucket as a shard.Store
+// (OpenObjects), and the URL's path as the group.
+func (o *URLOpener) OpenStoreURL(ctx context.Context, u *url.URL) (shard.Store, string, error) {
+	bucket, group, _, err := urlForm.Parse(u)
+	if err != nil {
+		return nil, "", err
+	}
+	store, err := OpenObjects(ctx, ObjectsOptions{Bucket: bucket, Client: o.Client})
+	if err != nil {
+		return nil, "", err
+	}
+	return store, group, nil
 }
