@@ -15,8 +15,10 @@ import (
 //	GROUP/acks/ID      a worker's acknowledgement (a small object, Ack)
 //	GROUP/assignment   who owns which shard (one object, N·7 bytes or so)
 //
-// memlease.Objects implements it. A backend's implementation must keep
-// these promises, on which the safety argument in the package doc rests:
+// memlease.Objects, s3lease.Objects and gcslease.Objects implement it, and
+// each runs the conformance suite shard/shardtest, which tests every
+// promise below. A backend's implementation must keep these promises, on
+// which the safety argument in the package doc rests:
 //
 //   - Put is atomic and conditional, and the store enforces the condition:
 //     version "" creates the object only if the key holds nothing; any other
@@ -40,17 +42,19 @@ import (
 // Every method returns promptly once ctx ends, and errors wrap package
 // lease's sentinels (or driver.ErrConflict).
 //
-// How the services provide it (for the backends to come):
+// How the services provide it:
 //
 //   - S3: PutObject with If-None-Match: * or If-Match: ETag; GetObject with
 //     If-None-Match: ETag (304); ListObjectsV2 with Prefix, 1,000 keys and
 //     their ETags a page, strongly consistent. IAM adds s3:ListBucket on
-//     the bucket, conditioned on the group's prefix.
+//     the bucket, conditioned on the group's prefix (s3lease.Objects).
 //   - Cloud Storage: objects.insert with ifGenerationMatch (0 for absent);
 //     objects.get with ifGenerationNotMatch (304); objects.list with a
 //     prefix, generations included, strongly consistent. The assignment
 //     is written at most once per listing interval, within the one write
-//     per second an object allows.
+//     per second an object allows. IAM adds storage.objects.list on the
+//     bucket (gcslease.Objects; fake-gcs-server ignores ifGenerationNotMatch
+//     on reads, and the Store drops the bytes of the known generation).
 //   - DynamoDB: items under one partition key per group (a table with a
 //     sort key, or a second table), PutItem conditional on a version
 //     attribute, Query with ConsistentRead for List (1 MB pages). GetItem has

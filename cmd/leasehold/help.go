@@ -87,8 +87,11 @@ func permissionsHelp() string {
 		fmt.Fprintf(&b, "  %s://  %s\n", s.Scheme, s.Name)
 		for _, g := range s.Grants {
 			line := g.String()
-			if g.Probe {
+			switch {
+			case g.Probe:
 				line += " (the store's check before the first write)"
+			case g.Group:
+				line += " (shard groups only)"
 			}
 			b.WriteString(wrap(line, "        ", 76))
 		}

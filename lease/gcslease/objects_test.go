@@ -1,9 +1,14 @@
 package gcslease_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -121,4 +126,46 @@ func TestOpenStore(t *testing.T) {
 	if _, err := o.Lease("jobs/assigner", lease.Options{Identity: "w", TTL: gcslease.MinTTL / 2}); !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "TTL") {
 		t.Errorf("Lease with a TTL under MinTTL: %v; want lease.ErrInvalid naming TTL", err)
 	}
+}
+
+// TestGroupCallsAreGranted: the requests of a shard group's workers need
+// exactly what Description grants shard groups: the permissions of a
+// lease on the objects under the group's prefix, and storage.objects.list
+// on the bucket, listing that prefix.
+func TestGroupCallsAreGranted(t *testing.T) {
+	s := newStore(t)
+	group := s.name("group")
+	c := s.client(t, nil)
+	s.deleteUnder(t, c, group+"/")
+	calls := awstest.NewCounter(nil, func(r *http.Request) string {
+		if strings.HasSuffix(r.URL.Path, "/o") && r.Method == http.MethodGet {
+			if p := r.URL.Query().Get("prefix"); p != group+"/" {
+				return "storage.objects.list with the prefix " + p + " on projects/_/buckets/BUCKET"
+			}
+			return "storage.objects.list on projects/_/buckets/BUCKET"
+		}
+		name, _ := url.PathUnescape(r.URL.Path[strings.LastIndex(r.URL.Path, "/o/")+len("/o/"):])
+		perms := "storage.objects.get"
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if m := uploadName.FindSubmatch(body); m != nil {
+				name = string(m[1])
+			}
+			perms = "storage.objects.create"
+			if g := r.URL.Query().Get("ifGenerationMatch"); g != "" && g != "0" {
+				perms += ", storage.objects.delete"
+			}
+		}
+		return perms + " on projects/_/buckets/BUCKET/objects/" + strings.Replace(name, group, "GROUP", 1)
+	})
+	client := s.client(t, calls)
+	shardtest.CheckCallsGranted(t, gcslease.Description, shardtest.Config{
+		NewStore: func(t *testing.T) shardtest.Clients {
+			o := s.objects(t, client)
+			return func(string) shard.Store { return o }
+		},
+		TTL:         testTTL,
+		CallTimeout: testCallTimeout,
+	}, group, func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
 }

@@ -3,7 +3,9 @@ package s3lease_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 	"github.com/leasehold/leasehold/shard"
 	"github.com/leasehold/leasehold/shard/shardtest"
@@ -93,4 +96,39 @@ func TestOpenStore(t *testing.T) {
 	if _, err := s3lease.OpenObjects(ctx, s3lease.ObjectsOptions{Bucket: "b", PageSize: 1001}); !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "PageSize (1001)") {
 		t.Errorf("OpenObjects with PageSize 1001: %v; want lease.ErrInvalid naming PageSize (1001)", err)
 	}
+}
+
+// TestGroupCallsAreGranted: the requests of a shard group's workers are
+// exactly what Description grants shard groups: the objects under the
+// group's prefix, and the bucket's listing.
+func TestGroupCallsAreGranted(t *testing.T) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
+		group := awstest.UniqueName("s3lease-group")
+		calls := awstest.NewCounter(nil, func(r *http.Request) string {
+			object := strings.TrimPrefix(r.URL.Path, "/")
+			if tg.pathStyle {
+				object = strings.TrimPrefix(strings.TrimPrefix(object, tg.bucket), "/")
+			}
+			if r.URL.Query().Has("list-type") {
+				if p := r.URL.Query().Get("prefix"); p != group+"/" {
+					return "s3:ListBucket with the prefix " + p + " on arn:aws:s3:::BUCKET"
+				}
+				return "s3:ListBucket on arn:aws:s3:::BUCKET"
+			}
+			action := map[string]string{http.MethodGet: "s3:GetObject", http.MethodHead: "s3:GetObject", http.MethodPut: "s3:PutObject"}[r.Method]
+			if action == "" {
+				action = "HTTP " + r.Method
+			}
+			return action + " on arn:aws:s3:::BUCKET/" + strings.Replace(object, group, "GROUP", 1)
+		})
+		client := tg.newClient(calls)
+		shardtest.CheckCallsGranted(t, s3lease.Description, shardtest.Config{
+			NewStore: func(t *testing.T) shardtest.Clients {
+				o := tg.objects(t, client)
+				return func(string) shard.Store { return o }
+			},
+			TTL:         testTTL,
+			CallTimeout: tg.callTimeout,
+		}, group, func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
+	})
 }

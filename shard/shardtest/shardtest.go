@@ -86,8 +86,8 @@ type Config struct {
 	FakeTime bool
 }
 
-// Run runs the suite against the store cfg describes.
-func Run(t *testing.T, cfg Config) {
+// withDefaults returns cfg with its defaults filled in.
+func (cfg Config) withDefaults(t *testing.T) Config {
 	t.Helper()
 	if cfg.NewStore == nil {
 		t.Fatal("shardtest: Config.NewStore is required")
@@ -101,6 +101,13 @@ func Run(t *testing.T, cfg Config) {
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = cfg.TTL / 5
 	}
+	return cfg
+}
+
+// Run runs the suite against the store cfg describes.
+func Run(t *testing.T, cfg Config) {
+	t.Helper()
+	cfg = cfg.withDefaults(t)
 	for _, tc := range []struct {
 		name string
 		run  func(e *env)
