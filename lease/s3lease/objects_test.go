@@ -104,23 +104,7 @@ func TestOpenStore(t *testing.T) {
 func TestGroupCallsAreGranted(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		group := awstest.UniqueName("s3lease-group")
-		calls := awstest.NewCounter(nil, func(r *http.Request) string {
-			object := strings.TrimPrefix(r.URL.Path, "/")
-			if tg.pathStyle {
-				object = strings.TrimPrefix(strings.TrimPrefix(object, tg.bucket), "/")
-			}
-			if r.URL.Query().Has("list-type") {
-				if p := r.URL.Query().Get("prefix"); p != group+"/" {
-					return "s3:ListBucket with the prefix " + p + " on arn:aws:s3:::BUCKET"
-				}
-				return "s3:ListBucket on arn:aws:s3:::BUCKET"
-			}
-			action := map[string]string{http.MethodGet: "s3:GetObject", http.MethodHead: "s3:GetObject", http.MethodPut: "s3:PutObject"}[r.Method]
-			if action == "" {
-				action = "HTTP " + r.Method
-			}
-			return action + " on arn:aws:s3:::BUCKET/" + strings.Replace(object, group, "GROUP", 1)
-		})
+		calls := awstest.NewCounter(nil, tg.label(group, "GROUP"))
 		client := tg.newClient(calls)
 		shardtest.CheckCallsGranted(t, s3lease.Description, shardtest.Config{
 			NewStore: func(t *testing.T) shardtest.Clients {
