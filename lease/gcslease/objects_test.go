@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"cloud.google.com/go/storage"
@@ -67,19 +66,6 @@ func TestShardConformance(t *testing.T) {
 	})
 }
 
-// failSecondList fails the second objects.list request it carries, as a
-// connection reset would.
-type failSecondList struct {
-	lists atomic.Int32
-}
-
-func (f *failSecondList) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/o") && f.lists.Add(1) == 2 {
-		return nil, errors.New("connection reset by peer")
-	}
-	return http.DefaultTransport.RoundTrip(req)
-}
-
 // TestListFailingOnALaterPageIsAnError: a listing whose second page fails
 // returns an error and no objects, never the first page's alone.
 func TestListFailingOnALaterPageIsAnError(t *testing.T) {
@@ -93,13 +79,13 @@ func TestListFailingOnALaterPageIsAnError(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := &failSecondList{}
+	f := &awstest.FailNth{Match: func(r *http.Request) bool { return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/o") }, N: 2}
 	broken := s.objects(t, s.client(t, f))
 	if list, err := broken.List(t.Context(), prefix); !errors.Is(err, lease.ErrUnavailable) || list != nil {
 		t.Fatalf("List whose second page failed: %v, %v; want no objects and lease.ErrUnavailable", list, err)
 	}
-	if f.lists.Load() < 2 {
-		t.Fatalf("the listing took %d request(s); want at least 2 pages", f.lists.Load())
+	if f.Seen() < 2 {
+		t.Fatalf("the listing took %d request(s); want at least 2 pages", f.Seen())
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -47,19 +46,6 @@ func TestShardConformance(t *testing.T) {
 	})
 }
 
-// failSecondList fails the second ListObjectsV2 request it carries, as a
-// connection reset would.
-type failSecondList struct {
-	lists atomic.Int32
-}
-
-func (f *failSecondList) Do(req *http.Request) (*http.Response, error) {
-	if req.URL.Query().Has("list-type") && f.lists.Add(1) == 2 {
-		return nil, errors.New("connection reset by peer")
-	}
-	return http.DefaultClient.Do(req)
-}
-
 // TestListFailingOnALaterPageIsAnError: a listing whose second page fails
 // returns an error and no keys, never the first page's alone.
 func TestListFailingOnALaterPageIsAnError(t *testing.T) {
@@ -70,9 +56,13 @@ func TestListFailingOnALaterPageIsAnError(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	broken := tg.objects(t, tg.newClient(&failSecondList{}))
+	f := &awstest.FailNth{Match: func(r *http.Request) bool { return r.URL.Query().Has("list-type") }, N: 2}
+	broken := tg.objects(t, tg.newClient(f))
 	if list, err := broken.List(t.Context(), "g/"); !errors.Is(err, lease.ErrUnavailable) || list != nil {
 		t.Fatalf("List whose second page failed: %v, %v; want no keys and lease.ErrUnavailable", list, err)
+	}
+	if f.Seen() < 2 {
+		t.Fatalf("the listing took %d request(s); want at least 2 pages", f.Seen())
 	}
 }
 
