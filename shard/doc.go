@@ -196,16 +196,16 @@
 //
 // # What it does not do yet
 //
-// The shard layer runs on memlease (memlease.Objects is its Store; Open
-// gives it for mem:// URLs). Stores
-// whose leases the store judges (Azure's native leases, whose renewals do
-// not change the version) are refused with lease.ErrUnsafeStore until the
-// assigner judges them from the lease state a listing shows. The
-// other backends' Stores (each registered with Register for Open), the
-// conformance and chaos suites for shards, and per-shard
-// health checks are to come. Metrics are the caller's, from OnEvent,
-// OnSettled and OnRenew (leasehold run --shards exports them to
-// Prometheus). The tests' fault schedules are seeded
+// The shard layer runs on memlease (memlease.Objects), S3
+// (s3lease.Objects) and Cloud Storage (gcslease.Objects), each of which
+// passes the shard conformance suite (shard/shardtest); OpenStore opens
+// them from a group's URL. Stores whose leases the store judges
+// (Azure's native leases, whose renewals do not change the version) are
+// refused with lease.ErrUnsafeStore until the assigner judges them from the
+// lease state a listing shows. DynamoDB's and Azure's Stores, the chaos
+// suite for shards, and per-shard health checks are to come. Metrics are
+// the caller's, from OnEvent, OnSettled and OnRenew (leasehold run --shards
+// exports them to Prometheus). The tests' fault schedules are seeded
 // (TestRandomFaults, -seed N), but the runner's jitter draws from the
 // global source, so a failing seed shows its trace rather than replaying
 // exactly. Logs go to Config.Logger (slog) already; the

@@ -23,7 +23,7 @@ type group struct {
 // refused listing is reported at start (exit 78 or 69).
 func openGroup(ctx context.Context, leaseURL string, opts lease.Options, timeout time.Duration, log *slog.Logger) (group, error) {
 	return atStart(ctx, leaseURL, timeout, log, func() (group, error) {
-		store, name, err := shard.Open(ctx, leaseURL, opts)
+		store, name, err := shard.OpenStore(ctx, leaseURL, opts)
 		if err != nil {
 			return group{}, err
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/shard"
 )
 
 func printHelp(w io.Writer) {
@@ -90,8 +89,11 @@ func permissionsHelp() string {
 		fmt.Fprintf(&b, "  %s://  %s\n", s.Scheme, s.Name)
 		for _, g := range s.Grants {
 			line := g.String()
-			if g.Probe {
+			switch {
+			case g.Probe:
 				line += " (the store's check before the first write)"
+			case g.Group:
+				line += " (shard groups only)"
 			}
 			b.WriteString(wrap(line, "        ", 76))
 		}
@@ -321,7 +323,7 @@ Exit status:
   126/127  the command cannot be run / was not found
   A command that itself exits 64-78 cannot be told from leasehold but by
   the log line leasehold prints on stderr.
-`, strings.Join(shard.Schemes(), ", "))
+`, strings.Join(driver.ObjectSchemes(), ", "))
 	f.usage(w, merge(commonDefaults, runDefaults))
 	fmt.Fprint(w, `
 /healthz answers 200 while leasehold runs. /leader answers 200 while this

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/leasehold/leasehold/shard"
 )
 
 // shardSpan is one run of a shard's command, from the shard journal.
@@ -117,9 +115,6 @@ func (e *e2e) checkShardSpans() {
 // of one shard at once, epochs increasing per shard; leasehold status
 // --shards shows the group.
 func TestEndToEndShards(t *testing.T) {
-	if !slices.Contains(shard.Schemes(), "s3") {
-		t.Skipf("leasehold run --shards on MinIO: no shard store is registered for s3:// (registered: %v); the S3 backend's shard.Register brings it", shard.Schemes())
-	}
 	e := newE2E(t)
 	script := filepath.Join(e.dir, "shard.sh")
 	if err := os.WriteFile(script, []byte(shardJournalScript), 0o755); err != nil {

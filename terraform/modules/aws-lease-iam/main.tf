@@ -1,6 +1,8 @@
 # A least-privilege policy for leasehold workers: exactly the actions the
 # backends declare (s3lease.IAMActions, s3lease.IAMProbeActions,
-# s3lease.IAMBucketActions, dynamolease.IAMActions), each on the lease resources only. The action lists are
+# s3lease.IAMBucketActions, dynamolease.IAMActions; for shard groups,
+# s3lease.IAMActions and s3lease.IAMGroupActions), each on the lease
+# resources only. The action lists are
 # written out here, and terraform/terraform_test.go checks them against the
 # Go code: change them together.
 
@@ -8,6 +10,8 @@ locals {
   s3_enabled       = var.s3_bucket_arn != null
   dynamodb_enabled = var.dynamodb_table_arn != null
   s3_lease_keys    = [for n in var.s3_lease_names : "${var.s3_prefix}/${n}"]
+  # Each shard group's key prefix: its objects' keys begin with it.
+  s3_group_prefixes = [for g in var.s3_shard_groups : "${var.s3_prefix}/${g}/"]
   # s3lease.ProbeSuffix: the object next to each lease that leasehold reads
   # and writes, once per process and bucket, to check that the store
   # enforces conditional writes.
@@ -23,7 +27,7 @@ locals {
 data "aws_iam_policy_document" "this" {
   # s3lease.IAMActions on each lease object, named one by one.
   dynamic "statement" {
-    for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
+    for_each = local.s3_enabled && !var.s3_whole_prefix && length(local.s3_lease_keys) > 0 ? [1] : []
     content {
       sid       = "LeaseObjects"
       effect    = "Allow"
@@ -35,7 +39,7 @@ data "aws_iam_policy_document" "this" {
   # s3lease.IAMProbeActions on each lease's probe object (KEY.leasehold-probe).
   # Under a whole prefix, the statement below covers the probe objects too.
   dynamic "statement" {
-    for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
+    for_each = local.s3_enabled && !var.s3_whole_prefix && length(local.s3_lease_keys) > 0 ? [1] : []
     content {
       sid       = "LeaseProbeObjects"
       effect    = "Allow"
@@ -64,7 +68,7 @@ data "aws_iam_policy_document" "this" {
   # (a probe object read just after a lifecycle rule deleted it), or to
   # the prefix.
   dynamic "statement" {
-    for_each = local.s3_enabled ? [1] : []
+    for_each = local.s3_enabled && (var.s3_whole_prefix || length(local.s3_lease_keys) > 0) ? [1] : []
     content {
       sid       = "LeaseBucket"
       effect    = "Allow"
@@ -75,6 +79,36 @@ data "aws_iam_policy_document" "this" {
         test     = var.s3_whole_prefix ? "StringLike" : "StringEquals"
         variable = "s3:prefix"
         values   = var.s3_whole_prefix ? ["${var.s3_prefix}/*"] : concat(local.s3_lease_keys, local.s3_probe_keys)
+      }
+    }
+  }
+
+  # Shard groups (s3_shard_groups): s3lease.IAMActions on every key under
+  # each group's prefix, whose names (the workers' identities) are chosen
+  # at run time, and s3lease.IAMGroupActions on the bucket, to list
+  # exactly the group's prefix (the assigner's ListObjectsV2).
+  dynamic "statement" {
+    for_each = local.s3_enabled && length(local.s3_group_prefixes) > 0 ? [1] : []
+    content {
+      sid       = "ShardGroupObjects"
+      effect    = "Allow"
+      actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = [for p in local.s3_group_prefixes : "${var.s3_bucket_arn}/${p}*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.s3_enabled && length(local.s3_group_prefixes) > 0 ? [1] : []
+    content {
+      sid       = "ShardGroupList"
+      effect    = "Allow"
+      actions   = ["s3:ListBucket"]
+      resources = [var.s3_bucket_arn]
+
+      condition {
+        test     = "StringEquals"
+        variable = "s3:prefix"
+        values   = local.s3_group_prefixes
       }
     }
   }

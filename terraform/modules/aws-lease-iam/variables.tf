@@ -35,8 +35,8 @@ variable "s3_bucket_arn" {
   }
 
   validation {
-    condition     = var.s3_bucket_arn == null || length(var.s3_lease_names) > 0 || var.s3_whole_prefix
-    error_message = "With s3_bucket_arn, list the leases in s3_lease_names (preferred: the policy names each object), or set s3_whole_prefix = true to grant every key under s3_prefix."
+    condition     = var.s3_bucket_arn == null || length(var.s3_lease_names) > 0 || var.s3_whole_prefix || length(var.s3_shard_groups) > 0
+    error_message = "With s3_bucket_arn, list the leases in s3_lease_names (preferred: the policy names each object) or the shard groups in s3_shard_groups, or set s3_whole_prefix = true to grant every key under s3_prefix."
   }
 }
 
@@ -59,6 +59,17 @@ variable "s3_lease_names" {
   validation {
     condition     = alltrue([for n in var.s3_lease_names : can(regex("^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$", n))])
     error_message = "Each S3 lease name must be letters, digits, '.', '_' and '-', slashes allowed between segments: no wildcard."
+  }
+}
+
+variable "s3_shard_groups" {
+  type        = list(string)
+  description = "Names of the shard groups (leasehold run --shards, package shard) whose workers the policy serves: each group's objects (keys under PREFIX/GROUP/, named by the workers at run time) and the listing of exactly that prefix."
+  default     = []
+
+  validation {
+    condition     = alltrue([for g in var.s3_shard_groups : can(regex("^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$", g))])
+    error_message = "Each shard group name must be letters, digits, '.', '_' and '-', slashes allowed between segments: no wildcard."
   }
 }
 
