@@ -53,8 +53,8 @@ func benchCurve(ctx context.Context, st *store, n, parallel int, countFor time.D
 		progress("curve: %s, %s: %d crash failovers, requests for %v", p.who, p.setting, n, countFor)
 		row := curveRow{who: p.who, setting: p.setting, ttl: st.ttl}
 		var err error
-		if row.failover, _, err = trials(ctx, n, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, p.v) }); err == nil {
-			_, row.follower, err = requestRates(ctx, st, countFor, p.v)
+		if row.failover, _, err = trials(ctx, n, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, p.v, warmed) }); err == nil {
+			_, row.follower, _, err = requestRates(ctx, st, countFor, p.v)
 		}
 		row.err = err
 		rows = append(rows, row)

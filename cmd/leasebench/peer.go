@@ -20,10 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The peer is dynamodb-lock-client's FailOpen lock (npm), the lease-based
+// The npm peer is dynamodb-lock-client's FailOpen lock (npm), the lease-based
 // DynamoDB lock most Node services use, run by peer/peer.js on the same
 // DynamoDB endpoint with the same lease duration (the TTL) and heartbeat
-// period (the runner's RenewInterval, a third of the TTL). Its code stays
+// period (the runner's RenewInterval, 3/8 of the TTL). Its code stays
 // out of the Go module: leasebench installs peer/package.json's pinned
 // versions with npm into an ignored directory and runs peer.js with node.
 const peerPackage = "dynamodb-lock-client"
@@ -237,16 +237,16 @@ func peerPair(ctx context.Context, c peerConfig, kind, holderEndpoint, followerE
 }
 
 // peerFailoverTrial: the holder is killed (SIGKILL) right after a
-// successful heartbeat at a random moment; the time from that heartbeat's
+// successful heartbeat at a random moment, settled as r says; the time from that heartbeat's
 // send to the follower's acquireLock callback.
-func peerFailoverTrial(ctx context.Context, c peerConfig) (time.Duration, error) {
+func peerFailoverTrial(ctx context.Context, c peerConfig, r regime) (time.Duration, error) {
 	h, f, err := peerPair(ctx, c, "peer-failover", c.endpoint, c.endpoint)
 	if err != nil {
 		return 0, err
 	}
 	defer f.kill()
 	defer h.kill()
-	warmUp(ctx, c.ttl)
+	r.settle(ctx, c.ttl, cmp.Or(c.heartbeat, runner.DefaultRenewInterval(c.ttl)))
 	armed := monotonic()
 	hb, err := h.wait(ctx, "renewed", c.ttl, func(e peerEvent) bool { return e.sent() > armed })
 	if err != nil {
@@ -292,32 +292,35 @@ func peerHandoverTrial(ctx context.Context, c peerConfig) (time.Duration, error)
 
 // peerRequestRates counts a holder's and a follower's requests through a
 // counting proxy each for d, per hour, scaled to lease.DefaultTTL as
-// requestRates does.
-func peerRequestRates(ctx context.Context, c peerConfig, label func(*http.Request) string, d time.Duration) (leader, follower map[string]float64, err error) {
+// requestRates does, and the follower's requests in its first startWindow
+// heartbeat periods.
+func peerRequestRates(ctx context.Context, c peerConfig, label func(*http.Request) string, d time.Duration) (leader, follower map[string]float64, startReads int, err error) {
 	var proxies [2]*countingProxy
 	for i := range proxies {
 		if proxies[i], err = newCountingProxy(c.endpoint, label); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		defer proxies[i].close()
 	}
 	h, f, err := peerPair(ctx, c, "peer-requests", proxies[0].url, proxies[1].url)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	defer f.kill()
 	defer h.kill()
+	sleep(ctx, startWindow*cmp.Or(c.heartbeat, runner.DefaultRenewInterval(c.ttl)))
+	startReads = total(proxies[1].take())
 	warmUp(ctx, c.ttl)
 	for _, p := range proxies {
 		p.take()
 	}
 	began := time.Now()
 	if sleep(ctx, d); ctx.Err() != nil {
-		return nil, nil, ctx.Err()
+		return nil, nil, 0, ctx.Err()
 	}
 	elapsed := time.Since(began)
 	if fs := h.failures(); len(fs) > 0 {
-		return nil, nil, fmt.Errorf("the peer holder failed while its requests were counted: %s: %s", fs[0].What, fs[0].Err)
+		return nil, nil, 0, fmt.Errorf("the peer holder failed while its requests were counted: %s: %s", fs[0].What, fs[0].Err)
 	}
-	return scaleCounts(proxies[0].take(), elapsed, c.ttl), scaleCounts(proxies[1].take(), elapsed, c.ttl), nil
+	return scaleCounts(proxies[0].take(), elapsed, c.ttl), scaleCounts(proxies[1].take(), elapsed, c.ttl), startReads, nil
 }
