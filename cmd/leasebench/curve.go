@@ -20,10 +20,9 @@ type curveRow struct {
 	err          error
 }
 
-// curveVariants are the points measured for leasehold: before (a follower
-// polling every campaign interval, the holder renewing every TTL/3, as
-// the runner did) at three campaign intervals, and after (reads just after
-// the holder's renewals) at four renew intervals, the default among them.
+// curveVariants are the points measured for leasehold: followers reading
+// just after the holder's renewals, and once between, at four renew
+// intervals, the default among them.
 func curveVariants(ttl time.Duration) []struct {
 	who, setting string
 	v            variant
@@ -33,9 +32,6 @@ func curveVariants(ttl time.Duration) []struct {
 		v            variant
 	}
 	var out []point
-	for _, d := range []int{6, 3, 2} {
-		out = append(out, point{"leasehold before", fmt.Sprintf("poll every TTL/%d", d), variant{renew: ttl / 3, campaign: ttl / time.Duration(d), legacy: true}})
-	}
 	for _, f := range []struct {
 		name string
 		d    time.Duration

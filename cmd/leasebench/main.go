@@ -7,9 +7,8 @@
 // the npm package dynamodb-lock-client and the Go module
 // cirello.io/dynamolock/v2 (at two settings), and prints them side by side
 // with leasehold; and, on one backend (-curve), what crash failover each
-// follower request budget buys, for leasehold's followers before and after
-// they learned to read just after the holder's renewals, and for the
-// peers.
+// follower request budget buys, for leasehold's followers at four renew
+// intervals and for the peers.
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
 //	go run ./cmd/leasebench                      # everything the stack offers, ~15 min
@@ -71,12 +70,14 @@
 //     learning of the holder's schedule shows.
 //   - The curve: on -curve's backend, -curve-trials crash failovers and a
 //     follower's requests counted for -curve-count-for, for leasehold's
-//     runner at four renew intervals (the follower reads once per
-//     renewal), for a follower polling as the runner did before (every
-//     campaign interval plus jitter, the holder renewing every TTL/3) at
-//     three campaign intervals, and the peer's figures from above. Its
-//     packages are installed with npm ci into -peer-install (under the
-//     ignored .stack/), outside the Go module.
+//     runner at four renew intervals (written into the records; the
+//     follower reads just after each renewal and once between; the renew
+//     deadline leaves a sixteenth of the TTL), and the peers' figures from
+//     above. (The polling follower of before 2026-11-24 is no longer
+//     measured: polls further apart than the holder's renew interval never
+//     count towards expiry under rule 2.) The npm peer's packages are
+//     installed with npm ci into -peer-install (under the ignored .stack/),
+//     outside the Go module.
 package main
 
 import (
@@ -211,18 +212,23 @@ func bench(ctx context.Context, c config) (*report, error) {
 		case st.service == pricing.GCS && st.ttl != c.ttl:
 			rep.notef("%s: TTL %v, gcslease.MinTTL (about one write per second to an object), instead of -ttl %v", st.name, st.ttl, c.ttl)
 		}
+		parallel := c.parallel
+		if st.parallel > 0 && st.parallel < parallel {
+			parallel = st.parallel
+			rep.notef("%s: %d trials at a time, not %d", st.name, parallel, c.parallel)
+		}
 		wg.Go(func() {
 			var err error
 			for _, reg := range []regime{warmed, justStarted} {
 				progress("%s: %d crash failovers, follower %s (TTL %v)", st.name, c.trials, reg, st.ttl)
-				ds, void, err := trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, variant{}, reg) })
+				ds, void, err := trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, variant{}, reg) })
 				if err != nil {
 					r.fail("failover, follower "+reg.String(), err)
 				}
 				r.failover[reg], r.failoverVoid[reg] = ds, void
 			}
 			progress("%s: %d handovers", st.name, c.trials)
-			r.handover, r.handoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st, variant{}) })
+			r.handover, r.handoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st, variant{}) })
 			if err != nil {
 				r.fail("handover", err)
 			}

@@ -67,12 +67,12 @@ func startPair(ctx context.Context, st *store, kind string, v variant) (*pair, e
 		if err != nil {
 			return nil, err
 		}
-		l, err := open(ctx, name, lease.Options{Identity: role, TTL: st.ttl})
+		l, err := open(ctx, name, v.options(role, st.ttl))
 		if err != nil {
 			return nil, err
 		}
 		pr := newProbe(l)
-		c, err := v.start(ctx, pr, role == "follower")
+		c, err := v.start(ctx, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -307,12 +307,12 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		l, err := open(ctx, name, lease.Options{Identity: role, TTL: st.ttl})
+		l, err := open(ctx, name, v.options(role, st.ttl))
 		if err != nil {
 			return nil, nil, 0, err
 		}
 		pr := newProbe(l)
-		c, err := v.start(ctx, pr, role != roles[0])
+		c, err := v.start(ctx, pr)
 		if err != nil {
 			return nil, nil, 0, err
 		}

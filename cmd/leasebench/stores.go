@@ -56,7 +56,15 @@ type store struct {
 	mem *memlease.Store
 	// cleanup removes what setup made.
 	cleanup func(ctx context.Context)
+	// parallel, if not zero, caps the trials run at once on the store.
+	parallel int
 }
+
+// motoParallel caps the trials run at once on each of moto's two stores:
+// they share one single-threaded server, which twenty pairs each, their
+// followers reading twice per renewal, slow past the renew deadline on a
+// loaded machine.
+const motoParallel = 8
 
 // The stores leasebench knows, in table order, with the variables of
 // scripts/stack env that locate them.
@@ -88,7 +96,11 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 		if ep == "" {
 			return nil, "LEASEHOLD_MOTO_ENDPOINT is not set", nil
 		}
-		return setupS3(ctx, name, ep, "bench", "bench", run, ttl)
+		st, why, err := setupS3(ctx, name, ep, "bench", "bench", run, ttl)
+		if st != nil {
+			st.parallel = motoParallel
+		}
+		return st, why, err
 	case "dynalite":
 		ep := env("LEASEHOLD_DYNALITE_ENDPOINT")
 		if ep == "" {
@@ -100,7 +112,11 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 		if ep == "" {
 			return nil, "LEASEHOLD_MOTO_ENDPOINT is not set", nil
 		}
-		return setupDynamo(ctx, name, ep, run, ttl)
+		st, why, err := setupDynamo(ctx, name, ep, run, ttl)
+		if st != nil {
+			st.parallel = motoParallel
+		}
+		return st, why, err
 	case "azurite":
 		cs := env("LEASEHOLD_AZURITE_CONNECTION_STRING")
 		if cs == "" {
