@@ -81,6 +81,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -202,8 +203,11 @@ func bench(ctx context.Context, c config) (*report, error) {
 	}
 
 	// Failover, handover and requests: every store at once, as they mostly
-	// wait for TTLs.
+	// wait for TTLs; stores that share a server (moto's) one after the
+	// other.
 	var wg sync.WaitGroup
+	lanes := map[string][]*result{}
+	var order []string
 	for _, r := range rep.results {
 		st := r.st
 		switch {
@@ -211,33 +215,19 @@ func bench(ctx context.Context, c config) (*report, error) {
 			rep.notef("%s: TTL %v, Azure's shortest lease, instead of -ttl %v", st.name, st.ttl, c.ttl)
 		case st.service == pricing.GCS && st.ttl != c.ttl:
 			rep.notef("%s: TTL %v, gcslease.MinTTL (about one write per second to an object), instead of -ttl %v", st.name, st.ttl, c.ttl)
+		case st.server != "" && st.ttl != c.ttl:
+			rep.notef("%s: TTL %v instead of -ttl %v, %d trials at a time, after %s's other store: %s", st.name, st.ttl, c.ttl, min(c.parallel, st.parallel), st.server, st.why)
 		}
-		parallel := c.parallel
-		if st.parallel > 0 && st.parallel < parallel {
-			parallel = st.parallel
-			rep.notef("%s: %d trials at a time, not %d", st.name, parallel, c.parallel)
+		lane := cmp.Or(st.server, st.name)
+		if lanes[lane] == nil {
+			order = append(order, lane)
 		}
+		lanes[lane] = append(lanes[lane], r)
+	}
+	for _, lane := range order {
 		wg.Go(func() {
-			var err error
-			for _, reg := range []regime{warmed, justStarted} {
-				progress("%s: %d crash failovers, follower %s (TTL %v)", st.name, c.trials, reg, st.ttl)
-				ds, void, err := trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, variant{}, reg) })
-				if err != nil {
-					r.fail("failover, follower "+reg.String(), err)
-				}
-				r.failover[reg], r.failoverVoid[reg] = ds, void
-			}
-			progress("%s: %d handovers", st.name, c.trials)
-			r.handover, r.handoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st, variant{}) })
-			if err != nil {
-				r.fail("handover", err)
-			}
-		})
-		wg.Go(func() {
-			progress("%s: counting requests for %v", st.name, c.countFor)
-			var err error
-			if r.leader, r.follower, r.startReads, err = requestRates(ctx, st, c.countFor, variant{}); err != nil {
-				r.fail("requests", err)
+			for _, r := range lanes[lane] {
+				measureStore(ctx, c, r, len(lanes[lane]) > 1)
 			}
 		})
 	}
@@ -278,6 +268,45 @@ func bench(ctx context.Context, c config) (*report, error) {
 	}
 	rep.took = time.Since(rep.began)
 	return rep, ctx.Err()
+}
+
+// measureStore measures crash failover in both regimes, handover and
+// requests on r's store, the requests at the same time as the trials
+// unless alone.
+func measureStore(ctx context.Context, c config, r *result, alone bool) {
+	st := r.st
+	parallel := c.parallel
+	if st.parallel > 0 {
+		parallel = min(parallel, st.parallel)
+	}
+	var wg sync.WaitGroup
+	count := func() {
+		progress("%s: counting requests for %v", st.name, c.countFor)
+		var err error
+		if r.leader, r.follower, r.startReads, err = requestRates(ctx, st, c.countFor, variant{}); err != nil {
+			r.fail("requests", err)
+		}
+	}
+	if !alone {
+		wg.Go(count)
+	}
+	var err error
+	for _, reg := range []regime{warmed, justStarted} {
+		progress("%s: %d crash failovers, follower %s (TTL %v)", st.name, c.trials, reg, st.ttl)
+		ds, void, err := trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, variant{}, reg) })
+		if err != nil {
+			r.fail("failover, follower "+reg.String(), err)
+		}
+		r.failover[reg], r.failoverVoid[reg] = ds, void
+	}
+	progress("%s: %d handovers", st.name, c.trials)
+	if r.handover, r.handoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st, variant{}) }); err != nil {
+		r.fail("handover", err)
+	}
+	if alone {
+		count()
+	}
+	wg.Wait()
 }
 
 // benchPeers measures the peers on dynalite, next to leasehold's dynalite
