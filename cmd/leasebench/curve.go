@@ -22,7 +22,8 @@ type curveRow struct {
 
 // curveVariants are the points measured for leasehold: followers reading
 // just after the holder's renewals, and once between, at four renew
-// intervals, the default among them.
+// intervals, the default among them; 7/16 of the TTL is the longest that
+// leaves a renew deadline above it and a sixteenth of the TTL for drift.
 func curveVariants(ttl time.Duration) []struct {
 	who, setting string
 	v            variant
@@ -35,7 +36,7 @@ func curveVariants(ttl time.Duration) []struct {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"TTL/6", ttl / 6}, {"TTL/4", ttl / 4}, {"3/8 TTL (default)", runner.DefaultRenewInterval(ttl)}, {"TTL/2", ttl / 2}} {
+	}{{"TTL/6", ttl / 6}, {"TTL/4", ttl / 4}, {"3/8 TTL (default)", runner.DefaultRenewInterval(ttl)}, {"7/16 TTL", ttl * 7 / 16}} {
 		out = append(out, point{"leasehold", "renew every " + f.name, variant{renew: f.d}})
 	}
 	return out
