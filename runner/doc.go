@@ -64,8 +64,13 @@
 // holder late, irregular, or dead) is looked for again after growing waits,
 // and the follower's delay grows. So a crashed holder's lease is taken over
 // soon after the TTL that follows its last renewal, with one read per
-// renewal. Until it has learned the schedule, and on a store that judges
-// expiry itself (Azure), a follower polls every jittered CampaignInterval.
+// renewal, and one more between (FollowerReadsPerRenewal), so that its reads
+// follow each other within the renew interval and count towards expiry. A
+// follower that has just started reads every TTL/20 until it sees the
+// holder's first renewal, for at most one renew interval (8 reads at the
+// defaults, once), so that it knows the schedule before the holder could
+// die; if it sees none, and on a store that judges expiry itself (Azure),
+// it polls every jittered CampaignInterval.
 //
 // Callbacks report elections (OnElected), demotions with their reason
 // (OnDemoted), the observed leader (OnLeaderChanged) and every renewal

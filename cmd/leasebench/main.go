@@ -11,7 +11,7 @@
 // intervals and for the peers.
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
-//	go run ./cmd/leasebench                      # everything the stack offers, ~15 min
+//	go run ./cmd/leasebench                      # everything the stack offers, ~15-20 min
 //	go run ./cmd/leasebench -backends mem,dynalite -trials 40 -markdown
 //
 // Backends whose variables scripts/stack env does not set are skipped with
