@@ -263,40 +263,27 @@ func dlHandoverTrial(ctx context.Context, c dlConfig) (time.Duration, error) {
 	return f.acquiredAt().Sub(released), nil
 }
 
-// dlRequestRates counts a holder's and a follower's requests through a
-// counting proxy each for d, per hour, scaled to lease.DefaultTTL as
-// requestRates does.
+// dlRequestRates counts a holder's and a follower's requests, as
+// countPeerRequests does.
 func dlRequestRates(ctx context.Context, c dlConfig, label func(*http.Request) string, d time.Duration) (leader, follower map[string]float64, startReads int, err error) {
-	var proxies [2]*countingProxy
-	for i := range proxies {
-		if proxies[i], err = newCountingProxy(c.endpoint, label); err != nil {
-			return nil, nil, 0, err
-		}
-		defer proxies[i].close()
-	}
-	h, f, err := dlPair(ctx, c, "dl-requests", proxies[0].url, proxies[1].url)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	defer f.stop()
-	defer h.stop()
-	sleep(ctx, startWindow*runner.DefaultRenewInterval(c.ttl))
-	startReads = total(proxies[1].take())
-	warmUp(ctx, c.ttl)
-	for _, p := range proxies {
-		p.take()
-	}
-	began := time.Now()
-	if sleep(ctx, d); ctx.Err() != nil {
-		return nil, nil, 0, ctx.Err()
-	}
-	elapsed := time.Since(began)
-	select {
-	case <-f.acquired:
-		return nil, nil, 0, errors.New("the follower took the lock while the requests were counted")
-	default:
-	}
-	return scaleCounts(proxies[0].take(), elapsed, c.ttl), scaleCounts(proxies[1].take(), elapsed, c.ttl), startReads, nil
+	var f *dlContender
+	return countPeerRequests(ctx, c.endpoint, label, c.ttl, runner.DefaultRenewInterval(c.ttl), d,
+		func(holder, follower string) (func(), error) {
+			var h *dlContender
+			var err error
+			if h, f, err = dlPair(ctx, c, "dl-requests", holder, follower); err != nil {
+				return nil, err
+			}
+			return func() { f.stop(); h.stop() }, nil
+		},
+		func() error {
+			select {
+			case <-f.acquired:
+				return errors.New("the follower took the lock while the requests were counted")
+			default:
+				return nil
+			}
+		})
 }
 
 // dynamolockVersion is the module's version in this binary's build info.
