@@ -3,6 +3,7 @@ module github.com/leasehold/leasehold
 go 1.26.0
 
 require (
+	cirello.io/dynamolock/v2 v2.1.0
 	cloud.google.com/go/auth v0.24.1
 	cloud.google.com/go/storage v1.70.0
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.24.0
@@ -28,7 +29,6 @@ require (
 
 require (
 	cel.dev/expr v0.25.3 // indirect
-	cirello.io/dynamolock/v2 v2.1.0 // indirect
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.3.0 // indirect
 	cloud.google.com/go/compute/metadata v0.10.0 // indirect
