@@ -74,8 +74,8 @@ type follow struct {
 	burst   time.Duration
 }
 
-// burstStep is the wait between a just-started follower's reads, as a
-// fraction of the TTL, while it looks for its first renewal.
+// burstStep divides the TTL into the wait between a just-started
+// follower's reads while it looks for the holder's first renewal: TTL/20.
 const burstStep = 20
 
 func newFollow(cfg Config, ttl time.Duration, jittered func(time.Duration) time.Duration) *follow {
