@@ -109,8 +109,11 @@
 // come where expected (a holder late, irregular, or dead) is looked for
 // again after growing waits, and the follower's delay grows. So a crashed
 // holder's lease is taken over soon after the TTL that follows its last
-// renewal. Until it has learned the schedule, and on a store that judges
-// expiry itself (Azure), a follower polls every jittered CampaignInterval.
+// renewal. A follower that has just started reads every TTL/20 until it
+// sees the holder's first renewal, for at most one renew interval (8 reads
+// at the defaults, once), so that it knows the schedule before the holder
+// could die; if it sees none, and on a store that judges expiry itself
+// (Azure), it polls every jittered CampaignInterval.
 //
 // Config.Resolve says what a Config resolves to on a lease: every default
 // filled in, the Margin a task that cannot stop at once has to stop, and

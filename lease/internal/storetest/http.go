@@ -203,8 +203,8 @@ type FailNth struct {
 	// Match selects the requests counted.
 	Match func(*http.Request) bool
 	// N is which of them fails, from 1.
-	N int32
-	seen  atomic.Int32
+	N    int32
+	seen atomic.Int32
 }
 
 // Do implements aws.HTTPClient.
