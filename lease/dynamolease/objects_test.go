@@ -3,9 +3,13 @@ package dynamolease_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +23,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/shard"
 )
 
@@ -300,5 +305,71 @@ func TestShardsOnDynamoDB(t *testing.T) {
 			t.Errorf("b, cut off, still runs %v", got)
 		}
 		cancel()
+	})
+}
+
+// TestObjectsCallsAreGranted: a group's calls (a lease's life, its
+// store's check included, and objects small and large written, replaced,
+// read and listed) are exactly ObjectsGrant's actions, and touch only the
+// partitions a dynamodb:LeadingKeys condition must list: GROUP,
+// GROUP#parts and GROUP.leasehold-probe.
+func TestObjectsCallsAreGranted(t *testing.T) {
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		table := tg.groupTable(t)
+		var mu sync.Mutex
+		partitions := map[string]bool{}
+		calls := awstest.NewCounter(nil, func(r *http.Request) string {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var in struct {
+				Key, Item, ExpressionAttributeValues map[string]struct{ S string }
+			}
+			_ = json.Unmarshal(body, &in)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range []string{in.Key[dynamolease.DefaultGroupAttribute].S, in.Item[dynamolease.DefaultGroupAttribute].S, in.ExpressionAttributeValues[":pk"].S} {
+				if p != "" {
+					partitions[p] = true
+				}
+			}
+			return "dynamodb:" + awstest.ByOperation(r)
+		})
+		o := tg.objects(t, table, "g", tg.newClient(calls))
+		ctx := t.Context()
+		l, err := o.Lease("g/members/w", lease.Options{Identity: "w", CallTimeout: tg.callTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		term, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if term, err = l.Renew(ctx, term); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx, term); err != nil {
+			t.Fatal(err)
+		}
+		v, err := o.Put(ctx, "g/assignment", bytes.Repeat([]byte{1}, 400_000), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Put(ctx, "g/assignment", []byte("small"), v); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := o.Get(ctx, "g/assignment", v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.List(ctx, "g/"); err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Sorted(maps.Keys(calls.Take()))
+		if !slices.Equal(got, dynamolease.ObjectsGrant.Actions) {
+			t.Errorf("the group's calls: %v; ObjectsGrant grants %v", got, dynamolease.ObjectsGrant.Actions)
+		}
+		want := []string{"g", "g#parts", "g" + driver.ProbeSuffix}
+		if got := slices.Sorted(maps.Keys(partitions)); !slices.Equal(got, want) {
+			t.Errorf("the group's calls touched the partitions %v; want %v", got, want)
+		}
 	})
 }
