@@ -40,7 +40,7 @@ import (
 // Every method returns promptly once ctx ends, and errors wrap package
 // lease's sentinels (or driver.ErrConflict).
 //
-// How the services provide it (for the backends to come):
+// How the services provide it:
 //
 //   - S3: PutObject with If-None-Match: * or If-Match: ETag; GetObject with
 //     If-None-Match: ETag (304); ListObjectsV2 with Prefix, 1,000 keys and
@@ -51,17 +51,17 @@ import (
 //     prefix, generations included, strongly consistent. The assignment
 //     is written at most once per listing interval, within the one write
 //     per second an object allows.
-//   - DynamoDB: items under one partition key per group (a table with a
-//     sort key, or a second table), PutItem conditional on a version
-//     attribute, Query with ConsistentRead for List (1 MB pages). GetItem has
-//     no 304: a Get with known reads the version attribute alone first.
-//     An item holds 400 KB, about 50,000 shards' assignment; more is split
-//     into chunk items written before a head item that names them.
-//   - Azure Blob: Put Blob with If-None-Match: * or If-Match: ETag; Get Blob
-//     with If-None-Match (304); List Blobs with a prefix (ETags). Its
-//     leases are native (lease.JudgedByStore) and their renewals keep the
-//     ETag, so its List reports the lease state that List Blobs shows
-//     instead (see StoreJudgedLeases).
+//   - DynamoDB (dynamolease.Objects): a table keyed (group, key), one
+//     partition per group; PutItem conditional on a nonce attribute, the
+//     version; Query with ConsistentRead for List (1 MB pages). GetItem
+//     has no 304, so the item read is kept small: an object over 3 KiB
+//     goes in parts of its own partition, written before the head item
+//     that names them and keyed by its version.
+//   - Azure Blob (azurelease.Objects): Put Blob with If-None-Match: * or
+//     If-Match: ETag; Get Blob with If-None-Match (304); List Blobs with a
+//     prefix (ETags). Its leases are native (lease.JudgedByStore) and
+//     their renewals keep the ETag, so its List reports the lease state
+//     that List Blobs shows instead (see StoreJudgedLeases).
 type Store interface {
 	Lease(key string, opts lease.Options) (lease.Lease, error)
 	Get(ctx context.Context, key, known string) (data []byte, version string, err error)
