@@ -64,6 +64,11 @@ type ObjectsOptions struct {
 	KeyAttribute string
 	// Client is the DynamoDB client, as in Options.
 	Client *ddb.Client
+	// CallTimeout bounds NewObjects' DescribeTable. Default
+	// lease.DefaultTTL/5, a lease's default. Each lease's requests are
+	// bounded by its own lease.Options.CallTimeout, and the other calls by
+	// their context.
+	CallTimeout time.Duration
 }
 
 // Objects is a shard group's store (shard.Store) in a DynamoDB table whose
@@ -97,8 +102,13 @@ type Objects struct {
 }
 
 // NewObjects returns the store of opts.Group in opts.Table, after checking
-// the table with one DescribeTable, bounded by callTimeout, as Open does.
-func NewObjects(ctx context.Context, opts ObjectsOptions, callTimeout time.Duration) (*Objects, error) {
+// the table with one DescribeTable, as Open does: a missing table, or one
+// without the key schema Objects needs, is lease.ErrNotFound saying what it
+// found and wants. Invalid options are lease.ErrInvalid naming the field.
+func NewObjects(ctx context.Context, opts ObjectsOptions) (*Objects, error) {
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = lease.DefaultTTL / 5
+	}
 	if opts.GroupAttribute == "" {
 		opts.GroupAttribute = DefaultGroupAttribute
 	}
@@ -117,8 +127,8 @@ func NewObjects(ctx context.Context, opts ObjectsOptions, callTimeout time.Durat
 		return nil, invalid("KeyAttribute", strconv.Quote(opts.KeyAttribute), "must differ from GroupAttribute")
 	}
 	for field, a := range map[string]string{"GroupAttribute": opts.GroupAttribute, "KeyAttribute": opts.KeyAttribute} {
-		if a == attrData || slices.Contains(recordAttributes, a) {
-			return nil, invalid(field, strconv.Quote(a), fmt.Sprintf("is an attribute of the group's items; choose a name other than %v and %q", recordAttributes, attrData))
+		if a == attrData || a == attrAnnotations || slices.Contains(recordAttributes, a) {
+			return nil, invalid(field, strconv.Quote(a), fmt.Sprintf("is an attribute of the group's items; choose a name other than %v, %q and %q", recordAttributes, attrAnnotations, attrData))
 		}
 	}
 	if err := driver.CheckProbeKeyFits("dynamodb", "Group", opts.Group, maxNameLen, "DynamoDB's partition key"); err != nil {
@@ -128,7 +138,7 @@ func NewObjects(ctx context.Context, opts ObjectsOptions, callTimeout time.Durat
 	if err != nil {
 		return nil, err
 	}
-	o := &Objects{base: conn{client: client, table: opts.Table, name: opts.Group, keyAttr: opts.GroupAttribute, sortAttr: opts.KeyAttribute, callTimeout: callTimeout}}
+	o := &Objects{base: conn{client: client, table: opts.Table, name: opts.Group, keyAttr: opts.GroupAttribute, sortAttr: opts.KeyAttribute, callTimeout: opts.CallTimeout}}
 	if err := o.base.checkTable(ctx, false); err != nil {
 		return nil, err
 	}
@@ -313,15 +323,14 @@ func (o *Objects) Put(ctx context.Context, key string, data []byte, version stri
 	item[attrNonce] = &types.AttributeValueMemberS{Value: next}
 	in := &ddb.PutItemInput{TableName: &c.table, Item: item}
 	o.condition(in, version)
-	objects := o
 	if _, err := c.client.PutItem(ctx, in, callOptions); err != nil {
-		o := opReplace
+		which := opReplace
 		if version == "" {
-			o = opCreate
+			which = opCreate
 		}
-		err = c.classify(ctx, o, err)
+		err = c.classify(ctx, which, err)
 		if errors.Is(err, driver.ErrConflict) {
-			objects.deleteParts(ctx, c, next)
+			o.deleteParts(ctx, c, next)
 		}
 		return "", err
 	}

@@ -54,7 +54,7 @@ func (tg *target) objects(t *testing.T, table, g string, c *ddb.Client) *dynamol
 	if c == nil {
 		c = tg.newClient(nil)
 	}
-	o, err := dynamolease.NewObjects(t.Context(), dynamolease.ObjectsOptions{Table: table, Group: g, Client: c}, tg.callTimeout)
+	o, err := dynamolease.NewObjects(t.Context(), dynamolease.ObjectsOptions{Table: table, Group: g, Client: c, CallTimeout: tg.callTimeout})
 	if err != nil {
 		t.Fatalf("%s: NewObjects: %v", tg.name, err)
 	}
@@ -72,10 +72,11 @@ func TestNewObjectsChecks(t *testing.T) {
 			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g#1", Client: c}, lease.ErrInvalid, "Group"},
 			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", KeyAttribute: "nonce", Client: c}, lease.ErrInvalid, "KeyAttribute"},
 			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", KeyAttribute: "group", Client: c}, lease.ErrInvalid, "KeyAttribute"},
+			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", GroupAttribute: "annotations", Client: c}, lease.ErrInvalid, "GroupAttribute"},
 			// The lease table has one key: a group needs two.
 			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", Client: c}, lease.ErrNotFound, `RANGE "key"`},
 		} {
-			_, err := dynamolease.NewObjects(t.Context(), tc.opts, tg.callTimeout)
+			_, err := dynamolease.NewObjects(t.Context(), tc.opts)
 			if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("NewObjects(%+v): %v; want %v naming %q", tc.opts, err, tc.err, tc.want)
 			}
