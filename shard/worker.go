@@ -194,9 +194,9 @@ func New(cfg Config) (*Worker, error) {
 // error when the worker cannot take part without a person's help: its
 // Shards, TTL or RenewInterval differ from the group's, a lease or the
 // assignment cannot be used (see lease.Retryable), or the store's leases
-// are native ones, judged by the store (lease.JudgedByStore: Azure), which
-// this version's assigner cannot judge (lease.ErrUnsafeStore). Call it once
-// per Worker.
+// are native ones, judged by the store (lease.JudgedByStore), and its List
+// does not report their state (StoreJudgedLeases): the assigner could not
+// judge them (lease.ErrUnsafeStore). Call it once per Worker.
 func (w *Worker) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -209,8 +209,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if j := l.Judge(); j != lease.JudgedByContender {
-			return fmt.Errorf("shard: %w: the store's leases are judged by %v; the assigner judges liveness by versions, which a native lease's renewals do not change", lease.ErrUnsafeStore, j)
+		if j := l.Judge(); j != lease.JudgedByContender && !listsLeaseState(w.cfg.Store) {
+			return fmt.Errorf("shard: %w: the store's leases are judged by %v, and its List does not report their state (shard.StoreJudgedLeases); the assigner judges liveness by listed versions, which a native lease's renewals do not change", lease.ErrUnsafeStore, j)
 		}
 		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
 		rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval

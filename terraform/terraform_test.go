@@ -85,6 +85,33 @@ func TestDynamoDBTableHasTheBackendsKeySchema(t *testing.T) {
 	}
 }
 
+func TestDynamoDBShardTableHasObjectsKeySchema(t *testing.T) {
+	m := load(t, "modules/aws-dynamodb-lease")
+	table := m.resource(t, "aws_dynamodb_table", "shards")
+	if got := m.stringOf(t, attr(t, table, "hash_key")); got != dynamolease.DefaultGroupAttribute {
+		t.Errorf("aws_dynamodb_table.shards: hash_key is %q, want dynamolease.DefaultGroupAttribute %q", got, dynamolease.DefaultGroupAttribute)
+	}
+	if got := m.stringOf(t, attr(t, table, "range_key")); got != dynamolease.DefaultObjectKeyAttribute {
+		t.Errorf("aws_dynamodb_table.shards: range_key is %q, want dynamolease.DefaultObjectKeyAttribute %q", got, dynamolease.DefaultObjectKeyAttribute)
+	}
+	var names []string
+	for _, a := range blocksOf(table.Body, "attribute") {
+		names = append(names, m.stringOf(t, attr(t, a, "name")))
+		if got := m.stringOf(t, attr(t, a, "type")); got != "S" {
+			t.Errorf("aws_dynamodb_table.shards: attribute %s has type %q, want \"S\"", names[len(names)-1], got)
+		}
+	}
+	if want := []string{dynamolease.DefaultGroupAttribute, dynamolease.DefaultObjectKeyAttribute}; !slices.Equal(sorted(names), sorted(want)) {
+		t.Errorf("aws_dynamodb_table.shards declares the attributes %v, want exactly the keys %v", names, want)
+	}
+	if got := m.stringOf(t, attr(t, table, "billing_mode")); got != "PAY_PER_REQUEST" {
+		t.Errorf("aws_dynamodb_table.shards: billing_mode is %q, want PAY_PER_REQUEST", got)
+	}
+	if ttl := blocksOf(table.Body, "ttl"); len(ttl) > 0 {
+		t.Errorf("aws_dynamodb_table.shards has a ttl block (%s): DynamoDB TTL must never delete lease items", ttl[0].DefRange())
+	}
+}
+
 func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	m := load(t, "modules/aws-lease-iam")
 	doc := m.data(t, "aws_iam_policy_document", "this")
@@ -101,6 +128,7 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		"ShardGroupList":    groupGrantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET"),
 		"LeaseObjectsKMS":   kmsActions,
 		"LeaseTable":        allGranted(dynamolease.Description),
+		"ShardTable":        dynamolease.ObjectsGrant.Actions,
 	}
 	seen := map[string]bool{}
 	for _, s := range stmts {
@@ -134,7 +162,7 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	}
 	for svc, declared := range map[string][]string{
 		"s3":       allGranted(s3lease.Description),
-		"dynamodb": allGranted(dynamolease.Description),
+		"dynamodb": dedup(append(allGranted(dynamolease.Description), dynamolease.ObjectsGrant.Actions...)),
 		"kms":      kmsActions,
 	} {
 		if !slices.Equal(dedup(union[svc]), dedup(declared)) {
@@ -152,6 +180,7 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	}{
 		{"LeaseBucket", "[var.s3_bucket_arn]"},
 		{"LeaseTable", "[var.dynamodb_table_arn]"},
+		{"ShardTable", "[var.dynamodb_shard_table_arn]"},
 		{"LeaseObjectsKMS", "[var.s3_kms_key_arn]"},
 		{"LeaseObjects", `[for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}"]`},
 		{"LeaseProbeObjects", `[for k in local.s3_probe_keys : "${var.s3_bucket_arn}/${k}"]`},
@@ -196,7 +225,7 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	}
 	// ListBucket is limited to the lease keys with s3:prefix; the table
 	// grant can be limited to the lease items with dynamodb:LeadingKeys.
-	for sid, key := range map[string]string{"LeaseBucket": "s3:prefix", "ShardGroupList": "s3:prefix", "LeaseTable": "dynamodb:LeadingKeys"} {
+	for sid, key := range map[string]string{"LeaseBucket": "s3:prefix", "ShardGroupList": "s3:prefix", "LeaseTable": "dynamodb:LeadingKeys", "ShardTable": "dynamodb:LeadingKeys"} {
 		if s := find(stmts, sid); s != nil && !slices.Contains(s.conditionKeys, key) {
 			t.Errorf("%s: statement %q has no %s condition (conditions on %v)", s.pos, sid, key, s.conditionKeys)
 		}

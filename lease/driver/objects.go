@@ -62,18 +62,17 @@ import (
 //     per second an object allows. IAM adds storage.objects.list on the
 //     bucket (gcslease.Objects; fake-gcs-server ignores ifGenerationNotMatch
 //     on reads, and the Store drops the bytes of the known generation).
-//   - DynamoDB: items under one partition key per group (a table with a
-//     sort key, or a second table), PutItem conditional on a version
-//     attribute, Query with ConsistentRead for List (1 MB pages). GetItem has
-//     no 304: a Get with known reads the version attribute alone first.
-//     An item holds 400 KB, about 50,000 shards' assignment; more is split
-//     into chunk items written before a head item that names them.
-//   - Azure Blob: Put Blob with If-None-Match: * or If-Match: ETag; Get Blob
-//     with If-None-Match (304); List Blobs with a prefix (ETags). Its
-//     leases are native (lease.JudgedByStore) and their renewals keep the
-//     ETag, so the assigner must judge liveness from the lease state the
-//     listing shows instead of versions; until then shard.Worker.Run refuses
-//     them.
+//   - DynamoDB (dynamolease.Objects): a table keyed (group, key), one
+//     partition per group; PutItem conditional on a nonce attribute, the
+//     version; Query with ConsistentRead for List (1 MB pages). GetItem
+//     has no 304, so the item read is kept small: an object over 3 KiB
+//     goes in parts of its own partition, written before the head item
+//     that names them and keyed by its version.
+//   - Azure Blob (azurelease.Objects): Put Blob with If-None-Match: * or
+//     If-Match: ETag; Get Blob with If-None-Match (304); List Blobs with a
+//     prefix (ETags). Its leases are native (lease.JudgedByStore) and
+//     their renewals keep the ETag, so its List reports the lease state
+//     that List Blobs shows instead (see shard.StoreJudgedLeases).
 type Objects interface {
 	// Lease opens a lease on key for the contender opts describes.
 	Lease(key string, opts lease.Options) (lease.Lease, error)

@@ -21,6 +21,18 @@ var Description = driver.Store{
 	Price: driver.Price{Service: "DynamoDB", Renew: "PutItem", Poll: "GetItem"},
 }
 
+// ObjectsGrant is what a shard group's workers need (Objects), on the
+// group's table, beside nothing else: its leases', objects' and parts'
+// items, and its leases' probe items. A dynamodb:LeadingKeys condition
+// must list GROUP, GROUP#parts and GROUP.leasehold-probe for each group.
+// It is not among Description's grants, which are a single lease's: the
+// terraform module aws-lease-iam grants it on dynamodb_shard_table_arn.
+var ObjectsGrant = driver.Grant{
+	Actions:  ObjectsIAMActions,
+	Resource: "arn:aws:dynamodb:REGION:ACCOUNT:table/GROUPTABLE",
+	Why:      "describe the group's table, read and write its leases and objects (GetItem, PutItem), list the group and read a large object's parts (Query), and delete the parts an object no longer has (DeleteItem)",
+}
+
 // IAMProbeActions are the actions Verify calls on the probe item
 // (NAME.leasehold-probe, in the lease's table): a subset of IAMActions.
 var IAMProbeActions = []string{"dynamodb:GetItem", "dynamodb:PutItem"}

@@ -1,8 +1,8 @@
 # A least-privilege policy for leasehold workers: exactly the actions the
 # backends declare (s3lease.IAMActions, s3lease.IAMProbeActions,
 # s3lease.IAMBucketActions, dynamolease.IAMActions; for shard groups,
-# s3lease.IAMActions and s3lease.IAMGroupActions), each on the lease
-# resources only. The action lists are
+# s3lease.IAMActions, s3lease.IAMGroupActions and dynamolease.ObjectsGrant),
+# each on the lease resources only. The action lists are
 # written out here, and terraform/terraform_test.go checks them against the
 # Go code: change them together.
 
@@ -20,6 +20,9 @@ locals {
   # dynamodb's probe items are named the same way, in the lease table
   # (driver.ProbeSuffix).
   dynamodb_probe_names = [for n in var.dynamodb_lease_names : "${n}${local.s3_probe_suffix}"]
+  # A shard group's partitions: its items, its large objects' parts
+  # (GROUP#parts) and its leases' probe items (GROUP.leasehold-probe).
+  dynamodb_shard_partitions = flatten([for g in var.dynamodb_shard_groups : [g, "${g}#parts", "${g}${local.s3_probe_suffix}"]])
   # The region of the bucket, and of its KMS key: arn:aws:kms:REGION:...
   s3_kms_region = var.s3_kms_key_arn != null ? split(":", var.s3_kms_key_arn)[3] : null
 }
@@ -153,6 +156,27 @@ data "aws_iam_policy_document" "this" {
           test     = "ForAllValues:StringEquals"
           variable = "dynamodb:LeadingKeys"
           values   = concat(var.dynamodb_lease_names, local.dynamodb_probe_names)
+        }
+      }
+    }
+  }
+
+  # dynamolease.ObjectsGrant on the shard groups' table, optionally only on
+  # the groups' partitions.
+  dynamic "statement" {
+    for_each = var.dynamodb_shard_table_arn != null ? [1] : []
+    content {
+      sid       = "ShardTable"
+      effect    = "Allow"
+      actions   = ["dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
+      resources = [var.dynamodb_shard_table_arn]
+
+      dynamic "condition" {
+        for_each = length(var.dynamodb_shard_groups) > 0 ? [1] : []
+        content {
+          test     = "ForAllValues:StringEquals"
+          variable = "dynamodb:LeadingKeys"
+          values   = local.dynamodb_shard_partitions
         }
       }
     }
