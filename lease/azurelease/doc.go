@@ -162,7 +162,9 @@
 //
 // # Shard groups
 //
-// Objects is package shard's Store in one container (NewObjects): each
+// Objects is package shard's Store in one container (NewObjects; by URL,
+// for shard.OpenStore and leasehold run --shards,
+// azblob://CONTAINER/GROUP with GroupURLParams): each
 // key of a group is a blob of that name, GROUP/members/ID and
 // GROUP/assigner leases of this package, GROUP/assignment and GROUP/acks/ID
 // plain blobs written with Put Blob conditional on their ETag. Azure's

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
@@ -45,14 +46,30 @@ import (
 type Objects struct {
 	opts      Options
 	container *container.Client
+	pageSize  *int32
 	lists     atomic.Uint64
 }
 
-// NewObjects returns the store in opts.Container, reached as opts says
-// (exactly one of Client, ConnectionString and AccountURL). opts.Blob must
-// be empty: each key names its blob. InfiniteLease must be false: a
-// worker's liveness must lapse when it stops renewing. It sends no request.
-func NewObjects(opts Options) (*Objects, error) {
+// MaxPageSize is the most blobs one page of List Blobs returns.
+const MaxPageSize = 5000
+
+// ObjectsOptions locate a shard group's container and the client that
+// reaches it.
+type ObjectsOptions struct {
+	// Options names the container and how to reach the account (exactly
+	// one of Client, ConnectionString and AccountURL). Its Blob must be
+	// empty: each key names its blob. Its InfiniteLease must be false: a
+	// worker's liveness must lapse when it stops renewing.
+	Options
+	// PageSize is how many blobs each List Blobs asks for, at most
+	// MaxPageSize, the default; tests set fewer to list across pages
+	// without writing thousands of blobs.
+	PageSize int
+}
+
+// NewObjects returns the store in opts.Container, reached as opts says.
+// It sends no request.
+func NewObjects(opts ObjectsOptions) (*Objects, error) {
 	if err := validContainer(opts.Container); err != nil {
 		return nil, err
 	}
@@ -61,6 +78,8 @@ func NewObjects(opts Options) (*Objects, error) {
 		return nil, invalid("Blob", strconv.Quote(opts.Blob), "must be empty for Objects: each key names its blob")
 	case opts.InfiniteLease:
 		return nil, invalid("InfiniteLease", true, "must be false for Objects: a worker's liveness must lapse when the worker stops renewing it")
+	case opts.PageSize < 0 || opts.PageSize > MaxPageSize:
+		return nil, invalid("PageSize", opts.PageSize, fmt.Sprintf("must be between 0 (the default, %d) and %d", MaxPageSize, MaxPageSize))
 	}
 	if err := opts.validateAccount(); err != nil {
 		return nil, err
@@ -69,7 +88,11 @@ func NewObjects(opts Options) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Objects{opts: opts, container: c.ServiceClient().NewContainerClient(opts.Container)}, nil
+	o := &Objects{opts: opts.Options, container: c.ServiceClient().NewContainerClient(opts.Container)}
+	if opts.PageSize > 0 {
+		o.pageSize = to.Ptr(int32(opts.PageSize))
+	}
+	return o, nil
 }
 
 // ListsLeaseState reports true: List reports the state of the leases'
@@ -148,7 +171,7 @@ func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, e
 	ctx = policy.WithRetryOptions(ctx, noRetries)
 	listing := o.lists.Add(1)
 	out := map[string]string{}
-	pager := o.container.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
+	pager := o.container.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, MaxResults: o.pageSize})
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {

@@ -1,7 +1,6 @@
 package azurelease_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -12,21 +11,23 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
-	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/shard"
+	"github.com/leasehold/leasehold/shard/shardtest"
 )
 
 var _ shard.StoreJudgedLeases = (*azurelease.Objects)(nil)
 
-// The tests of Objects check the promises of shard.Store on Azurite, one
-// by one. When the shard conformance suite exists, it replaces them.
+// shardPageSize is the page size of the suite's listings: 7 blobs over 3
+// pages, instead of 10,001 over Azure's pages of 5,000.
+const shardPageSize = 3
 
-func newObjects(t *testing.T, e *env) *azurelease.Objects {
+func newObjects(t *testing.T, e *env, c *azblob.Client, pageSize int) *azurelease.Objects {
 	t.Helper()
-	o, err := azurelease.NewObjects(azurelease.Options{Container: e.container, Client: e.client})
+	o, err := azurelease.NewObjects(azurelease.ObjectsOptions{Options: azurelease.Options{Container: e.container, Client: c}, PageSize: pageSize})
 	if err != nil {
 		t.Fatalf("NewObjects: %v", err)
 	}
@@ -34,14 +35,16 @@ func newObjects(t *testing.T, e *env) *azurelease.Objects {
 }
 
 func TestNewObjectsNamesTheField(t *testing.T) {
+	cs := "AccountName=a;AccountKey=a2V5"
 	for _, tc := range []struct {
-		opts azurelease.Options
+		opts azurelease.ObjectsOptions
 		want string
 	}{
-		{azurelease.Options{Container: "ccc", ConnectionString: "AccountName=a;AccountKey=a2V5", Blob: "x"}, "Blob"},
-		{azurelease.Options{Container: "ccc", ConnectionString: "AccountName=a;AccountKey=a2V5", InfiniteLease: true}, "InfiniteLease"},
-		{azurelease.Options{Container: "ab"}, "Container"},
-		{azurelease.Options{Container: "abc"}, "Client, ConnectionString or AccountURL"},
+		{azurelease.ObjectsOptions{Options: azurelease.Options{Container: "ccc", ConnectionString: cs, Blob: "x"}}, "Blob"},
+		{azurelease.ObjectsOptions{Options: azurelease.Options{Container: "ccc", ConnectionString: cs, InfiniteLease: true}}, "InfiniteLease"},
+		{azurelease.ObjectsOptions{Options: azurelease.Options{Container: "ab"}}, "Container"},
+		{azurelease.ObjectsOptions{Options: azurelease.Options{Container: "abc"}}, "Client, ConnectionString or AccountURL"},
+		{azurelease.ObjectsOptions{Options: azurelease.Options{Container: "ccc", ConnectionString: cs}, PageSize: 5001}, "PageSize (5001)"},
 	} {
 		_, err := azurelease.NewObjects(tc.opts)
 		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
@@ -50,145 +53,72 @@ func TestNewObjectsNamesTheField(t *testing.T) {
 	}
 }
 
-// TestObjectsPut: Put creates only an absent key, replaces only the
-// stored version, and returns a new version when the bytes change.
-func TestObjectsPut(t *testing.T) {
+// TestShardConformance runs the shard suite on Azurite, at Azure's
+// shortest lease duration; its List reports the leases' state
+// (shard.StoreJudgedLeases), which the suite's Lease test checks.
+func TestShardConformance(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	o := newObjects(t, e)
-	ctx := t.Context()
-	v1, err := o.Put(ctx, "g/a", []byte("one"), "")
-	if err != nil {
-		t.Fatalf("Put(create): %v", err)
+	shardtest.Run(t, shardtest.Config{
+		NewStore: func(t *testing.T) shardtest.Clients {
+			o := newObjects(t, e, e.client, shardPageSize)
+			return func(string) shard.Store { return o }
+		},
+		TTL:      testTTL,
+		PageSize: shardPageSize,
+	})
+}
+
+// TestListPages: a listing asks for PageSize blobs a page: the suite's
+// ListAcrossPages lists across pages.
+func TestListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	calls := newCounter()
+	o := newObjects(t, e, newClient(t, e.cs, calls), 2)
+	for _, k := range []string{"g/acks/a", "g/acks/b", "g/acks/c", "g/acks/d", "g/acks/e"} {
+		if _, err := o.Put(t.Context(), k, []byte(k), ""); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := o.Put(ctx, "g/a", []byte("again"), ""); !errors.Is(err, driver.ErrConflict) {
-		t.Fatalf("Put(create) of an existing key: %v; want driver.ErrConflict", err)
+	calls.take()
+	if list, err := o.List(t.Context(), "g/"); err != nil || len(list) != 5 {
+		t.Fatalf("List of 5 blobs: %v, %v", list, err)
 	}
-	v2, err := o.Put(ctx, "g/a", []byte("two"), v1)
-	if err != nil || v2 == v1 {
-		t.Fatalf("Put(replace %s): %q, %v; want a new version", v1, v2, err)
-	}
-	if _, err := o.Put(ctx, "g/a", []byte("three"), v1); !errors.Is(err, driver.ErrConflict) {
-		t.Fatalf("Put(replace) of a stale version: %v; want driver.ErrConflict", err)
-	}
-	if _, err := o.Put(ctx, "g/absent", []byte("x"), v2); !errors.Is(err, driver.ErrConflict) {
-		t.Fatalf("Put(replace) of an absent key: %v; want driver.ErrConflict", err)
-	}
-	big := bytes.Repeat([]byte{7}, 1<<20)
-	vb, err := o.Put(ctx, "g/big", big, "")
-	if err != nil {
-		t.Fatalf("Put of 1 MiB: %v", err)
-	}
-	got, v, err := o.Get(ctx, "g/big", "")
-	if err != nil || v != vb || !bytes.Equal(got, big) {
-		t.Fatalf("Get of 1 MiB: %d bytes, %q, %v; want them back at %q", len(got), v, err, vb)
+	if n := calls.take()[http.MethodGet]; n < 3 {
+		t.Errorf("a listing of 5 blobs, 2 a page, took %d List Blobs; want at least 3", n)
 	}
 }
 
-// TestObjectsGet: Get returns the bytes and version, the version alone
-// when it is known, and lease.ErrNoRecord for an absent key.
-func TestObjectsGet(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	o := newObjects(t, e)
+// TestOpenStore: shard.OpenStore opens azblob://CONTAINER/GROUP URLs, and
+// refuses what a group's URL cannot carry, naming it.
+func TestOpenStore(t *testing.T) {
+	e := newEnv(t) // not parallel: it sets a variable
+	t.Setenv("LEASEHOLD_TEST_AZBLOB_CS", e.cs)
 	ctx := t.Context()
-	if _, _, err := o.Get(ctx, "g/a", ""); !errors.Is(err, lease.ErrNoRecord) {
-		t.Fatalf("Get of an absent key: %v; want lease.ErrNoRecord", err)
+	store, group, err := shard.OpenStore(ctx, "azblob://"+e.container+"/groups/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", lease.Options{Identity: "w"})
+	if _, ok := store.(*azurelease.Objects); !ok || group != "groups/jobs" || err != nil {
+		t.Fatalf("OpenStore: %T, %q, %v; want *azurelease.Objects and the group groups/jobs", store, group, err)
 	}
-	v1, err := o.Put(ctx, "g/a", []byte("one"), "")
+	v, err := store.Put(ctx, group+"/acks/w", []byte("x"), "")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Put through the opened store: %v", err)
 	}
-	data, v, err := o.Get(ctx, "g/a", "")
-	if err != nil || v != v1 || string(data) != "one" {
-		t.Fatalf("Get: %q, %q, %v; want \"one\" at %q", data, v, err, v1)
+	if list, err := store.List(ctx, group+"/"); err != nil || list[group+"/acks/w"] != v {
+		t.Fatalf("List through the opened store: %v, %v; want groups/jobs/acks/w at %q", list, err, v)
 	}
-	data, v, err = o.Get(ctx, "g/a", v1)
-	if err != nil || v != v1 || data != nil {
-		t.Fatalf("Get known %q: %q, %q, %v; want the version alone", v1, data, v, err)
-	}
-	v2, err := o.Put(ctx, "g/a", []byte("two"), v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, v, err = o.Get(ctx, "g/a", v1)
-	if err != nil || v != v2 || string(data) != "two" {
-		t.Fatalf("Get known %q after a write: %q, %q, %v; want \"two\" at %q", v1, data, v, err, v2)
-	}
-}
-
-// TestObjectsList: List shows every key under the prefix at the version
-// Put returned, more than a page of them, and nothing else; a leased blob
-// shows a new version at every listing while leased, and its ETag once
-// released.
-func TestObjectsList(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	o := newObjects(t, e)
-	ctx := t.Context()
-	want := map[string]string{}
-	for i := range 5003 { // a page is 5,000 blobs
-		key := "g/acks/" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + time.Duration(i).String()
-		if _, ok := want[key]; ok {
-			continue
-		}
-		v, err := o.Put(ctx, key, []byte(key), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[key] = v
-	}
-	if _, err := o.Put(ctx, "other/x", []byte("x"), ""); err != nil {
-		t.Fatal(err)
-	}
-	got, err := o.List(ctx, "g/")
-	if err != nil {
-		t.Fatalf("List: %v", err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("List: %d keys; want %d", len(got), len(want))
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Fatalf("List: %s at %q; want %q", k, got[k], v)
-		}
-	}
-
-	l, err := o.Lease("g/members/w", lease.Options{Identity: "w", TTL: testTTL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	term, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	versions := map[string]bool{}
-	for range 3 {
-		got, err := o.List(ctx, "g/members/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		versions[got["g/members/w"]] = true
-		if _, err := l.Renew(ctx, term); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(versions) != 3 {
-		t.Fatalf("three listings of a held lease showed the versions %v; want three", versions)
-	}
-	if err := l.Release(ctx, term); err != nil {
-		t.Fatal(err)
-	}
-	versions = map[string]bool{}
-	for range 3 {
-		got, err := o.List(ctx, "g/members/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		versions[got["g/members/w"]] = true
-	}
-	if len(versions) != 1 {
-		t.Fatalf("three listings of a released lease showed the versions %v; want one", versions)
+	for _, tc := range []struct{ name, url, want string }{
+		{"UnknownParam", "azblob://ccc/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS&ttl=5s", "unknown query parameter(s) ttl (known: account, connection_string_env, endpoint)"},
+		{"InfiniteLease", "azblob://ccc/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS&infinite_lease=true", "unknown query parameter(s) infinite_lease"},
+		{"NoGroup", "azblob://ccc?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", "names no group; want azblob://CONTAINER/GROUP"},
+		{"BadContainer", "azblob://c/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", `Container ("c")`},
+		{"TwoAccounts", "azblob://ccc/jobs?account=abc&connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", "more than one of account, endpoint and connection_string_env"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := shard.OpenStore(ctx, tc.url, lease.Options{Identity: "w"}); !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("OpenStore(%q): %v; want lease.ErrInvalid saying %q", tc.url, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -214,10 +144,7 @@ func TestShardsOnAzure(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	start := func(id string, c *cut) *shard.Worker {
-		o, err := azurelease.NewObjects(azurelease.Options{Container: e.container, Client: newClient(t, e.cs, c)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := newObjects(t, e, newClient(t, e.cs, c), 0)
 		w, err := shard.New(shard.Config{Store: o, Group: "g", Shards: 4, Identity: id, TTL: testTTL,
 			Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }})
 		if err != nil {

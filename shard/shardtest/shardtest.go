@@ -16,7 +16,10 @@
 //   - a cancelled context makes every call return an error matching
 //     context.Canceled (a List no map) and changes nothing;
 //   - Lease opens a working lease (acquire, a second contender refused,
-//     renew, release, taken by the next), whose record List shows;
+//     renew, release, taken by the next), whose record List shows at one
+//     version while no one writes it; on a store that lists its native
+//     leases' state (shard.StoreJudgedLeases), at a version new at every
+//     listing while held, and at one version once released;
 //   - a group of workers on the store (shard.Worker) starts every shard,
 //     balances on a join and on a leave with the fewest moves, and never
 //     runs a shard on two workers at once nor starts one with an epoch that
@@ -335,6 +338,21 @@ func cancelledContext(e *env) {
 	e.wantMissing(e.key("b"))
 }
 
+// listLease lists the prefix n times, and returns the versions at which
+// the listings showed the lease at key.
+func (e *env) listLease(key string, n int) map[string]bool {
+	e.t.Helper()
+	seen := map[string]bool{}
+	for range n {
+		list, err := e.s.List(e.t.Context(), e.prefix)
+		if err != nil || list[key] == "" {
+			e.t.Fatalf("List(%q) of a lease's prefix: %v, %v; want the lease's record", e.prefix, list, err)
+		}
+		seen[list[key]] = true
+	}
+	return seen
+}
+
 func leaseWorks(e *env) {
 	ctx := e.t.Context()
 	k := e.key("assigner")
@@ -358,11 +376,17 @@ func leaseWorks(e *env) {
 	if t1, err = a.Renew(ctx, t1); err != nil {
 		e.t.Fatalf("Renew: %v", err)
 	}
-	if list, err := e.s.List(ctx, e.prefix); err != nil || list[k] == "" {
-		e.t.Fatalf("List(%q) of a lease's prefix: %v, %v; want the lease's record", e.prefix, list, err)
-	}
+	heldAt := e.listLease(k, 3)
 	if err := a.Release(ctx, t1); err != nil {
 		e.t.Fatalf("Release: %v", err)
+	}
+	if j, ok := e.s.(shard.StoreJudgedLeases); ok && j.ListsLeaseState() {
+		releasedAt := e.listLease(k, 3)
+		if len(heldAt) != 3 || len(releasedAt) != 1 {
+			e.t.Fatalf("three listings of a held lease showed %d versions, three of the released lease %d (%v, then %v); want 3, then 1 (shard.StoreJudgedLeases)", len(heldAt), len(releasedAt), heldAt, releasedAt)
+		}
+	} else if len(heldAt) != 1 {
+		e.t.Fatalf("three listings of a lease held and not renewed meanwhile showed the versions %v; want one, the record's", heldAt)
 	}
 	t2, err := b.Acquire(ctx)
 	if err != nil || t2.Token <= t1.Token {
