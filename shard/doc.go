@@ -203,8 +203,10 @@
 //
 // The shard layer runs on memlease (memlease.Objects), S3
 // (s3lease.Objects), Cloud Storage (gcslease.Objects), DynamoDB
-// (dynamolease.Objects) and Azure Blob (azurelease.Objects); OpenStore
-// opens a Store from a group's URL where its backend registered one.
+// (dynamolease.Objects) and Azure Blob (azurelease.Objects), each of
+// which passes the conformance suite shard/shardtest; OpenStore opens any
+// of them from a group's URL (mem://, s3://, gs://, dynamodb://,
+// azblob://).
 // Stores whose leases the store judges are refused with
 // lease.ErrUnsafeStore unless their List reports the leases' state
 // (StoreJudgedLeases). The chaos suite for shards and per-shard health

@@ -41,7 +41,8 @@ func TestHelp(t *testing.T) {
 
 // TestHelpListsEveryGrant: leasehold help lists every grant each backend
 // declares (driver.Store), the probe's included, so that an identity given
-// exactly that list is not refused on its first write; it and help check
+// exactly that list is not refused on its first write, and marks those
+// only shard groups need; it and help check
 // say which TTLs each store allows.
 func TestHelpListsEveryGrant(t *testing.T) {
 	env, stdout, _ := testEnv(nil)
@@ -53,6 +54,9 @@ func TestHelpListsEveryGrant(t *testing.T) {
 			n++
 			if !strings.Contains(help, g.String()) {
 				t.Errorf("leasehold help lacks %s's grant %q", s.Scheme, g)
+			}
+			if g.Group && !strings.Contains(help, g.String()+" (shard groups only)") {
+				t.Errorf("leasehold help does not say %s's grant %q is for shard groups only", s.Scheme, g)
 			}
 		}
 	}

@@ -22,9 +22,9 @@ import (
 //	GROUP/acks/ID      a worker's acknowledgement (a small object, Ack)
 //	GROUP/assignment   who owns which shard (one object, N·7 bytes or so)
 //
-// memlease.Objects, s3lease.Objects and gcslease.Objects implement it, and
-// each runs the conformance suite shard/shardtest, which tests every
-// promise below. A backend's implementation must keep these promises, on
+// memlease.Objects, s3lease.Objects, gcslease.Objects, dynamolease.Objects
+// and azurelease.Objects implement it, and each runs the conformance suite
+// shard/shardtest, which tests every promise below. A backend's implementation must keep these promises, on
 // which the safety argument in package shard's doc rests:
 //
 //   - Put is atomic and conditional, and the store enforces the condition:
@@ -86,7 +86,7 @@ type Objects interface {
 
 // ObjectsOpener opens a group's Objects from a URL, as lease.URLOpener opens a
 // lease: the lease URL of the group's prefix (s3://BUCKET/PREFIX,
-// mem://NAME). Backends register one per scheme in their init function,
+// dynamodb://TABLE/GROUP, mem://NAME). Backends register one per scheme in their init function,
 // beside their lease.URLOpener; import a backend for its side effect to make
 // its scheme available to OpenObjects (and shard.OpenStore):
 //
@@ -95,9 +95,11 @@ type ObjectsOpener interface {
 	// OpenObjectsURL opens the Objects that hold the group u names, and
 	// returns it with the group's prefix in it (shard.Config.Group): for
 	// "s3://bucket/jobs", the bucket's store and "jobs". Every call of the
-	// Objects act for the client opts.Identity. It sends no request. It must
-	// reject query parameters it does not know with an error wrapping
-	// lease.ErrInvalid.
+	// Objects act for the client opts.Identity. It sends no request, but
+	// where the backend's lease opener checks its store at Open too
+	// (dynamolease describes the group's table, within opts.CallTimeout).
+	// It must reject query parameters it does not know with an error
+	// wrapping lease.ErrInvalid.
 	OpenObjectsURL(ctx context.Context, u *url.URL, opts lease.Options) (store Objects, group string, err error)
 }
 

@@ -169,6 +169,11 @@
 //	  --key-schema AttributeName=group,KeyType=HASH AttributeName=key,KeyType=RANGE \
 //	  --billing-mode PAY_PER_REQUEST
 //
+// By URL, shard.OpenStore and leasehold run --shards name a group
+// dynamodb://TABLE/GROUP ("dynamodb://shards/orders?region=eu-west-1"),
+// with URLParams' AWS parameters and the keys' names in group_attribute
+// and key_attribute (GroupURLParams).
+//
 // Why a table of its own: the group's assigner lists the group three times
 // per renew interval. In this table a listing is one strongly consistent
 // Query of the group's partition (1 MB a page), charged for the group's
@@ -185,7 +190,8 @@
 // unit, whatever N is (DynamoDB has no conditional read: the head is
 // small instead). The leases' probe items go in partition
 // GROUP.leasehold-probe. Objects calls ObjectsIAMActions on the table
-// (ObjectsGrant; terraform/modules/aws-lease-iam grants it with
+// (ObjectsGrant, Description's shard group grant, which leasehold help
+// lists; terraform/modules/aws-lease-iam grants it with
 // dynamodb_shard_table_arn, limited to the groups' partitions with
 // dynamodb_shard_groups).
 //

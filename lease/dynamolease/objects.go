@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,6 +70,10 @@ type ObjectsOptions struct {
 	// bounded by its own lease.Options.CallTimeout, and the other calls by
 	// their context.
 	CallTimeout time.Duration
+	// PageSize is how many items each Query reads at most (its Limit).
+	// Default 0: DynamoDB's pages of 1 MB. Tests set a few to list across
+	// pages without writing megabytes.
+	PageSize int
 }
 
 // Objects is a shard group's store (shard.Store) in a DynamoDB table whose
@@ -98,7 +103,8 @@ type ObjectsOptions struct {
 // changed. List is a Query with ConsistentRead of the group's partition,
 // 1 MB a page, projecting the sort key and nonce.
 type Objects struct {
-	base conn // the group's conn: name the group, sort unset
+	base     conn // the group's conn: name the group, sort unset
+	pageSize *int32
 }
 
 // NewObjects returns the store of opts.Group in opts.Table, after checking
@@ -125,6 +131,8 @@ func NewObjects(ctx context.Context, opts ObjectsOptions) (*Objects, error) {
 		return nil, invalid("Group", strconv.Quote(opts.Group), "must be a non-empty name without '#' (GROUP#parts holds the group's large objects)")
 	case opts.GroupAttribute == opts.KeyAttribute:
 		return nil, invalid("KeyAttribute", strconv.Quote(opts.KeyAttribute), "must differ from GroupAttribute")
+	case opts.PageSize < 0 || opts.PageSize > math.MaxInt32:
+		return nil, &lease.OptionError{Pkg: "dynamodb", Field: "PageSize", Value: opts.PageSize, Reason: "must be 0 (DynamoDB's pages of 1 MB) or a positive number of items"}
 	}
 	for field, a := range map[string]string{"GroupAttribute": opts.GroupAttribute, "KeyAttribute": opts.KeyAttribute} {
 		if a == attrData || a == attrAnnotations || slices.Contains(recordAttributes, a) {
@@ -139,6 +147,9 @@ func NewObjects(ctx context.Context, opts ObjectsOptions) (*Objects, error) {
 		return nil, err
 	}
 	o := &Objects{base: conn{client: client, table: opts.Table, name: opts.Group, keyAttr: opts.GroupAttribute, sortAttr: opts.KeyAttribute, callTimeout: opts.CallTimeout}}
+	if opts.PageSize > 0 {
+		o.pageSize = aws.Int32(int32(opts.PageSize))
+	}
 	if err := o.base.checkTable(ctx, false); err != nil {
 		return nil, err
 	}
@@ -261,6 +272,7 @@ func (o *Objects) query(ctx context.Context, partition, prefix string, projectio
 	in := &ddb.QueryInput{
 		TableName:                &o.base.table,
 		ConsistentRead:           aws.Bool(true),
+		Limit:                    o.pageSize,
 		KeyConditionExpression:   aws.String("#pk = :pk AND begins_with(#sk, :prefix)"),
 		ExpressionAttributeNames: map[string]string{"#pk": o.base.keyAttr, "#sk": o.base.sortAttr},
 		ExpressionAttributeValues: map[string]types.AttributeValue{

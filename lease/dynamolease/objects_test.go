@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,14 +26,16 @@ import (
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
+	"github.com/leasehold/leasehold/lease/leasetest"
 	"github.com/leasehold/leasehold/shard"
+	"github.com/leasehold/leasehold/shard/shardtest"
 )
 
 var _ shard.Store = (*dynamolease.Objects)(nil)
 
-// The tests of Objects check the promises of shard.Store on dynalite and
-// moto, one by one. When the shard conformance suite exists, it replaces
-// them.
+// shardPageSize is the page size of the suite's listings (a Query's
+// Limit): 7 items over 3 pages, instead of a megabyte of them.
+const shardPageSize = 3
 
 // groupKey is the key schema of a shard group's table, with the default
 // attributes.
@@ -52,10 +55,16 @@ func (tg *target) groupTable(t *testing.T) string {
 // the target if nil).
 func (tg *target) objects(t *testing.T, table, g string, c *ddb.Client) *dynamolease.Objects {
 	t.Helper()
+	return tg.objectsPaged(t, table, g, c, 0)
+}
+
+// objectsPaged is objects listing pageSize items a page.
+func (tg *target) objectsPaged(t *testing.T, table, g string, c *ddb.Client, pageSize int) *dynamolease.Objects {
+	t.Helper()
 	if c == nil {
 		c = tg.newClient(nil)
 	}
-	o, err := dynamolease.NewObjects(t.Context(), dynamolease.ObjectsOptions{Table: table, Group: g, Client: c, CallTimeout: tg.callTimeout})
+	o, err := dynamolease.NewObjects(t.Context(), dynamolease.ObjectsOptions{Table: table, Group: g, Client: c, CallTimeout: tg.callTimeout, PageSize: pageSize})
 	if err != nil {
 		t.Fatalf("%s: NewObjects: %v", tg.name, err)
 	}
@@ -90,35 +99,32 @@ func TestNewObjectsChecks(t *testing.T) {
 	})
 }
 
-// TestObjectsPut: Put creates only an absent key, replaces only the
-// stored version, returns a new version when the bytes change, and keeps
-// objects up to 1 MiB, in parts, and removes the parts it replaced.
-func TestObjectsPut(t *testing.T) {
+func TestShardConformance(t *testing.T) {
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		table := tg.groupTable(t)
+		shardtest.Run(t, shardtest.Config{
+			NewStore: func(t *testing.T) shardtest.Clients {
+				o := tg.objectsPaged(t, table, "shardtest", nil, shardPageSize)
+				return func(string) shard.Store { return o }
+			},
+			TTL:         testTTL,
+			CallTimeout: tg.callTimeout,
+			PageSize:    shardPageSize,
+		})
+	})
+}
+
+// TestObjectsParts: an object over 3 KiB goes in parts, which listings do
+// not show; a Put that replaces it removes the parts it replaced, and one
+// outside the group is refused.
+func TestObjectsParts(t *testing.T) {
 	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
 		table := tg.groupTable(t)
 		o := tg.objects(t, table, "g", nil)
 		ctx := t.Context()
-		v1, err := o.Put(ctx, "g/a", []byte("one"), "")
-		if err != nil {
-			t.Fatalf("Put(create): %v", err)
-		}
-		if _, err := o.Put(ctx, "g/a", []byte("again"), ""); !errors.Is(err, driver.ErrConflict) {
-			t.Fatalf("Put(create) of an existing key: %v; want driver.ErrConflict", err)
-		}
-		v2, err := o.Put(ctx, "g/a", []byte("two"), v1)
-		if err != nil || v2 == v1 {
-			t.Fatalf("Put(replace %s): %q, %v; want a new version", v1, v2, err)
-		}
-		if _, err := o.Put(ctx, "g/a", []byte("three"), v1); !errors.Is(err, driver.ErrConflict) {
-			t.Fatalf("Put(replace) of a stale version: %v; want driver.ErrConflict", err)
-		}
-		if _, err := o.Put(ctx, "g/absent", []byte("x"), v2); !errors.Is(err, driver.ErrConflict) {
-			t.Fatalf("Put(replace) of an absent key: %v; want driver.ErrConflict", err)
-		}
 		if _, err := o.Put(ctx, "other/a", []byte("x"), ""); !errors.Is(err, lease.ErrInvalid) {
 			t.Fatalf("Put of a key outside the group: %v; want lease.ErrInvalid", err)
 		}
-
 		var prev string
 		for i, size := range []int{1 << 20, 700_001, 5000, 3 << 10} {
 			big := bytes.Repeat([]byte{byte(i + 1)}, size)
@@ -130,8 +136,8 @@ func TestObjectsPut(t *testing.T) {
 			if err != nil || gv != v || !bytes.Equal(got, big) {
 				t.Fatalf("Get of %d bytes: %d bytes, %q, %v; want them back at %q", size, len(got), gv, err, v)
 			}
-			if _, err := o.Put(ctx, "g/big", []byte("stale"), prev); prev != "" && !errors.Is(err, driver.ErrConflict) {
-				t.Fatalf("Put of a stale version over %d bytes: %v; want driver.ErrConflict", size, err)
+			if list, err := o.List(ctx, "g/"); err != nil || !maps.Equal(list, map[string]string{"g/big": v}) {
+				t.Fatalf("List of the group holding %d bytes: %v, %v; want g/big alone, at %q", size, list, err, v)
 			}
 			prev = v
 		}
@@ -149,102 +155,78 @@ func TestObjectsPut(t *testing.T) {
 	})
 }
 
-// TestObjectsGet: Get returns the bytes and version, the version alone
-// when it is known, and lease.ErrNoRecord for an absent key.
-func TestObjectsGet(t *testing.T) {
-	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
-		o := tg.objects(t, tg.groupTable(t), "g", nil)
-		ctx := t.Context()
-		if _, _, err := o.Get(ctx, "g/a", ""); !errors.Is(err, lease.ErrNoRecord) {
-			t.Fatalf("Get of an absent key: %v; want lease.ErrNoRecord", err)
+// TestListPages: a listing reads PageSize items a Query: the suite's
+// ListAcrossPages lists across pages.
+func TestListPages(t *testing.T) {
+	tg := targets.First(t)
+	table := tg.groupTable(t)
+	calls := storetest.NewCounter(nil, awstest.ByOperation)
+	o := tg.objectsPaged(t, table, "g", tg.newClient(calls), 2)
+	for _, k := range []string{"g/acks/a", "g/acks/b", "g/acks/c", "g/acks/d", "g/acks/e"} {
+		if _, err := o.Put(t.Context(), k, []byte(k), ""); err != nil {
+			t.Fatal(err)
 		}
-		for _, size := range []int{3, 500_000} {
-			one, two := bytes.Repeat([]byte{1}, size), bytes.Repeat([]byte{2}, size)
-			key := fmt.Sprintf("g/%d", size)
-			v1, err := o.Put(ctx, key, one, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, v, err := o.Get(ctx, key, "")
-			if err != nil || v != v1 || !bytes.Equal(data, one) {
-				t.Fatalf("Get: %d bytes, %q, %v; want %d at %q", len(data), v, err, size, v1)
-			}
-			data, v, err = o.Get(ctx, key, v1)
-			if err != nil || v != v1 || data != nil {
-				t.Fatalf("Get known %q: %d bytes, %q, %v; want the version alone", v1, len(data), v, err)
-			}
-			v2, err := o.Put(ctx, key, two, v1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, v, err = o.Get(ctx, key, v1)
-			if err != nil || v != v2 || !bytes.Equal(data, two) {
-				t.Fatalf("Get known %q after a write: %d bytes, %q, %v; want the new bytes at %q", v1, len(data), v, err, v2)
-			}
-		}
-	})
+	}
+	calls.Take()
+	if list, err := o.List(t.Context(), "g/"); err != nil || len(list) != 5 {
+		t.Fatalf("List of 5 items: %v, %v", list, err)
+	}
+	if n := calls.Take()["Query"]; n < 3 {
+		t.Errorf("a listing of 5 items, 2 a page, took %d Queries; want at least 3", n)
+	}
 }
 
-// TestObjectsList: List shows every key under the prefix, leases and
-// objects, at their versions, over more than one page, and nothing of
-// another group or of a large object's parts.
-func TestObjectsList(t *testing.T) {
-	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
-		table := tg.groupTable(t)
-		o := tg.objects(t, table, "g", nil)
-		other := tg.objects(t, table, "g2", nil)
-		ctx := t.Context()
-		want := map[string]string{}
-		pad := bytes.Repeat([]byte{9}, 3<<10) // 400 of them fill more than one 1 MB page
-		for i := range 400 {
-			key := fmt.Sprintf("g/acks/w%03d", i)
-			v, err := o.Put(ctx, key, pad, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			want[key] = v
+// TestOpenStore: shard.OpenStore opens dynamodb://TABLE/GROUP URLs with
+// the table's key attributes, and refuses what a group's URL cannot
+// carry, naming it.
+func TestOpenStore(t *testing.T) {
+	tg := targets.First(t) // dynalite
+	endpoint := url.QueryEscape(os.Getenv("LEASEHOLD_DYNALITE_ENDPOINT"))
+	awstest.IsolateEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	ctx := t.Context()
+	open := func(t *testing.T, urlstr string) shard.Store {
+		t.Helper()
+		store, group, err := shard.OpenStore(ctx, urlstr, lease.Options{Identity: "w", CallTimeout: tg.callTimeout})
+		if _, ok := store.(*dynamolease.Objects); !ok || group != "groups/jobs" || err != nil {
+			t.Fatalf("OpenStore(%q): %T, %q, %v; want *dynamolease.Objects and the group groups/jobs", urlstr, store, group, err)
 		}
-		v, err := o.Put(ctx, "g/assignment", bytes.Repeat([]byte{1}, 800_000), "")
-		if err != nil {
-			t.Fatal(err)
+		if _, err := store.Put(ctx, group+"/acks/w", []byte("x"), ""); err != nil {
+			t.Fatalf("Put through the store %q opened: %v", urlstr, err)
 		}
-		want["g/assignment"] = v
-		l, err := o.Lease("g/members/w", lease.Options{Identity: "w", CallTimeout: tg.callTimeout})
-		if err != nil {
-			t.Fatal(err)
-		}
-		term, err := l.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := other.Put(ctx, "g2/acks/w", []byte("x"), ""); err != nil {
-			t.Fatal(err)
-		}
-		got, err := o.List(ctx, "g/")
-		if err != nil {
-			t.Fatalf("List: %v", err)
-		}
-		if got["g/members/w"] != term.Version {
-			t.Errorf("List: the lease at %q; want its term's version %q", got["g/members/w"], term.Version)
-		}
-		delete(got, "g/members/w")
-		if len(got) != len(want) {
-			t.Errorf("List: %d keys; want %d", len(got), len(want))
-		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Fatalf("List: %s at %q; want %q", k, got[k], v)
-			}
-		}
-		renewed, err := l.Renew(ctx, term)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err = o.List(ctx, "g/members/")
-		if err != nil || len(got) != 1 || got["g/members/w"] != renewed.Version || renewed.Version == term.Version {
-			t.Fatalf("List of g/members/ after a renewal: %v, %v; want the lease alone at %q", got, err, renewed.Version)
+		return store
+	}
+	t.Run("DefaultKeys", func(t *testing.T) {
+		open(t, "dynamodb://"+tg.groupTable(t)+"/groups/jobs?region=us-east-1&endpoint="+endpoint)
+	})
+	t.Run("KeyAttributes", func(t *testing.T) {
+		table := tg.createTable(t, tg.newClient(nil), "leasehold-shards", []types.KeySchemaElement{
+			{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("k"), KeyType: types.KeyTypeRange},
+		}, map[string]types.ScalarAttributeType{"g": types.ScalarAttributeTypeS, "k": types.ScalarAttributeTypeS})
+		open(t, "dynamodb://"+table+"/groups/jobs?region=us-east-1&group_attribute=g&key_attribute=k&endpoint="+endpoint)
+		_, _, err := shard.OpenStore(ctx, "dynamodb://"+table+"/groups/jobs?region=us-east-1&endpoint="+endpoint, lease.Options{Identity: "w"})
+		if !errors.Is(err, lease.ErrNotFound) || !strings.Contains(err.Error(), `HASH "g"`) {
+			t.Errorf("OpenStore without the key attributes of a table keyed (g, k): %v; want lease.ErrNotFound naming its keys", err)
 		}
 	})
+	for _, tc := range []struct{ name, url, want string }{
+		{"UnknownParam", "dynamodb://shards/jobs?region=us-east-1&ttl=5s", "unknown query parameter(s) ttl (known: anonymous, dualstack, endpoint, fips, group_attribute, hostname_immutable, key_attribute, profile, region, role)"},
+		{"NoGroup", "dynamodb://shards?region=us-east-1", "names no group; want dynamodb://TABLE/GROUP"},
+		{"EmptyGroupAttribute", "dynamodb://shards/jobs?region=us-east-1&group_attribute=", `has an empty group_attribute; leave it out for the default "group"`},
+		{"EmptyKeyAttribute", "dynamodb://shards/jobs?region=us-east-1&key_attribute=", `has an empty key_attribute; leave it out for the default "key"`},
+		{"SameAttributes", "dynamodb://shards/jobs?region=us-east-1&group_attribute=k&key_attribute=k", `KeyAttribute ("k") must differ from GroupAttribute`},
+		{"HashInGroup", "dynamodb://shards/a%23b?region=us-east-1", `Group ("a#b") must be a non-empty name without '#'`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := shard.OpenStore(ctx, tc.url, lease.Options{Identity: "w"}); !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("OpenStore(%q): %v; want lease.ErrInvalid saying %q", tc.url, err, tc.want)
+			}
+		})
+	}
+	if _, err := dynamolease.NewObjects(ctx, dynamolease.ObjectsOptions{Table: "shards", Group: "g", PageSize: -1}); !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "PageSize (-1)") {
+		t.Errorf("NewObjects with PageSize -1: %v; want lease.ErrInvalid naming PageSize (-1)", err)
+	}
 }
 
 // cutClient fails every request while on is set, as a partition would.
@@ -312,9 +294,10 @@ func TestShardsOnDynamoDB(t *testing.T) {
 
 // TestObjectsCallsAreGranted: a group's calls (a lease's life, its
 // store's check included, and objects small and large written, replaced,
-// read and listed) are exactly ObjectsGrant's actions, and touch only the
-// partitions a dynamodb:LeadingKeys condition must list: GROUP,
-// GROUP#parts and GROUP.leasehold-probe.
+// read and listed) are exactly what Description grants shard groups
+// (ObjectsGrant, on the group's table), and touch only the partitions a
+// dynamodb:LeadingKeys condition must list: GROUP, GROUP#parts and
+// GROUP.leasehold-probe.
 func TestObjectsCallsAreGranted(t *testing.T) {
 	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
 		table := tg.groupTable(t)
@@ -334,7 +317,7 @@ func TestObjectsCallsAreGranted(t *testing.T) {
 					partitions[p] = true
 				}
 			}
-			return "dynamodb:" + awstest.ByOperation(r)
+			return "dynamodb:" + awstest.ByOperation(r) + " on arn:aws:dynamodb:REGION:ACCOUNT:table/GROUPTABLE"
 		})
 		o := tg.objects(t, table, "g", tg.newClient(calls))
 		ctx := t.Context()
@@ -365,10 +348,7 @@ func TestObjectsCallsAreGranted(t *testing.T) {
 		if _, err := o.List(ctx, "g/"); err != nil {
 			t.Fatal(err)
 		}
-		got := slices.Sorted(maps.Keys(calls.Take()))
-		if !slices.Equal(got, dynamolease.ObjectsGrant.Actions) {
-			t.Errorf("the group's calls: %v; ObjectsGrant grants %v", got, dynamolease.ObjectsGrant.Actions)
-		}
+		leasetest.CheckGrants(t, dynamolease.Description, slices.Sorted(maps.Keys(calls.Take())), func(g driver.Grant) bool { return g.Group })
 		want := []string{"g", "g#parts", "g" + driver.ProbeSuffix}
 		if got := slices.Sorted(maps.Keys(partitions)); !slices.Equal(got, want) {
 			t.Errorf("the group's calls touched the partitions %v; want %v", got, want)
