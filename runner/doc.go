@@ -111,9 +111,12 @@
 // again after growing waits, and the follower's delay grows. So a crashed
 // holder's lease is taken over soon after the TTL that follows its last
 // renewal (on Azure, which judges expiry itself, the lease's HeldError
-// says when its lease can have lapsed, and the follower asks then). Until
-// it has learned the schedule, and on a store whose renewals do not show,
-// a follower polls every jittered CampaignInterval.
+// says when its lease can have lapsed, and the follower asks then). A
+// follower that has just started reads every TTL/20 until it sees the
+// holder's first renewal, for at most one renew interval (8 reads at the
+// defaults, once), so that it knows the schedule before the holder could
+// die; if it sees none, and on a store whose renewals do not show, it
+// polls every jittered CampaignInterval.
 //
 // Config.Resolve says what a Config resolves to on a lease: every default
 // filled in, the Margin a task that cannot stop at once has to stop, and

@@ -30,13 +30,26 @@ import (
 // CampaignInterval), so that a holder whose renewals come late by varying
 // amounts is not looked for several times a renewal. Each renewal found
 // where it was expected shrinks the delay back by a sixteenth, down to the
-// follower's own; while it is above it, the follower does not probe. Until it knows a bracket, a follower polls every
-// jittered CampaignInterval, as on a store that judges expiry itself.
+// follower's own; while it is above it, the follower does not probe.
+//
+// A follower that has just started learns the phase at once: it reads
+// every TTL/20 (burstStep) until it sees the version change, for at most
+// one renew interval, so that the first renewal after its start brackets
+// the holder's schedule to a twentieth of the TTL; a holder that crashed
+// within a TTL of the follower's start is then taken over a few hundredths
+// of a TTL after the TTL that follows its last renewal, as by a follower
+// that has watched it for long. The burst only places reads: the count
+// towards expiry is the engine's, on this follower's clock. Otherwise,
+// until it knows a bracket (no renewal seen in the burst, or the holder
+// late), a follower polls every jittered CampaignInterval, as on a store
+// that judges expiry itself.
 //
 // Costs: once locked, follow plans one read per renewal interval, and one
 // more when a renewal comes late; campaign adds one between planned reads
 // that are further apart than readStep, so that a follower reads
-// FollowerReadsPerRenewal times per renewal (Resolved.FollowerReadInterval).
+// FollowerReadsPerRenewal times per renewal (Resolved.FollowerReadInterval);
+// at start, at most RenewInterval ÷ (TTL/20) reads more (8 at the
+// defaults), once.
 type follow struct {
 	renew, campaign time.Duration
 	jittered        func(time.Duration) time.Duration
@@ -57,7 +70,15 @@ type follow struct {
 	probed bool
 	// retry is the wait before looking again for a renewal that was due.
 	retry time.Duration
+	// started is when the first read began; burst the wait between reads
+	// until a version change is seen, for one renew interval from started.
+	started time.Time
+	burst   time.Duration
 }
+
+// burstStep divides the TTL into the wait between a just-started
+// follower's reads while it looks for the holder's first renewal: TTL/20.
+const burstStep = 20
 
 func newFollow(cfg Config, ttl time.Duration, jittered func(time.Duration) time.Duration) *follow {
 	base := ttl/100 + rand.N(ttl/50+1)
@@ -66,6 +87,7 @@ func newFollow(cfg Config, ttl time.Duration, jittered func(time.Duration) time.
 		campaign:  cfg.CampaignInterval,
 		jittered:  jittered,
 		precision: ttl / 200,
+		burst:     ttl / burstStep,
 		delay:     base,
 		base:      base,
 	}
@@ -79,7 +101,7 @@ func (f *follow) saw(began, back time.Time, rec lease.Record) time.Time {
 	f.holder, f.token, f.version, f.last, f.back = rec.Holder, rec.Token, rec.Version, began, back
 	switch {
 	case prev.IsZero():
-		f.hi = time.Time{}
+		f.hi, f.started = time.Time{}, began
 	case changed:
 		// The holder wrote after the previous read began and before this
 		// one returned, its latest write no earlier than a renew interval
@@ -110,6 +132,9 @@ func (f *follow) next() time.Time {
 		at := f.last.Add(f.retry)
 		f.retry = min(2*f.retry, f.campaign)
 		return at
+	case f.hi.IsZero() && f.last.Sub(f.started) < f.renew:
+		// Just started: look for the first renewal closely.
+		return f.last.Add(f.burst)
 	case f.hi.IsZero():
 		return f.last.Add(f.jittered(f.campaign))
 	case f.hi.Sub(f.lo) <= f.precision || f.probed || f.delay > f.base:

@@ -33,13 +33,17 @@ type assigner struct {
 	judge  *judge
 	acks   map[string]ack    // the latest acknowledgement seen, by identity
 	ackVer map[string]string // its version
+	// since is when the group was first found unsettled, zero while it
+	// is settled; grants counts the shards given out since (see settle).
+	since  time.Time
+	grants int
 }
 
 // assign is the assigner lease's task: a round every listing interval
 // until the term ends.
 func (w *Worker) assign(ctx context.Context) error {
 	lt, _ := runner.Term(ctx)
-	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}}
+	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, since: time.Now()}
 	for {
 		next := time.Now().Add(w.cfg.listInterval())
 		if err := a.round(ctx, next); err != nil {
@@ -108,8 +112,10 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 	}
 	planned, changed := plan(a.cur, a, a.nextGen())
 	if changed {
+		a.grants += planned.granted()
 		a.write(ctx, planned)
 	}
+	a.settle(sent, changed)
 	return nil
 }
 

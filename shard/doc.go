@@ -155,7 +155,12 @@
 //     term, and t stopped by e1 + R + RenewDeadline ≤ e1 + T. A later term
 //     of the same worker would have written a version of its own, breaking
 //     the run. A key that vanished counts as a version too (absent): t's
-//     next renewal finds it gone and stops.
+//     next renewal finds it gone and stops. On a store that judges its own
+//     leases (StoreJudgedLeases: Azure), a held lease lists as a new
+//     version at every listing, so a run counts only over listings at which
+//     the store said t's lease was free: the store frees it a TTL after the
+//     last renewal it accepted, after t stopped (rule 3), and the count adds
+//     a TTL on the assigner's clock.
 //
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which
@@ -196,13 +201,18 @@
 //
 // # What it does not do yet
 //
-// The shard layer runs on memlease (memlease.Objects is its Store). Stores
-// whose leases the store judges (Azure's native leases, whose renewals do
-// not change the version) are refused with lease.ErrUnsafeStore until the
-// assigner judges them from the lease state a listing shows. The
-// other backends' Stores, Prometheus metrics, the CLI (leasehold run
-// --shards), the conformance and chaos suites for shards, and per-shard
-// health checks are to come. The tests' fault schedules are seeded
+// The shard layer runs on memlease (memlease.Objects), S3
+// (s3lease.Objects), Cloud Storage (gcslease.Objects), DynamoDB
+// (dynamolease.Objects) and Azure Blob (azurelease.Objects), each of
+// which passes the conformance suite shard/shardtest; OpenStore opens any
+// of them from a group's URL (mem://, s3://, gs://, dynamodb://,
+// azblob://).
+// Stores whose leases the store judges are refused with
+// lease.ErrUnsafeStore unless their List reports the leases' state
+// (StoreJudgedLeases). The chaos suite for shards and per-shard health
+// checks are to come. Metrics are the caller's, from OnEvent, OnSettled
+// and OnRenew (leasehold run --shards exports them to Prometheus). The
+// tests' fault schedules are seeded
 // (TestRandomFaults, -seed N), but the runner's jitter draws from the
 // global source, so a failing seed shows its trace rather than replaying
 // exactly. Logs go to Config.Logger (slog) already; the

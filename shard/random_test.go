@@ -124,13 +124,13 @@ func randomFaults(t *testing.T, seed uint64) {
 	}
 	since := time.Now()
 	limit := since.Add(20 * f.ttl)
-	for !f.o.balanced(f.live()) && time.Now().Before(limit) {
+	for !f.o.Balanced(f.live()) && time.Now().Before(limit) {
 		time.Sleep(f.renew() / 16)
 	}
-	balanced := f.o.balanced(f.live())
+	balanced := f.o.Balanced(f.live())
 	f.stopAll()
-	if f.o.overlaps != 0 || f.o.backwards != 0 || !balanced {
+	if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
 		t.Errorf("seed %d: %d overlaps, %d epochs not increasing, balanced after healing: %t; first: %s\ntrace:\n%v",
-			seed, f.o.overlaps, f.o.backwards, balanced, f.o.first, trace)
+			seed, overlaps, backwards, balanced, first, trace)
 	}
 }

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,133 +15,14 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/shard/internal/oracle"
 )
-
-// oracle sees every start and end of every shard function, on the
-// bubble's clock: it counts starts of a shard while another worker still
-// runs it, and epochs that do not increase.
-type oracle struct {
-	mu        sync.Mutex
-	owner     []string
-	epoch     []uint64
-	count     map[string]int
-	starts    int
-	overlaps  int
-	backwards int
-	first     string // the first violation, for the failure message
-	dead      map[string]bool
-}
-
-func newOracle(n int) *oracle {
-	return &oracle{owner: make([]string, n), epoch: make([]uint64, n), count: map[string]int{}, dead: map[string]bool{}}
-}
-
-func (o *oracle) start(id string, s Shard) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.starts++
-	if prev := o.owner[s.Index]; prev != "" {
-		o.overlaps++
-		o.note(fmt.Sprintf("%v: shard %d started on %s (epoch %d) while %s ran it", time.Now().Format(time.TimeOnly), s.Index, id, s.Epoch, prev))
-	}
-	if s.Epoch <= o.epoch[s.Index] {
-		o.backwards++
-		o.note(fmt.Sprintf("shard %d started on %s with epoch %d after epoch %d", s.Index, id, s.Epoch, o.epoch[s.Index]))
-	}
-	o.owner[s.Index], o.epoch[s.Index] = id, s.Epoch
-	o.count[id]++
-}
-
-func (o *oracle) end(id string, s Shard) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.owner[s.Index] == id {
-		o.owner[s.Index] = ""
-	}
-	o.count[id]--
-}
-
-// crash marks id's process dead: its shard functions end at once.
-func (o *oracle) crash(id string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.dead[id] = true
-}
-
-func (o *oracle) crashed(id string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.dead[id]
-}
-
-func (o *oracle) note(s string) {
-	if o.first == "" {
-		o.first = s
-	}
-}
-
-// balanced reports whether every shard runs and the live workers' counts
-// differ by at most one.
-func (o *oracle) balanced(live []string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, id := range o.owner {
-		if id == "" {
-			return false
-		}
-	}
-	lo, hi := len(o.owner), 0
-	total := 0
-	for _, id := range live {
-		lo, hi = min(lo, o.count[id]), max(hi, o.count[id])
-		total += o.count[id]
-	}
-	return total == len(o.owner) && hi-lo <= 1
-}
-
-func (o *oracle) counts(ids []string) []int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := make([]int, len(ids))
-	for i, id := range ids {
-		out[i] = o.count[id]
-	}
-	return out
-}
-
-func (o *oracle) startCount() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.starts
-}
-
-// minMoves is the fewest starts that balance counts (the live workers'
-// shards) when unowned shards must start too: the unowned, and each
-// worker's excess over its share, the larger shares going to the workers
-// that hold most.
-func minMoves(counts []int, unowned int) int {
-	c := slices.Clone(counts)
-	sort.Sort(sort.Reverse(sort.IntSlice(c)))
-	n := unowned
-	for _, x := range c {
-		n += x
-	}
-	moves := unowned
-	for i, x := range c {
-		share := n / len(c)
-		if i < n%len(c) {
-			share++
-		}
-		moves += max(0, x-share)
-	}
-	return moves
-}
 
 // fleet is a group of simulated workers on one memlease store.
 type fleet struct {
 	t       *testing.T
 	store   *memlease.Store
-	o       *oracle
+	o       *oracle.Oracle
 	n       int
 	ttl     time.Duration
 	expire  time.Duration
@@ -164,7 +43,7 @@ type simWorker struct {
 const simGroup = "sim"
 
 func newFleet(t *testing.T, n int) *fleet {
-	return &fleet{t: t, store: memlease.NewStore(), o: newOracle(n), n: n, ttl: 15 * time.Second, workers: map[string]*simWorker{}}
+	return &fleet{t: t, store: memlease.NewStore(), o: oracle.New(n), n: n, ttl: 15 * time.Second, workers: map[string]*simWorker{}}
 }
 
 func (f *fleet) renew() time.Duration { return f.ttl * 3 / 8 }
@@ -188,12 +67,12 @@ func (f *fleet) start(id string) {
 		Logger:      simLogger(),
 		expireAfter: f.expire,
 		Run: func(ctx context.Context, s Shard) error {
-			f.o.start(id, s)
+			f.o.Start(id, s.Index, s.Epoch)
 			<-ctx.Done()
-			if !f.o.crashed(id) {
+			if !f.o.Crashed(id) {
 				time.Sleep(f.drain()) // the work takes a while to stop
 			}
-			f.o.end(id, s)
+			f.o.End(id, s.Index)
 			return nil
 		},
 	})
@@ -232,7 +111,7 @@ func (f *fleet) leave(id string) {
 // again, and its shard functions end at once.
 func (f *fleet) crash(id string) {
 	f.store.Hang(id)
-	f.o.crash(id)
+	f.o.Crash(id)
 	w := f.workers[id]
 	w.live = false
 	w.cancel()
@@ -273,13 +152,20 @@ func (f *fleet) assigner() string {
 func (f *fleet) settle(what string, since time.Time, startsBefore int) (time.Duration, int) {
 	f.t.Helper()
 	limit := since.Add(20 * f.ttl)
-	for !f.o.balanced(f.live()) {
+	for !f.o.Balanced(f.live()) {
 		if time.Now().After(limit) {
-			f.t.Fatalf("%s: not balanced within 20 TTL: counts %v", what, f.o.counts(f.live()))
+			f.t.Fatalf("%s: not balanced within 20 TTL: counts %v", what, f.o.Counts(f.live()))
 		}
 		time.Sleep(f.renew() / 16)
 	}
-	return time.Since(since), f.o.startCount() - startsBefore
+	return time.Since(since), f.o.Starts() - startsBefore
+}
+
+// overlapped reports whether the oracle saw a shard start while another
+// worker ran it.
+func (f *fleet) overlapped() bool {
+	overlaps, _, _ := f.o.Violations()
+	return overlaps != 0
 }
 
 // stopAll stops every worker at once, and waits for them and for the
@@ -324,15 +210,15 @@ func scenario(t *testing.T, n, m int) {
 	var figs []figures
 	record := func(what string, change func() int) {
 		t.Helper()
-		startsBefore := f.o.startCount()
+		startsBefore := f.o.Starts()
 		since := time.Now()
 		least := change()
 		took, moves := f.settle(what, since, startsBefore)
 		figs = append(figs, figures{what, took, moves, least})
 		// Steady afterwards: no shard moves in two TTLs.
-		before := f.o.startCount()
+		before := f.o.Starts()
 		time.Sleep(2 * f.ttl)
-		if moved := f.o.startCount() - before; moved != 0 {
+		if moved := f.o.Starts() - before; moved != 0 {
 			t.Errorf("%s: %d shards moved in a steady fleet", what, moved)
 		}
 	}
@@ -367,9 +253,9 @@ func scenario(t *testing.T, n, m int) {
 	}
 
 	record("join 1", func() int {
-		counts := f.o.counts(f.live())
+		counts := f.o.Counts(f.live())
 		f.join()
-		return minMoves(append(counts, 0), 0)
+		return oracle.MinMoves(append(counts, 0), 0)
 	})
 	leaver := f.live()[len(f.live())/2]
 	record("leave 1 (graceful)", func() int {
@@ -377,26 +263,26 @@ func scenario(t *testing.T, n, m int) {
 		gone := 0
 		for _, id := range f.live() {
 			if id == leaver {
-				gone = f.o.counts([]string{id})[0]
+				gone = f.o.Counts([]string{id})[0]
 				continue
 			}
-			counts = append(counts, f.o.counts([]string{id})[0])
+			counts = append(counts, f.o.Counts([]string{id})[0])
 		}
 		f.leave(leaver)
-		return minMoves(counts, gone)
+		return oracle.MinMoves(counts, gone)
 	})
 	crashLoss := func(victim string) int {
 		var counts []int
 		gone := 0
 		for _, id := range f.live() {
-			c := f.o.counts([]string{id})[0]
+			c := f.o.Counts([]string{id})[0]
 			if id == victim {
 				gone = c
 				continue
 			}
 			counts = append(counts, c)
 		}
-		return minMoves(counts, gone)
+		return oracle.MinMoves(counts, gone)
 	}
 	victim := f.live()[1]
 	if victim == f.assigner() {
@@ -419,9 +305,9 @@ func scenario(t *testing.T, n, m int) {
 			return least
 		})
 		record("heal the partition", func() int {
-			counts := f.o.counts(f.live())
+			counts := f.o.Counts(f.live())
 			f.heal(cut)
-			return minMoves(append(counts, 0), 0)
+			return oracle.MinMoves(append(counts, 0), 0)
 		})
 	}
 	record("restore an old assignment", func() int {
@@ -451,9 +337,9 @@ func scenario(t *testing.T, n, m int) {
 		return least
 	})
 	record("heal the assigner's partition", func() int {
-		counts := f.o.counts(f.live())
+		counts := f.o.Counts(f.live())
 		f.heal(cutBoss)
-		return minMoves(append(counts, 0), 0)
+		return oracle.MinMoves(append(counts, 0), 0)
 	})
 	record("restore an old assignment, crash the assigner", func() int {
 		f.store.Put(assignmentKey(simGroup), snapshot)
@@ -461,22 +347,22 @@ func scenario(t *testing.T, n, m int) {
 		return noMinimum
 	})
 	record("join 1 while the assigner's writes lose their answers and others' fail", func() int {
-		counts := f.o.counts(f.live())
+		counts := f.o.Counts(f.live())
 		f.store.LoseResponses(f.assigner(), 3)
 		for _, id := range f.live()[:3] {
 			f.store.FailNext(id, 2)
 		}
 		f.join()
-		return minMoves(append(counts, 0), 0)
+		return oracle.MinMoves(append(counts, 0), 0)
 	})
 	joiners := max(1, m/10)
 	record(fmt.Sprintf("join %d at once", joiners), func() int {
-		counts := f.o.counts(f.live())
+		counts := f.o.Counts(f.live())
 		for range joiners {
 			f.join()
 			counts = append(counts, 0)
 		}
-		return minMoves(counts, 0)
+		return oracle.MinMoves(counts, 0)
 	})
 	f.stopAll()
 
@@ -491,9 +377,10 @@ func scenario(t *testing.T, n, m int) {
 	}
 	t.Logf("steady state, per renew interval: a worker %.2f reads, %.2f writes; the assigner %.2f reads (listings included), %.2f writes",
 		reads/others/intervals, writes/others/intervals, float64(bossReads)/intervals, float64(bossWrites)/intervals)
-	t.Logf("oracle: %d starts, %d overlaps, %d epochs not increasing", f.o.starts, f.o.overlaps, f.o.backwards)
-	if f.o.overlaps != 0 || f.o.backwards != 0 {
-		t.Errorf("oracle: %d overlaps, %d epochs not increasing; first: %s", f.o.overlaps, f.o.backwards, f.o.first)
+	overlaps, backwards, first := f.o.Violations()
+	t.Logf("oracle: %d starts, %d overlaps, %d epochs not increasing", f.o.Starts(), overlaps, backwards)
+	if overlaps != 0 || backwards != 0 {
+		t.Errorf("oracle: %d overlaps, %d epochs not increasing; first: %s", overlaps, backwards, first)
 	}
 	for _, g := range figs {
 		if g.min != noMinimum && g.moves > g.min {
@@ -502,17 +389,16 @@ func scenario(t *testing.T, n, m int) {
 	}
 }
 
+// TestSimulation runs 100 shards over 10 workers through the scenario;
+// LEASEHOLD_SHARD_SIM=large runs the fleet instead, 10,000 shards
+// over 1,000 workers (about 30 s), as sim's LEASEHOLD_SIM_SCHEDULES sets
+// a larger budget: a size, not a second test that skips.
 func TestSimulation(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) { scenario(t, 100, 10) })
-}
-
-// TestSimulationLarge is the fleet: 10,000 shards over 1,000
-// workers. LEASEHOLD_SHARD_SIM=large runs it.
-func TestSimulationLarge(t *testing.T) {
-	if os.Getenv("LEASEHOLD_SHARD_SIM") != "large" {
-		t.Skip("LEASEHOLD_SHARD_SIM=large runs 10,000 shards over 1,000 workers")
+	shards, workers := 100, 10
+	if os.Getenv("LEASEHOLD_SHARD_SIM") == "large" {
+		shards, workers = 10_000, 1_000
 	}
-	synctest.Test(t, func(t *testing.T) { scenario(t, 10_000, 1_000) })
+	synctest.Test(t, func(t *testing.T) { scenario(t, shards, workers) })
 }
 
 func simLogger() *slog.Logger {
@@ -538,7 +424,7 @@ func TestOracleCatchesEarlyExpiry(t *testing.T) {
 		// Whether a start falls before the renew deadline depends on where
 		// the partition falls among the listings and reads: cut workers
 		// off in turn until one does.
-		for i := 0; i < 100 && f.o.overlaps == 0; i++ {
+		for i := 0; i < 100 && !f.overlapped(); i++ {
 			cut := f.live()[i%2]
 			if cut == f.assigner() {
 				cut = f.live()[2]
@@ -549,10 +435,11 @@ func TestOracleCatchesEarlyExpiry(t *testing.T) {
 			time.Sleep(3 * f.ttl)
 		}
 		f.stopAll()
-		if f.o.overlaps == 0 {
+		overlaps, _, first := f.o.Violations()
+		if overlaps == 0 {
 			t.Fatal("the oracle saw no two owners of a shard, although expiry was judged before the partitioned worker's renew deadline")
 		}
-		t.Logf("as expected: %d starts while another worker ran the shard; first: %s", f.o.overlaps, f.o.first)
+		t.Logf("as expected: %d starts while another worker ran the shard; first: %s", overlaps, first)
 	})
 }
 
@@ -648,8 +535,8 @@ func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
 			}
 			time.Sleep(f.renew() / 4)
 		}
-		if !f.o.balanced(f.live()) {
-			t.Errorf("3 TTL after a crash, with a slow assigner: not balanced: counts %v", f.o.counts(f.live()))
+		if !f.o.Balanced(f.live()) {
+			t.Errorf("3 TTL after a crash, with a slow assigner: not balanced: counts %v", f.o.Counts(f.live()))
 		}
 		f.stopAll()
 	})

@@ -119,6 +119,13 @@ type Config struct {
 	// OnEvent, if set, is called for every Event, on the worker's
 	// goroutines; it must return quickly.
 	OnEvent func(Event)
+	// OnRenew, if set, is called after every renewal attempt of the
+	// worker's liveness lease (runner.Config.OnRenew).
+	OnRenew func(took time.Duration, err error)
+	// OnSettled, if set, is called on the group's assigner each time an
+	// assignment settles the group after a change (see Settled), on the
+	// assigner's goroutine; it must return quickly.
+	OnSettled func(Settled)
 	// Logger receives the worker's logs. Default slog.Default().
 	Logger *slog.Logger
 
@@ -169,6 +176,7 @@ type Worker struct {
 	owned   map[int]uint64 // running shards and their epochs
 	stopped context.Context
 	stop    context.CancelCauseFunc
+	failed  error // the first error given to fatal
 }
 
 // New validates cfg and returns a Worker. Invalid settings are reported as
@@ -186,9 +194,9 @@ func New(cfg Config) (*Worker, error) {
 // error when the worker cannot take part without a person's help: its
 // Shards, TTL or RenewInterval differ from the group's, a lease or the
 // assignment cannot be used (see lease.Retryable), or the store's leases
-// are native ones, judged by the store (lease.JudgedByStore: Azure), which
-// this version's assigner cannot judge (lease.ErrUnsafeStore). Call it once
-// per Worker.
+// are native ones, judged by the store (lease.JudgedByStore), and its List
+// does not report their state (StoreJudgedLeases): the assigner could not
+// judge them (lease.ErrUnsafeStore). Call it once per Worker.
 func (w *Worker) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -201,10 +209,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if j := l.Judge(); j != lease.JudgedByContender {
-			return fmt.Errorf("shard: %w: the store's leases are judged by %v; the assigner judges liveness by versions, which a native lease's renewals do not change", lease.ErrUnsafeStore, j)
+		if j := l.Judge(); j != lease.JudgedByContender && !listsLeaseState(w.cfg.Store) {
+			return fmt.Errorf("shard: %w: the store's leases are judged by %v, and its List does not report their state (shard.StoreJudgedLeases); the assigner judges liveness by listed versions, which a native lease's renewals do not change", lease.ErrUnsafeStore, j)
 		}
-		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger
+		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
 		rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval
 		r, err := runner.New(rc)
 		if err != nil {
@@ -220,6 +228,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	err := start(memberKey(w.cfg.Group, w.cfg.Identity), w.serve, runner.Config{
 		HealthCheck: w.cfg.HealthCheck, HealthInterval: w.cfg.HealthInterval, HealthTimeout: w.cfg.HealthTimeout,
 		HealthThreshold: w.cfg.HealthThreshold, StallTimeout: w.cfg.StallTimeout, DrainTimeout: w.cfg.DrainTimeout,
+		OnRenew: w.cfg.OnRenew,
 	})
 	if err == nil && !w.cfg.NoAssigner {
 		err = start(assignerKey(w.cfg.Group), w.assign, runner.Config{})
@@ -228,16 +237,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.fatal(err)
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed
 }
 
-// fatal ends Run with err.
+// fatal ends Run with err, unless an earlier error ended it.
 func (w *Worker) fatal(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = err
+	}
 	w.stop(err)
 }
 
@@ -253,7 +264,17 @@ func (w *Worker) Owned() []Shard {
 	return out
 }
 
+// emit logs e and reports it to Config.OnEvent.
 func (w *Worker) emit(e Event) {
+	level := slog.LevelInfo
+	if e.Kind == Lost || e.Err != nil {
+		level = slog.LevelWarn
+	}
+	attrs := []any{"shard", e.Shard.Index, "epoch", e.Shard.Epoch}
+	if e.Err != nil {
+		attrs = append(attrs, "err", e.Err)
+	}
+	w.cfg.Logger.Log(context.Background(), level, "shard: "+e.Kind.String(), attrs...)
 	if w.cfg.OnEvent != nil {
 		w.cfg.OnEvent(e)
 	}

@@ -44,6 +44,10 @@ var kmsActions = []string{"kms:Decrypt", "kms:GenerateDataKey"}
 // for a whole prefix (s3_whole_prefix), for lease names chosen at run time.
 const prefixWildcardSid = "LeaseObjectsUnderPrefix"
 
+// groupWildcardSid grants the objects of shard groups, under each group's
+// prefix: their names (the workers' identities) are chosen at run time.
+const groupWildcardSid = "ShardGroupObjects"
+
 // logStreamsSid is the other: a Lambda function's log streams in its own
 // log group, whose names Lambda makes up.
 const logStreamsSid = "FunctionLogStreams"
@@ -81,6 +85,33 @@ func TestDynamoDBTableHasTheBackendsKeySchema(t *testing.T) {
 	}
 }
 
+func TestDynamoDBShardTableHasObjectsKeySchema(t *testing.T) {
+	m := load(t, "modules/aws-dynamodb-lease")
+	table := m.resource(t, "aws_dynamodb_table", "shards")
+	if got := m.stringOf(t, attr(t, table, "hash_key")); got != dynamolease.DefaultGroupAttribute {
+		t.Errorf("aws_dynamodb_table.shards: hash_key is %q, want dynamolease.DefaultGroupAttribute %q", got, dynamolease.DefaultGroupAttribute)
+	}
+	if got := m.stringOf(t, attr(t, table, "range_key")); got != dynamolease.DefaultObjectKeyAttribute {
+		t.Errorf("aws_dynamodb_table.shards: range_key is %q, want dynamolease.DefaultObjectKeyAttribute %q", got, dynamolease.DefaultObjectKeyAttribute)
+	}
+	var names []string
+	for _, a := range blocksOf(table.Body, "attribute") {
+		names = append(names, m.stringOf(t, attr(t, a, "name")))
+		if got := m.stringOf(t, attr(t, a, "type")); got != "S" {
+			t.Errorf("aws_dynamodb_table.shards: attribute %s has type %q, want \"S\"", names[len(names)-1], got)
+		}
+	}
+	if want := []string{dynamolease.DefaultGroupAttribute, dynamolease.DefaultObjectKeyAttribute}; !slices.Equal(sorted(names), sorted(want)) {
+		t.Errorf("aws_dynamodb_table.shards declares the attributes %v, want exactly the keys %v", names, want)
+	}
+	if got := m.stringOf(t, attr(t, table, "billing_mode")); got != "PAY_PER_REQUEST" {
+		t.Errorf("aws_dynamodb_table.shards: billing_mode is %q, want PAY_PER_REQUEST", got)
+	}
+	if ttl := blocksOf(table.Body, "ttl"); len(ttl) > 0 {
+		t.Errorf("aws_dynamodb_table.shards has a ttl block (%s): DynamoDB TTL must never delete lease items", ttl[0].DefRange())
+	}
+}
+
 func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	m := load(t, "modules/aws-lease-iam")
 	doc := m.data(t, "aws_iam_policy_document", "this")
@@ -93,8 +124,11 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 		"LeaseProbeObjects": grantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET/KEY"+s3lease.ProbeSuffix),
 		prefixWildcardSid:   grantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET/KEY"),
 		"LeaseBucket":       grantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET"),
+		groupWildcardSid:    groupGrantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET/GROUP/*"),
+		"ShardGroupList":    groupGrantOn(t, s3lease.Description, "arn:aws:s3:::BUCKET"),
 		"LeaseObjectsKMS":   kmsActions,
-		"LeaseTable":        allGranted(dynamolease.Description),
+		"LeaseTable":        leaseGranted(dynamolease.Description),
+		"ShardTable":        groupGrantOn(t, dynamolease.Description, "arn:aws:dynamodb:REGION:ACCOUNT:table/GROUPTABLE"),
 	}
 	seen := map[string]bool{}
 	for _, s := range stmts {
@@ -146,10 +180,13 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	}{
 		{"LeaseBucket", "[var.s3_bucket_arn]"},
 		{"LeaseTable", "[var.dynamodb_table_arn]"},
+		{"ShardTable", "[var.dynamodb_shard_table_arn]"},
 		{"LeaseObjectsKMS", "[var.s3_kms_key_arn]"},
 		{"LeaseObjects", `[for k in local.s3_lease_keys : "${var.s3_bucket_arn}/${k}"]`},
 		{"LeaseProbeObjects", `[for k in local.s3_probe_keys : "${var.s3_bucket_arn}/${k}"]`},
 		{prefixWildcardSid, `["${var.s3_bucket_arn}/${var.s3_prefix}/*"]`},
+		{groupWildcardSid, `[for p in local.s3_group_prefixes : "${var.s3_bucket_arn}/${p}*"]`},
+		{"ShardGroupList", "[var.s3_bucket_arn]"},
 	} {
 		s := find(stmts, c.sid)
 		if s == nil {
@@ -178,9 +215,17 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	if s := find(stmts, prefixWildcardSid); s != nil && !strings.Contains(s.forEach, "var.s3_whole_prefix") {
 		t.Errorf("%s: statement %q must exist only when the user asks for a whole prefix (var.s3_whole_prefix); its for_each is %s", s.pos, prefixWildcardSid, s.forEach)
 	}
+	// A shard group's listing is limited to exactly its prefix, the one
+	// its assigner lists (Group + "/").
+	if s := find(stmts, "ShardGroupList"); s != nil && squeeze(s.conditionValues["s3:prefix"]) != "local.s3_group_prefixes" {
+		t.Errorf("%s: ShardGroupList's s3:prefix is %s, want local.s3_group_prefixes", s.pos, s.conditionValues["s3:prefix"])
+	}
+	if got := squeeze(m.source(m.local(t, "s3_group_prefixes"))); got != squeeze(`[for g in var.s3_shard_groups : "${var.s3_prefix}/${g}/"]`) {
+		t.Errorf("local.s3_group_prefixes = %s, want each group's prefix, PREFIX/GROUP/", got)
+	}
 	// ListBucket is limited to the lease keys with s3:prefix; the table
 	// grant can be limited to the lease items with dynamodb:LeadingKeys.
-	for sid, key := range map[string]string{"LeaseBucket": "s3:prefix", "LeaseTable": "dynamodb:LeadingKeys"} {
+	for sid, key := range map[string]string{"LeaseBucket": "s3:prefix", "ShardGroupList": "s3:prefix", "LeaseTable": "dynamodb:LeadingKeys", "ShardTable": "dynamodb:LeadingKeys"} {
 		if s := find(stmts, sid); s != nil && !slices.Contains(s.conditionKeys, key) {
 			t.Errorf("%s: statement %q has no %s condition (conditions on %v)", s.pos, sid, key, s.conditionKeys)
 		}
@@ -202,7 +247,7 @@ func TestNoPolicyGrantsWildcards(t *testing.T) {
 						t.Errorf("%s: statement %q allows the wildcard action %q", s.pos, s.sid, a)
 					}
 				}
-				if strings.Contains(s.resources, "*") && s.sid != prefixWildcardSid && !(s.sid == logStreamsSid && strings.HasSuffix(squeeze(s.resources), `:log-stream:*"]`)) {
+				if strings.Contains(s.resources, "*") && s.sid != prefixWildcardSid && s.sid != groupWildcardSid && !(s.sid == logStreamsSid && strings.HasSuffix(squeeze(s.resources), `:log-stream:*"]`)) {
 					t.Errorf("%s: statement %q allows a wildcard resource %s (only %q may, for a whole prefix, and %q, for a log group's streams)", s.pos, s.sid, squeeze(s.resources), prefixWildcardSid, logStreamsSid)
 				}
 				if strings.Contains(s.principals, `"*"`) {
@@ -342,45 +387,75 @@ func TestGCSRoleIsTheBackendsOnTheLeaseObjectsOnly(t *testing.T) {
 	m := load(t, "modules/gcp-gcs-lease")
 
 	perms := m.strings(t, m.local(t, "lease_permissions"))
-	if declared := allGranted(gcslease.Description); !slices.Equal(sorted(perms), sorted(declared)) {
-		t.Errorf("local.lease_permissions is %v, want exactly what gcslease declares, %v", sorted(perms), sorted(declared))
+	if declared := leaseGranted(gcslease.Description); !slices.Equal(sorted(perms), sorted(declared)) {
+		t.Errorf("local.lease_permissions is %v, want exactly what gcslease declares for a lease, %v", sorted(perms), sorted(declared))
 	}
-	// The probe object needs them too (its check overwrites it).
+	// The probe object needs them too (its check overwrites it), and so
+	// does every object of a shard group.
 	if probe := grantOn(t, gcslease.Description, "projects/_/buckets/BUCKET/objects/OBJECT"+gcslease.ProbeSuffix); !slices.Equal(sorted(probe), sorted(perms)) {
 		t.Errorf("the probe object's grant is %v, want the role's %v: the condition grants the role on it", probe, perms)
+	}
+	if group := groupGrantOn(t, gcslease.Description, "projects/_/buckets/BUCKET/objects/GROUP/*"); !slices.Equal(sorted(group), sorted(perms)) {
+		t.Errorf("a shard group's objects' grant is %v, want the role's %v: the condition grants the role on them", group, perms)
+	}
+	listing := m.strings(t, m.local(t, "group_permissions"))
+	if declared := groupGrantOn(t, gcslease.Description, "projects/_/buckets/BUCKET"); !slices.Equal(sorted(listing), sorted(declared)) {
+		t.Errorf("local.group_permissions is %v, want exactly what gcslease declares for a shard group's listing, %v", sorted(listing), sorted(declared))
 	}
 	role := m.resource(t, "google_project_iam_custom_role", "lease")
 	if got := m.source(attr(t, role, "permissions")); got != "local.lease_permissions" {
 		t.Errorf("google_project_iam_custom_role.lease: permissions = %s, want local.lease_permissions", got)
 	}
+	if got := m.source(attr(t, m.resource(t, "google_project_iam_custom_role", "group_list"), "permissions")); got != "local.group_permissions" {
+		t.Errorf("google_project_iam_custom_role.group_list: permissions = %s, want local.group_permissions", got)
+	}
 
-	// One grant, of that role, to one service account, on the bucket, under
-	// a condition on the lease objects' names; nothing granted elsewhere.
+	// Two grants, of those roles, to one service account, on the bucket,
+	// each under a condition; nothing granted elsewhere.
 	for _, typ := range []string{"google_storage_bucket_iam_binding", "google_storage_bucket_iam_policy", "google_project_iam_member", "google_project_iam_binding"} {
 		if b := m.blocks("resource", typ); len(b) > 0 {
-			t.Errorf("%s: a %s: the module grants only through one google_storage_bucket_iam_member", b[0].DefRange(), typ)
+			t.Errorf("%s: a %s: the module grants only through google_storage_bucket_iam_member", b[0].DefRange(), typ)
 		}
 	}
-	members := m.blocks("resource", "google_storage_bucket_iam_member")
-	if len(members) != 1 {
-		t.Fatalf("%d google_storage_bucket_iam_member resources, want exactly 1", len(members))
+	if members := m.blocks("resource", "google_storage_bucket_iam_member"); len(members) != 2 {
+		t.Fatalf("%d google_storage_bucket_iam_member resources, want exactly 2 (lease, group_list)", len(members))
 	}
-	member := members[0]
-	if got := m.source(attr(t, member, "role")); got != "google_project_iam_custom_role.lease.name" {
-		t.Errorf("the grant's role is %s, want google_project_iam_custom_role.lease.name", got)
-	}
-	if got := m.source(attr(t, member, "member")); !strings.HasPrefix(got, `"serviceAccount:`) {
-		t.Errorf("the grant's member is %s, want one service account", got)
+	for name, want := range map[string]struct{ role, condition string }{
+		"lease":      {"google_project_iam_custom_role.lease.name", "local.lease_condition"},
+		"group_list": {"google_project_iam_custom_role.group_list[0].name", "local.group_list_condition"},
+	} {
+		member := m.resource(t, "google_storage_bucket_iam_member", name)
+		if got := m.source(attr(t, member, "role")); got != want.role {
+			t.Errorf("google_storage_bucket_iam_member.%s: role is %s, want %s", name, got, want.role)
+		}
+		if got := m.source(attr(t, member, "member")); got != `"serviceAccount:${var.service_account_email}"` {
+			t.Errorf("google_storage_bucket_iam_member.%s: member is %s, want the one service account", name, got)
+		}
+		if got := m.source(attr(t, oneBlock(t, member, "condition"), "expression")); got != want.condition {
+			t.Errorf("google_storage_bucket_iam_member.%s: condition is %s, want %s", name, got, want.condition)
+		}
 	}
 	// The condition names each lease object and its probe object, or,
-	// only when asked (whole_prefix), the prefix.
-	if got := m.source(attr(t, oneBlock(t, member, "condition"), "expression")); got != "local.lease_condition" {
-		t.Errorf("the grant's condition is %s, want local.lease_condition", got)
-	}
+	// only when asked (whole_prefix), the prefix; and each shard group's
+	// prefix.
 	cond := squeeze(m.source(m.local(t, "lease_condition")))
-	want := squeeze(`var.whole_prefix ? "resource.name.startsWith(\"${local.object_prefix}\")" : join(" || ", [for o in local.lease_objects : "resource.name == \"${o}\""])`)
+	want := squeeze(`join(" || ", concat(
+    var.whole_prefix ? ["resource.name.startsWith(\"${local.object_prefix}\")"] : [for o in local.lease_objects : "resource.name == \"${o}\""],
+    [for p in local.group_prefixes : "resource.name.startsWith(\"projects/_/buckets/${var.bucket_name}/objects/${p}\")"],
+  ))`)
 	if cond != want {
 		t.Errorf("local.lease_condition = %s, want %s", cond, want)
+	}
+	// Listing is allowed on the bucket only with exactly a group's prefix,
+	// the one its assigner lists (Group + "/").
+	if got := squeeze(m.source(m.local(t, "group_prefixes"))); got != squeeze(`[for g in var.shard_groups : "${var.prefix}/${g}/"]`) {
+		t.Errorf("local.group_prefixes = %s, want each group's prefix, PREFIX/GROUP/", got)
+	}
+	listCond := squeeze(m.source(m.local(t, "group_list_condition")))
+	for _, part := range []string{`resource.name==\"projects/_/buckets/${var.bucket_name}\"`, `api.getAttribute(\"storage.googleapis.com/objectListPrefix\",\"\")==\"${p}\"`, "forpinlocal.group_prefixes"} {
+		if !strings.Contains(listCond, part) {
+			t.Errorf("local.group_list_condition = %s, want it to hold %s", listCond, part)
+		}
 	}
 	objects := squeeze(m.source(m.local(t, "lease_objects")))
 	if want := squeeze(`flatten([for n in var.lease_names : ["${local.object_prefix}${n}", "${local.object_prefix}${n}${local.probe_suffix}"]])`); objects != want {
@@ -768,6 +843,31 @@ func grantOn(t *testing.T, s driver.Store, resource string) []string {
 	}
 	t.Fatalf("%s declares no grant on %s (its grants: %v)", s.Scheme, resource, s.Grants)
 	return nil
+}
+
+// groupGrantOn returns the actions a backend's Store grants shard groups
+// (driver.Grant.Group) on resource.
+func groupGrantOn(t *testing.T, s driver.Store, resource string) []string {
+	t.Helper()
+	for _, g := range s.Grants {
+		if g.Group && g.Resource == resource {
+			return g.Actions
+		}
+	}
+	t.Fatalf("%s declares no shard group grant on %s (its grants: %v)", s.Scheme, resource, s.Grants)
+	return nil
+}
+
+// leaseGranted returns every action a backend's Store grants a lease, not
+// only a shard group (driver.Grant.Group), once each.
+func leaseGranted(s driver.Store) []string {
+	var all []string
+	for _, g := range s.Grants {
+		if !g.Group {
+			all = append(all, g.Actions...)
+		}
+	}
+	return dedup(all)
 }
 
 // allGranted returns every action a backend's Store grants, once each.

@@ -20,10 +20,10 @@ type curveRow struct {
 	err          error
 }
 
-// curveVariants are the points measured for leasehold: before (a follower
-// polling every campaign interval, the holder renewing every TTL/3, as
-// the runner did) at three campaign intervals, and after (reads just after
-// the holder's renewals) at four renew intervals, the default among them.
+// curveVariants are the points measured for leasehold: followers reading
+// just after the holder's renewals, and once between, at four renew
+// intervals, the default among them; 7/16 of the TTL is the longest that
+// leaves a renew deadline above it and a sixteenth of the TTL for drift.
 func curveVariants(ttl time.Duration) []struct {
 	who, setting string
 	v            variant
@@ -33,13 +33,10 @@ func curveVariants(ttl time.Duration) []struct {
 		v            variant
 	}
 	var out []point
-	for _, d := range []int{6, 3, 2} {
-		out = append(out, point{"leasehold before", fmt.Sprintf("poll every TTL/%d", d), variant{renew: ttl / 3, campaign: ttl / time.Duration(d), legacy: true}})
-	}
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"TTL/6", ttl / 6}, {"TTL/4", ttl / 4}, {"3/8 TTL (default)", runner.DefaultRenewInterval(ttl)}, {"TTL/2", ttl / 2}} {
+	}{{"TTL/6", ttl / 6}, {"TTL/4", ttl / 4}, {"3/8 TTL (default)", runner.DefaultRenewInterval(ttl)}, {"7/16 TTL", ttl * 7 / 16}} {
 		out = append(out, point{"leasehold", "renew every " + f.name, variant{renew: f.d}})
 	}
 	return out
@@ -53,8 +50,8 @@ func benchCurve(ctx context.Context, st *store, n, parallel int, countFor time.D
 		progress("curve: %s, %s: %d crash failovers, requests for %v", p.who, p.setting, n, countFor)
 		row := curveRow{who: p.who, setting: p.setting, ttl: st.ttl}
 		var err error
-		if row.failover, _, err = trials(ctx, n, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, p.v) }); err == nil {
-			_, row.follower, err = requestRates(ctx, st, countFor, p.v)
+		if row.failover, _, err = trials(ctx, n, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, p.v, warmed) }); err == nil {
+			_, row.follower, _, err = requestRates(ctx, st, countFor, p.v)
 		}
 		row.err = err
 		rows = append(rows, row)

@@ -3,14 +3,15 @@
 // ratio to the TTL; graceful handover time; store requests per hour for a
 // leader and a follower at the defaults, and what they cost a month at list
 // prices; and what holding 1,000 leases costs one process in memory and
-// CPU. It also measures a peer, the npm package dynamodb-lock-client, on
-// the same dynalite, and prints the two side by side; and, on one backend
-// (-curve), what crash failover each follower request budget buys, for
-// leasehold's followers before and after they learned to read just after
-// the holder's renewals, and for the peer.
+// CPU. It also measures two peers on the same dynalite, in the same run,
+// the npm package dynamodb-lock-client and the Go module
+// cirello.io/dynamolock/v2 (at two settings), and prints them side by side
+// with leasehold; and, on one backend (-curve), what crash failover each
+// follower request budget buys, for leasehold's followers at four renew
+// intervals and for the peers.
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
-//	go run ./cmd/leasebench                      # everything the stack offers, ~15 min
+//	go run ./cmd/leasebench                      # everything the stack offers, ~15-20 min
 //	go run ./cmd/leasebench -backends mem,dynalite -trials 40 -markdown
 //
 // Backends whose variables scripts/stack env does not set are skipped with
@@ -32,6 +33,11 @@
 //     successful Acquire returning, divided by the TTL. -trials trials, run
 //     at once on leases of their own (-parallel), so Azure's 15s minimum
 //     TTL costs no more wall time than the emulators' 2s.
+//   - Crash failover, just-started follower: the same, but the crash is
+//     armed at a random moment within TTL − RenewInterval of the
+//     follower's start, so that the holder's last renewal comes within one
+//     TTL of it, as when the follower that must take over was started by a
+//     rolling deploy or a scale-out shortly before the holder died.
 //   - Handover: the same pair, the same warm-up; then the holder's runner
 //     is stopped and releases; from the Release call to the follower's
 //     successful Acquire returning.
@@ -48,22 +54,35 @@
 //     -resource-window (rounded up to whole renew intervals, as the
 //     leases renew in rounds) is scaled to an hour, and the heap and goroutine
 //     stacks in use after a GC are compared with those before.
-//   - The peer: peer/peer.js runs dynamodb-lock-client's FailOpen lock with
+//   - The peers: peer/peer.js runs dynamodb-lock-client's FailOpen lock with
 //     leaseDurationMs = TTL and heartbeatPeriodMs = leasehold's renew
 //     interval, one node process per contender; a crash is SIGKILL right
-//     after a successful heartbeat; the same random start, warm-up, trials,
+//     after a successful heartbeat. cirello.io/dynamolock/v2 runs in this
+//     process, a client per contender, with lease duration = TTL, heartbeat
+//     period = leasehold's renew interval and refresh period half of it
+//     (leasehold's follower's read count); a crash makes its client's calls
+//     hang right after a successful heartbeat. It is measured with the
+//     library's AdditionalTimeToWaitForLock (scaled to TTL/2), and with an
+//     hour of it, which fails over faster at the same request count (see
+//     dynamolock.go). Both regimes, the same random start, warm-up, trials,
 //     counting proxies and scaling as leasehold's.
+//   - A follower's first requests: those it sends in its first two renew
+//     intervals, counted with its rates, where a just-started follower's
+//     learning of the holder's schedule shows.
 //   - The curve: on -curve's backend, -curve-trials crash failovers and a
 //     follower's requests counted for -curve-count-for, for leasehold's
-//     runner at four renew intervals (the follower reads twice per
-//     renewal, runner.FollowerReadsPerRenewal), for a follower polling as the runner did before (every
-//     campaign interval plus jitter, the holder renewing every TTL/3) at
-//     three campaign intervals, and the peer's figures from above. Its
-//     packages are installed with npm ci into -peer-install (under the
-//     ignored .stack/), outside the Go module.
+//     runner at four renew intervals (written into the records; the
+//     follower reads just after each renewal and once between; the renew
+//     deadline leaves a sixteenth of the TTL), and the peers' figures from
+//     above. (The polling follower of before 2026-11-24 is no longer
+//     measured: polls further apart than the holder's renew interval never
+//     count towards expiry under rule 2.) The npm peer's packages are
+//     installed with npm ci into -peer-install (under the ignored .stack/),
+//     outside the Go module.
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -111,7 +130,7 @@ func main() {
 	flag.IntVar(&c.leases, "leases", 1000, "leases held by one process for the memory and CPU figures")
 	flag.DurationVar(&c.resourceTTL, "resource-ttl", 15*time.Second, "TTL of the leases held for the memory and CPU figures")
 	flag.DurationVar(&c.resourceWindow, "resource-window", 30*time.Second, "how long CPU time is measured for")
-	flag.BoolVar(&c.peer, "peer", true, "also measure dynamodb-lock-client (npm) on dynalite")
+	flag.BoolVar(&c.peer, "peer", true, "also measure the peers (dynamodb-lock-client, dynamolock) on dynalite")
 	flag.StringVar(&c.peerDir, "peer-dir", "cmd/leasebench/peer", "directory of peer.js and its package.json")
 	flag.StringVar(&c.peerInstall, "peer-install", ".stack/leasebench-peer", "where npm installs the peer's packages")
 	flag.BoolVar(&c.markdown, "markdown", false, "print markdown tables (for the README)")
@@ -175,7 +194,7 @@ func bench(ctx context.Context, c config) (*report, error) {
 
 	// Latency first, one store at a time, with nothing else running.
 	for _, st := range stores {
-		r := &result{st: st}
+		r := &result{st: st, failover: map[regime][]time.Duration{}, failoverVoid: map[regime]int{}}
 		rep.results = append(rep.results, r)
 		progress("%s: latency (%d acquisitions and renewals)", st.name, c.samples)
 		var err error
@@ -185,8 +204,11 @@ func bench(ctx context.Context, c config) (*report, error) {
 	}
 
 	// Failover, handover and requests: every store at once, as they mostly
-	// wait for TTLs.
+	// wait for TTLs; stores that share a server (moto's) one after the
+	// other.
 	var wg sync.WaitGroup
+	lanes := map[string][]*result{}
+	var order []string
 	for _, r := range rep.results {
 		st := r.st
 		switch {
@@ -194,25 +216,19 @@ func bench(ctx context.Context, c config) (*report, error) {
 			rep.notef("%s: TTL %v, Azure's shortest lease, instead of -ttl %v", st.name, st.ttl, c.ttl)
 		case st.service == pricing.GCS && st.ttl != c.ttl:
 			rep.notef("%s: TTL %v, gcslease.MinTTL (about one write per second to an object), instead of -ttl %v", st.name, st.ttl, c.ttl)
+		case st.server != "" && st.ttl != c.ttl:
+			rep.notef("%s: TTL %v instead of -ttl %v, %d trials at a time, after %s's other store: %s", st.name, st.ttl, c.ttl, min(c.parallel, st.parallel), st.server, st.why)
 		}
+		lane := cmp.Or(st.server, st.name)
+		if lanes[lane] == nil {
+			order = append(order, lane)
+		}
+		lanes[lane] = append(lanes[lane], r)
+	}
+	for _, lane := range order {
 		wg.Go(func() {
-			progress("%s: %d crash failovers (TTL %v)", st.name, c.trials, st.ttl)
-			var err error
-			r.failover, r.failoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, variant{}) })
-			if err != nil {
-				r.fail("failover", err)
-			}
-			progress("%s: %d handovers", st.name, c.trials)
-			r.handover, r.handoverVoid, err = trials(ctx, c.trials, c.parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st, variant{}) })
-			if err != nil {
-				r.fail("handover", err)
-			}
-		})
-		wg.Go(func() {
-			progress("%s: counting requests for %v", st.name, c.countFor)
-			var err error
-			if r.leader, r.follower, err = requestRates(ctx, st, c.countFor, variant{}); err != nil {
-				r.fail("requests", err)
+			for _, r := range lanes[lane] {
+				measureStore(ctx, c, r, len(lanes[lane]) > 1)
 			}
 		})
 	}
@@ -222,7 +238,7 @@ func bench(ctx context.Context, c config) (*report, error) {
 	}
 
 	if c.peer {
-		if err := benchPeer(ctx, c, rep, stores); err != nil {
+		if err := benchPeers(ctx, c, rep, stores); err != nil {
 			return nil, err
 		}
 	}
@@ -255,47 +271,158 @@ func bench(ctx context.Context, c config) (*report, error) {
 	return rep, ctx.Err()
 }
 
-// benchPeer measures dynamodb-lock-client on dynalite, next to leasehold's
-// dynalite result.
-func benchPeer(ctx context.Context, c config, rep *report, stores []*store) error {
+// measureStore measures crash failover in both regimes, handover and
+// requests on r's store, the requests at the same time as the trials
+// unless alone.
+func measureStore(ctx context.Context, c config, r *result, alone bool) {
+	st := r.st
+	parallel := c.parallel
+	if st.parallel > 0 {
+		parallel = min(parallel, st.parallel)
+	}
+	var wg sync.WaitGroup
+	count := func() {
+		progress("%s: counting requests for %v", st.name, c.countFor)
+		var err error
+		if r.leader, r.follower, r.startReads, err = requestRates(ctx, st, c.countFor, variant{}); err != nil {
+			r.fail("requests", err)
+		}
+	}
+	if !alone {
+		wg.Go(count)
+	}
+	var err error
+	for _, reg := range []regime{warmed, justStarted} {
+		progress("%s: %d crash failovers, follower %s (TTL %v)", st.name, c.trials, reg, st.ttl)
+		ds, void, err := trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return failoverTrial(ctx, st, variant{}, reg) })
+		if err != nil {
+			r.fail("failover, follower "+reg.String(), err)
+		}
+		r.failover[reg], r.failoverVoid[reg] = ds, void
+	}
+	progress("%s: %d handovers", st.name, c.trials)
+	if r.handover, r.handoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return handoverTrial(ctx, st, variant{}) }); err != nil {
+		r.fail("handover", err)
+	}
+	if alone {
+		count()
+	}
+	wg.Wait()
+}
+
+// benchPeers measures the peers on dynalite, next to leasehold's dynalite
+// result: dynamodb-lock-client (npm, in node processes) and, at the same
+// time, cirello.io/dynamolock/v2 (in this process) at each of its
+// settings.
+func benchPeers(ctx context.Context, c config, rep *report, stores []*store) error {
 	i := slices.IndexFunc(stores, func(st *store) bool { return st.name == "dynalite" })
 	if i < 0 {
-		rep.notef("peer: skipped: dynalite is not measured in this run")
+		rep.notef("peers: skipped: dynalite is not measured in this run")
 		return nil
 	}
 	st := stores[i]
-	setup, why, err := installPeer(c.peerDir, c.peerInstall)
-	if err != nil {
-		return err
-	}
-	if setup == nil {
-		rep.notef("peer: skipped: %s", why)
-		return nil
-	}
-	table := "leasebench-peer-" + randomHex(4)
 	admin := dynamoClient(st.endpoint)
-	if err := createTable(ctx, admin, table, "id"); err != nil {
-		return fmt.Errorf("peer: %w", err)
-	}
+	var tables []string
 	defer func() {
-		_, _ = admin.DeleteTable(context.WithoutCancel(ctx), deleteTable(table))
+		for _, t := range tables {
+			_, _ = admin.DeleteTable(context.WithoutCancel(ctx), deleteTable(t))
+		}
 	}()
-	pc := peerConfig{setup: setup, table: table, key: "id", ttl: st.ttl, endpoint: st.endpoint}
-	p := &peerResult{version: setup.version}
-	rep.peer = p
-	// Node processes are heavier than runners: ten pairs at a time.
-	parallel := min(c.parallel, 10)
-	progress("peer: %d crash failovers", c.trials)
-	if p.failover, p.failoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return peerFailoverTrial(ctx, pc) }); err != nil {
-		p.fail("failover", err)
+	table := func(key string) (string, error) {
+		t := "leasebench-peer-" + randomHex(4)
+		if err := createTable(ctx, admin, t, key); err != nil {
+			return "", fmt.Errorf("peer: %w", err)
+		}
+		tables = append(tables, t)
+		return t, nil
 	}
-	progress("peer: %d handovers", c.trials)
-	if p.handover, p.handoverVoid, err = trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return peerHandoverTrial(ctx, pc) }); err != nil {
+
+	var (
+		npm *peerResult
+		pc  peerConfig
+	)
+	setup, why, err := installPeer(c.peerDir, c.peerInstall)
+	switch {
+	case err != nil:
+		return err
+	case setup == nil:
+		rep.notef("%s: skipped: %s", peerPackage, why)
+	default:
+		t, err := table("id")
+		if err != nil {
+			return err
+		}
+		pc = peerConfig{setup: setup, table: t, key: "id", ttl: st.ttl, endpoint: st.endpoint}
+		npm = newPeerResult(peerPackage, setup.version, "FailOpen, lease duration TTL (its follower's cadence)")
+		rep.peers = append(rep.peers, npm)
+	}
+	var dls []*peerResult
+	dlc := make([]dlConfig, len(dynamolockSettings))
+	for i, s := range dynamolockSettings {
+		t, err := table("key")
+		if err != nil {
+			return err
+		}
+		dlc[i] = dlConfig{table: t, ttl: st.ttl, endpoint: st.endpoint, setting: s}
+		p := newPeerResult("dynamolock", dynamolockVersion(), s.name+", refresh every R/2")
+		dls = append(dls, p)
+		rep.peers = append(rep.peers, p)
+	}
+
+	var wg sync.WaitGroup
+	if npm != nil {
+		// Node processes are heavier than runners: ten pairs at a time.
+		wg.Go(func() {
+			npm.measure(ctx, c, min(c.parallel, 10), peerTrials{
+				failover: func(ctx context.Context, r regime) (time.Duration, error) { return peerFailoverTrial(ctx, pc, r) },
+				handover: func(ctx context.Context) (time.Duration, error) { return peerHandoverTrial(ctx, pc) },
+				requests: func(ctx context.Context) (map[string]float64, map[string]float64, int, error) {
+					return peerRequestRates(ctx, pc, st.label, c.countFor)
+				},
+			})
+		})
+	}
+	wg.Go(func() {
+		for i, p := range dls {
+			dc := dlc[i]
+			p.measure(ctx, c, c.parallel, peerTrials{
+				failover: func(ctx context.Context, r regime) (time.Duration, error) { return dlFailoverTrial(ctx, dc, r) },
+				handover: func(ctx context.Context) (time.Duration, error) { return dlHandoverTrial(ctx, dc) },
+				requests: func(ctx context.Context) (map[string]float64, map[string]float64, int, error) {
+					return dlRequestRates(ctx, dc, st.label, c.countFor)
+				},
+			})
+		}
+	})
+	wg.Wait()
+	return ctx.Err()
+}
+
+// peerTrials are one peer's measurements.
+type peerTrials struct {
+	failover func(context.Context, regime) (time.Duration, error)
+	handover func(context.Context) (time.Duration, error)
+	requests func(context.Context) (leader, follower map[string]float64, startReads int, err error)
+}
+
+// measure runs a peer's trials, parallel at a time, and counts its
+// requests.
+func (p *peerResult) measure(ctx context.Context, c config, parallel int, t peerTrials) {
+	var err error
+	for _, reg := range []regime{warmed, justStarted} {
+		progress("%s (%s): %d crash failovers, follower %s", p.name, p.setting, c.trials, reg)
+		ds, void, err := trials(ctx, c.trials, parallel, func(ctx context.Context) (time.Duration, error) { return t.failover(ctx, reg) })
+		if err != nil {
+			p.fail("failover, follower "+reg.String(), err)
+		}
+		p.failover[reg], p.failoverVoid[reg] = ds, void
+	}
+	progress("%s (%s): %d handovers", p.name, p.setting, c.trials)
+	if p.handover, p.handoverVoid, err = trials(ctx, c.trials, parallel, t.handover); err != nil {
 		p.fail("handover", err)
 	}
-	progress("peer: counting requests for %v", c.countFor)
-	if p.leader, p.follower, err = peerRequestRates(ctx, pc, st.label, c.countFor); err != nil {
+	progress("%s (%s): counting requests for %v", p.name, p.setting, c.countFor)
+	if p.leader, p.follower, p.startReads, err = t.requests(ctx); err != nil {
 		p.fail("requests", err)
 	}
-	return ctx.Err()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // latencies measures, on one lease and one connection to st, n
@@ -65,12 +67,12 @@ func startPair(ctx context.Context, st *store, kind string, v variant) (*pair, e
 		if err != nil {
 			return nil, err
 		}
-		l, err := open(ctx, name, lease.Options{Identity: role, TTL: st.ttl})
+		l, err := open(ctx, name, v.options(role, st.ttl))
 		if err != nil {
 			return nil, err
 		}
 		pr := newProbe(l)
-		c, err := v.start(ctx, pr, role == "follower")
+		c, err := v.start(ctx, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +124,36 @@ func warmUp(ctx context.Context, ttl time.Duration) {
 	sleepRandom(ctx, ttl)
 }
 
+// regime is how long a failover trial's follower has watched the holder
+// before the crash: warmed, a dozen renew intervals (warmUp); or just
+// started, as in a rolling deploy or a scale-out, the crash coming at a
+// random moment within one TTL of the follower's start.
+type regime bool
+
+const (
+	warmed      regime = true
+	justStarted regime = false
+)
+
+func (r regime) String() string {
+	if r == warmed {
+		return "warmed"
+	}
+	return "just started"
+}
+
+// settle waits, from the follower's start, until the holder's crash is
+// armed: it crashes right after its next renewal, which comes within renew.
+// Just started, the crash is armed at random within TTL − renew, so that
+// the holder's last renewal comes within one TTL of the follower's start.
+func (r regime) settle(ctx context.Context, ttl, renew time.Duration) {
+	if r == warmed {
+		warmUp(ctx, ttl)
+		return
+	}
+	sleepRandom(ctx, ttl-renew)
+}
+
 // sleepRandom sleeps a random time up to d, or until ctx ends.
 func sleepRandom(ctx context.Context, d time.Duration) { sleep(ctx, rand.N(d)) }
 
@@ -137,16 +169,17 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // failoverTrial measures one crash failover: the holder crashes (stops
 // renewing, releases nothing) right after a successful renewal at a random
-// moment of the follower's polling, and the follower's runner takes over.
+// moment of the follower's polling, settled as r says, and the follower's
+// runner takes over.
 // It returns the time from that renewal's Sent to the follower's
 // successful Acquire returning.
-func failoverTrial(ctx context.Context, st *store, v variant) (time.Duration, error) {
+func failoverTrial(ctx context.Context, st *store, v variant, r regime) (time.Duration, error) {
 	p, err := startPair(ctx, st, "failover", v)
 	if err != nil {
 		return 0, err
 	}
 	defer p.stop()
-	warmUp(ctx, st.ttl)
+	r.settle(ctx, st.ttl, cmp.Or(v.renew, runner.DefaultRenewInterval(st.ttl)))
 	p.holder.armCrash()
 	if err := waitFor(ctx, p.holder.crashed, st.ttl, "a renewal to crash after"); err != nil {
 		return 0, fmt.Errorf("%w: %v", errVoid, err)
@@ -235,8 +268,10 @@ func trials(ctx context.Context, n, parallel int, trial func(context.Context) (t
 // on its own connection, for d after the follower's first poll, and
 // returns the requests each sent per hour, by operation, scaled from the
 // store's TTL to lease.DefaultTTL (every interval of the runner is a fixed
-// fraction of the TTL, so the rate is inversely proportional to it).
-func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (leader, follower map[string]float64, err error) {
+// fraction of the TTL, so the rate is inversely proportional to it); and
+// the requests the follower sent in its first startWindow renew intervals,
+// where what it does to learn the holder's schedule shows.
+func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (leader, follower map[string]float64, startReads int, err error) {
 	run := randomHex(6)
 	name := "requests-" + run
 	// Identities of their own: memlease counts calls by identity, and the
@@ -263,39 +298,41 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 		} else {
 			proxy, err := newCountingProxy(st.endpoint, st.label)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, 0, err
 			}
 			defer proxy.close()
 			endpoint, take = proxy.url, proxy.take
 		}
 		open, err := st.connect(endpoint)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
-		l, err := open(ctx, name, lease.Options{Identity: role, TTL: st.ttl})
+		l, err := open(ctx, name, v.options(role, st.ttl))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		pr := newProbe(l)
-		c, err := v.start(ctx, pr, role != roles[0])
+		c, err := v.start(ctx, pr)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		cs = append(cs, c)
 		if role == roles[0] {
 			if err := waitFor(ctx, pr.acquired, 3*st.ttl, "the leader's election"); err != nil {
-				return nil, nil, err
+				return nil, nil, 0, err
 			}
 		}
 		takes = append(takes, take)
 	}
-	warmUp(ctx, st.ttl) // the follower's first polls, and its learning of the leader's schedule, not counted
+	sleep(ctx, startWindow*cmp.Or(v.renew, runner.DefaultRenewInterval(st.ttl)))
+	startReads = total(takes[1]())
+	warmUp(ctx, st.ttl) // the follower's first polls, and its learning of the leader's schedule, not counted in the rates
 	for _, take := range takes {
 		take()
 	}
 	began := time.Now()
 	if sleep(ctx, d); ctx.Err() != nil {
-		return nil, nil, ctx.Err()
+		return nil, nil, 0, ctx.Err()
 	}
 	elapsed := time.Since(began)
 	var rates []map[string]float64
@@ -304,10 +341,21 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 	}
 	for _, c := range cs[:1] {
 		if len(c.demotions()) > 0 {
-			return nil, nil, fmt.Errorf("the leader was demoted while its requests were counted: %v", c.demotions()[0])
+			return nil, nil, 0, fmt.Errorf("the leader was demoted while its requests were counted: %v", c.demotions()[0])
 		}
 	}
-	return rates[0], rates[1], nil
+	return rates[0], rates[1], startReads, nil
+}
+
+// startWindow is how many renew intervals after its start a follower's
+// requests are counted for the one-time cost of its start.
+const startWindow = 2
+
+func total[N int | float64](m map[string]N) (t N) {
+	for _, v := range m {
+		t += v
+	}
+	return t
 }
 
 // scaleCounts turns counts made over elapsed with leases of ttl into

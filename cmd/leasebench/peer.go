@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The peer is dynamodb-lock-client's FailOpen lock (npm), the lease-based
+// The npm peer is dynamodb-lock-client's FailOpen lock (npm), the lease-based
 // DynamoDB lock most Node services use, run by peer/peer.js on the same
 // DynamoDB endpoint with the same lease duration (the TTL) and heartbeat
 // period (the runner's RenewInterval, 3/8 of the TTL). Its code stays
@@ -237,16 +237,16 @@ func peerPair(ctx context.Context, c peerConfig, kind, holderEndpoint, followerE
 }
 
 // peerFailoverTrial: the holder is killed (SIGKILL) right after a
-// successful heartbeat at a random moment; the time from that heartbeat's
+// successful heartbeat at a random moment, settled as r says; the time from that heartbeat's
 // send to the follower's acquireLock callback.
-func peerFailoverTrial(ctx context.Context, c peerConfig) (time.Duration, error) {
+func peerFailoverTrial(ctx context.Context, c peerConfig, r regime) (time.Duration, error) {
 	h, f, err := peerPair(ctx, c, "peer-failover", c.endpoint, c.endpoint)
 	if err != nil {
 		return 0, err
 	}
 	defer f.kill()
 	defer h.kill()
-	warmUp(ctx, c.ttl)
+	r.settle(ctx, c.ttl, cmp.Or(c.heartbeat, runner.DefaultRenewInterval(c.ttl)))
 	armed := monotonic()
 	hb, err := h.wait(ctx, "renewed", c.ttl, func(e peerEvent) bool { return e.sent() > armed })
 	if err != nil {
@@ -290,34 +290,61 @@ func peerHandoverTrial(ctx context.Context, c peerConfig) (time.Duration, error)
 	return time.Duration(e.at() - rel.sent()), nil
 }
 
-// peerRequestRates counts a holder's and a follower's requests through a
-// counting proxy each for d, per hour, scaled to lease.DefaultTTL as
-// requestRates does.
-func peerRequestRates(ctx context.Context, c peerConfig, label func(*http.Request) string, d time.Duration) (leader, follower map[string]float64, err error) {
+// peerRequestRates counts a holder's and a follower's requests, as
+// countPeerRequests does.
+func peerRequestRates(ctx context.Context, c peerConfig, label func(*http.Request) string, d time.Duration) (leader, follower map[string]float64, startReads int, err error) {
+	var h *peerProc
+	return countPeerRequests(ctx, c.endpoint, label, c.ttl, cmp.Or(c.heartbeat, runner.DefaultRenewInterval(c.ttl)), d,
+		func(holder, follower string) (func(), error) {
+			var f *peerProc
+			var err error
+			if h, f, err = peerPair(ctx, c, "peer-requests", holder, follower); err != nil {
+				return nil, err
+			}
+			return func() { f.kill(); h.kill() }, nil
+		},
+		func() error {
+			if fs := h.failures(); len(fs) > 0 {
+				return fmt.Errorf("the peer holder failed while its requests were counted: %s: %s", fs[0].What, fs[0].Err)
+			}
+			return nil
+		})
+}
+
+// countPeerRequests counts a peer's holder's and follower's requests
+// through a counting proxy each in front of endpoint: start starts the
+// pair, the holder on the first proxy and the follower on the second, and
+// returns how to stop them. It returns the requests of each per hour,
+// counted for d after the warm-up and scaled from ttl to lease.DefaultTTL
+// as requestRates does, unless check then fails; and the follower's
+// requests in its first startWindow heartbeat periods.
+func countPeerRequests(ctx context.Context, endpoint string, label func(*http.Request) string, ttl, heartbeat, d time.Duration,
+	start func(holder, follower string) (stop func(), err error), check func() error) (leader, follower map[string]float64, startReads int, err error) {
 	var proxies [2]*countingProxy
 	for i := range proxies {
-		if proxies[i], err = newCountingProxy(c.endpoint, label); err != nil {
-			return nil, nil, err
+		if proxies[i], err = newCountingProxy(endpoint, label); err != nil {
+			return nil, nil, 0, err
 		}
 		defer proxies[i].close()
 	}
-	h, f, err := peerPair(ctx, c, "peer-requests", proxies[0].url, proxies[1].url)
+	stop, err := start(proxies[0].url, proxies[1].url)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	defer f.kill()
-	defer h.kill()
-	warmUp(ctx, c.ttl)
+	defer stop()
+	sleep(ctx, startWindow*heartbeat)
+	startReads = total(proxies[1].take())
+	warmUp(ctx, ttl)
 	for _, p := range proxies {
 		p.take()
 	}
 	began := time.Now()
 	if sleep(ctx, d); ctx.Err() != nil {
-		return nil, nil, ctx.Err()
+		return nil, nil, 0, ctx.Err()
 	}
 	elapsed := time.Since(began)
-	if fs := h.failures(); len(fs) > 0 {
-		return nil, nil, fmt.Errorf("the peer holder failed while its requests were counted: %s: %s", fs[0].What, fs[0].Err)
+	if err := check(); err != nil {
+		return nil, nil, 0, err
 	}
-	return scaleCounts(proxies[0].take(), elapsed, c.ttl), scaleCounts(proxies[1].take(), elapsed, c.ttl), nil
+	return scaleCounts(proxies[0].take(), elapsed, ttl), scaleCounts(proxies[1].take(), elapsed, ttl), startReads, nil
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -124,8 +122,7 @@ func (p *probe) times() (acquiredAt, lastSent, releaseSent time.Time) {
 	return p.acquiredAt, p.lastSent, p.releaseSent
 }
 
-// contender is a runner for one lease (or, for a legacy variant's
-// follower, a poller), running until stop is called.
+// contender is a runner for one lease, running until stop is called.
 type contender struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -134,58 +131,32 @@ type contender struct {
 }
 
 // variant is how a pair's contenders run: runners with a renew interval
-// and a campaign interval (zero for the runner's defaults); with legacy,
-// the follower polls as the runner did before it learned to read just
-// after the holder's renewals (and the holder renews every TTL/3, the
-// default then), for the before-and-after curve.
+// (zero for the default), written into their records as
+// lease.Options.RenewInterval, and a renew deadline that leaves a
+// sixteenth of the TTL, as the defaults do.
 type variant struct {
-	renew, campaign time.Duration
-	legacy          bool
+	renew time.Duration
 }
 
-// start starts l's contender, a follower's if follower is set.
-func (v variant) start(ctx context.Context, l lease.Lease, follower bool) (*contender, error) {
-	if v.legacy && follower {
-		return startPoller(ctx, l, v.campaign), nil
+// options are the lease options of a contender called role.
+func (v variant) options(role string, ttl time.Duration) lease.Options {
+	return lease.Options{Identity: role, TTL: ttl, RenewInterval: v.renew}
+}
+
+// start starts l's contender: a runner's campaign in the background,
+// until stopped.
+func (v variant) start(ctx context.Context, l lease.Lease) (*contender, error) {
+	c := &contender{done: make(chan struct{})}
+	ttl := l.Options().TTL
+	var deadline time.Duration
+	if v.renew > 0 {
+		deadline = min(runner.DefaultRenewDeadline(ttl), ttl-v.renew-ttl/16)
 	}
-	return startContender(ctx, l, v.renew, v.campaign)
-}
-
-// startPoller is the runner's campaign as it was: an Acquire every
-// campaign interval plus up to a fifth of it at random (the default
-// jitter, 0.2), sooner when the lease's wait ends. Once elected it holds
-// the lease, without renewing, until stopped: the trials end there.
-func startPoller(ctx context.Context, l lease.Lease, every time.Duration) *contender {
-	c := &contender{done: make(chan struct{})}
-	ctx, c.cancel = context.WithCancel(ctx)
-	go func() {
-		defer close(c.done)
-		for ctx.Err() == nil {
-			_, err := l.Acquire(ctx)
-			if err == nil {
-				<-ctx.Done()
-				return
-			}
-			wait := every + rand.N(every/5+1)
-			var held *lease.HeldError
-			if errors.As(err, &held) && held.Wait > 0 {
-				wait = min(wait, held.Wait)
-			}
-			sleep(ctx, wait)
-		}
-	}()
-	return c
-}
-
-// startContender runs a runner's campaign for l in the background, with
-// RenewInterval renew and CampaignInterval campaign (zero: the defaults).
-func startContender(ctx context.Context, l lease.Lease, renew, campaign time.Duration) (*contender, error) {
-	c := &contender{done: make(chan struct{})}
 	r, err := runner.New(runner.Config{
-		Lease:            l,
-		RenewInterval:    renew,
-		CampaignInterval: campaign,
-		Logger:           quiet,
+		Lease:         l,
+		RenewInterval: v.renew,
+		RenewDeadline: deadline,
+		Logger:        quiet,
 		Task: func(ctx context.Context) error {
 			<-ctx.Done()
 			return nil

@@ -21,12 +21,17 @@ import (
 
 // result is one store's measurements.
 type result struct {
-	st                         *store
-	acquire, renew             []time.Duration
-	failover, handover         []time.Duration
-	failoverVoid, handoverVoid int
-	leader, follower           map[string]float64 // requests per hour at the default TTL, by operation
-	errs                       []string
+	st             *store
+	acquire, renew []time.Duration
+	// failover is crash failover in each regime of the follower.
+	failover     map[regime][]time.Duration
+	failoverVoid map[regime]int
+	handover     []time.Duration
+	handoverVoid int
+	leader       map[string]float64 // requests per hour at the default TTL, by operation
+	follower     map[string]float64
+	startReads   int // the follower's requests in its first startWindow renew intervals
+	errs         []string
 }
 
 func (r *result) fail(what string, err error) {
@@ -34,18 +39,25 @@ func (r *result) fail(what string, err error) {
 	progress("%s: %s failed: %v", r.st.name, what, err)
 }
 
-// peerResult is dynamodb-lock-client's measurements on dynalite.
+// peerResult is one peer's measurements on dynalite, at one setting.
 type peerResult struct {
-	version                    string
-	failover, handover         []time.Duration
-	failoverVoid, handoverVoid int
-	leader, follower           map[string]float64
-	errs                       []string
+	name, version, setting string
+	failover               map[regime][]time.Duration
+	failoverVoid           map[regime]int
+	handover               []time.Duration
+	handoverVoid           int
+	leader, follower       map[string]float64
+	startReads             int
+	errs                   []string
+}
+
+func newPeerResult(name, version, setting string) *peerResult {
+	return &peerResult{name: name, version: version, setting: setting, failover: map[regime][]time.Duration{}, failoverVoid: map[regime]int{}}
 }
 
 func (p *peerResult) fail(what string, err error) {
-	p.errs = append(p.errs, fmt.Sprintf("peer: %s: %v", what, err))
-	progress("peer: %s failed: %v", what, err)
+	p.errs = append(p.errs, fmt.Sprintf("%s (%s): %s: %v", p.name, p.setting, what, err))
+	progress("%s (%s): %s failed: %v", p.name, p.setting, what, err)
 }
 
 type resourceRow struct {
@@ -59,7 +71,7 @@ type report struct {
 	began     time.Time
 	took      time.Duration
 	results   []*result
-	peer      *peerResult
+	peers     []*peerResult
 	resources []resourceRow
 	// curve is the cost/failover curve on curveStore.
 	curve      []curveRow
@@ -163,22 +175,24 @@ func (rep *report) print(w io.Writer, markdown bool) {
 
 	timing := &table{
 		title:  fmt.Sprintf("Latency, crash failover and graceful handover (runner defaults for the TTL; %d trials each)", rep.trials),
-		header: []string{"backend", "TTL", "acquire p50 / p99", "renew p50 / p99", "failover ÷ TTL min / p50 / p99", "handover p50 / p99"},
+		header: []string{"backend", "TTL", "acquire p50 / p99", "renew p50 / p99", "failover ÷ TTL min / p50 / p99, warmed follower", "just-started follower", "handover p50 / p99"},
 	}
 	cost := &table{
-		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew every 5.625s, a follower's reads just after each and once between; on Azure a renewal is a lease renewal and a metadata write that shows it)",
-		header: []string{"backend", "leader requests/h", "follower requests/h", "leader $/month", "follower $/month", "1 leader + 2 followers $/month"},
+		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew every 5.625s, a follower's read just after each and one between, and at its start one every TTL/20 until it sees a renewal; on Azure a renewal is a lease renewal and a metadata write that shows it)",
+		header: []string{"backend", "leader requests/h", "follower requests/h", "follower's first 2 renew intervals", "leader $/month", "follower $/month", "1 leader + 2 followers $/month"},
 	}
 	var errs []string
 	for _, r := range rep.results {
 		timing.rows = append(timing.rows, []string{
 			r.st.name, r.st.ttl.String(), p50p99(r.acquire, ms), p50p99(r.renew, ms),
-			minP50P99(r.failover, ratioTo(r.st.ttl)) + voidNote(r.failoverVoid), p50p99(r.handover, ms) + voidNote(r.handoverVoid),
+			minP50P99(r.failover[warmed], ratioTo(r.st.ttl)) + voidNote(r.failoverVoid[warmed]),
+			minP50P99(r.failover[justStarted], ratioTo(r.st.ttl)) + voidNote(r.failoverVoid[justStarted]),
+			p50p99(r.handover, ms) + voidNote(r.handoverVoid),
 		})
 		l, f := r.st.service.Monthly(r.leader), r.st.service.Monthly(r.follower)
-		row := []string{r.st.name, requests(r.leader), requests(r.follower), pricing.Dollars(l), pricing.Dollars(f), pricing.Dollars(l + 2*f)}
+		row := []string{r.st.name, requests(r.leader), requests(r.follower), fmt.Sprintf("%d requests", r.startReads), pricing.Dollars(l), pricing.Dollars(f), pricing.Dollars(l + 2*f)}
 		if r.st.service == pricing.Memory {
-			row[3], row[4], row[5] = "–", "–", "–"
+			row[4], row[5], row[6] = "–", "–", "–"
 		}
 		cost.rows = append(cost.rows, row)
 		errs = append(errs, r.errs...)
@@ -186,56 +200,15 @@ func (rep *report) print(w io.Writer, markdown bool) {
 	timing.print(w, markdown)
 	cost.print(w, markdown)
 
-	if p := rep.peer; p != nil {
-		var mine *result
-		for _, r := range rep.results {
-			if r.st.name == "dynalite" {
-				mine = r
+	if len(rep.peers) > 0 {
+		if t := rep.peerTable(); t != nil {
+			t.print(w, markdown)
+		}
+		for _, p := range rep.peers {
+			errs = append(errs, p.errs...)
+			if v := p.failoverVoid[warmed] + p.failoverVoid[justStarted] + p.handoverVoid; v > 0 {
+				rep.notef("%s (%s): %d trials void (the holder's heartbeat failed first, or the follower took over early), repeated", p.name, p.setting, v)
 			}
-		}
-		ttl := mine.st.ttl
-		peer := &table{
-			title: fmt.Sprintf("leasehold and dynamodb-lock-client %s (FailOpen) on the same dynalite: lease duration = TTL %v, heartbeat = renew interval %v; requests and cost at TTL 15s",
-				p.version, ttl, runner.DefaultRenewInterval(ttl).Round(time.Millisecond)),
-			header: []string{"", "leasehold", "dynamodb-lock-client", "peer ÷ leasehold"},
-		}
-		q := func(ds []time.Duration, at float64) float64 { return quantile(ds, at).Seconds() }
-		ratio := func(a, b float64) string {
-			if a == 0 {
-				return "–"
-			}
-			return fmt.Sprintf("%.2f", b/a)
-		}
-		total := func(m map[string]float64) (t float64) {
-			for _, v := range m {
-				t += v
-			}
-			return t
-		}
-		for _, row := range []struct {
-			name   string
-			a, b   float64
-			format func(float64) string
-		}{
-			{"crash failover ÷ TTL, min", minOf(mine.failover) / ttl.Seconds(), minOf(p.failover) / ttl.Seconds(), func(v float64) string { return fmt.Sprintf("%.2f", v) }},
-			{"crash failover ÷ TTL, p50", q(mine.failover, .5) / ttl.Seconds(), q(p.failover, .5) / ttl.Seconds(), func(v float64) string { return fmt.Sprintf("%.2f", v) }},
-			{"crash failover ÷ TTL, p99", q(mine.failover, .99) / ttl.Seconds(), q(p.failover, .99) / ttl.Seconds(), func(v float64) string { return fmt.Sprintf("%.2f", v) }},
-			{"handover, p50", q(mine.handover, .5), q(p.handover, .5), seconds},
-			{"handover, p99", q(mine.handover, .99), q(p.handover, .99), seconds},
-			{"leader requests/h", total(mine.leader), total(p.leader), count},
-			{"follower requests/h", total(mine.follower), total(p.follower), count},
-			{"leader $/month", pricing.DynamoDB.Monthly(mine.leader), pricing.DynamoDB.Monthly(p.leader), pricing.Dollars},
-			{"follower $/month", pricing.DynamoDB.Monthly(mine.follower), pricing.DynamoDB.Monthly(p.follower), pricing.Dollars},
-		} {
-			peer.rows = append(peer.rows, []string{row.name, row.format(row.a), row.format(row.b), ratio(row.a, row.b)})
-		}
-		peer.rows = append(peer.rows,
-			[]string{"leader requests by operation", requests(mine.leader), requests(p.leader), ""},
-			[]string{"follower requests by operation", requests(mine.follower), requests(p.follower), ""})
-		peer.print(w, markdown)
-		errs = append(errs, p.errs...)
-		if p.failoverVoid+p.handoverVoid > 0 {
-			rep.notef("peer: %d failover and %d handover trials void (the holder's heartbeat failed first), repeated", p.failoverVoid, p.handoverVoid)
 		}
 	}
 
@@ -248,8 +221,8 @@ func (rep *report) print(w io.Writer, markdown bool) {
 		for _, r := range rep.curve {
 			curve.rows = append(curve.rows, r.cells())
 		}
-		if p := rep.peer; p != nil {
-			curve.rows = append(curve.rows, curveRow{who: "dynamodb-lock-client", setting: "lease duration TTL (its follower's cadence)", follower: p.follower, failover: p.failover, ttl: ttl}.cells())
+		for _, p := range rep.peers {
+			curve.rows = append(curve.rows, curveRow{who: p.name, setting: p.setting, follower: p.follower, failover: p.failover[warmed], ttl: ttl}.cells())
 		}
 		curve.print(w, markdown)
 	}
@@ -289,11 +262,48 @@ func (rep *report) print(w io.Writer, markdown bool) {
 	}
 }
 
-func minOf(ds []time.Duration) float64 {
-	if len(ds) == 0 {
-		return 0
+// peerTable is leasehold's dynalite figures beside every peer's, or nil
+// when dynalite was not measured.
+func (rep *report) peerTable() *table {
+	i := slices.IndexFunc(rep.results, func(r *result) bool { return r.st.name == "dynalite" })
+	if i < 0 {
+		return nil
 	}
-	return slices.Min(ds).Seconds()
+	mine := rep.results[i]
+	ttl := mine.st.ttl
+	t := &table{
+		title: fmt.Sprintf("leasehold and its peers on the same dynalite, in the same run: lease duration = TTL %v, heartbeat = renew interval %v; requests and cost at TTL 15s",
+			ttl, runner.DefaultRenewInterval(ttl).Round(time.Millisecond)),
+		header: []string{"", "leasehold (runner defaults)"},
+	}
+	type column struct {
+		failover         map[regime][]time.Duration
+		handover         []time.Duration
+		leader, follower map[string]float64
+		startReads       int
+	}
+	cols := []column{{mine.failover, mine.handover, mine.leader, mine.follower, mine.startReads}}
+	for _, p := range rep.peers {
+		t.header = append(t.header, fmt.Sprintf("%s %s (%s)", p.name, p.version, p.setting))
+		cols = append(cols, column{p.failover, p.handover, p.leader, p.follower, p.startReads})
+	}
+	row := func(name string, cell func(column) string) {
+		r := []string{name}
+		for _, c := range cols {
+			r = append(r, cell(c))
+		}
+		t.rows = append(t.rows, r)
+	}
+	for _, reg := range []regime{warmed, justStarted} {
+		row("crash failover ÷ TTL min / p50 / p99, follower "+reg.String(), func(c column) string { return minP50P99(c.failover[reg], ratioTo(ttl)) })
+	}
+	row("handover p50 / p99", func(c column) string { return p50p99(c.handover, ms) })
+	row("leader requests/h", func(c column) string { return requests(c.leader) })
+	row("follower requests/h", func(c column) string { return requests(c.follower) })
+	row("follower's requests in its first 2 renew intervals", func(c column) string { return fmt.Sprint(c.startReads) })
+	row("leader $/month", func(c column) string { return pricing.Dollars(pricing.DynamoDB.Monthly(c.leader)) })
+	row("follower $/month", func(c column) string { return pricing.Dollars(pricing.DynamoDB.Monthly(c.follower)) })
+	return t
 }
 
 func voidNote(n int) string {
@@ -302,9 +312,6 @@ func voidNote(n int) string {
 	}
 	return fmt.Sprintf(" (%d void, repeated)", n)
 }
-
-func seconds(v float64) string { return ms(time.Duration(v * float64(time.Second))) }
-func count(v float64) string   { return fmt.Sprintf("%.0f", v) }
 
 // machine describes the computer the figures were measured on.
 func machine() string {

@@ -56,6 +56,27 @@ type store struct {
 	mem *memlease.Store
 	// cleanup removes what setup made.
 	cleanup func(ctx context.Context)
+	// server names the server the store shares with another ("moto"), or
+	// is empty; such stores are measured one after the other, each with
+	// at most parallel trials at once, its requests counted after its
+	// trials, for why.
+	server, why string
+	parallel    int
+}
+
+// moto's two stores share one single-threaded server, which twenty pairs
+// on each, their followers reading twice per renewal, slowed past the
+// renew deadline on a loaded machine (every trial void): they run one
+// after the other, at most 8 trials at once, at a TTL of 3s.
+const (
+	motoParallel = 8
+	motoTTL      = 3 * time.Second
+	motoWhy      = "one single-threaded server for both, too slow for 2 x 20 pairs at 2s on a loaded machine"
+)
+
+// onMoto marks st as one of moto's stores.
+func onMoto(st *store) {
+	st.server, st.why, st.parallel = "moto", motoWhy, motoParallel
 }
 
 // The stores leasebench knows, in table order, with the variables of
@@ -88,7 +109,11 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 		if ep == "" {
 			return nil, "LEASEHOLD_MOTO_ENDPOINT is not set", nil
 		}
-		return setupS3(ctx, name, ep, "bench", "bench", run, ttl)
+		st, why, err := setupS3(ctx, name, ep, "bench", "bench", run, max(ttl, motoTTL))
+		if st != nil {
+			onMoto(st)
+		}
+		return st, why, err
 	case "dynalite":
 		ep := env("LEASEHOLD_DYNALITE_ENDPOINT")
 		if ep == "" {
@@ -100,7 +125,11 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 		if ep == "" {
 			return nil, "LEASEHOLD_MOTO_ENDPOINT is not set", nil
 		}
-		return setupDynamo(ctx, name, ep, run, ttl)
+		st, why, err := setupDynamo(ctx, name, ep, run, max(ttl, motoTTL))
+		if st != nil {
+			onMoto(st)
+		}
+		return st, why, err
 	case "azurite":
 		cs := env("LEASEHOLD_AZURITE_CONNECTION_STRING")
 		if cs == "" {

@@ -23,7 +23,9 @@ never outlives the lease.
 Usage:
   leasehold run --lease URL [flags] -- COMMAND [ARGS...]
   leasehold run --once --lease URL [flags] -- COMMAND [ARGS...]
+  leasehold run --shards N --lease URL [flags] -- COMMAND [ARGS...]
   leasehold status --lease URL [--watch DURATION] [-o json]
+  leasehold status --shards N --lease URL [--watch DURATION] [-o json]
   leasehold check --lease URL [--ttl DURATION] [-o json]
   leasehold break --lease URL [--force] [-o json]
   leasehold version
@@ -87,8 +89,11 @@ func permissionsHelp() string {
 		fmt.Fprintf(&b, "  %s://  %s\n", s.Scheme, s.Name)
 		for _, g := range s.Grants {
 			line := g.String()
-			if g.Probe {
+			switch {
+			case g.Probe:
 				line += " (the store's check before the first write)"
+			case g.Group:
+				line += " (shard groups only)"
 			}
 			b.WriteString(wrap(line, "        ", 76))
 		}
@@ -167,7 +172,8 @@ func wrap(text, indent string, width int) string {
 }
 
 func printRunHelp(w io.Writer, f *flagSet) {
-	fmt.Fprint(w, `Usage: leasehold run --lease URL [flags] -- COMMAND [ARGS...]
+	fmt.Fprintf(w, `Usage: leasehold run --lease URL [flags] -- COMMAND [ARGS...]
+       leasehold run --shards N --lease URL [flags] -- COMMAND [ARGS...]
 
 Campaigns for the lease; once elected, starts COMMAND and keeps renewing the
 lease while it runs. The "--" ends leasehold's flags: everything after it is
@@ -223,6 +229,36 @@ How the command is stopped:
   Set --grace below your orchestrator's stop timeout (ECS stopTimeout, 30s
   by default; Azure Container Apps terminationGracePeriodSeconds, 30s;
   systemd TimeoutStopSec, 90s), leaving time for the release.
+
+Sharded runs (--shards N): the instances share N shards, 0 to N-1, as a
+group at the --lease prefix (s3://BUCKET/PREFIX, mem://NAME; stores in this
+build: %s). Each instance runs one command per shard it owns; at most
+one instance runs a shard at any instant, and once settled each of M
+instances owns N/M shards, rounded down or up. The command also gets:
+  LEASEHOLD_SHARD     its shard, 0 to N-1
+  LEASEHOLD_SHARDS    N
+  LEASEHOLD_TOKEN     the shard's epoch: greater than that of every earlier
+                      start of the shard, on any instance; fence with it as
+                      with a lease's token
+A shard moves only when balance needs it (a join, a leave, a crash): its
+command is stopped as on a step-down (SIGTERM, --grace, SIGKILL), and the
+shard starts elsewhere only once the command has exited. On SIGTERM every
+command is stopped so, and the shards start elsewhere within about a renew
+interval. An instance that cannot renew its own liveness lease stops every
+command as when a lease is lost; a crashed instance's shards start
+elsewhere after its TTL. A command that exits by itself ends leasehold run
+with its status, its other shards stopped and released. Give each instance
+a stable --identity: one restarted under the same identity within a TTL
+gets its shards back. Every instance must give the same --shards, --ttl
+and --renew-interval (a different one exits 78); --once, --rerun,
+--campaign-interval and --cool-down do not apply. "leasehold status
+--shards N --lease URL" shows the members, their shards and the balance.
+Cost per instance, whatever N is, with R the renew interval: one write (its
+liveness) and 1.25 reads (the assignment, answered "unchanged", and its
+acknowledgement every fourth time) per R, plus 2 reads per R while it
+campaigns to be the group's assigner; the one assigner also lists the group
+3 times per R. Per hour at the default TTL (15s, R 5.6s): 640 writes and 800
+to 2,080 reads. Shard records are written only when ownership changes.
 
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
@@ -287,14 +323,21 @@ Exit status:
   126/127  the command cannot be run / was not found
   A command that itself exits 64-78 cannot be told from leasehold but by
   the log line leasehold prints on stderr.
-`)
+`, strings.Join(driver.ObjectSchemes(), ", "))
 	f.usage(w, merge(commonDefaults, runDefaults))
 	fmt.Fprint(w, `
 /healthz answers 200 while leasehold runs. /leader answers 200 while this
 instance leads and its command runs, 503 otherwise (also while it steps
 down). /metrics has leasehold_is_leader, leasehold_transitions_total{reason},
 leasehold_renew_duration_seconds, leasehold_renew_failures_total{reason} and
-leasehold_build_info{version,commit,goversion}.
+leasehold_build_info{version,commit,goversion}. With --shards, /shards
+answers 200 while this instance runs at least one shard's command, 503
+otherwise, with its shards and their epochs as JSON
+([{"shard":3,"epoch":4294967297}]), and /metrics adds
+leasehold_shards_owned, leasehold_shard_events_total{event} (assigned,
+revoked, lost, ended), and on the group's assigner
+leasehold_shard_balance_seconds (time from a change to balance) and
+leasehold_shard_grants_total; the renewal metrics are the liveness lease's.
 
 Examples:
 
@@ -339,11 +382,18 @@ Examples:
 
     leasehold run --lease URL --health-url http://127.0.0.1:8080/healthz \
       --stall-timeout 2m --progress-file /tmp/progress -- ./worker
+
+  64 partitions consumed by however many instances run, one consumer per
+  partition, each fenced by its shard's epoch:
+
+    leasehold run --shards 64 --lease s3://my-leases/orders --identity "$HOSTNAME" \
+      -- sh -c 'exec ./consume --partition "$LEASEHOLD_SHARD" --epoch "$LEASEHOLD_TOKEN"'
 `)
 }
 
 func printStatusHelp(w io.Writer, f *flagSet) {
 	fmt.Fprintf(w, `Usage: leasehold status --lease URL [--watch DURATION] [-o json]
+       leasehold status --shards N --lease URL [--watch DURATION] [-o json]
 
 Reads the lease and says who holds it. It never writes to it.
 
@@ -369,6 +419,26 @@ Fields (text and -o json):
   unchanged for  how long it was seen unchanged: the whole watch, or 0 if it
                  changed or was read once (json: unchanged_for, _ms)
   meaning        the same in a sentence
+
+With --shards N, --lease is the prefix of a group (leasehold run --shards):
+it lists the members and reads each one's liveness record and the
+assignment, and prints (json keys in brackets):
+  shards         the group's N [shards], the assignment's generation [gen],
+                 whether it is a new assigner's fence [fence], the group's
+                 TTL and renew interval [ttl, renew_interval]
+  balanced       every shard owned by a live member, none moving, each live
+                 member owning N/M rounded down or up [balanced]; a member
+                 starts a shard given to it at its next read of the
+                 assignment, within a renew interval
+  member         one line per member [members]: its identity, its liveness
+                 token, whether it is live (its liveness record held; one
+                 that left released it), and its shards with their epochs
+                 [shards: shard, epoch] and those it is releasing
+                 [releasing]. A crashed member's record stays held: with
+                 --watch of at least the TTL, a member whose record did
+                 not change is lapsed [lapsed], not live
+  unowned        how many shards nobody owns [unowned: the shards]
+  meaning        the same in a sentence, and whether N differs from --shards
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.

@@ -21,10 +21,16 @@ func TestHelp(t *testing.T) {
 	}
 	env, stdout, _ := testEnv(nil)
 	mainWith(context.Background(), nil, []string{"run", "--help"}, env)
-	for _, want := range []string{"LEASEHOLD_TOKEN", "LEASEHOLD_HEALTH_URL", "Exit status", "75", "stopTimeout", "CONTAINER_APP_REPLICA_NAME", "--once"} {
+	for _, want := range []string{"LEASEHOLD_TOKEN", "LEASEHOLD_HEALTH_URL", "Exit status", "75", "stopTimeout", "CONTAINER_APP_REPLICA_NAME", "--once",
+		"LEASEHOLD_SHARD ", "LEASEHOLD_SHARDS", "640 writes", "/shards", "leasehold_shard_events_total"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run --help lacks %q", want)
 		}
+	}
+	env, stdout, _ = testEnv(nil)
+	mainWith(context.Background(), nil, []string{"status", "--help"}, env)
+	if !strings.Contains(stdout.String(), "leasehold status --shards N --lease URL [--watch DURATION]") {
+		t.Error("status --help does not show --shards")
 	}
 	env, stdout, _ = testEnv(nil)
 	mainWith(context.Background(), nil, []string{"help"}, env)
@@ -35,7 +41,8 @@ func TestHelp(t *testing.T) {
 
 // TestHelpListsEveryGrant: leasehold help lists every grant each backend
 // declares (driver.Store), the probe's included, so that an identity given
-// exactly that list is not refused on its first write; it and help check
+// exactly that list is not refused on its first write, and marks those
+// only shard groups need; it and help check
 // say which TTLs each store allows.
 func TestHelpListsEveryGrant(t *testing.T) {
 	env, stdout, _ := testEnv(nil)
@@ -47,6 +54,9 @@ func TestHelpListsEveryGrant(t *testing.T) {
 			n++
 			if !strings.Contains(help, g.String()) {
 				t.Errorf("leasehold help lacks %s's grant %q", s.Scheme, g)
+			}
+			if g.Group && !strings.Contains(help, g.String()+" (shard groups only)") {
+				t.Errorf("leasehold help does not say %s's grant %q is for shard groups only", s.Scheme, g)
 			}
 		}
 	}

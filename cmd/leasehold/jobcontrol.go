@@ -60,30 +60,39 @@ func stopSelf(conts <-chan os.Signal) {
 	<-conts
 }
 
-// suspend stops the command's process group (SIGSTOP), then leasehold.
-// Once leasehold is continued it judges the term as for any pause: the
-// command is continued only if the term is still within its renew
+// suspend stops the commands' process groups (SIGSTOP), then leasehold.
+// Once leasehold is continued it judges each command's term as for any
+// pause: a command is continued only if its term is still within its renew
 // deadline (and the lease short of its kill deadline); otherwise it stays
 // stopped, and the step-down that follows kills it (SIGKILL reaches a
 // stopped process; a SIGTERM is followed by SIGCONT). A command never
 // runs while leasehold is stopped, nor after it resumes past its term.
+// (With --shards every command's term is the worker's liveness term.)
 func (s *supervisor) suspend(sig syscall.Signal, stopSelf func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.running
-	if r != nil {
+	for r := range s.running {
 		r.c.signal(syscall.SIGSTOP)
 		s.log.Warn("stopped by job control: the command's process group is stopped too", "signal", sig.String(), "pid", r.c.pid)
-	} else {
+	}
+	if len(s.running) == 0 {
 		s.log.Info("stopped by job control", "signal", sig.String())
 	}
 	stoppedAt := time.Now()
 	stopSelf()
 	paused := time.Since(stoppedAt).Round(time.Millisecond)
-	if r == nil {
+	if len(s.running) == 0 {
 		s.log.Info("continued", "stopped_for", paused)
 		return
 	}
+	for r := range s.running {
+		s.resume(r, paused)
+	}
+}
+
+// resume continues r's command after a job-control stop of paused, if its
+// term is still within its deadlines.
+func (s *supervisor) resume(r *running, paused time.Duration) {
 	until := runner.Deadline(r.ctx)
 	if kill := runner.Expiry(r.ctx).Add(-s.margin); kill.Before(until) {
 		until = kill

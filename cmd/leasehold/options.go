@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
+	"github.com/leasehold/leasehold/shard"
 )
 
 // errHelp is returned by the parsers after they printed the help that
@@ -104,6 +105,9 @@ type runOptions struct {
 
 	listen string
 
+	// shards is --shards: N, the group's shard count, or 0 for one lease.
+	shards int
+
 	command []string
 
 	// timing is the runner's configuration for the flags, as it resolves
@@ -121,6 +125,7 @@ func runFlags(o *runOptions) *flagSet {
 	f.Duration(&o.campaignInterval, "campaign-interval", 0, "time between a follower's attempts to take the lease")
 
 	f.group("The command")
+	f.Int(&o.shards, "shards", 0, "share `N` shards among the instances (a group at the --lease prefix):\nrun one command per shard this instance owns (see Sharded runs above)")
 	f.Bool(&o.once, "once", "try once: run the command if elected, else exit 75 (for cron and serverless jobs)")
 	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status (after a wait that grows while it keeps failing)")
 	f.Duration(&o.grace, "grace", 10*time.Second, "on a voluntary step-down, how long the command has between SIGTERM and\nSIGKILL; the lease is kept renewed meanwhile")
@@ -224,6 +229,12 @@ func (o *runOptions) validate(f *flagSet) error {
 		return errors.New("--stall-timeout needs a progress signal: --progress-file PATH or --progress-on-stdout")
 	case o.stallTimeout == 0 && (o.progressFile != "" || o.progressOnStdout):
 		return errors.New("--progress-file and --progress-on-stdout need --stall-timeout")
+	case o.shards != 0 || f.set("shards"):
+		if err := o.validateShards(f); err != nil {
+			return err
+		}
+	}
+	switch {
 	case o.healthThreshold < 1:
 		return fmt.Errorf("--health-threshold (%d) must be at least 1", o.healthThreshold)
 	case f.set("health-interval") || f.set("health-timeout") || f.set("health-threshold"):
@@ -254,6 +265,28 @@ func (o *runOptions) validate(f *flagSet) error {
 	}
 	if o.killMargin == 0 {
 		o.killMargin = max(o.timing.Margin()/2, time.Millisecond)
+	}
+	return nil
+}
+
+// validateShards refuses a --shards out of range, and the flags that have
+// no meaning for a group: a group's commands run until stopped.
+func (o *runOptions) validateShards(f *flagSet) error {
+	if err := checkShards(o.shards); err != nil {
+		return err
+	}
+	for _, name := range []string{"once", "rerun", "campaign-interval", "cool-down"} {
+		if f.set(name) {
+			return fmt.Errorf("--%s does not apply with --shards: a group's commands run until stopped, each shard's on one instance", name)
+		}
+	}
+	return nil
+}
+
+// checkShards refuses a --shards of n out of range.
+func checkShards(n int) error {
+	if n < 1 || n > shard.MaxShards {
+		return fmt.Errorf("--shards (%d) must be between 1 and %d", n, shard.MaxShards)
 	}
 	return nil
 }

@@ -115,6 +115,12 @@ func TestParseRunRejectsBadInput(t *testing.T) {
 		{"health URL not http", nil, []string{"--lease", "mem://a", "--health-url", "localhost:8080/x", "--", "w"}, "want an http:// or https:// URL"},
 		{"kill margin too large", nil, []string{"--lease", "mem://a", "--kill-margin", "15s", "--", "w"}, "--kill-margin (15s) must be less than --ttl (15s)"},
 		{"bad identity", nil, []string{"--lease", "mem://a", "--identity", "caf\u00e9", "--", "w"}, "--identity: lease: Identity"},
+		{"no shards", nil, []string{"--lease", "mem://a", "--shards", "0", "--", "w"}, "--shards (0) must be between 1 and 100000"},
+		{"too many shards", map[string]string{"LEASEHOLD_SHARDS": "100001"}, []string{"--lease", "mem://a", "--", "w"}, "--shards (100001) must be between 1 and 100000"},
+		{"shards and once", nil, []string{"--lease", "mem://a", "--shards", "4", "--once", "--", "w"}, "--once does not apply with --shards"},
+		{"shards and rerun", nil, []string{"--lease", "mem://a", "--shards", "4", "--rerun", "--", "w"}, "--rerun does not apply with --shards"},
+		{"shards and campaign interval", nil, []string{"--lease", "mem://a", "--shards", "4", "--campaign-interval", "1s", "--", "w"}, "--campaign-interval does not apply with --shards"},
+		{"shards and cool-down", nil, []string{"--lease", "mem://a", "--shards", "4", "--cool-down", "1s", "--", "w"}, "--cool-down does not apply with --shards"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env, _, _ := testEnv(tc.env)

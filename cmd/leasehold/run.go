@@ -31,6 +31,9 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	if err := lookCommand(o.command[0]); err != nil {
 		return err
 	}
+	if o.shards > 0 {
+		return runShards(ctx, hurry, o, env, log)
+	}
 	l, err := openLease(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
 	if err != nil {
 		return stoppedEarly(ctx, o, err)

@@ -15,15 +15,17 @@ import (
 // statusOptions are the flags of leasehold status.
 type statusOptions struct {
 	reportOptions
-	watch time.Duration
+	watch  time.Duration
+	shards int
 }
 
 func statusFlags(o *statusOptions) *flagSet {
 	f := newFlagSet("status")
 	f.group("Lease")
 	o.defineLease(f)
+	f.Int(&o.shards, "shards", 0, "--lease is the prefix of a group of `N` shards (leasehold run --shards):\nshow its members, their shards and epochs, and whether it is balanced")
 	o.defineOutput(f)
-	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(0: read it once)")
+	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(with --shards: whether each member renews its liveness; 0: read it once)")
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -74,7 +76,18 @@ type statusReport struct {
 // cmdStatus is leasehold status.
 func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	o := &statusOptions{}
-	l, log, err := reporter{"status", statusFlags(o), printStatusHelp, &o.reportOptions}.open(ctx, args, env)
+	r := reporter{"status", statusFlags(o), printStatusHelp, &o.reportOptions}
+	log, err := r.parse(args, env)
+	if err != nil {
+		return err
+	}
+	if o.shards != 0 || r.flags.set("shards") {
+		if err := checkShards(o.shards); err != nil {
+			return usageError("status", err)
+		}
+		return cmdGroupStatus(ctx, o, log, env)
+	}
+	l, err := openLease(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
 	if err != nil {
 		return err
 	}

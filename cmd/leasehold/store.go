@@ -69,7 +69,7 @@ func retryAtStart[T any](ctx context.Context, timeout time.Duration, log *slog.L
 // optionFlags are the flags that set the lease.Options fields, which
 // lease.Options.Validate and a backend may refuse (Azure Blob allows TTLs
 // of 15s to 60s, Cloud Storage at least 3s).
-var optionFlags = map[string]string{"TTL": "--ttl", "CallTimeout": "--call-timeout", "Identity": "--identity", "RenewInterval": "--renew-interval"}
+var optionFlags = map[string]string{"TTL": "--ttl", "CallTimeout": "--call-timeout", "Identity": "--identity", "RenewInterval": "--renew-interval", "Shards": "--shards"}
 
 // optionFlag is "--flag: " for an error about the lease option that flag
 // sets, so that the message names what the user gave, and "" otherwise.

@@ -18,13 +18,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
 )
 
 // supervisor runs the command as the runner's task: it starts the command
 // when elected, and makes sure it is dead before the lease can be anyone
-// else's.
+// else's. With --shards it runs one command per shard the same way, each
+// dead before its shard can be anyone else's.
 type supervisor struct {
 	argv     []string
 	env      []string // the command's environment, before the LEASEHOLD_ variables of the term
@@ -42,20 +42,31 @@ type supervisor struct {
 	// hurry is closed when leasehold is asked to stop a second time: the
 	// grace period ends at once.
 	hurry <-chan struct{}
-	// leading is told when the command starts leading and when it stops.
+	// leading, if set, is told when the command starts leading and when
+	// it stops.
 	leading func(on bool, token uint64)
 
 	// mu is held while a command is started and registered, and while
 	// leasehold is suspended by job control (see suspend).
 	mu      sync.Mutex
-	started bool     // a command was started at least once
-	running *running // the command of the current term, if any
+	started bool                  // a command was started at least once
+	running map[*running]struct{} // the commands running: the term's, or one per shard
 }
 
-// running is the command of a term, and the term's context.
+// running is a running command, and its job's context.
 type running struct {
 	c   *child
 	ctx context.Context
+}
+
+// job is one run of the command: for a term of the lease, or for a start
+// of a shard.
+type job struct {
+	// token is LEASEHOLD_TOKEN: the term's token, or the shard's epoch.
+	token uint64
+	// vars are the job's other LEASEHOLD_ variables.
+	vars []string
+	log  *slog.Logger
 }
 
 // ran reports whether the command was started at least once.
@@ -65,23 +76,34 @@ func (s *supervisor) ran() bool {
 	return s.started
 }
 
-// task is the runner's Task: it runs the command for one term. It returns
-// the command's own end (nil or a *childExit) when the command exited by
-// itself, an *exitError when it could not be started, and nil when it was
-// stopped because leadership ended.
+// task is the runner's Task: it runs the command for one term (see
+// supervise).
 func (s *supervisor) task(ctx context.Context) error {
+	t, _ := runner.Term(ctx)
+	var vars []string
+	if p := runner.ScheduleOf(t.Annotations).Period; p != "" {
+		vars = append(vars, "LEASEHOLD_PERIOD="+p)
+	}
+	return s.supervise(ctx, job{token: t.Token, vars: vars, log: s.log})
+}
+
+// supervise runs the command for job j until it exits or ctx ends; ctx
+// is a runner's task context, or a shard's, whose deadlines (runner.Expiry)
+// the kill follows. It returns the command's own end (nil or a
+// *childExit) when the command exited by itself, an *exitError when it
+// could not be started, and nil when it was stopped because ctx ended.
+func (s *supervisor) supervise(ctx context.Context, j job) error {
 	if ctx.Err() != nil { // elected, but already stepping down
 		return nil
 	}
-	t, _ := runner.Term(ctx)
 	// Started and registered under mu, so that a job-control stop either
-	// comes before (and the term's end is seen) or stops this command.
+	// comes before (and the job's end is seen) or stops this command.
 	s.mu.Lock()
-	if ctx.Err() != nil { // the term ended while leasehold was suspended
+	if ctx.Err() != nil { // the job ended while leasehold was suspended
 		s.mu.Unlock()
 		return nil
 	}
-	c, err := s.start(ctx, t)
+	c, err := s.start(ctx, j)
 	if err != nil {
 		s.mu.Unlock()
 		code := exitCannotRun
@@ -91,27 +113,38 @@ func (s *supervisor) task(ctx context.Context) error {
 		return &exitError{code: code, err: fmt.Errorf("cannot start %s: %w", s.argv[0], err)}
 	}
 	s.started = true
-	s.running = &running{c: c, ctx: ctx}
+	r := &running{c: c, ctx: ctx}
+	if s.running == nil {
+		s.running = map[*running]struct{}{}
+	}
+	s.running[r] = struct{}{}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.running = nil
+		delete(s.running, r)
 		s.mu.Unlock()
 	}()
-	s.log.Info("command started", "token", t.Token, "pid", c.pid, "command", s.argv[0])
-	s.leading(true, t.Token)
+	j.log.Info("command started", "token", j.token, "pid", c.pid, "command", s.argv[0])
+	s.lead(true, j.token)
 	select {
 	case <-c.exited:
-		s.leading(false, t.Token)
+		s.lead(false, j.token)
 		end := childExitOf(c.status)
-		s.log.Info("command exited by itself", "token", t.Token, "status", statusText(end))
+		j.log.Info("command exited by itself", "token", j.token, "status", statusText(end))
 		return end
 	case <-ctx.Done():
 	}
-	s.leading(false, t.Token)
-	s.stop(ctx, c)
-	s.log.Info("command stopped", "token", t.Token, "status", statusText(childExitOf(c.status)))
+	s.lead(false, j.token)
+	s.stop(ctx, c, j.log)
+	j.log.Info("command stopped", "token", j.token, "status", statusText(childExitOf(c.status)))
 	return nil
+}
+
+// lead tells leading, if set.
+func (s *supervisor) lead(on bool, token uint64) {
+	if s.leading != nil {
+		s.leading(on, token)
+	}
 }
 
 func statusText(err error) string {
@@ -136,7 +169,7 @@ func killDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
 // while the runner drains a voluntary step-down, renewals push the expiry
 // on and the grace period decides; after the lease was lost, or renewals
 // stopped at the renew deadline, the expiry does.
-func (s *supervisor) stop(ctx context.Context, c *child) {
+func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	why := context.Cause(ctx)
 	graceEnd := time.Now().Add(s.grace)
 	renewalsDone, hurry := runner.RenewalsDone(ctx), s.hurry
@@ -150,7 +183,7 @@ func (s *supervisor) stop(ctx context.Context, c *child) {
 			break
 		}
 		if !termSent {
-			s.log.Info("stopping the command: SIGTERM to its process group",
+			log.Info("stopping the command: SIGTERM to its process group",
 				"reason", why.Error(), "pid", c.pid, "kill_in", wait.Round(time.Millisecond))
 			c.signal(syscall.SIGTERM)
 			// A command that job control stopped (see suspend) gets its
@@ -173,33 +206,31 @@ func (s *supervisor) stop(ctx context.Context, c *child) {
 	if !time.Now().Before(runner.Expiry(ctx).Add(-s.margin)) {
 		reason = "the lease is about to expire or was lost"
 	}
-	s.log.Warn("killing the command: SIGKILL to its process group", "reason", reason, "pid", c.pid)
+	log.Warn("killing the command: SIGKILL to its process group", "reason", reason, "pid", c.pid)
 	c.signal(syscall.SIGKILL)
 	for {
 		select {
 		case <-c.exited:
 			return
 		case <-time.After(5 * time.Second):
-			s.log.Error("the command has not exited 5s after SIGKILL (uninterruptible sleep?)", "pid", c.pid)
+			log.Error("the command has not exited 5s after SIGKILL (uninterruptible sleep?)", "pid", c.pid)
 		}
 	}
 }
 
-// start starts the command for term t, with the term in its environment,
+// start starts the command for job j, with the job in its environment,
 // and a goroutine that reaps it (see child).
-func (s *supervisor) start(ctx context.Context, t lease.Term) (*child, error) {
+func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Env = append(append([]string(nil), s.env...),
-		"LEASEHOLD_TOKEN="+strconv.FormatUint(t.Token, 10),
+		"LEASEHOLD_TOKEN="+strconv.FormatUint(j.token, 10),
 		"LEASEHOLD_LEASE="+s.leaseURL,
 		"LEASEHOLD_IDENTITY="+s.identity,
 	)
 	if s.progressFile != "" {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_PROGRESS_FILE="+s.progressFile)
 	}
-	if p := runner.ScheduleOf(t.Annotations).Period; p != "" {
-		cmd.Env = append(cmd.Env, "LEASEHOLD_PERIOD="+p)
-	}
+	cmd.Env = append(cmd.Env, j.vars...)
 	cmd.SysProcAttr = sysProcAttr()
 	// The command's stdout and stderr are files (or pipes leasehold
 	// copies), never writers exec.Cmd would copy: the child reaps the

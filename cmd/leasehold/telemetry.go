@@ -18,6 +18,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
+	"github.com/leasehold/leasehold/shard"
 )
 
 // newLogger returns the logger for --log-format and --log-level, writing to
@@ -44,6 +45,7 @@ type metrics struct {
 	transitions   *prometheus.CounterVec
 	renewDuration prometheus.Histogram
 	renewFailures *prometheus.CounterVec
+	shards        *shardMetrics // with --shards (addShards)
 }
 
 func newMetrics() *metrics {
@@ -142,13 +144,16 @@ func reasonLabel(r runner.Reason) string {
 	return strings.ReplaceAll(r.String(), " ", "_")
 }
 
-// leaderState is what /leader reports.
+// leaderState is what /leader reports, and with --shards /shards.
 type leaderState struct {
 	mu      sync.Mutex
 	leading bool
 	token   uint64
 	leader  string // the leader last observed
 	m       *metrics
+	// owned returns the shards this worker runs, with --shards; nil
+	// otherwise.
+	owned func() []shard.Shard
 }
 
 func (s *leaderState) setLeading(on bool, token uint64) {
@@ -178,7 +183,8 @@ func (s *leaderState) demoted(d runner.Demotion) {
 }
 
 // handler serves /healthz (the process is alive), /leader (200 while this
-// instance leads and its command runs, 503 otherwise) and /metrics.
+// instance leads and its command runs, 503 otherwise), with --shards
+// /shards (see serveShards), and /metrics.
 func (s *leaderState) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -199,6 +205,9 @@ func (s *leaderState) handler() http.Handler {
 			fmt.Fprintf(w, "not the leader (last seen leader: %s)\n", leader)
 		}
 	})
+	if s.owned != nil {
+		mux.HandleFunc("GET /shards", s.serveShards)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.registry, promhttp.HandlerOpts{}))
 	return mux
 }
@@ -211,7 +220,11 @@ func (s *leaderState) serve(ctx context.Context, addr string, log *slog.Logger) 
 		return nil, err
 	}
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
-	log.Info("serving /healthz, /leader and /metrics", "addr", ln.Addr().String())
+	paths := "/healthz, /leader and /metrics"
+	if s.owned != nil {
+		paths = "/healthz, /leader, /shards and /metrics"
+	}
+	log.Info("serving "+paths, "addr", ln.Addr().String())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -26,6 +26,9 @@ const (
 	opChange        op = "LeaseBlob change"
 	opRelease       op = "LeaseBlob release"
 	opBreak         op = "LeaseBlob break (If-Match)"
+	opGetBlob       op = "GetBlob"
+	opPutBlob       op = "PutBlob"
+	opListBlobs     op = "ListBlobs"
 )
 
 // The lease codes with which Azure tells a holder that its lease ID no
@@ -90,7 +93,13 @@ var permissionCodes = []bloberror.Code{
 //     429, connection errors and timeouts: lease.ErrUnavailable, which the
 //     caller may retry.
 func (l *blobLease) classify(ctx context.Context, o op, err error) error {
-	what := fmt.Sprintf("azurelease: %s %s", o, l.where)
+	return classify(ctx, o, l.where, l.container, err)
+}
+
+// classify is blobLease.classify for a request o on the blob at where in
+// container.
+func classify(ctx context.Context, o op, where, container string, err error) error {
+	what := fmt.Sprintf("azurelease: %s %s", o, where)
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -108,7 +117,7 @@ func (l *blobLease) classify(ctx context.Context, o op, err error) error {
 	code := bloberror.Code(re.ErrorCode)
 	switch {
 	case code == bloberror.ContainerNotFound:
-		return fmt.Errorf("%w: %s: container %q does not exist: create it (azurelease never creates containers): %w", lease.ErrNotFound, what, l.container, err)
+		return fmt.Errorf("%w: %s: container %q does not exist: create it (azurelease never creates containers): %w", lease.ErrNotFound, what, container, err)
 	case code == bloberror.BlobNotFound || re.StatusCode == http.StatusNotFound && code == "":
 		// A HEAD's answer has no body; Azure names the code in a header,
 		// but a proxy may drop it. Creating the blob then tells.
@@ -116,10 +125,10 @@ func (l *blobLease) classify(ctx context.Context, o op, err error) error {
 	case code == codeSharedKeyOff:
 		return fmt.Errorf("%w: %s: the account refused the connection string's account key or SAS (%s): Shared Key authorization is off on the account (shared_access_key_enabled = false), and no role changes that; "+
 			"open the lease with the account's name or URL (account=, Entra ID: an identity with %s on container %q) instead of a connection string, or turn Shared Key on: %w",
-			lease.ErrPermission, what, codeOrStatus(re), strings.Join(DataActions, " and "), l.container, err)
+			lease.ErrPermission, what, codeOrStatus(re), strings.Join(DataActions, " and "), container, err)
 	case re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden || bloberror.HasCode(err, permissionCodes...):
 		return fmt.Errorf("%w: %s: the account refused the credentials (%s); the lease needs %s on container %q (a custom role with these, or Storage Blob Data Contributor; with a connection string, a valid account key, or a SAS allowing read and write): %w",
-			lease.ErrPermission, what, codeOrStatus(re), strings.Join(DataActions, " and "), l.container, err)
+			lease.ErrPermission, what, codeOrStatus(re), strings.Join(DataActions, " and "), container, err)
 	case re.StatusCode == http.StatusBadRequest:
 		hint := ""
 		if code == bloberror.InvalidHeaderValue {

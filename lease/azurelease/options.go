@@ -127,6 +127,11 @@ func (o Options) validate(lopts lease.Options) error {
 	if !o.InfiniteLease && (ttl < MinTTL || ttl > MaxTTL || ttl%time.Second != 0) {
 		return invalid("TTL", ttl, fmt.Sprintf("must be a whole number of seconds from %ds to %ds, the durations an Azure Blob lease can have (Options.InfiniteLease takes a lease that never lapses)", MinTTL/time.Second, MaxTTL/time.Second))
 	}
+	return o.validateAccount()
+}
+
+// validateAccount checks that o says once how to reach the account.
+func (o Options) validateAccount() error {
 	var set []string
 	for name, ok := range map[string]bool{"Client": o.Client != nil, "ConnectionString": o.ConnectionString != "", "AccountURL": o.AccountURL != ""} {
 		if ok {

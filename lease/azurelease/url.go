@@ -27,6 +27,7 @@ const ConnectionStringEnv = "AZURE_STORAGE_CONNECTION_STRING"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	driver.RegisterObjects(Scheme, &URLOpener{})
 	driver.RegisterStore(Description)
 }
 
@@ -55,9 +56,17 @@ func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Leas
 // is rejected.
 var URLParams = []string{"account", "connection_string_env", "endpoint", "infinite_lease"}
 
+// GroupURLParams are the query parameters of a shard group's URL,
+// azblob://CONTAINER/GROUP (shard.OpenStore): URLParams but
+// infinite_lease, as a worker's liveness must lapse when it stops
+// renewing.
+var GroupURLParams = []string{"account", "connection_string_env", "endpoint"}
+
 // URLOpener opens "azblob://CONTAINER/BLOB?param=value" URLs; see
 // URLParams for the parameters. The blob's name is the URL's path without
-// its leading slash.
+// its leading slash. For shard.OpenStore (driver.OpenObjects), the URL
+// names a shard group, "azblob://CONTAINER/GROUP", whose blobs' names
+// start with the path, with GroupURLParams.
 type URLOpener struct {
 	// Client, if set, is used for every URL, which may then carry only
 	// infinite_lease. If nil, each URL gets a client of its own.
@@ -66,22 +75,50 @@ type URLOpener struct {
 
 // OpenLeaseURL implements lease.URLOpener.
 func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Options) (lease.Lease, error) {
+	opts, err := o.parse(u, "BLOB", URLParams)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, opts, lopts)
+}
+
+// OpenObjectsURL implements driver.ObjectsOpener: the container as
+// driver.Objects (NewObjects), and the URL's path as the group. It sends
+// no request.
+func (o *URLOpener) OpenObjectsURL(_ context.Context, u *url.URL, _ lease.Options) (driver.Objects, string, error) {
+	opts, err := o.parse(u, "GROUP", GroupURLParams)
+	if err != nil {
+		return nil, "", err
+	}
+	group := opts.Blob
+	opts.Blob = ""
+	store, err := NewObjects(ObjectsOptions{Options: opts})
+	if err != nil {
+		return nil, "", err
+	}
+	return store, group, nil
+}
+
+// parse returns the options u names: its path is what the form's path
+// says (BLOB or GROUP), in Options.Blob, and params are the query
+// parameters it may carry.
+func (o *URLOpener) parse(u *url.URL, path string, params []string) (Options, error) {
 	bad := func(reason string) error {
 		return invalid("URL", strconv.Quote(lease.RedactURL(u.String())), reason)
 	}
 	opts := Options{Container: u.Host, Blob: strings.TrimPrefix(u.Path, "/"), Client: o.Client}
 	switch {
 	case u.User != nil:
-		return nil, bad("carries credentials; use account=, endpoint= or connection_string_env=")
+		return Options{}, bad("carries credentials; use account=, endpoint= or connection_string_env=")
 	case opts.Container == "":
-		return nil, bad("names no container; want azblob://CONTAINER/BLOB")
+		return Options{}, bad("names no container; want azblob://CONTAINER/" + path)
 	case opts.Blob == "":
-		return nil, bad("names no blob; want azblob://CONTAINER/BLOB")
+		return Options{}, bad("names no " + strings.ToLower(path) + "; want azblob://CONTAINER/" + path)
 	}
 	q := u.Query()
 	var unknown, repeated []string
 	for name, values := range q {
-		if !slices.Contains(URLParams, name) {
+		if !slices.Contains(params, name) {
 			unknown = append(unknown, name)
 		} else if len(values) > 1 {
 			repeated = append(repeated, name)
@@ -89,16 +126,16 @@ func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Op
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return nil, bad(fmt.Sprintf("has unknown query parameter(s) %s (known: %s)", strings.Join(unknown, ", "), strings.Join(URLParams, ", ")))
+		return Options{}, bad(fmt.Sprintf("has unknown query parameter(s) %s (known: %s)", strings.Join(unknown, ", "), strings.Join(params, ", ")))
 	}
 	if len(repeated) > 0 {
 		slices.Sort(repeated)
-		return nil, bad(fmt.Sprintf("repeats query parameter(s) %s", strings.Join(repeated, ", ")))
+		return Options{}, bad(fmt.Sprintf("repeats query parameter(s) %s", strings.Join(repeated, ", ")))
 	}
 	if q.Has("infinite_lease") {
 		b, err := strconv.ParseBool(q.Get("infinite_lease"))
 		if err != nil {
-			return nil, bad(fmt.Sprintf("has infinite_lease=%q; want true or false", q.Get("infinite_lease")))
+			return Options{}, bad(fmt.Sprintf("has infinite_lease=%q; want true or false", q.Get("infinite_lease")))
 		}
 		opts.InfiniteLease = b
 	}
@@ -112,30 +149,30 @@ func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Op
 	}
 	switch {
 	case o.Client != nil && given > 0:
-		return nil, bad("has account, endpoint or connection_string_env, but the URLOpener has a Client, which replaces them")
+		return Options{}, bad("has account, endpoint or connection_string_env, but the URLOpener has a Client, which replaces them")
 	case o.Client != nil:
 	case given > 1:
-		return nil, bad("has more than one of account, endpoint and connection_string_env; give one")
+		return Options{}, bad("has more than one of account, endpoint and connection_string_env; give one")
 	case q.Has("account"):
 		if !validAccount(account) {
-			return nil, bad(fmt.Sprintf("has account=%q; a storage account name is 3 to 24 lower-case letters and digits", account))
+			return Options{}, bad(fmt.Sprintf("has account=%q; a storage account name is 3 to 24 lower-case letters and digits", account))
 		}
 		opts.AccountURL = "https://" + account + ".blob.core.windows.net/"
 	case q.Has("endpoint"):
 		opts.AccountURL = endpoint
 	case q.Has("connection_string_env"):
 		if envVar == "" {
-			return nil, bad("has an empty connection_string_env; name an environment variable")
+			return Options{}, bad("has an empty connection_string_env; name an environment variable")
 		}
 		if opts.ConnectionString = os.Getenv(envVar); opts.ConnectionString == "" {
-			return nil, bad(fmt.Sprintf("has connection_string_env=%s, but %s is not set", envVar, envVar))
+			return Options{}, bad(fmt.Sprintf("has connection_string_env=%s, but %s is not set", envVar, envVar))
 		}
 	default:
 		if opts.ConnectionString = os.Getenv(ConnectionStringEnv); opts.ConnectionString == "" {
-			return nil, bad(fmt.Sprintf("names no account: add account=NAME (Entra ID credentials, such as a managed identity), endpoint=URL, or connection_string_env=VAR, or set %s", ConnectionStringEnv))
+			return Options{}, bad(fmt.Sprintf("names no account: add account=NAME (Entra ID credentials, such as a managed identity), endpoint=URL, or connection_string_env=VAR, or set %s", ConnectionStringEnv))
 		}
 	}
-	return Open(ctx, opts, lopts)
+	return opts, nil
 }
 
 // validAccount checks Azure's rule for storage account names.

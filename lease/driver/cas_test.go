@@ -848,6 +848,31 @@ func TestCASRepeatedVersionAfterFailedReads(t *testing.T) {
 	})
 }
 
+// TestCASFailedReadRestartsCount: a read that fails restarts the count
+// even when the reads around it follow each other within the holder's renew
+// interval (rule 2: only an unbroken run of successful reads counts), so
+// that the count never leans on what the follower did not see.
+func TestCASFailedReadRestartsCount(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		a, b := openLease(t, store, "a"), openLease(t, store, "b")
+		mustAcquire(t, a)      // a then stops renewing: it has hung
+		mustObserve(t, b)      // b's count starts here...
+		watch(t, b, ttl/5)     // ...and goes on, reads a tenth of a TTL apart;
+		store.FailNext("b", 1) // one of b's reads fails,
+		if _, err := b.Observe(t.Context()); !errors.Is(err, lease.ErrUnavailable) {
+			t.Fatalf("b's failed read: %v", err)
+		}
+		watch(t, b, ttl-ttl/5) // and the next ones, as close, succeed
+		_, err := b.Acquire(t.Context())
+		held := wantHeld(t, "b's Acquire a TTL after its first read, a read having failed", err, "a")
+		// The count starts again at the first read after the failure, a
+		// tenth of a TTL after it, 0.3 TTL into the watch.
+		if want := ttl * 3 / 10; held.Wait != want {
+			t.Errorf("Wait = %v, want %v: the count starts again after the failed read", held.Wait, want)
+		}
+	})
+}
+
 // acquireAnswerLost has a make an Acquire whose write is stored but whose
 // outcome stays unknown: it reads at 0s, writes at 1s (stored, the answer
 // lost) and reads back at 2s, cut off by a partition.

@@ -66,6 +66,12 @@ type Grant struct {
 	// read of a missing object with 404 only to a caller that may list the
 	// bucket).
 	NotCalled bool
+	// Group is true for a grant that only a shard group needs (package
+	// shard's Store: the group's leases and objects, and the listing of
+	// its keys), not a lease alone. Its Resource names the group's keys
+	// with GROUP, "arn:aws:s3:::BUCKET/GROUP/*": a Resource that ends in
+	// "*" covers every key that begins with what precedes it.
+	Group bool
 }
 
 // String is the grant as help and errors print it: "s3:GetObject,

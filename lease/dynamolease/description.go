@@ -7,7 +7,9 @@ import (
 
 // Description is what dynamolease's store is and needs (driver.Store),
 // registered for leasehold check and help: its grants are IAMActions on
-// the lease's table, for the lease's item and its probe item.
+// the lease's table, for the lease's item and its probe item; a shard
+// group's workers (Objects) need ObjectsGrant instead, on the group's
+// table.
 var Description = driver.Store{
 	Scheme: Scheme,
 	Name:   "Amazon DynamoDB",
@@ -17,8 +19,22 @@ var Description = driver.Store{
 	Grants: []driver.Grant{
 		{Actions: IAMActions, Resource: "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE", Why: "describe the table at Open, read and write the lease's item NAME"},
 		{Actions: IAMProbeActions, Resource: "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE (item NAME" + driver.ProbeSuffix + ")", Probe: true, Why: "check, before the first write, that the store enforces conditional writes; a dynamodb:LeadingKeys condition must list the probe item too"},
+		ObjectsGrant,
 	},
 	Price: driver.Price{Service: "DynamoDB", Renew: "PutItem", Poll: "GetItem"},
+}
+
+// ObjectsGrant is what a shard group's workers need (Objects), on the
+// group's table, beside nothing else: its leases', objects' and parts'
+// items, and its leases' probe items. A dynamodb:LeadingKeys condition
+// must list GROUP, GROUP#parts and GROUP.leasehold-probe for each group.
+// It is among Description's grants as a shard group's (driver.Grant.Group):
+// the terraform module aws-lease-iam grants it on dynamodb_shard_table_arn.
+var ObjectsGrant = driver.Grant{
+	Actions:  ObjectsIAMActions,
+	Resource: "arn:aws:dynamodb:REGION:ACCOUNT:table/GROUPTABLE",
+	Group:    true,
+	Why:      "describe the group's table, read and write its leases and objects (GetItem, PutItem), list the group and read a large object's parts (Query), and delete the parts an object no longer has (DeleteItem); a dynamodb:LeadingKeys condition must list GROUP, GROUP#parts and GROUP" + driver.ProbeSuffix,
 }
 
 // IAMProbeActions are the actions Verify calls on the probe item

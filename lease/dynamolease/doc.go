@@ -145,7 +145,8 @@
 //	  "Resource": "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE"
 //	}
 //
-// It never calls dynamodb:UpdateItem, DeleteItem, Query or Scan. To confine
+// A lease never calls dynamodb:UpdateItem, DeleteItem, Query or Scan (a
+// shard group does: see Shard groups). To confine
 // a role to some leases of a shared table, add a condition on the items'
 // keys:
 //
@@ -155,6 +156,44 @@
 // check calls IAMProbeActions before the first write. Description lists
 // these grants for leasehold check and help. Refused credentials are reported as lease.ErrPermission naming the table
 // and these actions.
+//
+// # Shard groups
+//
+// Objects (NewObjects) is package shard's Store on DynamoDB, in a table of
+// its own whose partition (HASH) key is the group's name and sort (RANGE)
+// key an item's key in the group, both S (default names "group" and "key";
+// terraform/modules/aws-dynamodb-lease creates it with shard_table_name):
+//
+//	aws dynamodb create-table --table-name shards \
+//	  --attribute-definitions AttributeName=group,AttributeType=S AttributeName=key,AttributeType=S \
+//	  --key-schema AttributeName=group,KeyType=HASH AttributeName=key,KeyType=RANGE \
+//	  --billing-mode PAY_PER_REQUEST
+//
+// By URL, shard.OpenStore and leasehold run --shards name a group
+// dynamodb://TABLE/GROUP ("dynamodb://shards/orders?region=eu-west-1"),
+// with URLParams' AWS parameters and the keys' names in group_attribute
+// and key_attribute (GroupURLParams).
+//
+// Why a table of its own: the group's assigner lists the group three times
+// per renew interval. In this table a listing is one strongly consistent
+// Query of the group's partition (1 MB a page), charged for the group's
+// items alone; in the lease table, keyed by name only, it would be a Scan
+// of the whole table, charged for every item of every lease and group in
+// it. The group's items are small: a worker's lease (about 200 bytes), its
+// acknowledgement, the assigner's lease and the assignment's head (at most
+// 3 KiB; a larger assignment, beyond about 400 shards, goes in parts of
+// 350,000 bytes in partition GROUP#parts, written before the head that
+// names them and keyed by its version, so a reader never mixes two writes).
+// So a listing of M workers reads about 400·M bytes: one read unit per ten
+// workers, a hundred units (one request) for 1,000; and a worker's
+// steady-state read of the assignment is one GetItem of the head, one read
+// unit, whatever N is (DynamoDB has no conditional read: the head is
+// small instead). The leases' probe items go in partition
+// GROUP.leasehold-probe. Objects calls ObjectsIAMActions on the table
+// (ObjectsGrant, Description's shard group grant, which leasehold help
+// lists; terraform/modules/aws-lease-iam grants it with
+// dynamodb_shard_table_arn, limited to the groups' partitions with
+// dynamodb_shard_groups).
 //
 // # Configuration
 //

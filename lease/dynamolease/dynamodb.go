@@ -3,6 +3,7 @@ package dynamolease
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -127,6 +128,11 @@ type conn struct {
 	table   string
 	name    string
 	keyAttr string
+	// sortAttr, if set, is the table's sort (RANGE) key, and sort the
+	// item's value of it: a lease of a shard group (Objects), whose
+	// table's partition key is the group and sort key the lease's key in
+	// it.
+	sortAttr, sort string
 	// callTimeout bounds each request of Verify and of the table's
 	// check (the engine bounds the others): the lease's CallTimeout.
 	callTimeout time.Duration
@@ -142,7 +148,28 @@ func callOptions(o *ddb.Options) {
 }
 
 func (d *conn) key() map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{d.keyAttr: &types.AttributeValueMemberS{Value: d.name}}
+	k := map[string]types.AttributeValue{d.keyAttr: &types.AttributeValueMemberS{Value: d.name}}
+	if d.sortAttr != "" {
+		k[d.sortAttr] = &types.AttributeValueMemberS{Value: d.sort}
+	}
+	return k
+}
+
+// actions are the IAM actions the conn's errors name: IAMActions, or
+// ObjectsIAMActions for a shard group's table.
+func (d *conn) actions() []string {
+	if d.sortAttr != "" {
+		return ObjectsIAMActions
+	}
+	return IAMActions
+}
+
+// schema describes the key schema the conn's table must have.
+func (d *conn) schema() string {
+	if d.sortAttr != "" {
+		return fmt.Sprintf("exactly two keys, HASH %q and RANGE %q, both of type S", d.keyAttr, d.sortAttr)
+	}
+	return fmt.Sprintf("exactly one key, HASH %q of type S, and no sort (RANGE) key", d.keyAttr)
 }
 
 // Get reads the item, after checking the table again if its last check is
@@ -185,6 +212,7 @@ func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (str
 func (d *conn) put(ctx context.Context, op op, r lease.Record, in *ddb.PutItemInput) (string, error) {
 	in.TableName = &d.table
 	in.Item = encodeItem(r, d.keyAttr, d.name)
+	maps.Copy(in.Item, d.key())
 	if _, err := d.client.PutItem(ctx, in, callOptions); err != nil {
 		return "", d.classify(ctx, op, err)
 	}
@@ -194,6 +222,9 @@ func (d *conn) put(ctx context.Context, op op, r lease.Record, in *ddb.PutItemIn
 // url names the item in errors, as a URL that would open it.
 func (d *conn) url() string {
 	u := Scheme + "://" + d.table + "/" + d.name
+	if d.sortAttr != "" {
+		return u + "/" + d.sort + " (" + d.keyAttr + ", " + d.sortAttr + ")"
+	}
 	if d.keyAttr != DefaultKeyAttribute {
 		u += "?key_attribute=" + d.keyAttr
 	}

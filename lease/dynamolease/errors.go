@@ -20,6 +20,8 @@ const (
 	opGet                // GetItem, strongly consistent
 	opCreate             // PutItem with attribute_not_exists(key)
 	opReplace            // PutItem with nonce = version
+	opQuery              // Query, strongly consistent (Objects)
+	opPutPart            // PutItem of a part of a large object (Objects)
 )
 
 func (o op) String() string {
@@ -30,6 +32,10 @@ func (o op) String() string {
 		return "GetItem"
 	case opCreate:
 		return "PutItem (attribute_not_exists)"
+	case opQuery:
+		return "Query"
+	case opPutPart:
+		return "PutItem (a part)"
 	default:
 		return "PutItem (nonce = version)"
 	}
@@ -79,12 +85,12 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 		case code == "ResourceNotFoundException":
 			return f.Wrap(lease.ErrNotFound, fmt.Sprintf("table %q does not exist", d.table))
 		case code == "ValidationException":
-			return f.Wrap(lease.ErrNotFound, fmt.Sprintf("table %q does not take the lease's item; its key schema must be exactly one key, HASH %q of type S", d.table, d.keyAttr))
+			return f.Wrap(lease.ErrNotFound, fmt.Sprintf("table %q does not take the item; its key schema must be %s", d.table, d.schema()))
 		case code == "InvalidSignatureException" && strings.Contains(f.Message, "Signature expired"):
 			return f.Wrap(lease.ErrUnavailable, "this machine's clock differs from the store's; the SDK corrects for it on the next call")
 		case slices.Contains(permissionCodes, code) || f.Status == http.StatusForbidden:
 			return f.Wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (%s); the lease needs %v on arn:aws:dynamodb:%s:ACCOUNT:table/%s",
-				f.CodeOrStatus(), IAMActions, d.client.Options().Region, d.table))
+				f.CodeOrStatus(), d.actions(), d.client.Options().Region, d.table))
 		case slices.Contains(throttlingCodes, code):
 			return f.Wrap(lease.ErrUnavailable, fmt.Sprintf("throttled: the request rate exceeds what table %q or the account allows", d.table))
 		}

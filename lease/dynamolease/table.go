@@ -38,7 +38,7 @@ var checkedTables sync.Map
 // Open or read tries again. With again set (a read), it checks only a
 // table that an Open has checked before.
 func (d *conn) checkTable(ctx context.Context, again bool) error {
-	id := d.storeID(ctx) + " " + d.keyAttr
+	id := d.storeID(ctx) + " " + d.keyAttr + " " + d.sortAttr
 	v, ok := checkedTables.Load(id)
 	if !ok && again {
 		return nil
@@ -95,19 +95,27 @@ func (d *conn) checkDescription(t *types.TableDescription) error {
 			typeOf[*a.AttributeName] = a.AttributeType
 		}
 	}
+	want := map[types.KeyType]string{types.KeyTypeHash: d.keyAttr}
+	if d.sortAttr != "" {
+		want[types.KeyTypeRange] = d.sortAttr
+	}
 	var found []string
-	ok := len(t.KeySchema) == 1
+	ok := len(t.KeySchema) == len(want)
 	for _, k := range t.KeySchema {
 		name := ""
 		if k.AttributeName != nil {
 			name = *k.AttributeName
 		}
 		found = append(found, fmt.Sprintf("%s %q of type %s", k.KeyType, name, typeOf[name]))
-		ok = ok && k.KeyType == "HASH" && name == d.keyAttr && typeOf[name] == "S"
+		ok = ok && want[k.KeyType] == name && typeOf[name] == "S"
 	}
-	if !ok {
-		return fmt.Errorf(`%w: %s: table %q has the key schema [%s]; a lease table needs exactly one key, HASH %q of type S, and no sort (RANGE) key: create the table with that key, or set KeyAttribute (?key_attribute=) to its HASH key's name`,
-			lease.ErrNotFound, what, d.table, strings.Join(found, ", "), d.keyAttr)
+	switch {
+	case !ok && d.sortAttr != "":
+		return fmt.Errorf(`%w: %s: table %q has the key schema [%s]; a shard group's table needs %s: create the table with those keys, or name its keys in ObjectsOptions`,
+			lease.ErrNotFound, what, d.table, strings.Join(found, ", "), d.schema())
+	case !ok:
+		return fmt.Errorf(`%w: %s: table %q has the key schema [%s]; a lease table needs %s: create the table with that key, or set KeyAttribute (?key_attribute=) to its HASH key's name`,
+			lease.ErrNotFound, what, d.table, strings.Join(found, ", "), d.schema())
 	}
 	return d.checkReplication(what, t)
 }

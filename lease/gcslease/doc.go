@@ -114,6 +114,18 @@
 // reported as lease.ErrPermission naming the object and these
 // permissions.
 //
+// # Shard groups
+//
+// Objects is a bucket as package shard's Store, for a group of workers
+// sharing shards: uploads with ifGenerationMatch, reads with
+// ifGenerationNotMatch (304 when unchanged), and objects.list of the
+// group's prefix, page by page (all pages or an error), with the leases of
+// Open. shard.OpenStore opens it from "gs://BUCKET/GROUP". A group's
+// workers need IAMPermissions on the objects under GROUP/ and
+// IAMGroupPermissions on the bucket, for listings of GROUP/
+// (Description's grants marked Group; terraform/modules/gcp-gcs-lease's
+// shard_groups).
+//
 // # Configuration
 //
 // In Go, Open takes the bucket, the object's name and, optionally, a

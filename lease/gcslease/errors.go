@@ -21,6 +21,7 @@ const (
 	opGet     op = iota // a read of the object
 	opCreate            // an upload with ifGenerationMatch=0
 	opReplace           // an upload with ifGenerationMatch=<generation>
+	opList              // objects.list of a shard group's prefix
 )
 
 func (o op) String() string {
@@ -29,6 +30,8 @@ func (o op) String() string {
 		return "read"
 	case opCreate:
 		return "write (ifGenerationMatch=0)"
+	case opList:
+		return "list"
 	default:
 		return "write (ifGenerationMatch)"
 	}
@@ -76,8 +79,11 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 		return wrap(lease.ErrNoRecord, "")
 	case status == http.StatusNotFound:
 		return wrap(lease.ErrNotFound, fmt.Sprintf("bucket %q does not exist", d.bucket))
-	case status == http.StatusBadRequest && o != opGet:
+	case status == http.StatusBadRequest && (o == opCreate || o == opReplace):
 		return wrap(lease.ErrInvalid, fmt.Sprintf("the store refused the write (HTTP 400): is %q (%d bytes) a name it allows?", d.object, len(d.object)))
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && o == opList:
+		return wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (HTTP %d); a shard group needs %s on bucket %s, listing the prefix %q",
+			status, strings.Join(IAMGroupPermissions, ", "), d.bucket, d.object))
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (HTTP %d); the lease needs %s on gs://%s/%s",
 			status, strings.Join(IAMPermissions, ", "), d.bucket, d.object))

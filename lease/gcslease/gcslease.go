@@ -66,27 +66,62 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	lopts, err := lopts.Validate()
+	if err := checkTTL(&lopts); err != nil {
+		return nil, err
+	}
+	c, err := newClient(ctx, opts.Client)
 	if err != nil {
 		return nil, err
 	}
-	if lopts.TTL < MinTTL {
-		return nil, &lease.OptionError{Pkg: "gcslease", Field: "TTL", Value: lopts.TTL,
+	return c.open(opts.Bucket, opts.Object, lopts)
+}
+
+// checkTTL validates lopts, filling in its defaults, and refuses a TTL
+// shorter than MinTTL.
+func checkTTL(lopts *lease.Options) error {
+	valid, err := lopts.Validate()
+	if err != nil {
+		return err
+	}
+	if valid.TTL < MinTTL {
+		return &lease.OptionError{Pkg: "gcslease", Field: "TTL", Value: valid.TTL,
 			Reason: fmt.Sprintf("must be at least %v: Cloud Storage allows about one write per second to one object, and the runner renews every 3/8 of the TTL by default (every 1.125s at 3s)", MinTTL)}
 	}
-	client, adc := opts.Client, opts.Client == nil
-	if adc {
-		// JSON API reads (GET /storage/v1/b/BUCKET/o/OBJECT?alt=media), as
-		// the writes are JSON API uploads: fake-gcs-server serves XML API
-		// reads of names with a slash only when the request's Host is its
-		// -public-host, so through a proxy (toxiproxy, a counting proxy)
-		// they would find no object.
-		if client, err = storage.NewClient(ctx, storage.WithJSONReads(), option.WithUserAgent("leasehold")); err != nil {
-			return nil, &lease.OptionError{Pkg: "gcslease", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
-		}
+	*lopts = valid
+	return nil
+}
+
+// client is a Cloud Storage client as the driver got it.
+type client struct {
+	*storage.Client
+	// adc: the driver built the client, with Application Default
+	// Credentials; emulator is then STORAGE_EMULATOR_HOST as it found it.
+	adc      bool
+	emulator string
+}
+
+// newClient returns c, or, if it is nil, a client built with Application
+// Default Credentials.
+func newClient(ctx context.Context, c *storage.Client) (client, error) {
+	if c != nil {
+		return client{Client: c}, nil
 	}
-	d := newConn(client, opts.Bucket, opts.Object, lopts.CallTimeout)
-	d.adc, d.emulator = adc, os.Getenv(emulatorHostEnv)
+	// JSON API reads (GET /storage/v1/b/BUCKET/o/OBJECT?alt=media), as the
+	// writes are JSON API uploads: fake-gcs-server serves XML API reads of
+	// names with a slash only when the request's Host is its -public-host,
+	// so through a proxy (toxiproxy, a counting proxy) they would find no
+	// object.
+	c, err := storage.NewClient(ctx, storage.WithJSONReads(), option.WithUserAgent("leasehold"))
+	if err != nil {
+		return client{}, &lease.OptionError{Pkg: "gcslease", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
+	}
+	return client{Client: c, adc: true, emulator: os.Getenv(emulatorHostEnv)}, nil
+}
+
+// open returns the lease on object in bucket, for lopts, checked.
+func (c client) open(bucket, object string, lopts lease.Options) (lease.Lease, error) {
+	d := newConn(c.Client, bucket, object, lopts.CallTimeout)
+	d.adc, d.emulator = c.adc, c.emulator
 	return driver.NewCAS(d, lopts)
 }
 
@@ -166,15 +201,15 @@ func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (str
 // write stores r under cond in one request and returns the new
 // generation.
 func (d *conn) write(ctx context.Context, op op, r lease.Record, cond storage.Conditions) (string, error) {
-	return d.upload(ctx, op, driver.EncodeJSON(r), cond)
+	return d.upload(ctx, op, driver.EncodeJSON(r), "application/json", cond)
 }
 
-// upload stores body under cond in one request (an upload of ChunkSize 0
-// is one multipart upload) and returns the new generation.
-func (d *conn) upload(ctx context.Context, op op, body []byte, cond storage.Conditions) (string, error) {
+// upload stores body, of contentType, under cond in one request (an upload
+// of ChunkSize 0 is one multipart upload) and returns the new generation.
+func (d *conn) upload(ctx context.Context, op op, body []byte, contentType string, cond storage.Conditions) (string, error) {
 	w := d.obj.If(cond).NewWriter(ctx)
 	w.ChunkSize = 0
-	w.ContentType = "application/json"
+	w.ContentType = contentType
 	if _, err := io.Copy(w, bytes.NewReader(body)); err != nil {
 		_ = w.Close()
 		return "", d.classify(ctx, op, err)

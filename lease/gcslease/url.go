@@ -17,6 +17,7 @@ const Scheme = "gs"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	driver.RegisterObjects(Scheme, &URLOpener{})
 	driver.RegisterStore(Description)
 }
 
@@ -35,7 +36,9 @@ var urlForm = &leaseurl.Form{Pkg: "gcslease", Form: "gs://BUCKET/OBJECT", Host: 
 
 // URLOpener opens "gs://bucket/object" URLs, as gcloud storage names
 // objects. The object's name is the URL's path without its leading slash.
-// Any query parameter is rejected.
+// Any query parameter is rejected. For shard.OpenStore, the URL names a
+// shard group, "gs://bucket/group", whose objects' names start with the
+// path.
 type URLOpener struct {
 	// Client, if set, is used for every URL. If nil, each URL gets a client
 	// of its own, built as Open builds one (Options.Client).
@@ -49,4 +52,19 @@ func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Op
 		return nil, err
 	}
 	return Open(ctx, Options{Bucket: bucket, Object: object, Client: o.Client}, lopts)
+}
+
+// OpenObjectsURL implements driver.ObjectsOpener: the bucket as
+// driver.Objects
+// (OpenObjects), and the URL's path as the group.
+func (o *URLOpener) OpenObjectsURL(ctx context.Context, u *url.URL, _ lease.Options) (driver.Objects, string, error) {
+	bucket, group, _, err := urlForm.Parse(u)
+	if err != nil {
+		return nil, "", err
+	}
+	store, err := OpenObjects(ctx, ObjectsOptions{Bucket: bucket, Client: o.Client})
+	if err != nil {
+		return nil, "", err
+	}
+	return store, group, nil
 }

@@ -32,7 +32,9 @@ type Calls func() []string
 // It fails the test for each call that no grant allows on the resource it
 // names, and for each action of a grant that was never called on that
 // grant's resource, but for the grants that the backend never calls
-// (driver.Grant.NotCalled).
+// (driver.Grant.NotCalled). It leaves out the grants that only shard
+// groups need (driver.Grant.Group), which shardtest.CheckCallsGranted
+// checks.
 func CheckCallsGranted(t *testing.T, store driver.Store, open, other func(identity string) lease.Lease, calls Calls) {
 	t.Helper()
 	ctx := t.Context()
@@ -72,10 +74,21 @@ func CheckCallsGranted(t *testing.T, store driver.Store, open, other func(identi
 		must("Verify by another process", v.Verify(ctx))
 	}
 
-	// Every call is granted.
-	used := map[string]map[string]bool{} // by resource
-	seen := calls()
+	CheckGrants(t, store, calls(), func(g driver.Grant) bool { return !g.Group })
+}
+
+// CheckGrants checks seen, the labels of the calls a backend sent (as
+// Calls returns them), against the grants of store that scope selects:
+// every call is allowed by one of them, and every action of each of them
+// was called on its resource, but for the grants that the backend never
+// calls (driver.Grant.NotCalled). A grant whose Resource ends in "*"
+// allows its actions on every resource that begins with what precedes
+// the "*". CheckCallsGranted checks a lease's grants with it (scope: not
+// driver.Grant.Group), package shard's conformance suite a group's.
+func CheckGrants(t *testing.T, store driver.Store, seen []string, scope func(driver.Grant) bool) {
+	t.Helper()
 	t.Logf("%s: calls %q", store.Scheme, seen)
+	used := map[string]map[string]bool{} // by resource
 	for _, label := range seen {
 		actions, resource, ok := strings.Cut(label, " on ")
 		if !ok {
@@ -86,29 +99,47 @@ func CheckCallsGranted(t *testing.T, store driver.Store, open, other func(identi
 				used[resource] = map[string]bool{}
 			}
 			used[resource][action] = true
-			if !granted(store, action, resource) {
+			if !granted(store, scope, action, resource) {
 				t.Errorf("%s: the backend called %s on %s, which none of its grants allows", store.Scheme, action, resource)
 			}
 		}
 	}
-	// Every grant is called.
 	for _, g := range store.Grants {
-		if g.NotCalled {
+		if g.NotCalled || !scope(g) {
 			continue
 		}
 		for _, action := range g.Actions {
-			if used[g.Resource][action] {
-				continue
+			if !called(used, g, action) {
+				t.Errorf("%s: the backend grants %s on %s, and never called it: not least privilege (calls seen: %v)", store.Scheme, action, g.Resource, used)
 			}
-			t.Errorf("%s: the backend grants %s on %s, and never called it: not least privilege (calls seen: %v)", store.Scheme, action, g.Resource, used)
 		}
 	}
 }
 
-// granted reports whether a grant of store allows action on resource.
-func granted(store driver.Store, action, resource string) bool {
+// called reports whether action was called on a resource that g covers.
+func called(used map[string]map[string]bool, g driver.Grant, action string) bool {
+	for resource, actions := range used {
+		if actions[action] && covers(g, resource) {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether g's Resource names resource, or, ending in "*",
+// a prefix of it.
+func covers(g driver.Grant, resource string) bool {
+	if prefix, ok := strings.CutSuffix(g.Resource, "*"); ok {
+		return strings.HasPrefix(resource, prefix)
+	}
+	return g.Resource == resource
+}
+
+// granted reports whether a grant of store that scope selects allows
+// action on resource.
+func granted(store driver.Store, scope func(driver.Grant) bool, action, resource string) bool {
 	for _, g := range store.Grants {
-		if g.Resource == resource && slices.Contains(g.Actions, action) {
+		if scope(g) && covers(g, resource) && slices.Contains(g.Actions, action) {
 			return true
 		}
 	}

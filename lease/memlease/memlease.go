@@ -39,7 +39,9 @@ const Scheme = "mem"
 var Default = NewStore()
 
 func init() {
-	lease.Register(Scheme, &URLOpener{Store: Default})
+	opener := &URLOpener{Store: Default}
+	lease.Register(Scheme, opener)
+	driver.RegisterObjects(Scheme, opener)
 	driver.RegisterStore(Description)
 }
 

@@ -3,6 +3,8 @@ package memlease
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/leasehold/leasehold/lease"
@@ -10,7 +12,7 @@ import (
 )
 
 // Objects is one client's view of a Store as a plain object store: the
-// operations package shard needs beside leases (see shard.Store). Every
+// operations package shard needs beside leases (driver.Objects). Every
 // call is counted and faulted under the client's identity, as its leases'
 // calls are, so one identity's faults cut off all of a worker's traffic.
 // Objects share the Store's names with lease records; versions are the
@@ -20,9 +22,25 @@ type Objects struct {
 	identity string
 }
 
+var _ driver.Objects = (*Objects)(nil)
+
 // Objects returns the object-store view of s for the client identity.
 func (s *Store) Objects(identity string) *Objects {
 	return &Objects{store: s, identity: identity}
+}
+
+// OpenObjectsURL implements driver.ObjectsOpener for "mem://GROUP" URLs:
+// the group GROUP in the opener's Store (Default for the registered
+// opener), for the client opts.Identity.
+func (o *URLOpener) OpenObjectsURL(_ context.Context, u *url.URL, opts lease.Options) (driver.Objects, string, error) {
+	group := u.Host + u.Path
+	switch {
+	case len(u.Query()) > 0:
+		return nil, "", &lease.OptionError{Pkg: "memlease", Field: "URL", Value: strconv.Quote(lease.RedactURL(u.String())), Reason: "has query parameters; mem URLs take none"}
+	case group == "":
+		return nil, "", &lease.OptionError{Pkg: "memlease", Field: "URL", Value: strconv.Quote(u.String()), Reason: "names no group: want mem://NAME"}
+	}
+	return o.Store.Objects(opts.Identity), group, nil
 }
 
 // Lease opens the lease record called key for the contender opts

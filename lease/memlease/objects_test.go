@@ -9,6 +9,8 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/shard"
+	"github.com/leasehold/leasehold/shard/shardtest"
 )
 
 func TestObjects(t *testing.T) {
@@ -70,4 +72,14 @@ func TestObjects(t *testing.T) {
 	if data, _, _ := o.Get(ctx, "g/a", ""); string(data) != "four" {
 		t.Fatalf("after a lost response the write is applied: got %q", data)
 	}
+}
+
+func TestShardConformance(t *testing.T) {
+	shardtest.Run(t, shardtest.Config{
+		NewStore: func(t *testing.T) shardtest.Clients {
+			store := memlease.NewStore()
+			return func(identity string) shard.Store { return store.Objects(identity) }
+		},
+		FakeTime: true,
+	})
 }

@@ -8,7 +8,8 @@ import (
 // Description is what s3lease's store is and needs (driver.Store),
 // registered for leasehold check and help: its grants are IAMActions on the
 // lease's object, IAMProbeActions on the probe object and IAMBucketActions
-// on the bucket.
+// on the bucket; a shard group's workers (Objects) also need IAMActions
+// on the group's keys and IAMGroupActions on the bucket.
 var Description = driver.Store{
 	Scheme: Scheme,
 	Name:   "Amazon S3",
@@ -19,6 +20,8 @@ var Description = driver.Store{
 		{Actions: IAMActions, Resource: "arn:aws:s3:::BUCKET/KEY", Why: "read and write the lease"},
 		{Actions: IAMProbeActions, Resource: "arn:aws:s3:::BUCKET/KEY" + ProbeSuffix, Probe: true, Why: "check, before the first write, that the store enforces conditional writes"},
 		{Actions: IAMBucketActions, Resource: "arn:aws:s3:::BUCKET", NotCalled: true, Why: "never called: without it S3 answers a read of a missing object with 403, not 404, and a lease never acquired could not be acquired"},
+		{Actions: IAMActions, Resource: "arn:aws:s3:::BUCKET/GROUP/*", Group: true, Why: "a shard group's objects: each worker's liveness lease and acknowledgement, the assigner's lease, the assignment, and their probe objects"},
+		{Actions: IAMGroupActions, Resource: "arn:aws:s3:::BUCKET", Group: true, Why: "list the shard group's keys (ListObjectsV2 with the prefix GROUP/), granted with the condition s3:prefix = GROUP/"},
 	},
 	Price: driver.Price{Service: "S3", Renew: "PUT", Poll: "GET"},
 }

@@ -156,6 +156,18 @@
 // s3express:CreateSession on arn:aws:s3express:REGION:ACCOUNT:bucket/BUCKET,
 // and a refusal names that action.
 //
+// # Shard groups
+//
+// Objects is a bucket as package shard's Store, for a group of workers
+// sharing shards: PutObject with If-None-Match: * or If-Match, GetObject
+// with If-None-Match (304 when unchanged), and ListObjectsV2 of the group's
+// prefix, page by page (all pages or an error), with the leases of Open.
+// shard.OpenStore opens it from "s3://BUCKET/GROUP" with the parameters
+// of a lease URL. A group's workers need IAMActions on
+// arn:aws:s3:::BUCKET/GROUP/* and IAMGroupActions on the bucket, with
+// s3:prefix = GROUP/ (Description's grants marked Group;
+// terraform/modules/aws-lease-iam's s3_shard_groups).
+//
 // # Configuration
 //
 // In Go, Open takes the bucket, the key and, optionally, an *s3.Client;

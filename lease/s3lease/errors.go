@@ -20,6 +20,7 @@ const (
 	opGet     op = iota // GetObject
 	opCreate            // PutObject with If-None-Match: *
 	opReplace           // PutObject with If-Match: <etag>
+	opList              // ListObjectsV2 of a shard group's prefix
 )
 
 func (o op) String() string {
@@ -28,6 +29,8 @@ func (o op) String() string {
 		return "GetObject"
 	case opCreate:
 		return "PutObject (If-None-Match: *)"
+	case opList:
+		return "ListObjectsV2"
 	default:
 		return "PutObject (If-Match)"
 	}
@@ -78,6 +81,8 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 			return f.Wrap(lease.ErrNotFound, "the store does not implement a request the lease needs (S3 conditional writes: If-None-Match and If-Match on PutObject)")
 		case code == "RequestTimeTooSkewed":
 			return f.Wrap(lease.ErrUnavailable, "this machine's clock differs from the store's; the SDK corrects for it on the next call")
+		case (code == "AccessDenied" || status == http.StatusForbidden) && o == opList:
+			return f.Wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (%s); a shard group needs %v on arn:aws:s3:::%s, with s3:prefix %q allowed", f.CodeOrStatus(), IAMGroupActions, d.bucket, d.key+"*"))
 		case code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || status == http.StatusForbidden:
 			return f.Wrap(lease.ErrPermission, fmt.Sprintf("the credentials were refused (%s); %s", f.CodeOrStatus(), d.needs()))
 		}

@@ -23,17 +23,7 @@ func TestCallsAreGranted(t *testing.T) {
 			t.Skipf("%s: no second address of the store, for a second process's check", tg.name)
 		}
 		key := storetest.UniqueName("s3lease-grants")
-		calls := storetest.NewCounter(nil, func(r *http.Request) string {
-			object := strings.TrimPrefix(r.URL.Path, "/")
-			if tg.pathStyle {
-				object = strings.TrimPrefix(object, tg.bucket+"/")
-			}
-			action := map[string]string{http.MethodGet: "s3:GetObject", http.MethodHead: "s3:GetObject", http.MethodPut: "s3:PutObject"}[r.Method]
-			if action == "" {
-				action = "HTTP " + r.Method
-			}
-			return action + " on arn:aws:s3:::BUCKET/" + strings.Replace(object, key, "KEY", 1)
-		})
+		calls := storetest.NewCounter(nil, tg.label(key, "KEY"))
 		client, elsewhere := tg.newClient(calls), tg.elsewhere(calls)
 		if l := tg.open(t, client, key, testOptions("x")); l.Judge() != s3lease.Description.Judge {
 			t.Errorf("Judge() = %v, Description.Judge = %v", l.Judge(), s3lease.Description.Judge)
@@ -44,4 +34,29 @@ func TestCallsAreGranted(t *testing.T) {
 			func(id string) lease.Lease { return tg.open(t, elsewhere, key, testOptions(id)) },
 			func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
 	})
+}
+
+// label returns a labeller of the target's requests for
+// leasetest.CheckGrants: each names the IAM action it needs and its
+// resource, with name written as placeholder (a lease's key as KEY, a
+// shard group's prefix as GROUP). A listing is s3:ListBucket on the
+// bucket, and names its prefix when that is not name's "/".
+func (tg *target) label(name, placeholder string) func(*http.Request) string {
+	return func(r *http.Request) string {
+		if r.URL.Query().Has("list-type") {
+			if p := r.URL.Query().Get("prefix"); p != name+"/" {
+				return "s3:ListBucket with the prefix " + p + " on arn:aws:s3:::BUCKET"
+			}
+			return "s3:ListBucket on arn:aws:s3:::BUCKET"
+		}
+		object := strings.TrimPrefix(r.URL.Path, "/")
+		if tg.pathStyle {
+			object = strings.TrimPrefix(object, tg.bucket+"/")
+		}
+		action := map[string]string{http.MethodGet: "s3:GetObject", http.MethodHead: "s3:GetObject", http.MethodPut: "s3:PutObject"}[r.Method]
+		if action == "" {
+			action = "HTTP " + r.Method
+		}
+		return action + " on arn:aws:s3:::BUCKET/" + strings.Replace(object, name, placeholder, 1)
+	}
 }

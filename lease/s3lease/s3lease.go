@@ -60,12 +60,18 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	client, err := awsdriver.Client(ctx, "s3lease", opts.Client, s3.NewFromConfig, func(c *s3.Client) string { return c.Options().Region })
+	client, err := awsClient(ctx, opts.Client)
 	if err != nil {
 		return nil, err
 	}
 	d := &conn{client: client, bucket: opts.Bucket, key: opts.Key, pathStyle: opts.UsePathStyle, callTimeout: lopts.WithDefaults().CallTimeout}
 	return driver.NewCAS(d, lopts)
+}
+
+// awsClient returns client, or, if it is nil, one built from the default
+// AWS configuration chain.
+func awsClient(ctx context.Context, client *s3.Client) (*s3.Client, error) {
+	return awsdriver.Client(ctx, "s3lease", client, s3.NewFromConfig, func(c *s3.Client) string { return c.Options().Region })
 }
 
 func (o Options) validate() error {
@@ -129,19 +135,20 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 }
 
 func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
-	return d.put(ctx, opCreate, driver.EncodeJSON(r), &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
+	return d.put(ctx, opCreate, driver.EncodeJSON(r), "application/json", &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
 }
 
 func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
-	return d.put(ctx, opReplace, driver.EncodeJSON(r), &s3.PutObjectInput{IfMatch: &version})
+	return d.put(ctx, opReplace, driver.EncodeJSON(r), "application/json", &s3.PutObjectInput{IfMatch: &version})
 }
 
-// put writes body with in's condition and returns the new ETag.
-func (d *conn) put(ctx context.Context, op op, body []byte, in *s3.PutObjectInput) (string, error) {
+// put writes body, of contentType, with in's condition and returns the
+// new ETag.
+func (d *conn) put(ctx context.Context, op op, body []byte, contentType string, in *s3.PutObjectInput) (string, error) {
 	in.Bucket, in.Key = &d.bucket, &d.key
 	in.Body = bytes.NewReader(body)
 	in.ContentLength = aws.Int64(int64(len(body)))
-	in.ContentType = aws.String("application/json")
+	in.ContentType = &contentType
 	out, err := d.client.PutObject(ctx, in, d.callOptions)
 	if err != nil {
 		return "", d.classify(ctx, op, err)

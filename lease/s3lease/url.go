@@ -19,6 +19,7 @@ const Scheme = "s3"
 
 func init() {
 	lease.Register(Scheme, &URLOpener{})
+	driver.RegisterObjects(Scheme, &URLOpener{})
 	driver.RegisterStore(Description)
 }
 
@@ -54,7 +55,9 @@ var URLParams = awsdriver.Params("request_checksum_calculation", "response_check
 var urlForm = &leaseurl.Form{Pkg: "s3lease", Form: "s3://BUCKET/KEY", Host: "bucket", Path: "key", Params: URLParams, Credentials: awsdriver.Credentials, Endpoint: "?endpoint="}
 
 // URLOpener opens "s3://bucket/key?param=value" URLs; see URLParams for the
-// parameters. The key is the URL's path without its leading slash.
+// parameters. The key is the URL's path without its leading slash. For
+// shard.OpenStore (driver.OpenObjects), the URL names a shard group, "s3://bucket/group", whose
+// keys start with the path.
 type URLOpener struct {
 	// Client, if set, is used for every URL, which may then carry only
 	// use_path_style: the client's own configuration replaces the others.
@@ -65,21 +68,45 @@ type URLOpener struct {
 
 // OpenLeaseURL implements lease.URLOpener.
 func (o *URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, lopts lease.Options) (lease.Lease, error) {
-	bucket, key, q, err := urlForm.Parse(u)
+	opts, err := o.parse(ctx, u)
 	if err != nil {
 		return nil, err
+	}
+	return Open(ctx, opts, lopts)
+}
+
+// OpenObjectsURL implements driver.ObjectsOpener: the bucket as
+// driver.Objects
+// (OpenObjects), and the URL's path as the group.
+func (o *URLOpener) OpenObjectsURL(ctx context.Context, u *url.URL, _ lease.Options) (driver.Objects, string, error) {
+	opts, err := o.parse(ctx, u)
+	if err != nil {
+		return nil, "", err
+	}
+	store, err := OpenObjects(ctx, ObjectsOptions{Bucket: opts.Bucket, Client: opts.Client, UsePathStyle: opts.UsePathStyle})
+	if err != nil {
+		return nil, "", err
+	}
+	return store, opts.Key, nil
+}
+
+// parse returns the options u names, with a client for them.
+func (o *URLOpener) parse(ctx context.Context, u *url.URL) (Options, error) {
+	bucket, key, q, err := urlForm.Parse(u)
+	if err != nil {
+		return Options{}, err
 	}
 	opts := Options{Bucket: bucket, Key: key, Client: o.Client}
 	if v := q.Get("use_path_style"); q.Has("use_path_style") {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, urlForm.Invalid(u, fmt.Sprintf("has use_path_style=%q; want true or false", v))
+			return Options{}, urlForm.Invalid(u, fmt.Sprintf("has use_path_style=%q; want true or false", v))
 		}
 		opts.UsePathStyle = b
 		q.Del("use_path_style")
 	}
 	if opts.Client, err = awsdriver.URLClient(ctx, urlForm, u, q, o.Client, s3.NewFromConfig); err != nil {
-		return nil, err
+		return Options{}, err
 	}
-	return Open(ctx, opts, lopts)
+	return opts, nil
 }

@@ -3,12 +3,14 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -192,3 +194,29 @@ func (c CannedObject) Do(r *http.Request) (*http.Response, error) {
 
 // RoundTrip answers r.
 func (c CannedObject) RoundTrip(r *http.Request) (*http.Response, error) { return c.Do(r) }
+
+// FailNth is an aws.HTTPClient and an http.RoundTripper that fails the Nth
+// request Match selects, as a reset connection would, and sends every
+// other through http.DefaultClient: a failure in the middle of a call made
+// of several requests (a listing's second page).
+type FailNth struct {
+	// Match selects the requests counted.
+	Match func(*http.Request) bool
+	// N is which of them fails, from 1.
+	N    int32
+	seen atomic.Int32
+}
+
+// Do implements aws.HTTPClient.
+func (f *FailNth) Do(r *http.Request) (*http.Response, error) {
+	if f.Match(r) && f.seen.Add(1) == f.N {
+		return nil, errors.New("storetest: connection reset by peer (FailNth)")
+	}
+	return http.DefaultClient.Do(r)
+}
+
+// RoundTrip implements http.RoundTripper.
+func (f *FailNth) RoundTrip(r *http.Request) (*http.Response, error) { return f.Do(r) }
+
+// Seen returns how many requests Match selected.
+func (f *FailNth) Seen() int32 { return f.seen.Load() }

@@ -41,6 +41,22 @@ variable "lease_names" {
   }
 }
 
+variable "shard_table_name" {
+  type        = string
+  description = "Name of a second table to create for shard groups (package shard, dynamolease.Objects): partition key \"group\" and sort key \"key\", both S (dynamolease.DefaultGroupAttribute and DefaultObjectKeyAttribute). Null (the default) creates none."
+  default     = null
+
+  validation {
+    condition     = var.shard_table_name == null || can(regex("^[a-zA-Z0-9_.-]{3,255}$", var.shard_table_name))
+    error_message = "The shard_table_name must be 3 to 255 letters, digits, '_', '-' or '.', or null."
+  }
+
+  validation {
+    condition     = var.shard_table_name != var.table_name
+    error_message = "The shard_table_name must differ from table_name: a shard group's table has a sort key, a lease table none."
+  }
+}
+
 variable "deletion_protection_enabled" {
   type        = bool
   description = "Refuse to delete the table (terraform destroy fails until this is turned off). On by default: the items carry the leases' fencing counters."

@@ -1,6 +1,8 @@
 # A least-privilege policy for leasehold workers: exactly the actions the
 # backends declare (s3lease.IAMActions, s3lease.IAMProbeActions,
-# s3lease.IAMBucketActions, dynamolease.IAMActions), each on the lease resources only. The action lists are
+# s3lease.IAMBucketActions, dynamolease.IAMActions; for shard groups,
+# s3lease.IAMActions, s3lease.IAMGroupActions and dynamolease.ObjectsGrant),
+# each on the lease resources only. The action lists are
 # written out here, and terraform/terraform_test.go checks them against the
 # Go code: change them together.
 
@@ -8,6 +10,8 @@ locals {
   s3_enabled       = var.s3_bucket_arn != null
   dynamodb_enabled = var.dynamodb_table_arn != null
   s3_lease_keys    = [for n in var.s3_lease_names : "${var.s3_prefix}/${n}"]
+  # Each shard group's key prefix: its objects' keys begin with it.
+  s3_group_prefixes = [for g in var.s3_shard_groups : "${var.s3_prefix}/${g}/"]
   # s3lease.ProbeSuffix: the object next to each lease that leasehold reads
   # and writes, once per process and bucket, to check that the store
   # enforces conditional writes.
@@ -16,6 +20,9 @@ locals {
   # dynamodb's probe items are named the same way, in the lease table
   # (driver.ProbeSuffix).
   dynamodb_probe_names = [for n in var.dynamodb_lease_names : "${n}${local.s3_probe_suffix}"]
+  # A shard group's partitions: its items, its large objects' parts
+  # (GROUP#parts) and its leases' probe items (GROUP.leasehold-probe).
+  dynamodb_shard_partitions = flatten([for g in var.dynamodb_shard_groups : [g, "${g}#parts", "${g}${local.s3_probe_suffix}"]])
   # The region of the bucket, and of its KMS key: arn:aws:kms:REGION:...
   s3_kms_region = var.s3_kms_key_arn != null ? split(":", var.s3_kms_key_arn)[3] : null
 }
@@ -23,7 +30,7 @@ locals {
 data "aws_iam_policy_document" "this" {
   # s3lease.IAMActions on each lease object, named one by one.
   dynamic "statement" {
-    for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
+    for_each = local.s3_enabled && !var.s3_whole_prefix && length(local.s3_lease_keys) > 0 ? [1] : []
     content {
       sid       = "LeaseObjects"
       effect    = "Allow"
@@ -35,7 +42,7 @@ data "aws_iam_policy_document" "this" {
   # s3lease.IAMProbeActions on each lease's probe object (KEY.leasehold-probe).
   # Under a whole prefix, the statement below covers the probe objects too.
   dynamic "statement" {
-    for_each = local.s3_enabled && !var.s3_whole_prefix ? [1] : []
+    for_each = local.s3_enabled && !var.s3_whole_prefix && length(local.s3_lease_keys) > 0 ? [1] : []
     content {
       sid       = "LeaseProbeObjects"
       effect    = "Allow"
@@ -64,7 +71,7 @@ data "aws_iam_policy_document" "this" {
   # (a probe object read just after a lifecycle rule deleted it), or to
   # the prefix.
   dynamic "statement" {
-    for_each = local.s3_enabled ? [1] : []
+    for_each = local.s3_enabled && (var.s3_whole_prefix || length(local.s3_lease_keys) > 0) ? [1] : []
     content {
       sid       = "LeaseBucket"
       effect    = "Allow"
@@ -75,6 +82,36 @@ data "aws_iam_policy_document" "this" {
         test     = var.s3_whole_prefix ? "StringLike" : "StringEquals"
         variable = "s3:prefix"
         values   = var.s3_whole_prefix ? ["${var.s3_prefix}/*"] : concat(local.s3_lease_keys, local.s3_probe_keys)
+      }
+    }
+  }
+
+  # Shard groups (s3_shard_groups): s3lease.IAMActions on every key under
+  # each group's prefix, whose names (the workers' identities) are chosen
+  # at run time, and s3lease.IAMGroupActions on the bucket, to list
+  # exactly the group's prefix (the assigner's ListObjectsV2).
+  dynamic "statement" {
+    for_each = local.s3_enabled && length(local.s3_group_prefixes) > 0 ? [1] : []
+    content {
+      sid       = "ShardGroupObjects"
+      effect    = "Allow"
+      actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = [for p in local.s3_group_prefixes : "${var.s3_bucket_arn}/${p}*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.s3_enabled && length(local.s3_group_prefixes) > 0 ? [1] : []
+    content {
+      sid       = "ShardGroupList"
+      effect    = "Allow"
+      actions   = ["s3:ListBucket"]
+      resources = [var.s3_bucket_arn]
+
+      condition {
+        test     = "StringEquals"
+        variable = "s3:prefix"
+        values   = local.s3_group_prefixes
       }
     }
   }
@@ -119,6 +156,27 @@ data "aws_iam_policy_document" "this" {
           test     = "ForAllValues:StringEquals"
           variable = "dynamodb:LeadingKeys"
           values   = concat(var.dynamodb_lease_names, local.dynamodb_probe_names)
+        }
+      }
+    }
+  }
+
+  # dynamolease.ObjectsGrant on the shard groups' table, optionally only on
+  # the groups' partitions.
+  dynamic "statement" {
+    for_each = var.dynamodb_shard_table_arn != null ? [1] : []
+    content {
+      sid       = "ShardTable"
+      effect    = "Allow"
+      actions   = ["dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
+      resources = [var.dynamodb_shard_table_arn]
+
+      dynamic "condition" {
+        for_each = length(var.dynamodb_shard_groups) > 0 ? [1] : []
+        content {
+          test     = "ForAllValues:StringEquals"
+          variable = "dynamodb:LeadingKeys"
+          values   = local.dynamodb_shard_partitions
         }
       }
     }

@@ -30,13 +30,13 @@ variable "s3_bucket_arn" {
   }
 
   validation {
-    condition     = var.s3_bucket_arn != null || var.dynamodb_table_arn != null
-    error_message = "Set s3_bucket_arn, dynamodb_table_arn or both: a policy with no lease in it grants nothing."
+    condition     = var.s3_bucket_arn != null || var.dynamodb_table_arn != null || var.dynamodb_shard_table_arn != null
+    error_message = "Set s3_bucket_arn, dynamodb_table_arn, dynamodb_shard_table_arn or several: a policy with no lease in it grants nothing."
   }
 
   validation {
-    condition     = var.s3_bucket_arn == null || length(var.s3_lease_names) > 0 || var.s3_whole_prefix
-    error_message = "With s3_bucket_arn, list the leases in s3_lease_names (preferred: the policy names each object), or set s3_whole_prefix = true to grant every key under s3_prefix."
+    condition     = var.s3_bucket_arn == null || length(var.s3_lease_names) > 0 || var.s3_whole_prefix || length(var.s3_shard_groups) > 0
+    error_message = "With s3_bucket_arn, list the leases in s3_lease_names (preferred: the policy names each object) or the shard groups in s3_shard_groups, or set s3_whole_prefix = true to grant every key under s3_prefix."
   }
 }
 
@@ -59,6 +59,17 @@ variable "s3_lease_names" {
   validation {
     condition     = alltrue([for n in var.s3_lease_names : can(regex("^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$", n))])
     error_message = "Each S3 lease name must be letters, digits, '.', '_' and '-', slashes allowed between segments: no wildcard."
+  }
+}
+
+variable "s3_shard_groups" {
+  type        = list(string)
+  description = "Names of the shard groups (leasehold run --shards, package shard) whose workers the policy serves: each group's objects (keys under PREFIX/GROUP/, named by the workers at run time) and the listing of exactly that prefix."
+  default     = []
+
+  validation {
+    condition     = alltrue([for g in var.s3_shard_groups : can(regex("^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$", g))])
+    error_message = "Each shard group name must be letters, digits, '.', '_' and '-', slashes allowed between segments: no wildcard."
   }
 }
 
@@ -103,6 +114,28 @@ variable "dynamodb_lease_names" {
   validation {
     condition     = alltrue([for n in var.dynamodb_lease_names : length(n) > 0 && length(n) <= 1024 && !strcontains(n, "*") && !strcontains(n, "?")])
     error_message = "Each DynamoDB lease name must be 1 to 1024 characters with no wildcard ('*' or '?')."
+  }
+}
+
+variable "dynamodb_shard_table_arn" {
+  type        = string
+  description = "ARN of the DynamoDB table of shard groups (aws-dynamodb-lease's shard_table_arn), or null for none."
+  default     = null
+
+  validation {
+    condition     = var.dynamodb_shard_table_arn == null || can(regex("^arn:aws[a-zA-Z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]{3,255}$", var.dynamodb_shard_table_arn))
+    error_message = "The dynamodb_shard_table_arn must be a table ARN, arn:aws:dynamodb:REGION:ACCOUNT:table/NAME (no index, no wildcard), or null."
+  }
+}
+
+variable "dynamodb_shard_groups" {
+  type        = list(string)
+  description = "Names of the shard groups the policy grants in the shard table, with a dynamodb:LeadingKeys condition on each group's partitions (GROUP, GROUP#parts, GROUP.leasehold-probe); empty grants the whole table."
+  default     = []
+
+  validation {
+    condition     = alltrue([for g in var.dynamodb_shard_groups : length(g) > 0 && length(g) <= 1024 && !strcontains(g, "*") && !strcontains(g, "?") && !strcontains(g, "#")])
+    error_message = "Each shard group must be 1 to 1024 characters with no wildcard ('*' or '?') and no '#'."
   }
 }
 

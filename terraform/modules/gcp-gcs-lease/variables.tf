@@ -52,8 +52,8 @@ variable "lease_names" {
   default     = []
 
   validation {
-    condition     = length(var.lease_names) > 0 || var.whole_prefix
-    error_message = "List the leases in lease_names (preferred: the grant names each object), or set whole_prefix = true to grant every object under prefix."
+    condition     = length(var.lease_names) > 0 || var.whole_prefix || length(var.shard_groups) > 0
+    error_message = "List the leases in lease_names (preferred: the grant names each object) or the shard groups in shard_groups, or set whole_prefix = true to grant every object under prefix."
   }
 
   validation {
@@ -73,6 +73,17 @@ variable "whole_prefix" {
   default     = false
 }
 
+variable "shard_groups" {
+  type        = list(string)
+  description = "Names of the shard groups (leasehold run --shards, package shard; gs://BUCKET/PREFIX/GROUP) whose workers the grant serves: every object under PREFIX/GROUP/ (the workers name theirs at run time), and, through a second custom role (ROLE_IDGroupList, storage.objects.list), listings of exactly that prefix."
+  default     = []
+
+  validation {
+    condition     = alltrue([for g in var.shard_groups : can(regex("^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$", g)) && length(g) <= 256])
+    error_message = "Each shard group name must be letters, digits, '.', '_' and '-' (slashes allowed between segments, not at either end), at most 256 characters."
+  }
+}
+
 variable "service_account_email" {
   type        = string
   description = "Email of the service account the workers run as (Cloud Run, GKE workload identity, Compute Engine). It gets the custom role on the lease objects only."
@@ -89,8 +100,8 @@ variable "role_id" {
   default     = "leaseholdLease"
 
   validation {
-    condition     = can(regex("^[a-zA-Z0-9_.]{3,64}$", var.role_id))
-    error_message = "The role_id must be 3 to 64 letters, digits, '_' and '.'."
+    condition     = can(regex("^[a-zA-Z0-9_.]{3,55}$", var.role_id))
+    error_message = "The role_id must be 3 to 55 letters, digits, '_' and '.' (the listing role of shard groups adds GroupList, up to IAM's 64)."
   }
 }
 

@@ -1,0 +1,107 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/shard"
+)
+
+// runShards is leasehold run --shards: it joins the group at the --lease
+// prefix and runs one command per shard this instance owns, each started
+// and stopped as the single command is for a term, until stopped.
+func runShards(ctx context.Context, hurry <-chan struct{}, o *runOptions, env *environment, log *slog.Logger) error {
+	g, err := openGroup(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
+	if err != nil {
+		return stoppedEarly(ctx, o, err)
+	}
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	s := newSession(o, env, hurry, log, stopRun)
+	s.sup.leading = nil // /leader and leasehold_is_leader are about one lease
+	defer s.sup.followJobControl()()
+	w, err := shard.New(s.shardConfig(g))
+	if err != nil {
+		return usageError("run", err)
+	}
+	s.state.owned = w.Owned
+	s.state.m.addShards(w.Owned)
+	if o.listen != "" {
+		stop, err := s.state.serve(ctx, o.listen, log)
+		if err != nil {
+			return exitf(exitConfig, "run: --listen %s: %v", o.listen, err)
+		}
+		defer stop()
+	}
+	err = w.Run(runCtx)
+	if f := s.fatal.Load(); f != nil {
+		return f
+	}
+	if errors.Is(err, lease.ErrInvalid) { // the group's N, TTL or renew interval differ
+		return exitf(exitConfig, "run: %s%v", optionFlag(err), err)
+	}
+	if err != nil {
+		return exitf(storeExit(err), "run: %v", err)
+	}
+	return nil
+}
+
+// shardConfig is the shard worker's configuration for the flags, on group g.
+func (s *session) shardConfig(g group) shard.Config {
+	o, t := s.o, s.o.timing
+	return shard.Config{
+		Store:           g.store,
+		Group:           g.name,
+		Shards:          o.shards,
+		Identity:        o.identity,
+		Run:             s.runShard,
+		TTL:             t.LeaseOptions.TTL,
+		RenewInterval:   t.RenewInterval,
+		RenewDeadline:   t.RenewDeadline,
+		CallTimeout:     t.LeaseOptions.CallTimeout,
+		HealthCheck:     healthCheck(o.healthCmd, o.healthURL, s.sup.env),
+		HealthInterval:  o.healthInterval,
+		HealthTimeout:   o.healthTimeout,
+		HealthThreshold: o.healthThreshold,
+		StallTimeout:    o.stallTimeout,
+		// As for one lease: renew through the grace period and the kill,
+		// and a TTL more as a backstop for a command that does not die.
+		DrainTimeout: o.grace + o.ttl,
+		OnEvent:      s.state.m.shardEvent,
+		OnSettled:    s.state.m.settled,
+		OnRenew:      s.state.m.renewed,
+		Logger:       s.log,
+	}
+}
+
+// runShard is the worker's Run: the command for one start of shard sh,
+// with the shard in its environment. The shard is released once it
+// returns, after the command exited. A command that cannot be started
+// ends the run; one that exits by itself too, with its status, as without
+// --shards: the other shards' commands are stopped and every shard
+// released, to run elsewhere.
+func (s *session) runShard(ctx context.Context, sh shard.Shard) error {
+	err := s.sup.supervise(ctx, job{
+		token: sh.Epoch,
+		vars:  []string{"LEASEHOLD_SHARD=" + strconv.Itoa(sh.Index), "LEASEHOLD_SHARDS=" + strconv.Itoa(s.o.shards)},
+		log:   s.log.With("identity", s.o.identity, "shard", sh.Index),
+	})
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+	case ctx.Err() != nil:
+		return err
+	default:
+		code, _ := exitCode(err)
+		ee = &exitError{code: code}
+	}
+	if s.fatal.CompareAndSwap(nil, ee) {
+		s.stopRun(ee)
+	}
+	return err
+}

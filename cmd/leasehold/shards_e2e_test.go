@@ -1,0 +1,188 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shardSpan is one run of a shard's command, from the shard journal.
+type shardSpan struct {
+	shard      int
+	epoch      uint64
+	who        string
+	pid        int
+	start, end int64
+	ended      bool
+}
+
+// shardJournalScript writes "start", "tick" every 50ms and "end" on
+// SIGTERM, each with its shard, epoch, identity, PID and CLOCK_MONOTONIC.
+const shardJournalScript = `#!/bin/sh
+now() { "$MONOTIME"; }
+line() { echo "$1 $LEASEHOLD_SHARD $LEASEHOLD_TOKEN $LEASEHOLD_IDENTITY $$ $(now)" >> "$JOURNAL"; }
+trap 'line end; exit 0' TERM
+line start
+while :; do line tick; sleep 0.05; done
+`
+
+// shardSpans reads the shard journal.
+func (e *e2e) shardSpans() []shardSpan {
+	e.t.Helper()
+	f, err := os.Open(e.journal)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer f.Close()
+	byPID := map[int]*shardSpan{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) != 6 {
+			continue // a line cut short by SIGKILL
+		}
+		s, _ := strconv.Atoi(fs[1])
+		epoch, _ := strconv.ParseUint(fs[2], 10, 64)
+		pid, _ := strconv.Atoi(fs[4])
+		at, err := strconv.ParseInt(fs[5], 10, 64)
+		if err != nil {
+			continue
+		}
+		sp := byPID[pid]
+		if sp == nil {
+			sp = &shardSpan{shard: s, epoch: epoch, who: fs[3], pid: pid, start: at, end: at}
+			byPID[pid] = sp
+		}
+		sp.start, sp.end = min(sp.start, at), max(sp.end, at)
+		sp.ended = sp.ended || fs[0] == "end"
+	}
+	out := make([]shardSpan, 0, len(byPID))
+	for _, sp := range byPID {
+		out = append(out, *sp)
+	}
+	slices.SortFunc(out, func(a, b shardSpan) int { return int(a.start - b.start) })
+	return out
+}
+
+// runningShards is, by identity, the shards whose commands are alive.
+func (e *e2e) runningShards() map[string][]int {
+	out := map[string][]int{}
+	for _, sp := range e.shardSpans() {
+		if alive(sp.pid) {
+			out[sp.who] = append(out[sp.who], sp.shard)
+		}
+	}
+	return out
+}
+
+// checkShardSpans fails the test if two runs of one shard overlap or its
+// epochs do not increase.
+func (e *e2e) checkShardSpans() {
+	e.t.Helper()
+	last := map[int]shardSpan{}
+	for _, sp := range e.shardSpans() {
+		prev, ok := last[sp.shard]
+		switch {
+		case !ok:
+		case sp.start <= prev.end:
+			e.t.Errorf("shard %d ran twice at once: %s (epoch %d) started %v before %s (epoch %d) last ran",
+				sp.shard, sp.who, sp.epoch, time.Duration(prev.end-sp.start), prev.who, prev.epoch)
+		case sp.epoch <= prev.epoch:
+			e.t.Errorf("shard %d: epochs did not increase: %d then %d", sp.shard, prev.epoch, sp.epoch)
+		}
+		last[sp.shard] = sp
+	}
+}
+
+// TestEndToEndShards: two leasehold run --shards processes on MinIO share 4
+// shards 2 and 2; one stopped with SIGTERM stops its commands (they write
+// their end) and the other runs all 4; restarted under its identity it gets
+// two back; the other killed with SIGKILL takes its commands with it, and
+// its shards run again on the survivor after its TTL. Never two commands
+// of one shard at once, epochs increasing per shard; leasehold status
+// --shards shows the group.
+func TestEndToEndShards(t *testing.T) {
+	e := newE2E(t)
+	script := filepath.Join(e.dir, "shard.sh")
+	if err := os.WriteFile(script, []byte(shardJournalScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	url := e.leaseURL(e.endpoint)
+	start := func(who string) *proc {
+		return e.start(who, "run", "--shards", "4", "--lease", url, "--identity", who, "--ttl", e2eTTL.String(), "--grace", "5s", "--", script)
+	}
+	balanced := func(what string, want map[string]int) {
+		t.Helper()
+		eventually(t, 30*time.Second, what, func() bool {
+			got := e.runningShards()
+			for who, n := range want {
+				if len(got[who]) != n {
+					return false
+				}
+			}
+			return len(got) == len(want)
+		})
+	}
+	w1, w2 := start("w1"), start("w2")
+	balanced("w1 and w2 run 2 shards each", map[string]int{"w1": 2, "w2": 2})
+
+	stopAt := monotonic()
+	w1.signal(syscall.SIGTERM)
+	if code := w1.wait(t, 15*time.Second); code != 0 {
+		t.Fatalf("w1 exited %d after SIGTERM, want 0", code)
+	}
+	balanced("w2 runs all 4 after w1 left", map[string]int{"w2": 4})
+	t.Logf("graceful leave: w2 runs all 4 shards %s after SIGTERM to w1", ms(monotonic()-stopAt))
+	for _, sp := range e.shardSpans() {
+		if sp.who == "w1" && !sp.ended {
+			t.Errorf("w1's command of shard %d did not write its end line on SIGTERM", sp.shard)
+		}
+	}
+
+	start("w1")
+	balanced("w1, restarted, gets 2 back", map[string]int{"w1": 2, "w2": 2})
+
+	var w2pids []int
+	for _, sp := range e.shardSpans() {
+		if sp.who == "w2" && alive(sp.pid) {
+			w2pids = append(w2pids, sp.pid)
+		}
+	}
+	killAt := monotonic()
+	w2.signal(syscall.SIGKILL)
+	eventually(t, 5*time.Second, "w2's commands die with it", func() bool {
+		for _, pid := range w2pids {
+			if alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
+	balanced("w1 runs all 4 after w2 was killed", map[string]int{"w1": 4})
+	t.Logf("crash: w1 runs all 4 shards %s after SIGKILL to w2 (TTL %v)", ms(monotonic()-killAt), e2eTTL)
+	e.checkShardSpans()
+
+	// w2's liveness record stays held after the kill: a watch of a TTL
+	// tells it lapsed, and the group balanced over w1.
+	p := e.start("status", "status", "--shards", "4", "--lease", url, "--watch", e2eTTL.String(), "-o", "json")
+	if code := p.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("status --shards: exit %d", code)
+	}
+	var rep groupReport
+	if err := json.Unmarshal([]byte(p.stdout.String()), &rep); err != nil || !rep.Balanced || rep.Shards != 4 {
+		t.Fatalf("status --shards --watch -o json: %+v, %v; want a group of 4 balanced over w1", rep, err)
+	}
+}

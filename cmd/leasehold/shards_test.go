@@ -1,0 +1,335 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+	"github.com/leasehold/leasehold/shard"
+)
+
+// These tests run leasehold run --shards in this process, two workers on
+// the process-wide in-memory store, with real commands and real time, and
+// check the supervision of one command per shard.
+
+// shardScript is a command that writes, to a file named SHARD.IDENTITY.PID
+// in the directory dir, its LEASEHOLD_ variables, and then runs until
+// killed; with stubborn it ignores SIGTERM, so that only SIGKILL stops it.
+func shardScript(dir string, stubborn bool) []string {
+	trap := ""
+	if stubborn {
+		trap = "trap '' TERM; "
+	}
+	return []string{"sh", "-c", trap + `echo "$LEASEHOLD_SHARD $LEASEHOLD_SHARDS $LEASEHOLD_TOKEN $LEASEHOLD_IDENTITY $LEASEHOLD_LEASE" > "$0/$LEASEHOLD_SHARD.$LEASEHOLD_IDENTITY.$$"; while :; do sleep 0.05; done`, dir}
+}
+
+// shardCommand is one command a shardScript started.
+type shardCommand struct {
+	shard    int
+	identity string
+	pid      int
+	vars     []string // LEASEHOLD_SHARD, _SHARDS, _TOKEN, _IDENTITY, _LEASE
+	alive    bool
+}
+
+// shardCommands lists the commands shardScript started in dir.
+func shardCommands(t *testing.T, dir string) []shardCommand {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []shardCommand
+	for _, e := range entries {
+		parts := strings.Split(e.Name(), ".")
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if len(parts) != 3 || err != nil || !strings.HasSuffix(string(b), "\n") {
+			continue // being written
+		}
+		s, _ := strconv.Atoi(parts[0])
+		pid, _ := strconv.Atoi(parts[2])
+		out = append(out, shardCommand{shard: s, identity: parts[1], pid: pid, vars: strings.Fields(string(b)), alive: alive(pid)})
+	}
+	return out
+}
+
+// watchOverlaps polls the commands in dir until the test ends, and fails it
+// if two commands of one shard are ever alive at once.
+func watchOverlaps(t *testing.T, dir string) {
+	t.Helper()
+	var done atomic.Bool
+	finished := make(chan struct{})
+	t.Cleanup(func() { done.Store(true); <-finished })
+	go func() {
+		defer close(finished)
+		for !done.Load() {
+			running := map[int][]shardCommand{}
+			for _, c := range shardCommands(t, dir) {
+				if c.alive {
+					running[c.shard] = append(running[c.shard], c)
+				}
+			}
+			for s, cs := range running {
+				if len(cs) > 1 {
+					t.Errorf("shard %d runs twice at once: %+v", s, cs)
+					return
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+}
+
+// groupStatus reads the group's status as leasehold status --shards -o
+// json prints it.
+func groupStatus(t *testing.T, leaseURL string, shards int, flags ...string) groupReport {
+	t.Helper()
+	env, stdout, stderr := testEnv(nil)
+	args := append([]string{"status", "--lease", leaseURL, "--shards", strconv.Itoa(shards), "-o", "json"}, flags...)
+	if code := mainWith(t.Context(), nil, args, env); code != 0 {
+		t.Fatalf("status --shards: exit %d; stderr:\n%s", code, stderr)
+	}
+	var rep groupReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("status --shards -o json: %v in %q", err, stdout)
+	}
+	return rep
+}
+
+// TestShardsRunOneCommandPerShard: each worker runs one command per shard
+// it owns, with the shard, the shard count, the shard's epoch and its
+// identity in the command's environment; a join balances the group, which
+// leasehold status --shards shows; and the workers stop cleanly (exit 0).
+func TestShardsRunOneCommandPerShard(t *testing.T) {
+	dir := t.TempDir()
+	leaseURL := "mem://" + memName("shards")
+	watchOverlaps(t, dir)
+	run := func(ctx context.Context, id string) func() int {
+		wait, _ := started(t, ctx, append([]string{"run", "--shards", "4", "--lease", leaseURL, "--identity", id, "--ttl", "2s", "--grace", "1s", "--"},
+			shardScript(dir, false)...)...)
+		return wait
+	}
+	ctx, stop := context.WithCancelCause(context.Background())
+	waitA := run(ctx, "a")
+	eventually(t, 15*time.Second, "a runs all 4 shards", func() bool { return len(shardCommands(t, dir)) == 4 })
+	for _, c := range shardCommands(t, dir) {
+		token, _ := strconv.ParseUint(c.vars[2], 10, 64)
+		if len(c.vars) != 5 || c.vars[0] != strconv.Itoa(c.shard) || c.vars[1] != "4" || token == 0 || c.vars[3] != "a" || c.vars[4] != leaseURL {
+			t.Fatalf("shard %d's command saw %q; want its shard, 4, its epoch, a and the lease", c.shard, c.vars)
+		}
+	}
+	waitB := run(ctx, "b")
+	eventually(t, 20*time.Second, "a join balances the group", func() bool {
+		rep := groupStatus(t, leaseURL, 4)
+		return rep.Balanced && len(rep.Members) == 2 && len(rep.Members[0].Shards) == 2 && len(rep.Members[1].Shards) == 2
+	})
+	rep := groupStatus(t, leaseURL, 4)
+	// Each worker starts what the assignment gives it at its next read.
+	eventually(t, 5*time.Second, "the commands run where status says, with the epochs it shows", func() bool {
+		running := map[string]map[int]uint64{"a": {}, "b": {}}
+		for _, c := range shardCommands(t, dir) {
+			if c.alive {
+				running[c.identity][c.shard], _ = strconv.ParseUint(c.vars[2], 10, 64)
+			}
+		}
+		for _, m := range rep.Members {
+			for _, s := range m.Shards {
+				if running[m.Identity][s.Shard] != s.Epoch || len(running[m.Identity]) != 2 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	if !strings.HasPrefix(rep.Meaning, "balanced: 2 live members own 2 shards each") {
+		t.Errorf("status meaning %q", rep.Meaning)
+	}
+	stop(&signalCause{sig: 15})
+	if a, b := waitA(), waitB(); a != 0 || b != 0 {
+		t.Fatalf("exit statuses %d and %d after SIGTERM, want 0", a, b)
+	}
+	for _, c := range shardCommands(t, dir) {
+		if c.alive {
+			t.Errorf("shard %d's command on %s outlived leasehold", c.shard, c.identity)
+		}
+	}
+}
+
+// TestShardMovesOnlyAfterItsCommandExited: when a join moves shards from a
+// worker whose commands ignore SIGTERM, they get SIGTERM, then SIGKILL at
+// the end of --grace, and only then start on the new owner: never two
+// commands of one shard at once (watchOverlaps), and not before the grace
+// period.
+func TestShardMovesOnlyAfterItsCommandExited(t *testing.T) {
+	dir := t.TempDir()
+	leaseURL := "mem://" + memName("moves")
+	watchOverlaps(t, dir)
+	const grace = 2 * time.Second
+	ctx, stop := context.WithCancelCause(context.Background())
+	waitA, _ := started(t, ctx, append([]string{"run", "--shards", "2", "--lease", leaseURL, "--identity", "a", "--ttl", "2s", "--grace", grace.String(), "--"},
+		shardScript(dir, true)...)...)
+	eventually(t, 15*time.Second, "a runs both shards", func() bool { return len(shardCommands(t, dir)) == 2 })
+	joined := time.Now()
+	waitB, _ := started(t, ctx, append([]string{"run", "--shards", "2", "--lease", leaseURL, "--identity", "b", "--ttl", "2s", "--"},
+		shardScript(dir, false)...)...)
+	var moved shardCommand
+	eventually(t, 20*time.Second, "a shard moved to b", func() bool {
+		for _, c := range shardCommands(t, dir) {
+			if c.identity == "b" && c.alive {
+				moved = c
+				return true
+			}
+		}
+		return false
+	})
+	if took := time.Since(joined); took < grace {
+		t.Errorf("shard %d started on b %v after b joined, before a's command's grace period (%v) ended", moved.shard, took, grace)
+	}
+	for _, c := range shardCommands(t, dir) {
+		if c.identity == "a" && c.shard == moved.shard && c.alive {
+			t.Errorf("a's command of shard %d is alive while b's runs", c.shard)
+		}
+	}
+	stop(&signalCause{sig: 15})
+	waitA()
+	waitB()
+}
+
+// TestShardCommandExitEndsTheRun: a command that exits by itself ends
+// leasehold run --shards with its status, as without --shards, and the
+// other shards' commands are stopped.
+func TestShardCommandExitEndsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	leaseURL := "mem://" + memName("exit")
+	code, stderr := leasehold(t, context.Background(), "run", "--shards", "3", "--lease", leaseURL, "--identity", "a", "--ttl", "2s", "--",
+		"sh", "-c", `echo x > "$0/$LEASEHOLD_SHARD.a.$$"; [ "$LEASEHOLD_SHARD" = 1 ] && { sleep 0.5; exit 3; }; while :; do sleep 0.05; done`, dir)
+	if code != 3 {
+		t.Fatalf("exit status %d, want 3 (shard 1's command's); stderr:\n%s", code, stderr)
+	}
+	cs := shardCommands(t, dir)
+	if len(cs) != 3 {
+		t.Fatalf("%d commands started, want 3", len(cs))
+	}
+	for _, c := range cs {
+		if c.alive {
+			t.Errorf("shard %d's command outlived leasehold", c.shard)
+		}
+	}
+}
+
+// TestStatusOfAGroupThatDiffers: status --shards with an N other than the
+// group's says so; with --watch it tells a member that stopped renewing
+// (lapsed); on a prefix with no group it says there is none.
+func TestStatusOfAGroupThatDiffers(t *testing.T) {
+	name := memName("differs")
+	w, err := shard.New(shard.Config{Store: memlease.Default.Objects("w"), Group: name, Shards: 3, Identity: "w", TTL: 2 * time.Second,
+		Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	eventually(t, 10*time.Second, "the group is balanced", func() bool { return groupStatus(t, "mem://"+name, 3).Balanced })
+	if rep := groupStatus(t, "mem://"+name, 5); !strings.Contains(rep.Meaning, "the group has 3 shards, not 5 (--shards)") {
+		t.Errorf("status --shards 5 of a group of 3: %q", rep.Meaning)
+	}
+	// A member cut off (its calls hang) keeps its record held; a watch of
+	// a TTL tells it lapsed.
+	xid := name + "-x" // memlease's faults are by identity, process-wide
+	x, err := shard.New(shard.Config{Store: memlease.Default.Objects(xid), Group: name, Shards: 3, Identity: xid, TTL: 2 * time.Second, NoAssigner: true,
+		Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xdone := make(chan error, 1)
+	go func() { xdone <- x.Run(ctx) }()
+	defer func() { memlease.Default.Heal(xid); cancel(); <-xdone }()
+	eventually(t, 10*time.Second, "x joined", func() bool { return len(groupStatus(t, "mem://"+name, 3).Members) == 2 })
+	memlease.Default.Hang(xid)
+	rep := groupStatus(t, "mem://"+name, 3, "--watch", "2s")
+	lapsed := map[string]bool{}
+	for _, m := range rep.Members {
+		lapsed[m.Identity] = m.Lapsed && !m.Live
+	}
+	if len(rep.Members) != 2 || !lapsed[xid] || lapsed["w"] || rep.Watch != "2s" {
+		t.Errorf("status --shards --watch 2s with x cut off: %+v; want x lapsed, w not", rep.Members)
+	}
+	if rep := groupStatus(t, "mem://"+memName("nothing"), 3); !strings.HasPrefix(rep.Meaning, "no group: no worker has joined") {
+		t.Errorf("status --shards of no group: %q", rep.Meaning)
+	}
+}
+
+// TestJobControlStopsEveryShardsCommand: a job-control stop stops the
+// process group of every running command (one per shard), and continues
+// each whose term is still within its deadlines.
+func TestJobControlStopsEveryShardsCommand(t *testing.T) {
+	l, err := memlease.Default.Open(memName("jobcontrol"), lease.Options{Identity: "j", TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := make(chan context.Context, 1)
+	r, err := runner.New(runner.Config{Lease: l, Logger: slog.New(slog.DiscardHandler), Task: func(ctx context.Context) error {
+		terms <- ctx
+		<-ctx.Done()
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	term := <-terms
+	s := &supervisor{argv: []string{"sh", "-c", "while :; do sleep 0.05; done"}, env: os.Environ(), grace: time.Second, margin: time.Second,
+		stdout: &syncBuffer{}, stderr: &syncBuffer{}, log: slog.New(slog.DiscardHandler)}
+	stopped := make(chan struct{}, 2)
+	for i := range 2 {
+		go func() {
+			_ = s.supervise(term, job{token: uint64(i + 1), log: s.log})
+			stopped <- struct{}{}
+		}()
+	}
+	pids := func() []int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var out []int
+		for r := range s.running {
+			out = append(out, r.c.pid)
+		}
+		return out
+	}
+	eventually(t, 5*time.Second, "two commands run", func() bool { return len(pids()) == 2 })
+	running := pids()
+	var states []byte
+	s.suspend(syscall.SIGTSTP, func() {
+		for _, pid := range running {
+			eventually(t, 5*time.Second, "the command is stopped", func() bool { return procState(pid) == 'T' })
+			states = append(states, procState(pid))
+		}
+	})
+	if string(states) != "TT" {
+		t.Fatalf("states while suspended: %q, want both stopped", states)
+	}
+	for _, pid := range running {
+		eventually(t, 5*time.Second, "the command is continued", func() bool { return procState(pid) != 'T' })
+	}
+	cancel()
+	<-stopped
+	<-stopped
+}

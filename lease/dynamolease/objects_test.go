@@ -1,0 +1,357 @@
+package dynamolease_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/dynamolease"
+	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
+	"github.com/leasehold/leasehold/lease/leasetest"
+	"github.com/leasehold/leasehold/shard"
+	"github.com/leasehold/leasehold/shard/shardtest"
+)
+
+var _ shard.Store = (*dynamolease.Objects)(nil)
+
+// shardPageSize is the page size of the suite's listings (a Query's
+// Limit): 7 items over 3 pages, instead of a megabyte of them.
+const shardPageSize = 3
+
+// groupKey is the key schema of a shard group's table, with the default
+// attributes.
+var groupKey = []types.KeySchemaElement{
+	{AttributeName: aws.String(dynamolease.DefaultGroupAttribute), KeyType: types.KeyTypeHash},
+	{AttributeName: aws.String(dynamolease.DefaultObjectKeyAttribute), KeyType: types.KeyTypeRange},
+}
+
+// groupTable creates a shard group's table on the target.
+func (tg *target) groupTable(t *testing.T) string {
+	return tg.createTable(t, tg.newClient(nil), "leasehold-shards", groupKey, map[string]types.ScalarAttributeType{
+		dynamolease.DefaultGroupAttribute: types.ScalarAttributeTypeS, dynamolease.DefaultObjectKeyAttribute: types.ScalarAttributeTypeS,
+	})
+}
+
+// objects opens the store of group g in table through c (a new client of
+// the target if nil).
+func (tg *target) objects(t *testing.T, table, g string, c *ddb.Client) *dynamolease.Objects {
+	t.Helper()
+	return tg.objectsPaged(t, table, g, c, 0)
+}
+
+// objectsPaged is objects listing pageSize items a page.
+func (tg *target) objectsPaged(t *testing.T, table, g string, c *ddb.Client, pageSize int) *dynamolease.Objects {
+	t.Helper()
+	if c == nil {
+		c = tg.newClient(nil)
+	}
+	o, err := dynamolease.NewObjects(t.Context(), dynamolease.ObjectsOptions{Table: table, Group: g, Client: c, CallTimeout: tg.callTimeout, PageSize: pageSize})
+	if err != nil {
+		t.Fatalf("%s: NewObjects: %v", tg.name, err)
+	}
+	return o
+}
+
+func TestNewObjectsChecks(t *testing.T) {
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		c := tg.newClient(nil)
+		for _, tc := range []struct {
+			opts dynamolease.ObjectsOptions
+			err  error
+			want string
+		}{
+			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g#1", Client: c}, lease.ErrInvalid, "Group"},
+			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", KeyAttribute: "nonce", Client: c}, lease.ErrInvalid, "KeyAttribute"},
+			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", KeyAttribute: "group", Client: c}, lease.ErrInvalid, "KeyAttribute"},
+			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", GroupAttribute: "annotations", Client: c}, lease.ErrInvalid, "GroupAttribute"},
+			// The lease table has one key: a group needs two.
+			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", Client: c}, lease.ErrNotFound, `RANGE "key"`},
+		} {
+			_, err := dynamolease.NewObjects(t.Context(), tc.opts)
+			if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewObjects(%+v): %v; want %v naming %q", tc.opts, err, tc.err, tc.want)
+			}
+		}
+		// And a lease table's Open refuses a group's table.
+		_, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: tg.groupTable(t), Name: "x", Client: c}, lease.Options{Identity: "w"})
+		if !errors.Is(err, lease.ErrNotFound) {
+			t.Errorf("Open on a group's table: %v; want lease.ErrNotFound", err)
+		}
+	})
+}
+
+func TestShardConformance(t *testing.T) {
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		table := tg.groupTable(t)
+		shardtest.Run(t, shardtest.Config{
+			NewStore: func(t *testing.T) shardtest.Clients {
+				o := tg.objectsPaged(t, table, "shardtest", nil, shardPageSize)
+				return func(string) shard.Store { return o }
+			},
+			TTL:         testTTL,
+			CallTimeout: tg.callTimeout,
+			PageSize:    shardPageSize,
+		})
+	})
+}
+
+// TestObjectsParts: an object over 3 KiB goes in parts, which listings do
+// not show; a Put that replaces it removes the parts it replaced, and one
+// outside the group is refused.
+func TestObjectsParts(t *testing.T) {
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		table := tg.groupTable(t)
+		o := tg.objects(t, table, "g", nil)
+		ctx := t.Context()
+		if _, err := o.Put(ctx, "other/a", []byte("x"), ""); !errors.Is(err, lease.ErrInvalid) {
+			t.Fatalf("Put of a key outside the group: %v; want lease.ErrInvalid", err)
+		}
+		var prev string
+		for i, size := range []int{1 << 20, 700_001, 5000, 3 << 10} {
+			big := bytes.Repeat([]byte{byte(i + 1)}, size)
+			v, err := o.Put(ctx, "g/big", big, prev)
+			if err != nil {
+				t.Fatalf("Put of %d bytes: %v", size, err)
+			}
+			got, gv, err := o.Get(ctx, "g/big", "")
+			if err != nil || gv != v || !bytes.Equal(got, big) {
+				t.Fatalf("Get of %d bytes: %d bytes, %q, %v; want them back at %q", size, len(got), gv, err, v)
+			}
+			if list, err := o.List(ctx, "g/"); err != nil || !maps.Equal(list, map[string]string{"g/big": v}) {
+				t.Fatalf("List of the group holding %d bytes: %v, %v; want g/big alone, at %q", size, list, err, v)
+			}
+			prev = v
+		}
+		// Only the parts of the stored version are left: none, for the last
+		// object is stored in its item.
+		out, err := tg.newClient(nil).Scan(ctx, &ddb.ScanInput{TableName: &table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range out.Items {
+			if g := item[dynamolease.DefaultGroupAttribute].(*types.AttributeValueMemberS).Value; g != "g" {
+				t.Errorf("an item is left in partition %q: %v", g, item[dynamolease.DefaultObjectKeyAttribute])
+			}
+		}
+	})
+}
+
+// TestListPages: a listing reads PageSize items a Query: the suite's
+// ListAcrossPages lists across pages.
+func TestListPages(t *testing.T) {
+	tg := targets.First(t)
+	table := tg.groupTable(t)
+	calls := storetest.NewCounter(nil, awstest.ByOperation)
+	o := tg.objectsPaged(t, table, "g", tg.newClient(calls), 2)
+	for _, k := range []string{"g/acks/a", "g/acks/b", "g/acks/c", "g/acks/d", "g/acks/e"} {
+		if _, err := o.Put(t.Context(), k, []byte(k), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls.Take()
+	if list, err := o.List(t.Context(), "g/"); err != nil || len(list) != 5 {
+		t.Fatalf("List of 5 items: %v, %v", list, err)
+	}
+	if n := calls.Take()["Query"]; n < 3 {
+		t.Errorf("a listing of 5 items, 2 a page, took %d Queries; want at least 3", n)
+	}
+}
+
+// TestOpenStore: shard.OpenStore opens dynamodb://TABLE/GROUP URLs with
+// the table's key attributes, and refuses what a group's URL cannot
+// carry, naming it.
+func TestOpenStore(t *testing.T) {
+	tg := targets.First(t) // dynalite
+	endpoint := url.QueryEscape(os.Getenv("LEASEHOLD_DYNALITE_ENDPOINT"))
+	awstest.IsolateEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	ctx := t.Context()
+	open := func(t *testing.T, urlstr string) shard.Store {
+		t.Helper()
+		store, group, err := shard.OpenStore(ctx, urlstr, lease.Options{Identity: "w", CallTimeout: tg.callTimeout})
+		if _, ok := store.(*dynamolease.Objects); !ok || group != "groups/jobs" || err != nil {
+			t.Fatalf("OpenStore(%q): %T, %q, %v; want *dynamolease.Objects and the group groups/jobs", urlstr, store, group, err)
+		}
+		if _, err := store.Put(ctx, group+"/acks/w", []byte("x"), ""); err != nil {
+			t.Fatalf("Put through the store %q opened: %v", urlstr, err)
+		}
+		return store
+	}
+	t.Run("DefaultKeys", func(t *testing.T) {
+		open(t, "dynamodb://"+tg.groupTable(t)+"/groups/jobs?region=us-east-1&endpoint="+endpoint)
+	})
+	t.Run("KeyAttributes", func(t *testing.T) {
+		table := tg.createTable(t, tg.newClient(nil), "leasehold-shards", []types.KeySchemaElement{
+			{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("k"), KeyType: types.KeyTypeRange},
+		}, map[string]types.ScalarAttributeType{"g": types.ScalarAttributeTypeS, "k": types.ScalarAttributeTypeS})
+		open(t, "dynamodb://"+table+"/groups/jobs?region=us-east-1&group_attribute=g&key_attribute=k&endpoint="+endpoint)
+		_, _, err := shard.OpenStore(ctx, "dynamodb://"+table+"/groups/jobs?region=us-east-1&endpoint="+endpoint, lease.Options{Identity: "w"})
+		if !errors.Is(err, lease.ErrNotFound) || !strings.Contains(err.Error(), `HASH "g"`) {
+			t.Errorf("OpenStore without the key attributes of a table keyed (g, k): %v; want lease.ErrNotFound naming its keys", err)
+		}
+	})
+	for _, tc := range []struct{ name, url, want string }{
+		{"UnknownParam", "dynamodb://shards/jobs?region=us-east-1&ttl=5s", "unknown query parameter(s) ttl (known: anonymous, dualstack, endpoint, fips, group_attribute, hostname_immutable, key_attribute, profile, region, role)"},
+		{"NoGroup", "dynamodb://shards?region=us-east-1", "names no group; want dynamodb://TABLE/GROUP"},
+		{"EmptyGroupAttribute", "dynamodb://shards/jobs?region=us-east-1&group_attribute=", `has an empty group_attribute; leave it out for the default "group"`},
+		{"EmptyKeyAttribute", "dynamodb://shards/jobs?region=us-east-1&key_attribute=", `has an empty key_attribute; leave it out for the default "key"`},
+		{"SameAttributes", "dynamodb://shards/jobs?region=us-east-1&group_attribute=k&key_attribute=k", `KeyAttribute ("k") must differ from GroupAttribute`},
+		{"HashInGroup", "dynamodb://shards/a%23b?region=us-east-1", `Group ("a#b") must be a non-empty name without '#'`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := shard.OpenStore(ctx, tc.url, lease.Options{Identity: "w"}); !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("OpenStore(%q): %v; want lease.ErrInvalid saying %q", tc.url, err, tc.want)
+			}
+		})
+	}
+	if _, err := dynamolease.NewObjects(ctx, dynamolease.ObjectsOptions{Table: "shards", Group: "g", PageSize: -1}); !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "PageSize (-1)") {
+		t.Errorf("NewObjects with PageSize -1: %v; want lease.ErrInvalid naming PageSize (-1)", err)
+	}
+}
+
+// cutClient fails every request while on is set, as a partition would.
+type cutClient struct {
+	on atomic.Bool
+}
+
+func (c *cutClient) Do(r *http.Request) (*http.Response, error) {
+	if c.on.Load() {
+		return nil, errors.New("cut off")
+	}
+	return http.DefaultClient.Do(r)
+}
+
+// TestShardsOnDynamoDB runs a group in real time: two workers share four
+// shards, then one is cut off (as kill -9 would leave it), and the other
+// runs all four once the assigner has judged the cut one's liveness
+// expired.
+func TestShardsOnDynamoDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: about 30s")
+	}
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		table := tg.groupTable(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		const ttl = 3 * time.Second
+		start := func(id string, c *cutClient) *shard.Worker {
+			w, err := shard.New(shard.Config{Store: tg.objects(t, table, "g", tg.newClient(c)), Group: "g", Shards: 4, Identity: id,
+				TTL: ttl, CallTimeout: tg.callTimeout,
+				Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				if err := w.Run(ctx); err != nil {
+					t.Errorf("Run(%s): %v", id, err)
+				}
+			})
+			return w
+		}
+		waitFor := func(what string, d time.Duration, ok func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(d); !ok(); time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("not within %v: %s", d, what)
+				}
+			}
+		}
+		a := start("a", &cutClient{})
+		waitFor("a runs all four shards", 5*ttl, func() bool { return len(a.Owned()) == 4 })
+		bCut := &cutClient{}
+		b := start("b", bCut)
+		waitFor("a and b run two shards each", 8*ttl, func() bool { return len(a.Owned()) == 2 && len(b.Owned()) == 2 })
+		bCut.on.Store(true)
+		waitFor("a runs all four shards again", 6*ttl, func() bool { return len(a.Owned()) == 4 })
+		if got := b.Owned(); len(got) != 0 {
+			t.Errorf("b, cut off, still runs %v", got)
+		}
+		cancel()
+	})
+}
+
+// TestObjectsCallsAreGranted: a group's calls (a lease's life, its
+// store's check included, and objects small and large written, replaced,
+// read and listed) are exactly what Description grants shard groups
+// (ObjectsGrant, on the group's table), and touch only the partitions a
+// dynamodb:LeadingKeys condition must list: GROUP, GROUP#parts and
+// GROUP.leasehold-probe.
+func TestObjectsCallsAreGranted(t *testing.T) {
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		table := tg.groupTable(t)
+		var mu sync.Mutex
+		partitions := map[string]bool{}
+		calls := storetest.NewCounter(nil, func(r *http.Request) string {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var in struct {
+				Key, Item, ExpressionAttributeValues map[string]struct{ S string }
+			}
+			_ = json.Unmarshal(body, &in)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range []string{in.Key[dynamolease.DefaultGroupAttribute].S, in.Item[dynamolease.DefaultGroupAttribute].S, in.ExpressionAttributeValues[":pk"].S} {
+				if p != "" {
+					partitions[p] = true
+				}
+			}
+			return "dynamodb:" + awstest.ByOperation(r) + " on arn:aws:dynamodb:REGION:ACCOUNT:table/GROUPTABLE"
+		})
+		o := tg.objects(t, table, "g", tg.newClient(calls))
+		ctx := t.Context()
+		l, err := o.Lease("g/members/w", lease.Options{Identity: "w", CallTimeout: tg.callTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		term, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if term, err = l.Renew(ctx, term); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx, term); err != nil {
+			t.Fatal(err)
+		}
+		v, err := o.Put(ctx, "g/assignment", bytes.Repeat([]byte{1}, 400_000), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Put(ctx, "g/assignment", []byte("small"), v); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := o.Get(ctx, "g/assignment", v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.List(ctx, "g/"); err != nil {
+			t.Fatal(err)
+		}
+		leasetest.CheckGrants(t, dynamolease.Description, slices.Sorted(maps.Keys(calls.Take())), func(g driver.Grant) bool { return g.Group })
+		want := []string{"g", "g#parts", "g" + driver.ProbeSuffix}
+		if got := slices.Sorted(maps.Keys(partitions)); !slices.Equal(got, want) {
+			t.Errorf("the group's calls touched the partitions %v; want %v", got, want)
+		}
+	})
+}

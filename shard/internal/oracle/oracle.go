@@ -1,0 +1,148 @@
+// Package oracle sees every start and end of every shard function of a
+// group and counts what package shard promises never happens: a shard
+// started while another worker still runs it, and an epoch that does not
+// increase. The simulation in package shard's tests and the shard
+// conformance suite (shard/shardtest) both judge a group with it.
+package oracle
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Oracle watches the n shards of one group. Its methods are safe for
+// concurrent use.
+type Oracle struct {
+	mu        sync.Mutex
+	owner     []string
+	epoch     []uint64
+	count     map[string]int
+	starts    int
+	overlaps  int
+	backwards int
+	first     string // the first violation, for the failure message
+	dead      map[string]bool
+}
+
+// New returns an Oracle of n shards, none running.
+func New(n int) *Oracle {
+	return &Oracle{owner: make([]string, n), epoch: make([]uint64, n), count: map[string]int{}, dead: map[string]bool{}}
+}
+
+// Start records that worker id started shard index with epoch.
+func (o *Oracle) Start(id string, index int, epoch uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.starts++
+	if prev := o.owner[index]; prev != "" {
+		o.overlaps++
+		o.note(fmt.Sprintf("%v: shard %d started on %s (epoch %d) while %s ran it", time.Now().Format(time.TimeOnly), index, id, epoch, prev))
+	}
+	if epoch <= o.epoch[index] {
+		o.backwards++
+		o.note(fmt.Sprintf("shard %d started on %s with epoch %d after epoch %d", index, id, epoch, o.epoch[index]))
+	}
+	o.owner[index], o.epoch[index] = id, epoch
+	o.count[id]++
+}
+
+// End records that worker id's function for shard index returned.
+func (o *Oracle) End(id string, index int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.owner[index] == id {
+		o.owner[index] = ""
+	}
+	o.count[id]--
+}
+
+// Crash marks id's process dead: its shard functions end at once.
+func (o *Oracle) Crash(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dead[id] = true
+}
+
+// Crashed reports whether Crash marked id dead.
+func (o *Oracle) Crashed(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dead[id]
+}
+
+func (o *Oracle) note(s string) {
+	if o.first == "" {
+		o.first = s
+	}
+}
+
+// Balanced reports whether every shard runs and the live workers' counts
+// differ by at most one.
+func (o *Oracle) Balanced(live []string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range o.owner {
+		if id == "" {
+			return false
+		}
+	}
+	lo, hi := len(o.owner), 0
+	total := 0
+	for _, id := range live {
+		lo, hi = min(lo, o.count[id]), max(hi, o.count[id])
+		total += o.count[id]
+	}
+	return total == len(o.owner) && hi-lo <= 1
+}
+
+// Counts returns how many shards each of ids runs.
+func (o *Oracle) Counts(ids []string) []int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = o.count[id]
+	}
+	return out
+}
+
+// Starts returns how many shard starts it has seen.
+func (o *Oracle) Starts() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.starts
+}
+
+// Violations returns the starts of a shard while another worker ran it,
+// the starts whose epoch did not increase, and the first of either, as a
+// sentence ("" when there were none).
+func (o *Oracle) Violations() (overlaps, backwards int, first string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.overlaps, o.backwards, o.first
+}
+
+// MinMoves is the fewest starts that balance counts (the live workers'
+// shards) when unowned shards must start too: the unowned, and each
+// worker's excess over its share, the larger shares going to the workers
+// that hold most.
+func MinMoves(counts []int, unowned int) int {
+	c := slices.Clone(counts)
+	sort.Sort(sort.Reverse(sort.IntSlice(c)))
+	n := unowned
+	for _, x := range c {
+		n += x
+	}
+	moves := unowned
+	for i, x := range c {
+		share := n / len(c)
+		if i < n%len(c) {
+			share++
+		}
+		moves += max(0, x-share)
+	}
+	return moves
+}

@@ -1,0 +1,164 @@
+package shard
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Status is a group as one reading of its store shows it: the assignment
+// and every member's liveness record (what leasehold status prints).
+type Status struct {
+	// Shards is the group's N; 0 when no assigner has written an
+	// assignment yet (Members may still show workers joining).
+	Shards int
+	// Gen is the assignment's generation; Fence is set while it is a new
+	// assigner's fence (nothing starts until the next one).
+	Gen   uint64
+	Fence bool
+	// TTL and RenewInterval are the group's.
+	TTL, RenewInterval time.Duration
+	// Members are the workers with a liveness record, and the owners the
+	// assignment names without one, by identity.
+	Members []MemberStatus
+	// Unowned are the shards the assignment gives nobody.
+	Unowned []int
+	// Balanced reports whether the assignment settles the group over its
+	// live members: every shard owned by one, none releasing, each with
+	// ⌊N/M⌋ or ⌈N/M⌉. One reading cannot tell a crashed worker, whose
+	// liveness record stays held, from a live one: both count as live
+	// (see Lapse).
+	Balanced bool
+}
+
+// MemberStatus is one worker of a group.
+type MemberStatus struct {
+	// Identity is the worker's (Config.Identity).
+	Identity string
+	// Token is the worker's liveness term, as its liveness record names
+	// it; Live is whether that record is held (not released). A worker
+	// that left released it.
+	Token uint64
+	Live  bool
+	// Version is the store's version of the liveness record, which every
+	// renewal changes; Lapsed is set by Lapse.
+	Version string
+	Lapsed  bool
+	// Shards are the shards the assignment gives this term and that it
+	// runs or is to start, with their epochs; Releasing those it is
+	// asked to stop (moving elsewhere).
+	Shards    []Shard
+	Releasing []int
+}
+
+// ReadStatus reads the status of group in store: one listing of its
+// members, a read of each member's liveness record and one of the
+// assignment. opts are the options of the reader's leases (its identity
+// and call timeout). A prefix with no group reads as the zero Status.
+func ReadStatus(ctx context.Context, store Store, group string, opts lease.Options) (Status, error) {
+	prefix := memberKey(group, "")
+	listed, err := store.List(ctx, prefix)
+	if err != nil {
+		return Status{}, fmt.Errorf("shard: listing %s: %w", prefix, err)
+	}
+	byID := map[string]*MemberStatus{}
+	for key := range listed {
+		id := strings.TrimPrefix(key, prefix)
+		l, err := store.Lease(key, opts)
+		if err != nil {
+			return Status{}, err
+		}
+		rec, err := l.Observe(ctx)
+		if errors.Is(err, lease.ErrNoRecord) {
+			continue // gone since the listing
+		}
+		if err != nil {
+			return Status{}, fmt.Errorf("shard: reading %s: %w", key, err)
+		}
+		byID[id] = &MemberStatus{Identity: id, Token: rec.Token, Live: !rec.Released, Version: rec.Version}
+	}
+	var st Status
+	data, _, err := store.Get(ctx, assignmentKey(group), "")
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+	case err != nil:
+		return Status{}, fmt.Errorf("shard: reading %s: %w", assignmentKey(group), err)
+	default:
+		a, err := decodeAssignment(data)
+		if err != nil {
+			return Status{}, err
+		}
+		st = Status{Shards: a.Shards, Gen: a.Gen, Fence: a.Fence, TTL: a.TTL, RenewInterval: a.Renew}
+		for s, sl := range a.Slots {
+			t, ok := a.owner(s)
+			if !ok {
+				st.Unowned = append(st.Unowned, s)
+				continue
+			}
+			m := byID[t.ID]
+			if m == nil {
+				m = &MemberStatus{Identity: t.ID, Token: t.Token}
+				byID[t.ID] = m
+			}
+			switch {
+			case m.Token != t.Token: // an earlier term's shard: not this worker's now
+			case sl.Releasing:
+				m.Releasing = append(m.Releasing, s)
+			default:
+				m.Shards = append(m.Shards, Shard{s, sl.Epoch})
+			}
+		}
+	}
+	for _, m := range byID {
+		st.Members = append(st.Members, *m)
+	}
+	slices.SortFunc(st.Members, func(a, b MemberStatus) int { return cmp.Compare(a.Identity, b.Identity) })
+	st.Balanced = st.balanced()
+	return st, nil
+}
+
+// Lapse judges the members of st, read watched after earlier, by the
+// lease rule: a live member whose liveness record shows the same version
+// in both, when watched is at least the group's TTL, has stopped renewing
+// it (it crashed or is cut off), and is marked Lapsed and not Live; then
+// Balanced is judged again, over the members still live.
+func (st *Status) Lapse(earlier Status, watched time.Duration) {
+	if st.TTL == 0 || watched < st.TTL {
+		return
+	}
+	before := map[string]string{}
+	for _, m := range earlier.Members {
+		before[m.Identity] = m.Version
+	}
+	for i := range st.Members {
+		m := &st.Members[i]
+		if m.Live && m.Version != "" && before[m.Identity] == m.Version {
+			m.Live, m.Lapsed = false, true
+		}
+	}
+	st.Balanced = st.balanced()
+}
+
+// balanced reports whether every shard is owned by a live member, none
+// releasing, each live member owning ⌊N/M⌋ or ⌈N/M⌉, and the assignment
+// is not a fence (what assignment.settled says, from the status).
+func (st *Status) balanced() bool {
+	var counts []int
+	owned := 0
+	for _, m := range st.Members {
+		if len(m.Releasing) > 0 || !m.Live && len(m.Shards) > 0 {
+			return false
+		}
+		if m.Live {
+			counts = append(counts, len(m.Shards))
+			owned += len(m.Shards)
+		}
+	}
+	return !st.Fence && len(counts) > 0 && owned == st.Shards && even(st.Shards, counts)
+}
