@@ -8,9 +8,10 @@ import (
 )
 
 // follow places a follower's reads of a lease whose holder renews on a
-// schedule (a compare-and-swap store, where every renewal changes the
-// record's version): just after the holder's expected renewals, so that the
-// follower first sees the holder's final version soon after it was written,
+// schedule and whose every renewal changes the record's version (a
+// compare-and-swap store, or Azure, whose renewals write the record again
+// under the lease: lease.RenewalsShow): just after the holder's expected
+// renewals, so that the follower first sees the holder's final version soon after it was written,
 // and a holder that crashed is taken over soon after the TTL that follows
 // it (the engine counts the TTL from the follower's first sight of that
 // version; the rule does not change, only when the follower looks).

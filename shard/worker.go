@@ -210,7 +210,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return err
 		}
 		if j := l.Judge(); j != lease.JudgedByContender && !listsLeaseState(w.cfg.Store) {
-			return fmt.Errorf("shard: %w: the store's leases are judged by %v, and its List does not report their state (shard.StoreJudgedLeases); the assigner judges liveness by listed versions, which a native lease's renewals do not change", lease.ErrUnsafeStore, j)
+			return fmt.Errorf("shard: %w: the store's leases are judged by %v, and its List does not report their state (shard.StoreJudgedLeases); the assigner judges liveness by listed versions, and the store need not show a lease's renewals in them", lease.ErrUnsafeStore, j)
 		}
 		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
 		rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval
