@@ -82,7 +82,7 @@
 //
 // With -shards (say -shards 10,100,1000) it measures shard groups instead,
 // and only them: on each backend that offers shard groups (mem, minio,
-// moto-s3, dynalite, moto-dynamodb), a group of -shard-workers in-process
+// moto-s3, dynalite, moto-dynamodb, gcs), a group of -shard-workers in-process
 // workers (shard.New) per number of shards, each worker on a connection
 // of its own through a counting proxy. Once balanced, the group runs
 // steadily for -shard-steady, over which each worker's requests (scaled

@@ -278,7 +278,7 @@ type fleet struct {
 }
 
 func newFleet(st *store, kind fleetKind, n int) *fleet {
-	return &fleet{st: st, kind: kind, group: fmt.Sprintf("%s-%d-%s", kind, n, randomHex(4)), n: n, tr: newTracker(n)}
+	return &fleet{st: st, kind: kind, group: fmt.Sprintf("%s%s-%d-%s", st.groups, kind, n, randomHex(4)), n: n, tr: newTracker(n)}
 }
 
 // join starts a new worker.

@@ -58,6 +58,9 @@ type store struct {
 	// objects, when set, opens the shard group called group for the worker
 	// identity, its requests going to endpoint (the -shards scenarios).
 	objects func(ctx context.Context, endpoint, group, identity string) (shard.Store, error)
+	// groups is the prefix of the shard groups' names ("" or "run/"), under
+	// which cleanup removes them.
+	groups string
 	// cleanup removes what setup made.
 	cleanup func(ctx context.Context)
 	// server names the server the store shares with another ("moto"), or
@@ -295,7 +298,15 @@ func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.
 				return gcslease.Open(ctx, gcslease.Options{Bucket: bucket, Object: run + "/" + n, Client: c}, opts)
 			}, nil
 		},
-		label: func(r *http.Request) string { return r.Method },
+		objects: func(ctx context.Context, ep, _, _ string) (shard.Store, error) {
+			c, err := client(ep)
+			if err != nil {
+				return nil, err
+			}
+			return gcslease.OpenObjects(ctx, gcslease.ObjectsOptions{Bucket: bucket, Client: c})
+		},
+		groups: run + "/",
+		label:  func(r *http.Request) string { return r.Method },
 		cleanup: func(ctx context.Context) {
 			it := admin.Bucket(bucket).Objects(ctx, &storage.Query{Prefix: run + "/"})
 			for {
