@@ -79,6 +79,21 @@
 //     count towards expiry under rule 2.) The npm peer's packages are
 //     installed with npm ci into -peer-install (under the ignored .stack/),
 //     outside the Go module.
+//
+// With -shards (say -shards 10,100,1000) it measures shard groups instead,
+// and only them: on each backend that offers shard groups (mem, minio,
+// moto-s3, dynalite, moto-dynamodb, gcs), a group of -shard-workers in-process
+// workers (shard.New) per number of shards, each worker on a connection
+// of its own through a counting proxy. Once balanced, the group runs
+// steadily for -shard-steady, over which each worker's requests (scaled
+// to TTL 15s) and the shard moves are counted; then -shard-trials times:
+// a worker joins (time to balance), the same worker leaves gracefully
+// (time until its shards run elsewhere and the group is balanced), and a
+// worker other than the assigner crashes right after a renewal (all its
+// calls hang; time from that renewal's Sent until its shards run
+// elsewhere), each with its moves against the fewest balance needs;
+// a replacement joins after the crash. The KCL-style baseline (kcl.go)
+// is measured the same way for -shard-baseline numbers of shards.
 package main
 
 import (
@@ -89,6 +104,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -115,6 +131,11 @@ type config struct {
 	curve          string
 	curveTrials    int
 	curveCountFor  time.Duration
+	shards         []int
+	shardBaseline  []int
+	shardWorkers   int
+	shardTrials    int
+	shardSteady    time.Duration
 }
 
 func main() {
@@ -137,7 +158,21 @@ func main() {
 	flag.StringVar(&c.curve, "curve", "dynalite", "backend of the cost/failover curve (empty: none)")
 	flag.IntVar(&c.curveTrials, "curve-trials", 20, "crash failover trials per point of the curve")
 	flag.DurationVar(&c.curveCountFor, "curve-count-for", 30*time.Second, "how long a follower's requests are counted per point of the curve")
+	var shards, shardBaseline string
+	flag.StringVar(&shards, "shards", "", "run only the shard scenarios, for these numbers of shards, comma-separated (\"10,100,1000\"; empty: the lease scenarios)")
+	flag.StringVar(&shardBaseline, "shard-baseline", "10,100", "numbers of shards of the KCL-style baseline, with -shards")
+	flag.IntVar(&c.shardWorkers, "shard-workers", 4, "workers of a shard group before a trial's join")
+	flag.IntVar(&c.shardTrials, "shard-trials", 5, "joins, leaves and crashes per shard group")
+	flag.DurationVar(&c.shardSteady, "shard-steady", time.Minute, "steady run per shard group, over which requests and moves are counted (the issue's goal is stated for 30m)")
 	flag.Parse()
+	var err error
+	if c.shards, err = splitInts(shards); err == nil {
+		c.shardBaseline, err = splitInts(shardBaseline)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "leasebench:", err)
+		os.Exit(2)
+	}
 	c.backends = splitList(backends)
 	c.resources = splitList(resourceStores)
 	if c.parallel <= 0 {
@@ -146,6 +181,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(c.shards) > 0 {
+		if err := shardsMain(ctx, c); err != nil {
+			fmt.Fprintln(os.Stderr, "leasebench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	rep, err := bench(ctx, c)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "leasebench:", err)
@@ -162,6 +204,45 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// splitInts parses a comma-separated list of positive numbers.
+func splitInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number of shards", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// shardsMain sets up the stores and runs the shard scenarios (-shards).
+func shardsMain(ctx context.Context, c config) error {
+	var stores []*store
+	defer func() {
+		for _, st := range stores {
+			st.cleanup(context.WithoutCancel(ctx))
+		}
+	}()
+	var skipped []string
+	for _, name := range c.backends {
+		st, why, err := setupStore(ctx, name, c.ttl)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			skipped = append(skipped, name+": skipped: "+why)
+			continue
+		}
+		stores = append(stores, st)
+	}
+	rep := benchShardsAll(ctx, c, stores)
+	rep.notes = append(rep.notes, skipped...)
+	rep.print(os.Stdout, c)
+	return ctx.Err()
 }
 
 func progress(format string, args ...any) {

@@ -28,6 +28,7 @@ import (
 	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/lease/s3lease"
+	"github.com/leasehold/leasehold/shard"
 )
 
 // region is the AWS region the emulators are addressed in.
@@ -54,6 +55,12 @@ type store struct {
 	label func(*http.Request) string
 	// mem is the in-memory store, whose calls memlease counts itself.
 	mem *memlease.Store
+	// objects, when set, opens the shard group called group for the worker
+	// identity, its requests going to endpoint (the -shards scenarios).
+	objects func(ctx context.Context, endpoint, group, identity string) (shard.Store, error)
+	// groups is the prefix of the shard groups' names ("" or "run/"), under
+	// which cleanup removes them.
+	groups string
 	// cleanup removes what setup made.
 	cleanup func(ctx context.Context)
 	// server names the server the store shares with another ("moto"), or
@@ -96,6 +103,7 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 			connect: func(string) (opener, error) {
 				return func(_ context.Context, n string, opts lease.Options) (lease.Lease, error) { return m.Open(n, opts) }, nil
 			},
+			objects: func(_ context.Context, _, _, identity string) (shard.Store, error) { return m.Objects(identity), nil },
 			cleanup: func(context.Context) {},
 		}, "", nil
 	case "minio":
@@ -165,6 +173,9 @@ func setupS3(ctx context.Context, name, endpoint, key, secret, bucket string, tt
 				return s3lease.Open(ctx, s3lease.Options{Bucket: bucket, Key: n, Client: c, UsePathStyle: true}, opts)
 			}, nil
 		},
+		objects: func(ctx context.Context, ep, _, _ string) (shard.Store, error) {
+			return s3lease.OpenObjects(ctx, s3lease.ObjectsOptions{Bucket: bucket, Client: client(ep), UsePathStyle: true})
+		},
 		label: func(r *http.Request) string { return r.Method },
 		cleanup: func(ctx context.Context) {
 			var token *string
@@ -191,6 +202,10 @@ func setupDynamo(ctx context.Context, name, endpoint, table string, ttl time.Dur
 	if err := createTable(ctx, admin, table, dynamolease.DefaultKeyAttribute); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
+	groups := table + "-groups"
+	if err := createGroupTable(ctx, admin, groups); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
 	return &store{
 		name: name, service: pricing.DynamoDB, ttl: ttl, endpoint: endpoint,
 		connect: func(ep string) (opener, error) {
@@ -199,9 +214,13 @@ func setupDynamo(ctx context.Context, name, endpoint, table string, ttl time.Dur
 				return dynamolease.Open(ctx, dynamolease.Options{Table: table, Name: n, Client: c}, opts)
 			}, nil
 		},
+		objects: func(ctx context.Context, ep, group, _ string) (shard.Store, error) {
+			return dynamolease.NewObjects(ctx, dynamolease.ObjectsOptions{Table: groups, Group: group, Client: dynamoClient(ep)})
+		},
 		label: byTarget,
 		cleanup: func(ctx context.Context) {
 			_, _ = admin.DeleteTable(ctx, &ddb.DeleteTableInput{TableName: &table})
+			_, _ = admin.DeleteTable(ctx, &ddb.DeleteTableInput{TableName: &groups})
 		},
 	}, "", nil
 }
@@ -227,6 +246,29 @@ func createTable(ctx context.Context, c *ddb.Client, table, key string) error {
 	}
 	w := ddb.NewTableExistsWaiter(c)
 	return w.Wait(ctx, &ddb.DescribeTableInput{TableName: &table}, 30*time.Second)
+}
+
+// createGroupTable creates an on-demand table for shard groups: the
+// partition key "group" and the sort key "key", both of type S
+// (dynamolease.ObjectsOptions).
+func createGroupTable(ctx context.Context, c *ddb.Client, table string) error {
+	group, key := dynamolease.DefaultGroupAttribute, dynamolease.DefaultObjectKeyAttribute
+	_, err := c.CreateTable(ctx, &ddb.CreateTableInput{
+		TableName: &table,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: &group, AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: &key, AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: &group, KeyType: types.KeyTypeHash},
+			{AttributeName: &key, KeyType: types.KeyTypeRange},
+		},
+		BillingMode: types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		return fmt.Errorf("CreateTable %s: %w", table, err)
+	}
+	return ddb.NewTableExistsWaiter(c).Wait(ctx, &ddb.DescribeTableInput{TableName: &table}, 30*time.Second)
 }
 
 // byTarget labels a DynamoDB request with its operation: "GetItem".
@@ -256,7 +298,15 @@ func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.
 				return gcslease.Open(ctx, gcslease.Options{Bucket: bucket, Object: run + "/" + n, Client: c}, opts)
 			}, nil
 		},
-		label: func(r *http.Request) string { return r.Method },
+		objects: func(ctx context.Context, ep, _, _ string) (shard.Store, error) {
+			c, err := client(ep)
+			if err != nil {
+				return nil, err
+			}
+			return gcslease.OpenObjects(ctx, gcslease.ObjectsOptions{Bucket: bucket, Client: c})
+		},
+		groups: run + "/",
+		label:  func(r *http.Request) string { return r.Method },
 		cleanup: func(ctx context.Context) {
 			it := admin.Bucket(bucket).Objects(ctx, &storage.Query{Prefix: run + "/"})
 			for {
