@@ -235,7 +235,8 @@ func (r *Result) details(sb *strings.Builder, prefix string) {
 // of TTL ttl, renew interval r and call timeout call: the longest a shard
 // may go unowned outside faults. The worst case is a crash of the worker
 // that was both the shard's owner and the group's assigner: a TTL and a
-// campaign retry until a new assigner is elected (r/3 and its jitter),
+// campaign retry until a new assigner is elected (the runner's campaign
+// interval, ttl/3, and its jitter of 20%: 2/5 of the TTL),
 // a TTL of its listings until it judges the owner's liveness expired, a
 // listing period (r/3), the new owner's read of the assignment (r), and
 // the requests of it all; storeJudged (Azure's native leases, which the
@@ -243,7 +244,7 @@ func (r *Result) details(sb *strings.Builder, prefix string) {
 // As in Check, every fault that overlaps the gap, or the TTL before it,
 // adds its length.
 func ShardBounds(ttl, r, call time.Duration, storeJudged bool) Bounds {
-	b := Bounds{TTL: ttl, Retry: ttl + r/3*12/10 + r/3 + r, Slack: 6 * call}
+	b := Bounds{TTL: ttl, Retry: ttl + ttl*2/5 + r/3 + r, Slack: 6 * call}
 	if storeJudged {
 		b.Retry += ttl
 	}

@@ -113,11 +113,11 @@ func TestCheckWorstGap(t *testing.T) {
 }
 
 // shardBounds: TTL 2s, renew interval 0.75s, call timeout 0.4s: a shard
-// may run nowhere for 2s + 2s + 0.3s + 0.25s + 0.75s + 2.4s = 7.7s.
+// may run nowhere for 2s + 2s + 0.8s + 0.25s + 0.75s + 2.4s = 8.2s.
 var shardBounds = ShardBounds(2*time.Second, 750*time.Millisecond, 400*time.Millisecond, false)
 
 func TestCheckShardsFinds(t *testing.T) {
-	if got, want := shardBounds.TTL+shardBounds.Retry+shardBounds.Slack, 7700*time.Millisecond; got != want {
+	if got, want := shardBounds.TTL+shardBounds.Retry+shardBounds.Slack, 8200*time.Millisecond; got != want {
 		t.Fatalf("ShardBounds allow %v without faults, want %v", got, want)
 	}
 	// Shard 0 moves from w1 to w2 and back to w1; shard 1 stays on w2.
@@ -148,16 +148,16 @@ func TestCheckShardsFinds(t *testing.T) {
 		},
 		{
 			name:      "a shard nobody runs for longer than the bound, between two runs",
-			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 8, Start: 38 * s, End: 40 * s}),
-			until:     40 * s, orphan: 2, // shard 1 from 30s to 38s; shard 0 from 30s to the end
+			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 8, Start: 39 * s, End: 40 * s}),
+			until:     40 * s, orphan: 2, // shard 1 from 30s to 39s; shard 0 from 30s to the end
 		},
 		{
 			name:      "the same gaps explained by a partition",
-			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 8, Start: 38 * s, End: 40 * s}),
+			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 8, Start: 39 * s, End: 40 * s}),
 			faults:    []Fault{{Kind: "partition", Target: "w3", Start: 29 * s, End: 33 * s}},
 			until:     40 * s,
 		},
-		{name: "a shard whose last run ended long before the end", intervals: clean, until: 38 * s, orphan: 2},
+		{name: "a shard whose last run ended long before the end", intervals: clean, until: 39 * s, orphan: 2},
 		{
 			name:      "a shard that never ran",
 			intervals: clean[:3],
