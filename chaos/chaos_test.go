@@ -646,8 +646,8 @@ func (c *chaosRun) check() *chaos.Result {
 }
 
 // record is one line of a contender's log: "start <ns> <token>" or
-// "end <ns> <token>" of a contender, "start <ns> <token> <pid> [<shard>]"
-// or "end <ns> <token> <pid> [<shard>]" of leasehold's command.
+// "end <ns> <token>" of a contender, "start <ns> <token> <pid> [<shard>]",
+// "end ..." or "cont ..." (continued after a stop) of leasehold's command.
 type record struct {
 	what  string
 	at    int64
@@ -704,6 +704,7 @@ func intervalsOf(t *testing.T, log string, killed int64, deaths *deathWatch) []c
 			o.End = r.at
 			ivs = append(ivs, *o)
 			delete(open, r.pid)
+		case r.what == "cont" && o != nil && o.Token == r.token && o.Shard == r.shard:
 		default:
 			t.Errorf("%s:%d: %q out of order", log, i+1, line)
 		}
@@ -731,12 +732,13 @@ func intervalsOf(t *testing.T, log string, killed int64, deaths *deathWatch) []c
 // watch saw it gone is a little after it died, which makes its interval, if
 // anything, longer. A command that job control stopped (the stop fault)
 // and that was killed while stopped ran last when the watch first saw it
-// stopped: that is its end. (One continued, run and stopped again within a
-// sweep would look stopped throughout.)
+// stopped: that is its end. A command's state alone cannot tell a continued
+// command from one dying of SIGKILL (it runs to exit), so only its "cont"
+// line, the first thing it does when continued, says it ran again.
 type deathWatch struct {
 	logs    func() []string
 	offsets map[string]int64
-	alive   map[int]int64 // PID of a command that has not ended → since when it is stopped, or 0
+	alive   map[int]int64 // PID of a command that has not ended → since when it is stopped (until its cont line), or 0
 	mu      sync.Mutex
 	dead    map[int]int64 // PID → when it was seen gone
 	quit    chan struct{}
@@ -792,7 +794,7 @@ func (w *deathWatch) sweep() {
 			r, err := parseRecord(line)
 			switch {
 			case err != nil:
-			case r.what == "start" && r.pid != 0:
+			case (r.what == "start" || r.what == "cont") && r.pid != 0:
 				w.alive[r.pid] = 0
 			case r.what == "end":
 				delete(w.alive, r.pid)
@@ -814,8 +816,6 @@ func (w *deathWatch) sweep() {
 			if stopped == 0 {
 				w.alive[pid] = now
 			}
-		default:
-			w.alive[pid] = 0
 		}
 	}
 }

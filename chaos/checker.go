@@ -11,17 +11,30 @@
 // tokens strictly increase in time order, and that no leaderless gap
 // outlasted what the TTL, the campaign polling and the faults explain.
 //
-// The tests, chaos_test.go and restore_test.go, are built only with the
-// tag chaos: each runs for LEASEHOLD_CHAOS_DURATION (90s by default) per
-// backend, twice that on Azurite (its TTL is 15s), all backends at once,
-// about four minutes in all; scripts/test runs them so. Set it to 30m for
-// a soak (an hour, for Azurite), or run the restore fault alone on one
-// store for 10 minutes:
+// TestChaosShards does the same for shard groups: four slots of
+// "leasehold run --shards 6", from two to four of them running, whose
+// commands record their shard and epoch; faults hit random members (kill -9
+// and restart, a job-control stop, latency, hangs, resets, partitions) and
+// members join and leave. CheckShards applies Check to each shard's runs,
+// and adds the time from a shard's last run to the end of the run; the
+// bound on a shard running nowhere is ShardBounds'. At the end the group
+// must be balanced, as "leasehold status --shards -o json" says, with the
+// commands running where it says.
+//
+// The tests, chaos_test.go, restore_test.go and shards_test.go, are built
+// only with the tag chaos: each runs for LEASEHOLD_CHAOS_DURATION (90s by
+// default) per backend, twice that on Azurite (its TTL is 15s), all
+// backends at once, about four minutes in all; scripts/test runs them so.
+// The sharded runs take LEASEHOLD_CHAOS_SHARDS_DURATION (60s by default,
+// twice that on Azurite) beside them. Set it to 30m for a soak (an hour,
+// for Azurite), run the restore fault alone on one store for 10 minutes,
+// or the sharded run on every store for 10 minutes:
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
 //	go test -tags chaos ./chaos -run TestChaos -v
 //	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 90m
 //	LEASEHOLD_CHAOS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosRestore/minio$' -v -timeout 30m
+//	LEASEHOLD_CHAOS_SHARDS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosShards' -v -timeout 40m
 //
 // Without the tag, go test runs the checker's own tests only.
 package chaos

@@ -108,7 +108,7 @@ func TestChaosShards(t *testing.T) {
 				}
 			}
 			res := chaos.CheckShards(ivs, shardCount, c.faults, bounds, until)
-			t.Logf("leasehold run --shards %d on %s, TTL %v, %v:\n%s\nsettled at the end %v after the last fault",
+			t.Logf("leasehold run --shards %d on %s, TTL %v, %v:\n%s\nbalanced at the end %v after the faults stopped",
 				shardCount, b.name, b.ttl, d, res.Summary(c.faults), settled.Round(time.Millisecond))
 			if len(ivs) == 0 {
 				t.Errorf("%s: no shard ran (logs in %s)", b.name, c.dir)
@@ -259,9 +259,10 @@ func intervalsRunning(log string) []chaos.Interval {
 		if err != nil {
 			continue // intervalsOf reports it
 		}
-		if r.what == "start" {
+		switch r.what {
+		case "start":
 			open[r.pid] = chaos.Interval{Token: r.token, Shard: r.shard}
-		} else {
+		case "end":
 			delete(open, r.pid)
 		}
 	}

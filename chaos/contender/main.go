@@ -14,7 +14,9 @@
 // leader: it appends "start <ns> <LEASEHOLD_TOKEN> <pid>" when started and
 // "end <ns> <token> <pid>" when SIGTERM or SIGINT stops it, and then exits.
 // Run by "leasehold run --shards", it adds LEASEHOLD_SHARD to both lines:
-// "start <ns> <epoch> <pid> <shard>".
+// "start <ns> <epoch> <pid> <shard>". Continued after a stop (SIGCONT), it
+// appends "cont <ns> <token> <pid> [<shard>]" first thing, so that the test
+// knows a command it saw stopped, and then killed, did not run again.
 //
 // -unsafe-renew-deadline F breaks the safety rule RenewDeadline < TTL on
 // purpose, for the test that shows the checker catches an overlap: the
@@ -130,12 +132,14 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 
 // runChild is the command of "leasehold run": it records its start with
 // LEASEHOLD_TOKEN, its process ID and LEASEHOLD_SHARD if set, waits for
-// SIGTERM or SIGINT, records its end so and exits. Killed (leasehold's SIGKILL, or the parent-death
+// SIGTERM or SIGINT, records its end so and exits. It records every
+// SIGCONT too. Killed (leasehold's SIGKILL, or the parent-death
 // signal when leasehold itself is killed), it records no end: the chaos
 // test notes when its process ID is gone.
 func runChild(logPath string) error {
-	sig := make(chan os.Signal, 1)
+	sig, cont := make(chan os.Signal, 1), make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(cont, syscall.SIGCONT)
 	rec, err := newRecorder(logPath)
 	if err != nil {
 		return err
@@ -152,9 +156,15 @@ func runChild(logPath string) error {
 		who = append(who, shard)
 	}
 	rec.line("start", token, who...)
-	<-sig
-	rec.line("end", token, who...)
-	return nil
+	for {
+		select {
+		case <-cont:
+			rec.line("cont", token, who...)
+		case <-sig:
+			rec.line("end", token, who...)
+			return nil
+		}
+	}
 }
 
 // lyingTTL reports a TTL ten times the lease's, so that the runner accepts
