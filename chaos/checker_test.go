@@ -159,6 +159,11 @@ func TestCheckShardsFinds(t *testing.T) {
 		},
 		{name: "a shard whose last run ended long before the end", intervals: clean, until: 39 * s, orphan: 2},
 		{
+			name:      "the same gaps explained by a kill, which adds a TTL to recover",
+			intervals: clean, until: 39 * s,
+			faults: []Fault{{Kind: "kill", Target: "w1", Start: 31 * s, End: 31 * s}},
+		},
+		{
 			name:      "a shard that never ran",
 			intervals: clean[:3],
 			until:     30 * s, orphan: 1,
