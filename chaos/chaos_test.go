@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/leasehold/leasehold/chaos"
 	"github.com/leasehold/leasehold/internal/faultproxy"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/gcslease"
 )
 
@@ -289,6 +291,17 @@ const (
 	// earlier write of the holder's term put back while the followers are
 	// cut off (see there).
 	restoreTerm faultKind = "restore"
+	// A member's faults, in TestChaosShards: a random member of the group
+	// (leasehold run --shards), whether it is the assigner, owns shards or
+	// neither; and the group's own changes, a member joining and leaving.
+	killMember      faultKind = "kill"      // SIGKILL, restarted under its identity after 0.5-2 TTL
+	stopMember      faultKind = "stop"      // SIGTSTP (job control: its commands stop with it), SIGCONT after 0.5-2.5 TTL
+	slowMember      faultKind = "latency"   // as latency-leader
+	hangMember      faultKind = "hang"      // as hang-leader
+	resetMember     faultKind = "reset"     // as reset-leader
+	partitionMember faultKind = "partition" // as partition-leader
+	joinMember      faultKind = "join"      // a new member started
+	leaveMember     faultKind = "leave"     // a member stopped with SIGTERM: it releases its shards
 )
 
 var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore, hangFollower, partitionFollower}
@@ -326,6 +339,7 @@ type chaosRun struct {
 	b      backend
 	dir    string
 	unsafe float64
+	shards int // leasehold run --shards N, if not 0
 	slots  []*slot
 	faults []chaos.Fault
 	rng    *rand.Rand
@@ -337,6 +351,18 @@ type chaosRun struct {
 
 func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, upstream string, contender func(string) (string, []string), unsafe float64) *chaosRun {
 	t.Helper()
+	c := newRun(t, tp, bins, m, b, upstream, contender, contenders)
+	c.unsafe = unsafe
+	for _, s := range c.slots {
+		c.start(s)
+	}
+	return c
+}
+
+// newRun prepares a run of n slots, each behind a proxy of its own, and
+// starts none.
+func newRun(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, upstream string, contender func(string) (string, []string), n int) *chaosRun {
+	t.Helper()
 	// The contenders' logs and stderr stay for a look when the test fails.
 	dir, err := os.MkdirTemp("", "leasehold-chaos-"+b.name+"-")
 	if err != nil {
@@ -347,7 +373,7 @@ func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, ups
 			os.RemoveAll(dir)
 		}
 	})
-	c := &chaosRun{t: t, tp: tp, bins: bins, mode: m, b: b, dir: dir, unsafe: unsafe, rng: rand.New(rand.NewPCG(rand.Uint64(), 0))}
+	c := &chaosRun{t: t, tp: tp, bins: bins, mode: m, b: b, dir: dir, rng: rand.New(rand.NewPCG(rand.Uint64(), 0))}
 	if m == leaseholdMode {
 		c.deaths = watchDeaths(func() []string {
 			logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -356,7 +382,7 @@ func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, ups
 		t.Cleanup(c.deaths.stop)
 	}
 	run := unique(string(m)) // proxies are global to toxiproxy: names of this run's own
-	for i := range contenders {
+	for i := range n {
 		name := fmt.Sprintf("chaos-%s-%s-%d", b.name, run, i)
 		listen := tp.proxy(t, name, upstream)
 		var fp *faultproxy.Proxy
@@ -368,9 +394,6 @@ func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, ups
 		c.slots = append(c.slots, &slot{id: fmt.Sprintf("c%d", i), proxy: name, http: fp, leaseURL: u, env: env, kills: map[string]int64{}})
 	}
 	t.Cleanup(c.stopAll)
-	for _, s := range c.slots {
-		c.start(s)
-	}
 	return c
 }
 
@@ -389,8 +412,12 @@ func (c *chaosRun) start(s *slot) {
 		args = append(args, "-unsafe-renew-deadline", strconv.FormatFloat(c.unsafe, 'f', -1, 64))
 	}
 	if c.mode == leaseholdMode {
-		bin, args = c.bins.leasehold, []string{"run", "--lease", s.leaseURL, "--identity", s.id, "--ttl", c.b.ttl.String(),
-			"--grace", "1s", "--", c.bins.contender, "-child", "-log", s.log}
+		run := []string{"run"}
+		if c.shards > 0 {
+			run = append(run, "--shards", strconv.Itoa(c.shards))
+		}
+		bin, args = c.bins.leasehold, append(run, "--lease", s.leaseURL, "--identity", s.id, "--ttl", c.b.ttl.String(),
+			"--grace", "1s", "--", c.bins.contender, "-child", "-log", s.log)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), s.env...)
@@ -515,6 +542,13 @@ func (c *chaosRun) inject(kind faultKind) {
 	if target == nil {
 		target = c.slots[c.rng.IntN(len(c.slots))]
 	}
+	c.apply(kind, target)
+}
+
+// apply injects a fault of kind into target (or, for latency-all, every
+// slot), holds it for 0.5 to 2.5 TTLs, and heals it; a kill restarts
+// the target after 0.5 to 2 TTLs instead.
+func (c *chaosRun) apply(kind faultKind, target *slot) {
 	// Beyond the renew deadline (2/3 TTL, or the unsafe one): renewals
 	// time out until the leader steps down.
 	slow := map[string]int{"latency": int(c.between(1, 1.5).Milliseconds()), "jitter": 0}
@@ -522,7 +556,7 @@ func (c *chaosRun) inject(kind faultKind) {
 	hold := c.between(0.5, 2.5)
 	var err error
 	switch kind {
-	case killLeader:
+	case killLeader, killMember:
 		alive := 0
 		for _, s := range c.slots {
 			if s.alive() {
@@ -538,17 +572,22 @@ func (c *chaosRun) inject(kind faultKind) {
 		time.Sleep(c.between(0.5, 2))
 		c.start(target)
 		return
-	case slowLeader:
+	case stopMember:
+		if !target.alive() {
+			return
+		}
+		err = target.cmd.Process.Signal(syscall.SIGTSTP)
+	case slowLeader, slowMember:
 		err = c.tp.toxic(target.proxy, "chaos", "latency", "downstream", slow)
-	case hangLeader, hangFollower:
+	case hangLeader, hangFollower, hangMember:
 		// Upstream: requests never reach the store. Downstream: they are
 		// applied, their answers lost: the unknown outcome.
 		stream := []string{"upstream", "downstream"}[c.rng.IntN(2)]
 		f.Kind += "-" + stream
 		err = c.tp.toxic(target.proxy, "chaos", "timeout", stream, map[string]int{"timeout": 0})
-	case resetLeader:
+	case resetLeader, resetMember:
 		err = c.tp.toxic(target.proxy, "chaos", "reset_peer", "upstream", map[string]int{"timeout": 0})
-	case partitionLeader, partitionFollower:
+	case partitionLeader, partitionFollower, partitionMember:
 		err = c.tp.enable(target.proxy, false)
 	case throttleLeader:
 		target.http.Add(faultproxy.Rule{Fault: faultproxy.Refuse(c.b.http.throttled)})
@@ -569,8 +608,10 @@ func (c *chaosRun) inject(kind faultKind) {
 	}
 	time.Sleep(hold)
 	switch kind {
-	case partitionLeader, partitionFollower:
+	case partitionLeader, partitionFollower, partitionMember:
 		err = c.tp.enable(target.proxy, true)
+	case stopMember:
+		err = target.cmd.Process.Signal(syscall.SIGCONT)
 	case throttleLeader, loseAnswers:
 		target.http.Clear()
 	case slowStore:
@@ -606,69 +647,82 @@ func (c *chaosRun) check() *chaos.Result {
 	return chaos.Check(ivs, c.faults, chaos.Bounds{TTL: c.b.ttl, Retry: retry, Slack: 3 * callTimeout})
 }
 
-// record is one line of a contender's log: "start <ns> <token> [<pid>]" or
-// "end <ns> <token>".
+// record is one line of a contender's log: "start <ns> <token>" or
+// "end <ns> <token>" of a contender, "start <ns> <token> <pid> [<shard>]",
+// "end ..." or "cont ..." (continued after a stop) of leasehold's command.
 type record struct {
 	what  string
 	at    int64
 	token uint64
-	pid   int // of leasehold's command, on its start lines
+	pid   int // of leasehold's command
+	shard int // of leasehold run --shards' command
 }
 
 func parseRecord(line string) (record, error) {
 	f := strings.Fields(line)
-	if len(f) < 3 || len(f) > 4 {
-		return record{}, fmt.Errorf("%q: want WHAT NS TOKEN [PID]", line)
+	if len(f) < 3 || len(f) > 5 {
+		return record{}, fmt.Errorf("%q: want WHAT NS TOKEN [PID [SHARD]]", line)
 	}
 	r := record{what: f[0]}
-	var err1, err2, err3 error
+	var err1, err2, err3, err4 error
 	r.at, err1 = strconv.ParseInt(f[1], 10, 64)
 	r.token, err2 = strconv.ParseUint(f[2], 10, 64)
-	if len(f) == 4 {
+	if len(f) >= 4 {
 		r.pid, err3 = strconv.Atoi(f[3])
 	}
-	if err := errors.Join(err1, err2, err3); err != nil {
+	if len(f) == 5 {
+		r.shard, err4 = strconv.Atoi(f[4])
+	}
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return record{}, fmt.Errorf("%q: %v", line, err)
 	}
 	return r, nil
 }
 
-// intervals parses one process's records. An election without an end is
-// one that a kill ended: of leasehold's command, when the death watch saw
-// its process gone; of a contender, when the process killed (at killed)
-// had been reaped.
+// intervals parses one process's records: a contender's, or those of the
+// commands of one leasehold run (one at a time, or one per shard), told
+// apart by their process IDs. An election without an end is one that a
+// kill ended: of leasehold's command, when the death watch saw its process
+// gone, or stopped for good; of a contender, when the process killed (at
+// killed) had been reaped.
 func (c *chaosRun) intervals(log string, killed int64) []chaos.Interval {
-	c.t.Helper()
+	return intervalsOf(c.t, log, killed, c.deaths)
+}
+
+func intervalsOf(t *testing.T, log string, killed int64, deaths *deathWatch) []chaos.Interval {
+	t.Helper()
 	var ivs []chaos.Interval
-	var open *chaos.Interval
-	var openPID int
+	open := map[int]*chaos.Interval{} // by PID: 0 for a contender
 	for i, line := range readLines(log) {
 		r, err := parseRecord(line)
 		if err != nil {
-			c.t.Fatalf("%s:%d: %v", log, i+1, err)
+			t.Fatalf("%s:%d: %v", log, i+1, err)
 		}
+		o := open[r.pid]
 		switch {
-		case r.what == "start" && open == nil:
-			open, openPID = &chaos.Interval{Process: filepath.Base(log), Token: r.token, Start: r.at}, r.pid
-		case r.what == "end" && open != nil && open.Token == r.token:
-			open.End = r.at
-			ivs = append(ivs, *open)
-			open = nil
+		case r.what == "start" && o == nil:
+			open[r.pid] = &chaos.Interval{Process: filepath.Base(log), Token: r.token, Start: r.at, Shard: r.shard}
+		case r.what == "end" && o != nil && o.Token == r.token && o.Shard == r.shard:
+			o.End = r.at
+			ivs = append(ivs, *o)
+			delete(open, r.pid)
+		case r.what == "cont" && o != nil && o.Token == r.token && o.Shard == r.shard:
 		default:
-			c.t.Errorf("%s:%d: %q out of order", log, i+1, line)
+			t.Errorf("%s:%d: %q out of order", log, i+1, line)
 		}
 	}
-	if open != nil {
+	for _, pid := range slices.Sorted(maps.Keys(open)) {
+		o := open[pid]
 		end := killed
-		if c.deaths != nil && openPID != 0 {
-			end = c.deaths.diedAt(openPID)
+		if deaths != nil && pid != 0 {
+			end = deaths.diedAt(pid)
 		}
 		if end == 0 {
-			c.t.Errorf("%s: elected at %d (token %d), never ended, and its process was not seen to die", log, open.Start, open.Token)
+			t.Errorf("%s: started at %d (token %d, shard %d), never ended, and its process was not seen to die", log, o.Start, o.Token, o.Shard)
 			end = monotonic()
 		}
-		open.End, open.Killed = end, true
-		ivs = append(ivs, *open)
+		o.End, o.Killed = end, true
+		ivs = append(ivs, *o)
 	}
 	return ivs
 }
@@ -678,11 +732,15 @@ func (c *chaosRun) intervals(log string, killed int64) []chaos.Interval {
 // checks whether each started command that has not recorded its end is
 // still alive. A killed command cannot record its end itself; the time the
 // watch saw it gone is a little after it died, which makes its interval, if
-// anything, longer.
+// anything, longer. A command that job control stopped (the stop fault)
+// and that was killed while stopped ran last when the watch first saw it
+// stopped: that is its end. A command's state alone cannot tell a continued
+// command from one dying of SIGKILL (it runs to exit), so only its "cont"
+// line, the first thing it does when continued, says it ran again.
 type deathWatch struct {
 	logs    func() []string
 	offsets map[string]int64
-	alive   map[string]int // log → the PID of its command that has not ended
+	alive   map[int]int64 // PID of a command that has not ended → since when it is stopped (until its cont line), or 0
 	mu      sync.Mutex
 	dead    map[int]int64 // PID → when it was seen gone
 	quit    chan struct{}
@@ -691,7 +749,7 @@ type deathWatch struct {
 }
 
 func watchDeaths(logs func() []string) *deathWatch {
-	w := &deathWatch{logs: logs, offsets: map[string]int64{}, alive: map[string]int{}, dead: map[int]int64{},
+	w := &deathWatch{logs: logs, offsets: map[string]int64{}, alive: map[int]int64{}, dead: map[int]int64{},
 		quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -738,31 +796,43 @@ func (w *deathWatch) sweep() {
 			r, err := parseRecord(line)
 			switch {
 			case err != nil:
-			case r.what == "start" && r.pid != 0:
-				w.alive[log] = r.pid
+			case (r.what == "start" || r.what == "cont") && r.pid != 0:
+				w.alive[r.pid] = 0
 			case r.what == "end":
-				delete(w.alive, log)
+				delete(w.alive, r.pid)
 			}
 		}
 	}
-	for log, pid := range w.alive {
-		if gone(pid) {
+	for pid, stopped := range w.alive {
+		now := monotonic()
+		switch state := procState(pid); state {
+		case 0, 'Z', 'X':
+			if stopped == 0 {
+				stopped = now
+			}
 			w.mu.Lock()
-			w.dead[pid] = monotonic()
+			w.dead[pid] = stopped
 			w.mu.Unlock()
-			delete(w.alive, log)
+			delete(w.alive, pid)
+		case 'T':
+			if stopped == 0 {
+				w.alive[pid] = now
+			}
 		}
 	}
 }
 
-// gone reports whether process pid has exited (a zombie has).
-func gone(pid int) bool {
+// procState is process pid's state (R, S, T, Z, ...), 0 if it is gone.
+func procState(pid int) byte {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return true
+		return 0
 	}
 	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
 }
 
 // ---- the stores ----------------------------------------------------------------------------
@@ -813,27 +883,43 @@ func prepareS3(t *testing.T, endpoint, key, secret string) (string, func(string)
 }
 
 func prepareDynamo(t *testing.T, endpoint string) (string, func(string) (string, []string), rawStore) {
+	key := "lease"
+	c, table := dynamoTable(t, endpoint, key)
+	env := awsEnv(t, "chaos", "chaos")
+	return hostPort(t, endpoint), func(proxy string) (string, []string) {
+		return fmt.Sprintf("dynamodb://%s/lease?region=us-east-1&endpoint=http://%s", table, proxy), env
+	}, dynamoItem{c: c, table: table, key: map[string]types.AttributeValue{key: &types.AttributeValueMemberS{Value: "lease"}}}
+}
+
+// prepareDynamoGroup makes a shard group's table (dynamolease.Objects)
+// instead of a lease table.
+func prepareDynamoGroup(t *testing.T, endpoint string) (string, func(string) (string, []string), rawStore) {
+	_, table := dynamoTable(t, endpoint, dynamolease.DefaultGroupAttribute, dynamolease.DefaultObjectKeyAttribute)
+	env := awsEnv(t, "chaos", "chaos")
+	return hostPort(t, endpoint), func(proxy string) (string, []string) {
+		return fmt.Sprintf("dynamodb://%s/group?region=us-east-1&endpoint=http://%s", table, proxy), env
+	}, nil
+}
+
+// dynamoTable creates a table keyed by string attributes, a hash key and
+// an optional range key, deleted when the test ends.
+func dynamoTable(t *testing.T, endpoint string, keys ...string) (*ddb.Client, string) {
 	table := unique("chaos")
 	c := ddb.New(ddb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("chaos", "chaos", "")})
-	key := "lease"
-	_, err := c.CreateTable(t.Context(), &ddb.CreateTableInput{
-		TableName:            &table,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: &key, AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: &key, KeyType: types.KeyTypeHash}},
-		BillingMode:          types.BillingModePayPerRequest,
-	})
-	if err != nil {
+	in := &ddb.CreateTableInput{TableName: &table, BillingMode: types.BillingModePayPerRequest}
+	for i, k := range keys {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(k), AttributeType: types.ScalarAttributeTypeS})
+		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(k), KeyType: []types.KeyType{types.KeyTypeHash, types.KeyTypeRange}[i]})
+	}
+	if _, err := c.CreateTable(t.Context(), in); err != nil {
 		t.Fatalf("CreateTable %s: %v", table, err)
 	}
 	if err := ddb.NewTableExistsWaiter(c).Wait(t.Context(), &ddb.DescribeTableInput{TableName: &table}, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = c.DeleteTable(context.Background(), &ddb.DeleteTableInput{TableName: &table}) })
-	env := awsEnv(t, "chaos", "chaos")
-	return hostPort(t, endpoint), func(proxy string) (string, []string) {
-		return fmt.Sprintf("dynamodb://%s/lease?region=us-east-1&endpoint=http://%s", table, proxy), env
-	}, dynamoItem{c: c, table: table, key: map[string]types.AttributeValue{key: &types.AttributeValueMemberS{Value: "lease"}}}
+	return c, table
 }
 
 // prepareGCS gives each run an object of its own in the emulator's test

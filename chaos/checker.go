@@ -11,17 +11,32 @@
 // tokens strictly increase in time order, and that no leaderless gap
 // outlasted what the TTL, the campaign polling and the faults explain.
 //
-// The tests, chaos_test.go and restore_test.go, are built only with the
-// tag chaos: each runs for LEASEHOLD_CHAOS_DURATION (90s by default) per
-// backend, twice that on Azurite (its TTL is 15s), all backends at once,
-// about four minutes in all; scripts/test runs them so. Set it to 30m for
-// a soak (an hour, for Azurite), or run the restore fault alone on one
-// store for 10 minutes:
+// TestChaosShards does the same for shard groups: four slots of
+// "leasehold run --shards 6", from two to four of them running, whose
+// commands record their shard and epoch; faults hit random members (kill -9
+// and restart, a job-control stop, latency, hangs, resets, partitions) and
+// members join and leave. CheckShards applies Check to each shard's runs,
+// and adds the time from a shard's last run to the end of the run; the
+// bound on a shard running nowhere is ShardBounds'. At the end the group
+// must be balanced, as "leasehold status --shards -o json" says, with the
+// commands running where it says. TestChaosShardsCatchesSIGSTOP shows that
+// the records and CheckShards find overlaps: leasehold stopped with SIGSTOP,
+// which it cannot catch, leaves its commands running unrenewed.
+//
+// The tests, chaos_test.go, restore_test.go and shards_test.go, are built
+// only with the tag chaos: each runs for LEASEHOLD_CHAOS_DURATION (90s by
+// default) per backend, twice that on Azurite (its TTL is 15s), all
+// backends at once, about four minutes in all; scripts/test runs them so.
+// The sharded runs take LEASEHOLD_CHAOS_SHARDS_DURATION (60s by default,
+// twice that on Azurite) beside them. Set it to 30m for a soak (an hour,
+// for Azurite), run the restore fault alone on one store for 10 minutes,
+// or the sharded run on every store for 10 minutes:
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
 //	go test -tags chaos ./chaos -run TestChaos -v
 //	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 90m
 //	LEASEHOLD_CHAOS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosRestore/minio$' -v -timeout 30m
+//	LEASEHOLD_CHAOS_SHARDS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosShards' -v -timeout 40m
 //
 // Without the tag, go test runs the checker's own tests only.
 package chaos
@@ -49,6 +64,9 @@ type Interval struct {
 	End int64
 	// Killed reports whether the test killed it while it led.
 	Killed bool
+	// Shard is the shard it ran, in a sharded run (CheckShards); 0
+	// otherwise.
+	Shard int
 }
 
 // String shows iv with its times in seconds since the clock's zero.
@@ -85,6 +103,10 @@ type Bounds struct {
 	// Slack covers the requests of one takeover (a read and a write, each
 	// bounded by the CallTimeout) and scheduling.
 	Slack time.Duration
+	// Recovery is what every fault in a gap adds beyond its own length:
+	// the time to recover from it that the rest of the bound does not
+	// cover (0 for a lease; see ShardBounds).
+	Recovery time.Duration
 }
 
 // Gap is a time without a leader, between two intervals.
@@ -95,7 +117,7 @@ type Gap struct {
 	// Length is the time between From's end and To's start.
 	Length time.Duration
 	// Allowed is TTL + Retry + Slack + the length of every fault that
-	// overlaps the gap or the TTL before it.
+	// overlaps the gap or the TTL before it, and Recovery for each.
 	Allowed time.Duration
 	// Faults are the faults that overlap the gap or the TTL before it.
 	Faults []Fault
@@ -167,7 +189,7 @@ func (r *Result) gap(prev, next Interval, faults []Fault, b Bounds) {
 	for _, f := range faults {
 		if f.End >= windowStart && f.Start <= next.Start {
 			g.Faults = append(g.Faults, f)
-			g.Allowed += time.Duration(f.End - f.Start)
+			g.Allowed += time.Duration(f.End-f.Start) + b.Recovery
 		}
 	}
 	if g.Length > g.Allowed {
@@ -185,6 +207,17 @@ func (r *Result) gap(prev, next Interval, faults []Fault, b Bounds) {
 // kind, the worst gap, overlaps and token errors.
 func (r *Result) Summary(faults []Fault) string {
 	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d leadership intervals (%d transitions), %s\n",
+		len(r.Intervals), max(len(r.Intervals)-1, 0), faultsText(faults))
+	fmt.Fprintf(&sb, "worst leaderless gap %v (allowed %v, %d fault(s) in it); worst gap/allowed %.2f\n",
+		r.Worst.Length.Round(time.Millisecond), r.Worst.Allowed.Round(time.Millisecond), len(r.Worst.Faults), r.WorstRatio)
+	fmt.Fprintf(&sb, "overlaps %d, token order errors %d, gaps over the bound %d", len(r.Overlaps), len(r.TokenErrors), len(r.LongGaps))
+	r.details(&sb, "")
+	return sb.String()
+}
+
+// faultsText is "N faults (KIND n, ...)".
+func faultsText(faults []Fault) string {
 	kinds := map[string]int{}
 	for _, f := range faults {
 		kinds[f.Kind]++
@@ -193,26 +226,142 @@ func (r *Result) Summary(faults []Fault) string {
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		fs = append(fs, fmt.Sprintf("%s %d", k, kinds[k]))
 	}
-	fmt.Fprintf(&sb, "%d leadership intervals (%d transitions), %d faults (%s)\n",
-		len(r.Intervals), max(len(r.Intervals)-1, 0), len(faults), strings.Join(fs, ", "))
-	fmt.Fprintf(&sb, "worst leaderless gap %v (allowed %v, %d fault(s) in it); worst gap/allowed %.2f\n",
-		r.Worst.Length.Round(time.Millisecond), r.Worst.Allowed.Round(time.Millisecond), len(r.Worst.Faults), r.WorstRatio)
-	fmt.Fprintf(&sb, "overlaps %d, token order errors %d, gaps over the bound %d", len(r.Overlaps), len(r.TokenErrors), len(r.LongGaps))
+	return fmt.Sprintf("%d faults (%s)", len(faults), strings.Join(fs, ", "))
+}
+
+// details writes a line for every overlap, token error and long gap, each
+// after prefix, with times from the first interval's start.
+func (r *Result) details(sb *strings.Builder, prefix string) {
 	var base int64 // times are shown from the first election
 	if len(r.Intervals) > 0 {
 		base = r.Intervals[0].Start
 	}
 	for _, o := range r.Overlaps {
-		fmt.Fprintf(&sb, "\n  OVERLAP: %s and %s, by %v", o[0].since(base), o[1].since(base), time.Duration(min(o[0].End, o[1].End)-o[1].Start))
+		fmt.Fprintf(sb, "\n  %sOVERLAP: %s and %s, by %v", prefix, o[0].since(base), o[1].since(base), time.Duration(min(o[0].End, o[1].End)-o[1].Start))
 	}
 	for _, o := range r.TokenErrors {
-		fmt.Fprintf(&sb, "\n  TOKEN ORDER: %s, then %s", o[0].since(base), o[1].since(base))
+		fmt.Fprintf(sb, "\n  %sTOKEN ORDER: %s, then %s", prefix, o[0].since(base), o[1].since(base))
 	}
 	for _, g := range r.LongGaps {
-		fmt.Fprintf(&sb, "\n  LONG GAP: %v after %s, before %s (allowed %v; %d fault(s))", g.Length, g.From.since(base), g.To.since(base), g.Allowed, len(g.Faults))
+		fmt.Fprintf(sb, "\n  %sLONG GAP: %v after %s, before %s (allowed %v; %d fault(s))", prefix, g.Length, g.From.since(base), g.To.since(base), g.Allowed, len(g.Faults))
 		for _, f := range g.Faults {
-			fmt.Fprintf(&sb, "\n    fault %s on %s from %.3fs to %.3fs", f.Kind, f.Target, float64(f.Start-base)/1e9, float64(f.End-base)/1e9)
+			fmt.Fprintf(sb, "\n    fault %s on %s from %.3fs to %.3fs", f.Kind, f.Target, float64(f.Start-base)/1e9, float64(f.End-base)/1e9)
 		}
+	}
+}
+
+// ShardBounds are the bounds of a sharded run's orphan check, for a group
+// of TTL ttl, renew interval r and call timeout call: the longest a shard
+// may go unowned outside faults. The worst case is a crash of the worker
+// that was both the shard's owner and the group's assigner: a TTL and a
+// campaign retry until a new assigner is elected (the runner's campaign
+// interval, ttl/3, and its jitter of 20%: 2/5 of the TTL),
+// a TTL of its listings until it judges the owner's liveness expired, a
+// listing period (r/3), the new owner's read of the assignment (r), and
+// the requests of it all; storeJudged (Azure's native leases, which the
+// store frees only a TTL after the last renewal it accepted) adds a TTL.
+// As in Check, every fault that overlaps the gap, or the TTL before it,
+// adds its length, and in a group a TTL more (Recovery): a member cut off
+// or stalled loses its liveness term and rejoins only after its cool-down,
+// a TTL; a killed assigner's successor is elected a TTL after it; and the
+// faults come a TTL or two apart, so one's recovery runs into the next's.
+// (Ten-minute runs went over the bound without it, by up to 2.8 s on MinIO
+// at TTL 2 s, through a hang of the owner, latency for all and a kill of
+// the assigner in one gap.)
+func ShardBounds(ttl, r, call time.Duration, storeJudged bool) Bounds {
+	b := Bounds{TTL: ttl, Retry: ttl + ttl*2/5 + r/3 + r, Slack: 6 * call, Recovery: ttl}
+	if storeJudged {
+		b.Retry += ttl
+	}
+	return b
+}
+
+// ShardResult is what CheckShards found: each shard's Result, in which a
+// gap is a time when no worker ran the shard.
+type ShardResult struct {
+	Shards []*Result // by shard
+	// Orphans are the gaps longer than allowed, of every shard, the time
+	// from a shard's last run to the end of the run (until) included.
+	Orphans []Gap
+	// Worst is the longest gap of any shard, WorstRatio the largest
+	// Length/Allowed.
+	Worst      Gap
+	WorstRatio float64
+	// Moves counts the starts of a shard on another process than its
+	// previous run's.
+	Moves int
+}
+
+// CheckShards checks the runs of shards 0 to n-1 recorded while faults
+// were injected, each shard's as Check checks a lease's leaderships: no
+// two runs of a shard overlap, its epochs (Token) strictly increase in
+// time order, and no gap between two of its runs, nor from its last run to
+// until (when the faults stopped and every worker was running), is longer
+// than b allows. A shard that never ran is an orphan from the first run of
+// any shard.
+func CheckShards(intervals []Interval, n int, faults []Fault, b Bounds, until int64) *ShardResult {
+	by := make([][]Interval, n)
+	first := until
+	for _, iv := range intervals {
+		if iv.Shard >= 0 && iv.Shard < n {
+			by[iv.Shard] = append(by[iv.Shard], iv)
+		}
+		first = min(first, iv.Start)
+	}
+	sr := &ShardResult{}
+	for shard, ivs := range by {
+		r := Check(ivs, faults, b)
+		end := Interval{Process: "(end of the run)", Shard: shard, Start: until, End: until}
+		last := Interval{Process: "(start of the run)", Shard: shard, Start: first, End: first}
+		for _, iv := range r.Intervals {
+			if iv.End > last.End {
+				last = iv
+			}
+		}
+		if until > last.End {
+			r.gap(last, end, faults, b)
+		}
+		for i := 1; i < len(r.Intervals); i++ {
+			if r.Intervals[i].Process != r.Intervals[i-1].Process {
+				sr.Moves++
+			}
+		}
+		sr.Shards = append(sr.Shards, r)
+		sr.Orphans = append(sr.Orphans, r.LongGaps...)
+		if r.Worst.Length > sr.Worst.Length {
+			sr.Worst = r.Worst
+		}
+		sr.WorstRatio = max(sr.WorstRatio, r.WorstRatio)
+	}
+	return sr
+}
+
+// OK reports whether every shard passed every check.
+func (sr *ShardResult) OK() bool {
+	for _, r := range sr.Shards {
+		if !r.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Summary describes the result: runs, moves and faults, the worst orphan
+// time, and every overlap, epoch order error and orphan, by shard.
+func (sr *ShardResult) Summary(faults []Fault) string {
+	runs, overlaps, tokens := 0, 0, 0
+	for _, r := range sr.Shards {
+		runs += len(r.Intervals)
+		overlaps += len(r.Overlaps)
+		tokens += len(r.TokenErrors)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d shards: %d runs, %d moves, %s\n", len(sr.Shards), runs, sr.Moves, faultsText(faults))
+	fmt.Fprintf(&sb, "worst time a shard ran nowhere %v (shard %d; allowed %v, %d fault(s) in it); worst gap/allowed %.2f\n",
+		sr.Worst.Length.Round(time.Millisecond), sr.Worst.To.Shard, sr.Worst.Allowed.Round(time.Millisecond), len(sr.Worst.Faults), sr.WorstRatio)
+	fmt.Fprintf(&sb, "overlaps %d, epoch order errors %d, orphans %d", overlaps, tokens, len(sr.Orphans))
+	for shard, r := range sr.Shards {
+		r.details(&sb, fmt.Sprintf("shard %d: ", shard))
 	}
 	return sb.String()
 }

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -108,5 +109,93 @@ func TestCheckWorstGap(t *testing.T) {
 	}
 	if want := 2.0 / 3.0; r.WorstRatio < want-1e-9 || r.WorstRatio > want+1e-9 {
 		t.Errorf("worst ratio %v, want %v", r.WorstRatio, want)
+	}
+}
+
+// shardBounds: TTL 2s, renew interval 0.75s, call timeout 0.4s: a shard
+// may run nowhere for 2s + 2s + 0.8s + 0.25s + 0.75s + 2.4s = 8.2s.
+var shardBounds = ShardBounds(2*time.Second, 750*time.Millisecond, 400*time.Millisecond, false)
+
+func TestCheckShardsFinds(t *testing.T) {
+	if got, want := shardBounds.TTL+shardBounds.Retry+shardBounds.Slack, 8200*time.Millisecond; got != want {
+		t.Fatalf("ShardBounds allow %v without faults, want %v", got, want)
+	}
+	// Shard 0 moves from w1 to w2 and back to w1; shard 1 stays on w2.
+	clean := []Interval{
+		{Process: "w1-1", Shard: 0, Token: 1, Start: 1 * s, End: 10 * s},
+		{Process: "w2-1", Shard: 0, Token: 5, Start: 11 * s, End: 20 * s},
+		{Process: "w1-1", Shard: 0, Token: 9, Start: 21 * s, End: 30 * s},
+		{Process: "w2-1", Shard: 1, Token: 1, Start: 1 * s, End: 30 * s},
+	}
+	with := func(extra ...Interval) []Interval { return append(slices.Clone(clean), extra...) }
+	for _, tc := range []struct {
+		name                     string
+		intervals                []Interval
+		faults                   []Fault
+		until                    int64
+		overlaps, epochs, orphan int
+	}{
+		{name: "moves without overlap, gap or epoch error", intervals: clean, until: 30 * s},
+		{
+			name:      "two runs of one shard at once, on two workers",
+			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 7, Start: 12 * s, End: 13 * s}),
+			until:     30 * s, overlaps: 1,
+		},
+		{
+			name:      "an epoch that does not increase",
+			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 1, Start: 31 * s, End: 33 * s}),
+			until:     33 * s, epochs: 1,
+		},
+		{
+			name:      "a shard nobody runs for longer than the bound, between two runs",
+			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 8, Start: 39 * s, End: 40 * s}),
+			until:     40 * s, orphan: 2, // shard 1 from 30s to 39s; shard 0 from 30s to the end
+		},
+		{
+			name:      "the same gaps explained by a partition",
+			intervals: with(Interval{Process: "w3-1", Shard: 1, Token: 8, Start: 39 * s, End: 40 * s}),
+			faults:    []Fault{{Kind: "partition", Target: "w3", Start: 29 * s, End: 33 * s}},
+			until:     40 * s,
+		},
+		{name: "a shard whose last run ended long before the end", intervals: clean, until: 39 * s, orphan: 2},
+		{
+			name:      "the same gaps explained by a kill, which adds a TTL to recover",
+			intervals: clean, until: 39 * s,
+			faults: []Fault{{Kind: "kill", Target: "w1", Start: 31 * s, End: 31 * s}},
+		},
+		{
+			name:      "a shard that never ran",
+			intervals: clean[:3],
+			until:     30 * s, orphan: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := CheckShards(tc.intervals, 2, tc.faults, shardBounds, tc.until)
+			t.Log(r.Summary(tc.faults))
+			overlaps, epochs := 0, 0
+			for _, sr := range r.Shards {
+				overlaps += len(sr.Overlaps)
+				epochs += len(sr.TokenErrors)
+			}
+			if overlaps != tc.overlaps || epochs != tc.epochs || len(r.Orphans) != tc.orphan {
+				t.Errorf("CheckShards found %d overlaps, %d epoch errors, %d orphans; want %d, %d, %d",
+					overlaps, epochs, len(r.Orphans), tc.overlaps, tc.epochs, tc.orphan)
+			}
+			if r.OK() != (tc.overlaps+tc.epochs+tc.orphan == 0) {
+				t.Errorf("OK() = %t", r.OK())
+			}
+		})
+	}
+}
+
+func TestCheckShardsMoves(t *testing.T) {
+	r := CheckShards([]Interval{
+		{Process: "w1-1", Shard: 0, Token: 1, Start: 1 * s, End: 2 * s},
+		{Process: "w2-1", Shard: 0, Token: 2, Start: 3 * s, End: 4 * s},
+		{Process: "w2-1", Shard: 0, Token: 3, Start: 5 * s, End: 6 * s},
+		{Process: "w1-1", Shard: 1, Token: 1, Start: 1 * s, End: 6 * s},
+	}, 2, nil, shardBounds, 6*s)
+	if r.Moves != 1 {
+		t.Errorf("%d moves, want 1 (shard 0 from w1 to w2; its restart on w2 is not a move)", r.Moves)
 	}
 }

@@ -12,7 +12,11 @@
 //
 // With -child it is instead the command that "leasehold run" runs while
 // leader: it appends "start <ns> <LEASEHOLD_TOKEN> <pid>" when started and
-// "end <ns> <token>" when SIGTERM or SIGINT stops it, and then exits.
+// "end <ns> <token> <pid>" when SIGTERM or SIGINT stops it, and then exits.
+// Run by "leasehold run --shards", it adds LEASEHOLD_SHARD to both lines:
+// "start <ns> <epoch> <pid> <shard>". Continued after a stop (SIGCONT), it
+// appends "cont <ns> <token> <pid> [<shard>]" first thing, so that the test
+// knows a command it saw stopped, and then killed, did not run again.
 //
 // -unsafe-renew-deadline F breaks the safety rule RenewDeadline < TTL on
 // purpose, for the test that shows the checker catches an overlap: the
@@ -127,13 +131,15 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 }
 
 // runChild is the command of "leasehold run": it records its start with
-// LEASEHOLD_TOKEN and its process ID, waits for SIGTERM or SIGINT, records
-// its end and exits. Killed (leasehold's SIGKILL, or the parent-death
+// LEASEHOLD_TOKEN, its process ID and LEASEHOLD_SHARD if set, waits for
+// SIGTERM or SIGINT, records its end so and exits. It records every
+// SIGCONT too. Killed (leasehold's SIGKILL, or the parent-death
 // signal when leasehold itself is killed), it records no end: the chaos
 // test notes when its process ID is gone.
 func runChild(logPath string) error {
-	sig := make(chan os.Signal, 1)
+	sig, cont := make(chan os.Signal, 1), make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(cont, syscall.SIGCONT)
 	rec, err := newRecorder(logPath)
 	if err != nil {
 		return err
@@ -142,10 +148,23 @@ func runChild(logPath string) error {
 	if err != nil {
 		return fmt.Errorf("LEASEHOLD_TOKEN=%q: %v", os.Getenv("LEASEHOLD_TOKEN"), err)
 	}
-	rec.line("start", token, strconv.Itoa(os.Getpid()))
-	<-sig
-	rec.line("end", token)
-	return nil
+	who := []string{strconv.Itoa(os.Getpid())}
+	if shard, ok := os.LookupEnv("LEASEHOLD_SHARD"); ok {
+		if _, err := strconv.Atoi(shard); err != nil {
+			return fmt.Errorf("LEASEHOLD_SHARD=%q: %v", shard, err)
+		}
+		who = append(who, shard)
+	}
+	rec.line("start", token, who...)
+	for {
+		select {
+		case <-cont:
+			rec.line("cont", token, who...)
+		case <-sig:
+			rec.line("end", token, who...)
+			return nil
+		}
+	}
 }
 
 // lyingTTL reports a TTL ten times the lease's, so that the runner accepts
