@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"strconv"
 	"time"
 
@@ -183,7 +184,7 @@ func (r *Runner) holdUntil(ctx, wctx context.Context, t lease.Term, until time.T
 		if !time.Now().Before(until) {
 			return t, nil
 		}
-		sleep(ctx, min(r.cfg.RenewInterval, time.Until(until)))
+		ctxtime.Sleep(ctx, min(r.cfg.RenewInterval, time.Until(until)))
 		if ctx.Err() != nil || !time.Now().Before(until) {
 			return t, nil
 		}

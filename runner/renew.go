@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -34,7 +35,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 	})
 	defer stepDownTimer.Stop()
 	for {
-		sleep(ctx, time.Until(acked.Add(r.cfg.RenewInterval)))
+		ctxtime.Sleep(ctx, time.Until(acked.Add(r.cfg.RenewInterval)))
 		if ctx.Err() != nil {
 			return
 		}

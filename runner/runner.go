@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -68,10 +69,10 @@ func (r *Runner) Run(ctx context.Context) error {
 			var wait time.Duration
 			wait, failures = r.restartDelay(d.Err, time.Since(elected), failures)
 			r.cfg.Logger.Info("task ended; campaigning again after a wait", "err", d.Err, "wait", wait, "failures_in_a_row", failures)
-			sleep(ctx, wait)
+			ctxtime.Sleep(ctx, wait)
 		case d.Reason == Unhealthy:
 			r.cfg.Logger.Info("cooling down before campaigning again", "cool_down", r.cfg.CoolDown)
-			sleep(ctx, r.cfg.CoolDown)
+			ctxtime.Sleep(ctx, r.cfg.CoolDown)
 		}
 	}
 }
@@ -116,7 +117,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		if giveUp != nil && giveUp(err) {
 			return lease.Term{}, err
 		}
-		sleep(ctx, wait)
+		ctxtime.Sleep(ctx, wait)
 	}
 }
 
@@ -284,14 +285,4 @@ func (r *Runner) restartDelay(taskErr error, ran time.Duration, failures int) (t
 
 func (r *Runner) jittered(d time.Duration) time.Duration {
 	return d + time.Duration(rand.Float64()*r.cfg.Jitter*float64(d))
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"slices"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ func (w *Worker) assign(ctx context.Context) error {
 			w.fatal(err)
 			return err
 		}
-		sleep(ctx, time.Until(next))
+		ctxtime.Sleep(ctx, time.Until(next))
 		if ctx.Err() != nil {
 			return nil
 		}

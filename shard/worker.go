@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"log/slog"
 	"slices"
 	"sync"
@@ -318,7 +319,7 @@ func (w *Worker) serve(ctx context.Context) error {
 		if polls%ackCheckEvery == 0 {
 			s.checkAck(ctx)
 		}
-		sleep(ctx, w.cfg.RenewInterval)
+		ctxtime.Sleep(ctx, w.cfg.RenewInterval)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -465,7 +466,7 @@ func (s *session) ack(ctx context.Context, k ack) error {
 			return ctx.Err()
 		}
 		if retried || !errors.Is(err, driver.ErrConflict) || rerr != nil {
-			sleep(ctx, cfg.RenewInterval/8)
+			ctxtime.Sleep(ctx, cfg.RenewInterval/8)
 		}
 	}
 }
@@ -489,15 +490,5 @@ func (s *session) checkAck(ctx context.Context) {
 	s.w.cfg.Logger.Warn("shard: this worker's acknowledgement was replaced (a restore?); writing it again", "token", s.me.Token)
 	if nv, err := s.w.put(ctx, key, s.last.encode(), v); err == nil {
 		s.ackVer = nv
-	}
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }

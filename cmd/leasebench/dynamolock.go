@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"net/http"
 	"runtime/debug"
 	"sync"
@@ -162,7 +163,7 @@ func startDL(ctx context.Context, c dlConfig, endpoint, lock string) (*dlContend
 			}
 			var timeout *dynamolock.LockNotGrantedError
 			if !errors.As(err, &timeout) {
-				sleep(ctx, c.ttl/10) // a failed read: try again
+				ctxtime.Sleep(ctx, c.ttl/10) // a failed read: try again
 			}
 		}
 	}()

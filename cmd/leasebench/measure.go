@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -120,7 +121,7 @@ func waitFor(ctx context.Context, ch <-chan struct{}, limit time.Duration, what 
 // about: no figure depends on the follower's first polls, or on its
 // learning of the holder's schedule.
 func warmUp(ctx context.Context, ttl time.Duration) {
-	sleep(ctx, 5*ttl)
+	ctxtime.Sleep(ctx, 5*ttl)
 	sleepRandom(ctx, ttl)
 }
 
@@ -155,17 +156,7 @@ func (r regime) settle(ctx context.Context, ttl, renew time.Duration) {
 }
 
 // sleepRandom sleeps a random time up to d, or until ctx ends.
-func sleepRandom(ctx context.Context, d time.Duration) { sleep(ctx, rand.N(d)) }
-
-// sleep sleeps for d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
+func sleepRandom(ctx context.Context, d time.Duration) { ctxtime.Sleep(ctx, rand.N(d)) }
 
 // failoverTrial measures one crash failover: the holder crashes (stops
 // renewing, releases nothing) right after a successful renewal at a random
@@ -324,14 +315,14 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 		}
 		takes = append(takes, take)
 	}
-	sleep(ctx, startWindow*cmp.Or(v.renew, runner.DefaultRenewInterval(st.ttl)))
+	ctxtime.Sleep(ctx, startWindow*cmp.Or(v.renew, runner.DefaultRenewInterval(st.ttl)))
 	startReads = total(takes[1]())
 	warmUp(ctx, st.ttl) // the follower's first polls, and its learning of the leader's schedule, not counted in the rates
 	for _, take := range takes {
 		take()
 	}
 	began := time.Now()
-	if sleep(ctx, d); ctx.Err() != nil {
+	if ctxtime.Sleep(ctx, d); ctx.Err() != nil {
 		return nil, nil, 0, ctx.Err()
 	}
 	elapsed := time.Since(began)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"io"
 	"net/http"
 	"os"
@@ -332,14 +333,14 @@ func countPeerRequests(ctx context.Context, endpoint string, label func(*http.Re
 		return nil, nil, 0, err
 	}
 	defer stop()
-	sleep(ctx, startWindow*heartbeat)
+	ctxtime.Sleep(ctx, startWindow*heartbeat)
 	startReads = total(proxies[1].take())
 	warmUp(ctx, ttl)
 	for _, p := range proxies {
 		p.take()
 	}
 	began := time.Now()
-	if sleep(ctx, d); ctx.Err() != nil {
+	if ctxtime.Sleep(ctx, d); ctx.Err() != nil {
 		return nil, nil, 0, ctx.Err()
 	}
 	elapsed := time.Since(began)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -77,10 +78,10 @@ func resources(ctx context.Context, st *store, n int, ttl, window time.Duration)
 	if err := waitFor(ctx, all, 2*ttl+time.Minute, fmt.Sprintf("the election of all %d leases", n)); err != nil {
 		return resourceUse{}, fmt.Errorf("%w (%d elected)", err, elected.Load())
 	}
-	sleep(ctx, ttl/3) // every lease's renewals under way
+	ctxtime.Sleep(ctx, ttl/3) // every lease's renewals under way
 	window = wholeRenewals(window, ttl)
 	cpu0, r0, t0 := cpuTime(), renewals.Load(), time.Now()
-	sleep(ctx, window)
+	ctxtime.Sleep(ctx, window)
 	cpu1, r1, elapsed := cpuTime(), renewals.Load(), time.Since(t0)
 	if ctx.Err() != nil {
 		return resourceUse{}, ctx.Err()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -435,13 +436,13 @@ func benchShards(ctx context.Context, st *store, kind fleetKind, n, m, trials in
 		return r
 	}
 	progress("%s %s N=%d: balanced over %d workers; steady for %v", st.name, kind, n, m, steady)
-	sleep(ctx, st.ttl)
+	ctxtime.Sleep(ctx, st.ttl)
 	for _, w := range f.workers {
 		w.take()
 	}
 	starts, _ := f.tr.snapshot("")
 	began := time.Now()
-	sleep(ctx, steady)
+	ctxtime.Sleep(ctx, steady)
 	elapsed := time.Since(began)
 	after, _ := f.tr.snapshot("")
 	r.steadyMoves = after - starts
