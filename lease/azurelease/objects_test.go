@@ -1,11 +1,9 @@
 package azurelease_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,60 +120,23 @@ func TestOpenStore(t *testing.T) {
 	}
 }
 
-// cut fails every request while it is set, as a network partition would.
-type cut struct{ on atomic.Bool }
+// cut fails every request while on is set, as a network partition would.
+type cut struct{ on *atomic.Bool }
 
-func (c *cut) Do(req *policy.Request) (*http.Response, error) {
+func (c cut) Do(req *policy.Request) (*http.Response, error) {
 	if c.on.Load() {
 		return nil, errors.New("cut off")
 	}
 	return req.Next()
 }
 
-// TestShardsOnAzure runs a group on Azurite in real time: two workers
-// share four shards, then one is cut off (as kill -9 would leave it): the
-// service lets its liveness lease lapse, the assigner judges it expired a
-// TTL later from the listings, and the other worker runs all four.
+// TestShardsOnAzure runs shardtest.CutOff on Azurite: the service lets
+// the cut worker's liveness lease lapse a TTL after its last renewal, and
+// the assigner judges it expired a TTL later from the listings.
 func TestShardsOnAzure(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	start := func(id string, c *cut) *shard.Worker {
-		o := newObjects(t, e, newClient(t, e.cs, c), 0)
-		w, err := shard.New(shard.Config{Store: o, Group: "g", Shards: 4, Identity: id, TTL: testTTL,
-			Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() {
-			if err := w.Run(ctx); err != nil {
-				t.Errorf("Run(%s): %v", id, err)
-			}
-		})
-		return w
-	}
-	waitFor := func(what string, d time.Duration, ok func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(d); !ok(); time.Sleep(200 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("not within %v: %s", d, what)
-			}
-		}
-	}
-	a := start("a", &cut{})
-	waitFor("a runs all four shards", 30*time.Second, func() bool { return len(a.Owned()) == 4 })
-	bCut := &cut{}
-	b := start("b", bCut)
-	waitFor("a and b run two shards each", 45*time.Second, func() bool { return len(a.Owned()) == 2 && len(b.Owned()) == 2 })
-	bCut.on.Store(true)
-	// b's lease lapses a TTL after its last renewal, and the assigner
-	// counts a TTL more.
-	waitFor("a runs all four shards again", 4*testTTL, func() bool { return len(a.Owned()) == 4 })
-	if got := b.Owned(); len(got) != 0 {
-		t.Errorf("b, cut off, still runs %v", got)
-	}
-	cancel()
+	shardtest.CutOff(t, func(_ string, on *atomic.Bool) shard.Store {
+		return newObjects(t, e, newClient(t, e.cs, cut{on}), 0)
+	}, shard.Config{TTL: testTTL}, 45*time.Second, 4*testTTL)
 }

@@ -2,7 +2,6 @@ package dynamolease_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -229,66 +228,28 @@ func TestOpenStore(t *testing.T) {
 	}
 }
 
-// cutClient fails every request while on is set, as a partition would.
-type cutClient struct {
-	on atomic.Bool
-}
+// cutClient fails every request while on is set, as a network partition
+// would.
+type cutClient struct{ on *atomic.Bool }
 
-func (c *cutClient) Do(r *http.Request) (*http.Response, error) {
+func (c cutClient) Do(r *http.Request) (*http.Response, error) {
 	if c.on.Load() {
 		return nil, errors.New("cut off")
 	}
 	return http.DefaultClient.Do(r)
 }
 
-// TestShardsOnDynamoDB runs a group in real time: two workers share four
-// shards, then one is cut off (as kill -9 would leave it), and the other
-// runs all four once the assigner has judged the cut one's liveness
-// expired.
+// TestShardsOnDynamoDB runs shardtest.CutOff on each target.
 func TestShardsOnDynamoDB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real time: about 30s")
 	}
 	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
 		table := tg.groupTable(t)
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		var wg sync.WaitGroup
-		defer wg.Wait()
 		const ttl = 3 * time.Second
-		start := func(id string, c *cutClient) *shard.Worker {
-			w, err := shard.New(shard.Config{Store: tg.objects(t, table, "g", tg.newClient(c)), Group: "g", Shards: 4, Identity: id,
-				TTL: ttl, CallTimeout: tg.callTimeout,
-				Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Go(func() {
-				if err := w.Run(ctx); err != nil {
-					t.Errorf("Run(%s): %v", id, err)
-				}
-			})
-			return w
-		}
-		waitFor := func(what string, d time.Duration, ok func() bool) {
-			t.Helper()
-			for deadline := time.Now().Add(d); !ok(); time.Sleep(100 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("not within %v: %s", d, what)
-				}
-			}
-		}
-		a := start("a", &cutClient{})
-		waitFor("a runs all four shards", 5*ttl, func() bool { return len(a.Owned()) == 4 })
-		bCut := &cutClient{}
-		b := start("b", bCut)
-		waitFor("a and b run two shards each", 8*ttl, func() bool { return len(a.Owned()) == 2 && len(b.Owned()) == 2 })
-		bCut.on.Store(true)
-		waitFor("a runs all four shards again", 6*ttl, func() bool { return len(a.Owned()) == 4 })
-		if got := b.Owned(); len(got) != 0 {
-			t.Errorf("b, cut off, still runs %v", got)
-		}
-		cancel()
+		shardtest.CutOff(t, func(_ string, on *atomic.Bool) shard.Store {
+			return tg.objects(t, table, "g", tg.newClient(cutClient{on}))
+		}, shard.Config{TTL: ttl, CallTimeout: tg.callTimeout}, 8*ttl, 6*ttl)
 	})
 }
 

@@ -1,0 +1,59 @@
+package shardtest
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/shard"
+)
+
+// CutOff runs a group in real time on a backend's store: two workers share
+// four shards, then one is cut off (as kill -9 would leave it), and the
+// other must run all four within recover, once the assigner has judged the
+// cut one's liveness expired. store returns worker id's Store, whose every
+// request fails while cut is set; cfg gives the group's TTL and
+// CallTimeout; settle bounds the first balance.
+func CutOff(t *testing.T, store func(id string, cut *atomic.Bool) shard.Store, cfg shard.Config, settle, recover time.Duration) {
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	start := func(id string, cut *atomic.Bool) *shard.Worker {
+		c := cfg
+		c.Store, c.Group, c.Shards, c.Identity = store(id, cut), "g", 4, id
+		c.Run = func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }
+		w, err := shard.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if err := w.Run(ctx); err != nil {
+				t.Errorf("Run(%s): %v", id, err)
+			}
+		})
+		return w
+	}
+	a := start("a", &atomic.Bool{})
+	waitFor(t, "a runs all four shards", settle, func() bool { return len(a.Owned()) == 4 })
+	bCut := &atomic.Bool{}
+	b := start("b", bCut)
+	waitFor(t, "a and b run two shards each", settle, func() bool { return len(a.Owned()) == 2 && len(b.Owned()) == 2 })
+	bCut.Store(true)
+	waitFor(t, "a runs all four shards again", recover, func() bool { return len(a.Owned()) == 4 })
+	if got := b.Owned(); len(got) != 0 {
+		t.Errorf("b, cut off, still runs %v", got)
+	}
+}
+
+// waitFor polls ok until it holds, or fails the test after d.
+func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !ok(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+	}
+}
