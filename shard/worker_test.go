@@ -122,15 +122,12 @@ func TestEndedShardIsNotRestarted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
+		stop := runWorker(t, w)
 		time.Sleep(time.Minute)
 		if owned := w.Owned(); len(owned) != 0 {
 			t.Errorf("Owned: %v; want none running", owned)
 		}
-		cancel()
-		<-done
+		stop()
 		mu.Lock()
 		defer mu.Unlock()
 		if kinds[Assigned] != 3 || kinds[Ended] != 3 {
@@ -197,15 +194,12 @@ func TestStoreCallsAreBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
+		stop := runWorker(t, w)
 		time.Sleep(time.Minute)
 		if owned := w.Owned(); len(owned) != 3 {
 			t.Errorf("Owned after a minute: %v; want the 3 shards", owned)
 		}
-		cancel()
-		<-done
+		stop()
 	})
 }
 
@@ -241,16 +235,13 @@ func TestHelloOverAnEarlierTerm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
+		stop := runWorker(t, w)
 		time.Sleep(time.Millisecond)
 		b, _ := store.Bytes(ackKey("g", "w"))
 		if k, err := decodeAck(b); err != nil || k.Token == 7 {
 			t.Errorf("acknowledgement 1 ms after start: %+v, %v; want the new term's hello", k, err)
 		}
-		cancel()
-		<-done
+		stop()
 	})
 }
 
@@ -319,12 +310,9 @@ func TestUnhealthyWorkerLosesItsShards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
+		stop := runWorker(t, w)
 		time.Sleep(time.Minute)
-		cancel()
-		<-done
+		stop()
 		mu.Lock()
 		defer mu.Unlock()
 		if kinds[Lost] == 0 {
@@ -501,5 +489,17 @@ func TestStoreJudgedLeases(t *testing.T) {
 				synctest.Wait()
 			})
 		})
+	}
+}
+
+// runWorker runs w until the returned stop is called; stop cancels Run's
+// context, waits for Run to return, and returns its error.
+func runWorker(t *testing.T, w *Worker) (stop func() error) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() error {
+		cancel()
+		return <-done
 	}
 }
