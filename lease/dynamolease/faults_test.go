@@ -1,12 +1,17 @@
 package dynamolease_test
 
 import (
+	"bytes"
 	"testing"
 	"time"
+
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
@@ -67,4 +72,53 @@ func verify(t *testing.T, l lease.Lease) {
 	if err := l.(driver.Verifier).Verify(t.Context()); err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
+}
+
+// TestObjectsCollectOrphanedParts: the parts of a Put whose head write
+// failed, and a part whose delete failed, are deleted by the next
+// successful Put of the same key, leaving only the parts the stored head
+// names (none: it is stored in its item).
+func TestObjectsCollectOrphanedParts(t *testing.T) {
+	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
+		for _, tc := range []struct {
+			name string
+			rule faultproxy.Rule
+		}{
+			// 1 MiB is 3 parts: the fourth PutItem is the head.
+			{"HeadRefused", faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError), Every: 4, Times: 1}},
+			{"HeadAnswerLost", faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Replace(faultproxy.DynamoInternalServerError), Every: 4, Times: 1}},
+			{"DeleteRefused", faultproxy.Rule{Match: faultproxy.DynamoOp("DeleteItem"), Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError), Times: 1}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				table := tg.groupTable(t)
+				p := faultproxy.Start(t, tg.endpoint)
+				o := tg.objects(t, table, "g", staticClient(p.URL, "test")(nil))
+				ctx := t.Context()
+				v, err := o.Put(ctx, "g/big", bytes.Repeat([]byte{1}, 1<<20), "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rules := p.Add(tc.rule)
+				_, _ = o.Put(ctx, "g/big", bytes.Repeat([]byte{2}, 1<<20), v)
+				if p.Applied(rules[0]) != 1 {
+					t.Fatalf("the fault was applied %d times; want 1", p.Applied(rules[0]))
+				}
+				if _, v, err = o.Get(ctx, "g/big", ""); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := o.Put(ctx, "g/big", []byte("small"), v); err != nil {
+					t.Fatal(err)
+				}
+				out, err := tg.newClient(nil).Scan(ctx, &ddb.ScanInput{TableName: &table})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, item := range out.Items {
+					if g := item[dynamolease.DefaultGroupAttribute].(*types.AttributeValueMemberS).Value; g != "g" {
+						t.Errorf("a part is left in partition %q: %v", g, item[dynamolease.DefaultObjectKeyAttribute])
+					}
+				}
+			})
+		}
+	})
 }

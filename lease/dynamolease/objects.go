@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -95,8 +96,15 @@ type ObjectsOptions struct {
 // written; a reader that read the old head and finds its parts gone reads
 // the head again. Parts live outside the group's partition so that
 // listings, charged by the size of the items they read, read heads only.
-// A Put whose answer is lost, or whose deletes fail, can leave parts
-// behind, which nothing reads.
+// A Put whose head write fails other than by its condition (its answer
+// lost, refused or throttled) leaves its parts behind and, if its head was
+// applied, those of the version it replaced; a delete that fails leaves its
+// part. The Objects keeps those versions, and its next successful Put of
+// the same key deletes their parts, after its head replaced the version it
+// read. No head names them then, nor ever will: a head names its own fresh
+// nonce, written once, and the one write of it that could still land is
+// conditional on a version that is gone. Parts left by a process that
+// stopped between its parts and its head stay, and nothing reads them.
 //
 // Get with a known version is one GetItem of the head (DynamoDB has no
 // conditional read; the head is small), plus a Query of the parts when it
@@ -105,6 +113,13 @@ type ObjectsOptions struct {
 type Objects struct {
 	base     conn // the group's conn: name the group, sort unset
 	pageSize *int32
+
+	mu sync.Mutex
+	// orphans are the versions, by key (REST), whose parts this Objects
+	// wrote or failed to delete and that no head names, unless the head
+	// write of one of them was applied and its answer lost: the next
+	// successful Put of the key deletes them.
+	orphans map[string][]string
 }
 
 // NewObjects returns the store of opts.Group in opts.Table, after checking
@@ -343,11 +358,38 @@ func (o *Objects) Put(ctx context.Context, key string, data []byte, version stri
 		err = c.classify(ctx, which, err)
 		if errors.Is(err, driver.ErrConflict) {
 			o.deleteParts(ctx, c, next)
+		} else {
+			// Unknown: the head may have replaced version, or not.
+			o.orphan(c.sort, next)
+			o.orphan(c.sort, version)
 		}
 		return "", err
 	}
 	o.deleteParts(ctx, c, version)
+	o.mu.Lock()
+	orphans := o.orphans[c.sort]
+	delete(o.orphans, c.sort)
+	o.mu.Unlock()
+	for _, v := range orphans {
+		o.deleteParts(ctx, c, v)
+	}
 	return next, nil
+}
+
+// orphan keeps version of the object rest for the next successful Put of
+// it to delete, if it has parts.
+func (o *Objects) orphan(rest, version string) {
+	if parts(version) == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.orphans == nil {
+		o.orphans = map[string][]string{}
+	}
+	if !slices.Contains(o.orphans[rest], version) {
+		o.orphans[rest] = append(o.orphans[rest], version)
+	}
 }
 
 // condition makes in conditional on the stored version.
@@ -362,11 +404,14 @@ func (o *Objects) condition(in *ddb.PutItemInput, version string) {
 	in.ExpressionAttributeValues = map[string]types.AttributeValue{":version": &types.AttributeValueMemberS{Value: version}}
 }
 
-// deleteParts deletes the parts of c's object at version, if it has any.
-// A delete that fails leaves its part behind: nothing reads it again.
+// deleteParts deletes the parts of c's object at version, if it has any,
+// which no head names. A delete that fails leaves its part behind, for the
+// next successful Put of the object to delete (orphan): nothing reads it.
 func (o *Objects) deleteParts(ctx context.Context, c *conn, version string) {
 	for i := range parts(version) {
-		_, _ = c.client.DeleteItem(ctx, &ddb.DeleteItemInput{TableName: &c.table, Key: o.partKey(c.sort, version, i)}, callOptions)
+		if _, err := c.client.DeleteItem(ctx, &ddb.DeleteItemInput{TableName: &c.table, Key: o.partKey(c.sort, version, i)}, callOptions); err != nil {
+			o.orphan(c.sort, version)
+		}
 	}
 }
 
