@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -167,5 +168,25 @@ func TestLapse(t *testing.T) {
 		if b := st.Members[1]; b.Lapsed != tc.lapsed || b.Live == tc.lapsed || st.Balanced != tc.lapsed {
 			t.Errorf("%s: b %+v, balanced %t; want lapsed %t, and balanced over a alone only then", tc.name, b, st.Balanced, tc.lapsed)
 		}
+	}
+}
+
+// TestReadStatusFencedEpochs: a shard whose epoch a fence set is Fenced,
+// for its command may run under an earlier epoch; one given by a later
+// write of the assigner is not.
+func TestReadStatusFencedEpochs(t *testing.T) {
+	store := memlease.NewStore()
+	fence := uint64(2) << 32
+	a := assignment{
+		Gen: fence | 3, Shards: 3, TTL: lease.DefaultTTL, Renew: lease.DefaultTTL / 3,
+		Members: []member{{ID: "a", Token: 1}},
+		Slots:   []slot{{Owner: 0, Epoch: fence}, {Owner: 0, Epoch: fence | 2}, {Owner: 0, Epoch: fence}},
+	}
+	if _, err := store.Objects("w").Put(t.Context(), assignmentKey("g"), a.encode(), ""); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadStatus(t.Context(), store.Objects("status"), "g", lease.Options{Identity: "status"})
+	if err != nil || len(st.Members) != 1 || !slices.Equal(st.Members[0].Fenced, []int{0, 2}) {
+		t.Fatalf("status: %+v, %v; want member a with shards 0 and 2 fenced", st, err)
 	}
 }

@@ -55,6 +55,13 @@ type MemberStatus struct {
 	// asked to stop (moving elsewhere).
 	Shards    []Shard
 	Releasing []int
+	// Fenced are those of Shards whose epoch is an assigner's fence Gen:
+	// a new assigner's fence gives every running shard its own epoch, so
+	// a shard that ran since before that fence runs under its earlier,
+	// lower epoch, which the store no longer holds; one started since
+	// runs under this one. For the others, Epoch is the epoch the shard
+	// runs under.
+	Fenced []int
 }
 
 // ReadStatus reads the status of group in store: one listing of its
@@ -112,6 +119,9 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 				m.Releasing = append(m.Releasing, s)
 			default:
 				m.Shards = append(m.Shards, Shard{s, sl.Epoch})
+				if fenceEpoch(sl.Epoch) {
+					m.Fenced = append(m.Fenced, s)
+				}
 			}
 		}
 	}
@@ -122,6 +132,10 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 	st.Balanced = st.balanced()
 	return st, nil
 }
+
+// fenceEpoch reports whether epoch is the Gen of an assigner's fence,
+// the first write of its term: a count of 0 in the low 32 bits.
+func fenceEpoch(epoch uint64) bool { return epoch&(1<<32-1) == 0 }
 
 // Lapse judges the members of st, read watched after earlier, by the
 // lease rule: a live member whose liveness record shows the same version

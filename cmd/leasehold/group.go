@@ -71,9 +71,15 @@ type groupMember struct {
 	Live   bool   `json:"live"`
 	Lapsed bool   `json:"lapsed,omitempty"`
 	// Shards are the shards it owns and their epochs (the LEASEHOLD_TOKEN
-	// of their commands); Releasing the shards it is stopping, to move.
+	// of their commands, but see Fenced); Releasing the shards it is
+	// stopping, to move.
 	Shards    []ownedShard `json:"shards"`
 	Releasing []int        `json:"releasing,omitempty"`
+	// Fenced are those of Shards at an epoch a new assigner's fence set:
+	// a command that ran the shard since before that fence has its
+	// earlier, lower LEASEHOLD_TOKEN (its instance's /shards shows it);
+	// one started since has this epoch.
+	Fenced []int `json:"fenced,omitempty"`
 }
 
 // cmdGroupStatus is leasehold status --shards: the group at --lease.
@@ -119,7 +125,7 @@ func describeGroup(leaseURL string, shards int, st shard.Status) groupReport {
 	}
 	live, lo, hi := 0, -1, 0
 	for _, m := range st.Members {
-		gm := groupMember{Identity: m.Identity, Token: m.Token, Live: m.Live, Lapsed: m.Lapsed, Shards: []ownedShard{}, Releasing: m.Releasing}
+		gm := groupMember{Identity: m.Identity, Token: m.Token, Live: m.Live, Lapsed: m.Lapsed, Shards: []ownedShard{}, Releasing: m.Releasing, Fenced: m.Fenced}
 		for _, s := range m.Shards {
 			gm.Shards = append(gm.Shards, ownedShard{s.Index, s.Epoch})
 		}
@@ -200,6 +206,9 @@ func printGroup(w io.Writer, r groupReport) {
 				epochs = fmt.Sprintf("%d to %d", lo, hi)
 			}
 			line += fmt.Sprintf(" %s, epochs %s", strings.Join(nums, " "), epochs)
+			if len(m.Fenced) > 0 {
+				line += fmt.Sprintf(" (%d at a fence's epoch: a command running since before the fence has a lower LEASEHOLD_TOKEN)", len(m.Fenced))
+			}
 		}
 		if len(m.Releasing) > 0 {
 			line += fmt.Sprintf("; releasing %d", len(m.Releasing))

@@ -434,7 +434,13 @@ assignment, and prints (json keys in brackets):
                  token, whether it is live (its liveness record held; one
                  that left released it), and its shards with their epochs
                  [shards: shard, epoch] and those it is releasing
-                 [releasing]. A crashed member's record stays held: with
+                 [releasing]. An epoch is the LEASEHOLD_TOKEN of the
+                 shard's command, except for shards that kept running
+                 across a new assigner's fence, which gives every shard
+                 its own epoch: those [fenced] show the fence's epoch,
+                 and their commands have an earlier, lower token (the
+                 instance's /shards shows it). A crashed member's
+                 record stays held: with
                  --watch of at least the TTL, a member whose record did
                  not change is lapsed [lapsed], not live
   unowned        how many shards nobody owns [unowned: the shards]

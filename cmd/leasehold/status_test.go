@@ -4,11 +4,13 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/shard"
 )
 
 func TestDescribe(t *testing.T) {
@@ -80,5 +82,26 @@ func TestStatusCommand(t *testing.T) {
 	env, stdout, _ = testEnv(nil)
 	if code := mainWith(context.Background(), nil, []string{"status", "--lease", job, "-o", "json"}, env); code != 0 || !strings.Contains(stdout.String(), `"period": "2026-11-23T10:00:00Z",`) || !strings.Contains(stdout.String(), `"period_done": true`) {
 		t.Fatalf("status -o json after a period ran: exit %d, output:\n%s", code, stdout)
+	}
+}
+
+// TestGroupStatusShowsFencedEpochs: status --shards marks the shards at a
+// fence's epoch, whose commands may have a lower LEASEHOLD_TOKEN, in text
+// and in JSON, and only those.
+func TestGroupStatusShowsFencedEpochs(t *testing.T) {
+	st := shard.Status{Shards: 2, Gen: 2<<32 | 1, TTL: 15 * time.Second, RenewInterval: 5 * time.Second, Balanced: true, Members: []shard.MemberStatus{
+		{Identity: "a", Token: 1, Live: true, Shards: []shard.Shard{{Index: 0, Epoch: 2 << 32}}, Fenced: []int{0}},
+		{Identity: "b", Token: 1, Live: true, Shards: []shard.Shard{{Index: 1, Epoch: 2<<32 | 1}}},
+	}}
+	rep := describeGroup("mem://g", 2, st)
+	if !slices.Equal(rep.Members[0].Fenced, []int{0}) || rep.Members[1].Fenced != nil {
+		t.Fatalf("members %+v; want a's shard 0 fenced, none of b's", rep.Members)
+	}
+	var out strings.Builder
+	printGroup(&out, rep)
+	lines := strings.Split(out.String(), "\n")
+	fenced := "1 at a fence's epoch: a command running since before the fence has a lower LEASEHOLD_TOKEN"
+	if !strings.Contains(lines[3], "a (token 1") || !strings.Contains(lines[3], fenced) || strings.Contains(lines[4], "fence") {
+		t.Fatalf("status --shards printed\n%s\nwant a's line alone to say %q", out.String(), fenced)
 	}
 }
