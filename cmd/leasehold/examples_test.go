@@ -3,6 +3,9 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"slices"
 	"testing"
@@ -77,5 +80,105 @@ func TestKubernetesCronJob(t *testing.T) {
 		if !slices.Contains(noRetry, code) {
 			t.Errorf("podFailurePolicy retries exit %d (FailJob for %v)", code, noRetry)
 		}
+	}
+}
+
+// TestKubernetesShards: the shard workers' Deployment runs leasehold run
+// --shards with leasehold's own flags, takes each pod's identity from its
+// name, gives a scaled-in pod time to stop its commands (--grace) and
+// release its shards before the kubelet's SIGKILL, and its autoscaler
+// scales that Deployment within 1 to --shards pods.
+func TestKubernetesShards(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/kubernetes/shards.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type envVar struct {
+		Name      string `yaml:"name"`
+		ValueFrom struct {
+			FieldRef struct {
+				FieldPath string `yaml:"fieldPath"`
+			} `yaml:"fieldRef"`
+		} `yaml:"valueFrom"`
+	}
+	var doc struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name string `yaml:"name"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Template struct {
+				Spec struct {
+					TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
+					Containers                    []struct {
+						Command []string `yaml:"command"`
+						Args    []string `yaml:"args"`
+						Env     []envVar `yaml:"env"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+			ScaleTargetRef struct {
+				Kind string `yaml:"kind"`
+				Name string `yaml:"name"`
+			} `yaml:"scaleTargetRef"`
+			MinReplicas int `yaml:"minReplicas"`
+			MaxReplicas int `yaml:"maxReplicas"`
+		} `yaml:"spec"`
+	}
+	var kinds []string
+	var deploy, hpa = doc, doc
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for {
+		d := doc
+		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, d.Kind)
+		switch d.Kind {
+		case "Deployment":
+			deploy = d
+		case "HorizontalPodAutoscaler":
+			hpa = d
+		}
+	}
+	if !slices.Equal(kinds, []string{"Deployment", "HorizontalPodAutoscaler"}) {
+		t.Fatalf("documents of kinds %q; want a Deployment and a HorizontalPodAutoscaler", kinds)
+	}
+	pod := deploy.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if !slices.Equal(c.Command, []string{"/leasehold"}) || len(c.Args) == 0 || c.Args[0] != "run" {
+		t.Fatalf("command %q args %q, want /leasehold run ...", c.Command, c.Args)
+	}
+	env, _, _ := testEnv(map[string]string{"LEASEHOLD_IDENTITY": "orders-7c9d8f6b5-x2x4q"})
+	o, err := parseRun(c.Args[1:], env)
+	if err != nil {
+		t.Fatalf("leasehold %q: %v", c.Args, err)
+	}
+	if o.shards == 0 {
+		t.Fatalf("leasehold %q: no --shards", c.Args)
+	}
+	if !slices.ContainsFunc(c.Env, func(e envVar) bool {
+		return e.Name == "LEASEHOLD_IDENTITY" && e.ValueFrom.FieldRef.FieldPath == "metadata.name"
+	}) {
+		t.Errorf("env %+v: want LEASEHOLD_IDENTITY from the pod's name (fieldRef metadata.name)", c.Env)
+	}
+	// The drain: --grace for the commands, then a release call.
+	opts, err := o.leaseOptions().Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grace := time.Duration(pod.TerminationGracePeriodSeconds) * time.Second; grace <= o.grace+opts.CallTimeout {
+		t.Errorf("terminationGracePeriodSeconds %v, want more than --grace %v plus a release call (%v)", grace, o.grace, opts.CallTimeout)
+	}
+	if ref := hpa.Spec.ScaleTargetRef; ref.Kind != "Deployment" || ref.Name != deploy.Metadata.Name {
+		t.Errorf("the autoscaler scales %s %q, want Deployment %q", ref.Kind, ref.Name, deploy.Metadata.Name)
+	}
+	if hpa.Spec.MinReplicas < 1 || hpa.Spec.MaxReplicas > o.shards || hpa.Spec.MinReplicas > hpa.Spec.MaxReplicas {
+		t.Errorf("replicas %d to %d, want within 1 to --shards %d: a pod beyond N owns nothing", hpa.Spec.MinReplicas, hpa.Spec.MaxReplicas, o.shards)
 	}
 }
