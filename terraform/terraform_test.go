@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -902,4 +903,81 @@ func sorted(s []string) []string {
 // that do not care how it is laid out.
 func squeeze(s string) string {
 	return strings.Join(strings.Fields(s), "")
+}
+
+// TestECSExampleGrantsTheLeaseOrTheGroupOnly: the ECS example's task role
+// gets the lease alone when it runs one leader, and the shard group alone
+// (its objects, its listing; on DynamoDB the shard table, not the lease
+// table) when it runs shard workers, on either backend.
+func TestECSExampleGrantsTheLeaseOrTheGroupOnly(t *testing.T) {
+	m := load(t, "examples/aws-ecs")
+	iam := m.one(t, "module", "lease_iam")
+	const (
+		bucket     = "arn:aws:s3:::b"
+		table      = "arn:aws:dynamodb:eu-west-1:123456789012:table/demo-leases"
+		shardTable = "arn:aws:dynamodb:eu-west-1:123456789012:table/demo-shards"
+	)
+	name := cty.StringVal("worker")
+	none := cty.ListValEmpty(cty.String)
+	for _, backend := range []string{"s3", "dynamodb"} {
+		for _, sharded := range []bool{false, true} {
+			ctx := &hcl.EvalContext{Variables: map[string]cty.Value{
+				"var":   cty.ObjectVal(map[string]cty.Value{"backend": cty.StringVal(backend), "lease_name": name}),
+				"local": cty.ObjectVal(map[string]cty.Value{"sharded": cty.BoolVal(sharded), "s3_prefix": cty.StringVal("leases")}),
+				"module": cty.ObjectVal(map[string]cty.Value{
+					"s3_lease":       cty.TupleVal([]cty.Value{cty.ObjectVal(map[string]cty.Value{"bucket_arn": cty.StringVal(bucket)})}),
+					"dynamodb_lease": cty.TupleVal([]cty.Value{cty.ObjectVal(map[string]cty.Value{"table_arn": cty.StringVal(table), "shard_table_arn": cty.StringVal(shardTable)})}),
+				}),
+				"aws_iam_role": cty.ObjectVal(map[string]cty.Value{"task": cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal("demo-task")})}),
+			}}
+			str := func(s string) cty.Value { return cty.StringVal(s) }
+			null := cty.NullVal(cty.String)
+			pick := func(cond bool, v cty.Value) cty.Value {
+				if cond {
+					return v
+				}
+				return null
+			}
+			lease, group := cty.TupleVal([]cty.Value{name}), none
+			if sharded {
+				lease, group = none, cty.TupleVal([]cty.Value{name})
+			}
+			want := map[string]cty.Value{
+				"s3_bucket_arn":            pick(backend == "s3", str(bucket)),
+				"s3_lease_names":           lease,
+				"s3_shard_groups":          group,
+				"dynamodb_table_arn":       pick(backend == "dynamodb" && !sharded, str(table)),
+				"dynamodb_lease_names":     lease,
+				"dynamodb_shard_table_arn": pick(backend == "dynamodb" && sharded, str(shardTable)),
+				"dynamodb_shard_groups":    group,
+			}
+			for a, w := range want {
+				v, diags := attr(t, iam, a).Value(ctx)
+				if diags.HasErrors() {
+					t.Fatalf("module.lease_iam.%s: %s", a, diags.Error())
+				}
+				if got, want := show(v), show(w); got != want {
+					t.Errorf("backend %s, sharded %t: module.lease_iam.%s = %s, want %s", backend, sharded, a, got, want)
+				}
+			}
+		}
+	}
+}
+
+// show is a string, a list of strings or null as text: two lists with the
+// same strings show the same whatever their cty types (a tuple, an empty
+// list).
+func show(v cty.Value) string {
+	switch {
+	case v.IsNull():
+		return "null"
+	case v.Type().Equals(cty.String):
+		return strconv.Quote(v.AsString())
+	}
+	var items []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		items = append(items, show(e))
+	}
+	return "[" + strings.Join(items, ", ") + "]"
 }

@@ -7,10 +7,17 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -180,5 +187,71 @@ func TestKubernetesShards(t *testing.T) {
 	}
 	if hpa.Spec.MinReplicas < 1 || hpa.Spec.MaxReplicas > o.shards || hpa.Spec.MinReplicas > hpa.Spec.MaxReplicas {
 		t.Errorf("replicas %d to %d, want within 1 to --shards %d: a pod beyond N owns nothing", hpa.Spec.MinReplicas, hpa.Spec.MaxReplicas, o.shards)
+	}
+}
+
+// TestECSShardsCommandLine: the ECS example's entry point with shards set
+// parses with leasehold run's own flags as a shard worker of that many
+// shards, and its default stop_timeout leaves a task scaled in the time to
+// stop its commands (--grace) and release its shards.
+func TestECSShardsCommandLine(t *testing.T) {
+	dir := "../../terraform/examples/aws-ecs"
+	p := hclparse.NewParser()
+	var entry, stop hcl.Expression
+	for _, name := range []string{"main.tf", "variables.tf"} {
+		f, diags := p.ParseHCLFile(filepath.Join(dir, name))
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+			switch {
+			case b.Type == "locals" && b.Body.Attributes["entry_point"] != nil:
+				entry = b.Body.Attributes["entry_point"].Expr
+			case b.Type == "variable" && b.Labels[0] == "stop_timeout":
+				stop = b.Body.Attributes["default"].Expr
+			}
+		}
+	}
+	if entry == nil || stop == nil {
+		t.Fatalf("%s: no local.entry_point or no default stop_timeout", dir)
+	}
+	ctx := &hcl.EvalContext{
+		Variables: map[string]cty.Value{
+			"local": cty.ObjectVal(map[string]cty.Value{"scheduled": cty.False, "sharded": cty.True}),
+			"var":   cty.ObjectVal(map[string]cty.Value{"shards": cty.NumberIntVal(16)}),
+		},
+		Functions: map[string]function.Function{"tostring": stdlib.MakeToFunc(cty.String)},
+	}
+	v, diags := entry.Value(ctx)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	var args []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		args = append(args, e.AsString())
+	}
+	if len(args) < 2 || args[0] != "/leasehold" || args[1] != "run" {
+		t.Fatalf("entry point %q, want /leasehold run ...", args)
+	}
+	env, _, _ := testEnv(map[string]string{"LEASEHOLD_LEASE": "s3://b/leases/worker", "LEASEHOLD_IDENTITY": "ip-10-0-1-7"})
+	o, err := parseRun(append(args[2:], "--", "/app/worker"), env)
+	if err != nil {
+		t.Fatalf("leasehold %q: %v", args, err)
+	}
+	if o.shards != 16 {
+		t.Errorf("leasehold %q: --shards %d, want 16", args, o.shards)
+	}
+	sv, diags := stop.Value(nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	opts, err := o.leaseOptions().Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, _ := sv.AsBigFloat().Int64()
+	if d := time.Duration(secs) * time.Second; d <= o.grace+opts.CallTimeout {
+		t.Errorf("stop_timeout %v, want more than --grace %v plus a release call (%v)", d, o.grace, opts.CallTimeout)
 	}
 }

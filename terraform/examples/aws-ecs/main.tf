@@ -3,9 +3,14 @@
 # others wait and take over when it stops or fails. Or, with
 # schedule_expression, a scheduled task: an EventBridge rule starts a task
 # per tick that runs `leasehold run --once --period TIME -- COMMAND`, so
-# COMMAND runs once per tick however many tasks the tick starts. The lease is an S3 object
-# or a DynamoDB item, provisioned by the modules in ../../modules, and the
-# task role may touch that lease and nothing else.
+# COMMAND runs once per tick however many tasks the tick starts. Or, with
+# shards = N, a service of shard workers: every task runs
+# `leasehold run --shards N -- COMMAND`, and the tasks share the N shards of
+# a group, each shard's COMMAND running in one task at a time; an
+# autoscaling target (max_count) scales the service out and back. The lease
+# (or group) is an S3 object (prefix) or a DynamoDB item (a group's
+# partition of a shard table), provisioned by the modules in ../../modules,
+# and the task role may touch that lease or group and nothing else.
 
 provider "aws" {
   region = var.region
@@ -19,10 +24,19 @@ data "aws_caller_identity" "current" {}
 data "aws_partition" "current" {}
 
 locals {
-  s3_prefix  = "leases"
-  table_name = "${var.name}-leases"
-  lease_url  = var.backend == "s3" ? module.s3_lease[0].lease_urls[var.lease_name] : module.dynamodb_lease[0].lease_urls[var.lease_name]
-  scheduled  = var.schedule_expression != null
+  s3_prefix        = "leases"
+  table_name       = "${var.name}-leases"
+  shard_table_name = "${var.name}-shards"
+  scheduled        = var.schedule_expression != null
+  sharded          = var.shards > 0
+  # A group's URL is its prefix: on S3 the URL a lease of that name would
+  # have; on DynamoDB the group's partition of the shard table.
+  lease_url = (var.backend == "s3" ? module.s3_lease[0].lease_urls[var.lease_name] :
+    local.sharded ? "dynamodb://${module.dynamodb_lease[0].shard_table_name}/${var.lease_name}" :
+  module.dynamodb_lease[0].lease_urls[var.lease_name])
+  entry_point = (local.scheduled ? ["/leasehold", "run", "--once"] :
+    local.sharded ? ["/leasehold", "run", "--shards", tostring(var.shards)] :
+  ["/leasehold", "run"])
 }
 
 # ---- the lease ----------------------------------------------------------------
@@ -42,23 +56,29 @@ module "dynamodb_lease" {
   source = "../../modules/aws-dynamodb-lease"
   count  = var.backend == "dynamodb" ? 1 : 0
 
-  table_name  = local.table_name
-  lease_names = [var.lease_name]
+  table_name       = local.table_name
+  lease_names      = local.sharded ? [] : [var.lease_name]
+  shard_table_name = local.sharded ? local.shard_table_name : null
   # A demo: let terraform destroy remove the table.
   deletion_protection_enabled = false
 }
 
-# The task role's only permissions: the lease, exactly.
+# The task role's only permissions: the lease, exactly; or the shard
+# group's objects, the listing of its prefix, and nothing of the lease
+# table.
 module "lease_iam" {
   source = "../../modules/aws-lease-iam"
 
-  name                 = "${var.name}-lease"
-  s3_bucket_arn        = var.backend == "s3" ? module.s3_lease[0].bucket_arn : null
-  s3_prefix            = local.s3_prefix
-  s3_lease_names       = [var.lease_name]
-  dynamodb_table_arn   = var.backend == "dynamodb" ? module.dynamodb_lease[0].table_arn : null
-  dynamodb_lease_names = [var.lease_name]
-  role_name            = aws_iam_role.task.name
+  name                     = "${var.name}-lease"
+  s3_bucket_arn            = var.backend == "s3" ? module.s3_lease[0].bucket_arn : null
+  s3_prefix                = local.s3_prefix
+  s3_lease_names           = local.sharded ? [] : [var.lease_name]
+  s3_shard_groups          = local.sharded ? [var.lease_name] : []
+  dynamodb_table_arn       = var.backend == "dynamodb" && !local.sharded ? module.dynamodb_lease[0].table_arn : null
+  dynamodb_lease_names     = local.sharded ? [] : [var.lease_name]
+  dynamodb_shard_table_arn = var.backend == "dynamodb" && local.sharded ? module.dynamodb_lease[0].shard_table_arn : null
+  dynamodb_shard_groups    = local.sharded ? [var.lease_name] : []
+  role_name                = aws_iam_role.task.name
 }
 
 # ---- roles ----------------------------------------------------------------------
@@ -126,18 +146,20 @@ resource "aws_ecs_task_definition" "worker" {
   # entryPoint is leasehold's, from the leasehold image, with run: every
   # task campaigns, and the one holding the lease runs command (e.g.
   # ["/app/worker"]). A scheduled task runs once; the rule passes the tick's
-  # time as its period (below).
+  # time as its period (below). A shard worker runs command once per shard
+  # it owns.
   container_definitions = jsonencode([{
     name       = "worker"
     image      = var.image
     essential  = true
-    entryPoint = local.scheduled ? ["/leasehold", "run", "--once"] : ["/leasehold", "run"]
+    entryPoint = local.entry_point
     command    = concat(["--"], var.command)
     environment = [for k, v in merge(var.extra_environment, {
       LEASEHOLD_LEASE = local.lease_url
       AWS_REGION      = var.region
     }) : { name = k, value = v }]
-    # SIGTERM, then this long to stop the command and release the lease.
+    # SIGTERM, then this long to stop the command (or every shard's, each
+    # with --grace) and release the lease (or the shards).
     stopTimeout = var.stop_timeout
     logConfiguration = {
       logDriver = "awslogs"
@@ -167,6 +189,44 @@ resource "aws_ecs_service" "worker" {
 
   # The tasks may start only once they are allowed to touch the lease.
   depends_on = [module.lease_iam]
+}
+
+# ---- scaling the shard workers (with shards and max_count) -------------------------
+
+# Application Auto Scaling keeps the service between desired_count and
+# max_count tasks by CPU. A task added joins the group and takes its share
+# of the shards; a task removed gets SIGTERM and hands its shards over
+# within stop_timeout. terraform apply sets the count back to desired_count,
+# and the policy scales from there.
+resource "aws_appautoscaling_target" "workers" {
+  count = local.sharded && var.max_count != null ? 1 : 0
+
+  service_namespace  = "ecs"
+  resource_id        = "service/${aws_ecs_cluster.this.name}/${aws_ecs_service.worker[0].name}"
+  scalable_dimension = "ecs:service:DesiredCount"
+  min_capacity       = var.desired_count
+  max_capacity       = var.max_count
+}
+
+resource "aws_appautoscaling_policy" "cpu" {
+  count = local.sharded && var.max_count != null ? 1 : 0
+
+  name               = "${var.name}-cpu"
+  policy_type        = "TargetTrackingScaling"
+  service_namespace  = aws_appautoscaling_target.workers[0].service_namespace
+  resource_id        = aws_appautoscaling_target.workers[0].resource_id
+  scalable_dimension = aws_appautoscaling_target.workers[0].scalable_dimension
+
+  target_tracking_scaling_policy_configuration {
+    target_value = var.target_cpu_utilization
+    # Every scale-in moves shards: wait for a steady load before it.
+    scale_in_cooldown  = 300
+    scale_out_cooldown = 60
+
+    predefined_metric_specification {
+      predefined_metric_type = "ECSServiceAverageCPUUtilization"
+    }
+  }
 }
 
 # ---- the schedule (with schedule_expression) --------------------------------------

@@ -1,5 +1,5 @@
 output "lease_url" {
-  description = "The lease the tasks compete for (their LEASEHOLD_LEASE)."
+  description = "The lease the tasks compete for, or with shards the group they share (their LEASEHOLD_LEASE): leasehold status [--shards N] --lease URL."
   value       = local.lease_url
 }
 
@@ -31,4 +31,9 @@ output "task_role_arn" {
 output "lease_policy_json" {
   description = "The task role's lease policy, to review."
   value       = module.lease_iam.policy_json
+}
+
+output "autoscaling_resource_id" {
+  description = "The service's Application Auto Scaling resource (service/CLUSTER/SERVICE); null without max_count."
+  value       = one(aws_appautoscaling_target.workers[*].resource_id)
 }

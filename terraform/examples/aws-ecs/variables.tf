@@ -80,12 +80,50 @@ variable "extra_environment" {
 
 variable "desired_count" {
   type        = number
-  description = "Number of tasks: one leads, the others wait to take over."
+  description = "Number of tasks: one leads, the others wait to take over; with shards, they share the shards (and max_count, if set, lets autoscaling add more)."
   default     = 3
 
   validation {
     condition     = var.desired_count >= 1 && floor(var.desired_count) == var.desired_count
     error_message = "The desired_count must be a whole number, at least 1."
+  }
+}
+
+variable "shards" {
+  type        = number
+  description = "If above 0, a service of shard workers: each task runs `leasehold run --shards N -- COMMAND`, once per shard it owns, the group named lease_name (on DynamoDB, in a table NAME-shards). 0: one lease, one leader."
+  default     = 0
+
+  validation {
+    condition     = var.shards >= 0 && var.shards <= 100000 && floor(var.shards) == var.shards
+    error_message = "The shards must be a whole number from 0 to 100000 (shard.MaxShards)."
+  }
+
+  validation {
+    condition     = var.shards == 0 || var.schedule_expression == null
+    error_message = "Set shards or schedule_expression, not both: a scheduled task runs once, not per shard."
+  }
+}
+
+variable "max_count" {
+  type        = number
+  description = "With shards: the most tasks Application Auto Scaling may run, by CPU (from desired_count up); null: no autoscaling, desired_count tasks. More tasks than shards would own nothing."
+  default     = null
+
+  validation {
+    condition     = var.max_count == null || (var.shards > 0 && var.max_count >= var.desired_count && var.max_count <= var.shards)
+    error_message = "The max_count needs shards, and must be from desired_count to shards."
+  }
+}
+
+variable "target_cpu_utilization" {
+  type        = number
+  description = "With max_count: the service's average CPU utilization, percent, that autoscaling keeps."
+  default     = 70
+
+  validation {
+    condition     = var.target_cpu_utilization > 0 && var.target_cpu_utilization <= 100
+    error_message = "The target_cpu_utilization must be above 0 and at most 100."
   }
 }
 
@@ -113,7 +151,7 @@ variable "memory" {
 
 variable "stop_timeout" {
   type        = number
-  description = "Seconds ECS waits after SIGTERM before SIGKILL: time for the leader to stop your command and release the lease."
+  description = "Seconds ECS waits after SIGTERM before SIGKILL: time for the leader to stop your command and release the lease; with shards, for every shard's command to stop (--grace, 10 s by default) and the shards to be released."
   default     = 30
 
   validation {
