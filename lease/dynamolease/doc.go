@@ -183,7 +183,9 @@
 // acknowledgement, the assigner's lease and the assignment's head (at most
 // 3 KiB; a larger assignment, beyond about 400 shards, goes in parts of
 // 350,000 bytes in partition GROUP#parts, written before the head that
-// names them and keyed by its version, so a reader never mixes two writes).
+// names them and keyed by its version, so a reader never mixes two writes;
+// the parts a failed write leaves behind are deleted by the writer's next
+// successful write of that object, once no head can name them).
 // So a listing of M workers reads about 400·M bytes: one read unit per ten
 // workers, a hundred units (one request) for 1,000; and a worker's
 // steady-state read of the assignment is one GetItem of the head, one read
