@@ -169,7 +169,8 @@ func TestREADMETimeline(t *testing.T) {
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(chart, "\n"), "\n") {
 		want.WriteString(strings.TrimRight("    "+line, " \n") + "\n")
 	}
-	if !strings.HasPrefix(block, want.String()) {
+	// The block ends with the chart: a blank line follows it.
+	if !strings.HasPrefix(block, want.String()+"\n") {
 		t.Errorf("README.md's picture after %q differs from what timeline prints; want:\n%s", open, want.String())
 	}
 }
