@@ -74,8 +74,8 @@ func verify(t *testing.T, l lease.Lease) {
 	}
 }
 
-// TestObjectsCollectOrphanedParts: the parts of a Put whose head write
-// failed, and a part whose delete failed, are deleted by the next
+// TestObjectsCollectOrphanedParts: the parts of a Put whose part or head
+// write failed, and a part whose delete failed, are deleted by the next
 // successful Put of the same key, leaving only the parts the stored head
 // names (none: it is stored in its item).
 func TestObjectsCollectOrphanedParts(t *testing.T) {
@@ -85,6 +85,7 @@ func TestObjectsCollectOrphanedParts(t *testing.T) {
 			rule faultproxy.Rule
 		}{
 			// 1 MiB is 3 parts: the fourth PutItem is the head.
+			{"PartRefused", faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError), Every: 2, Times: 1}},
 			{"HeadRefused", faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError), Every: 4, Times: 1}},
 			{"HeadAnswerLost", faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Replace(faultproxy.DynamoInternalServerError), Every: 4, Times: 1}},
 			{"DeleteRefused", faultproxy.Rule{Match: faultproxy.DynamoOp("DeleteItem"), Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError), Times: 1}},

@@ -96,8 +96,9 @@ type ObjectsOptions struct {
 // written; a reader that read the old head and finds its parts gone reads
 // the head again. Parts live outside the group's partition so that
 // listings, charged by the size of the items they read, read heads only.
-// A Put whose head write fails other than by its condition (its answer
-// lost, refused or throttled) leaves its parts behind and, if its head was
+// A Put whose part write fails, or whose head write fails other than by
+// its condition (its answer lost, refused or throttled), leaves its parts
+// behind and, if its head was
 // applied, those of the version it replaced; a delete that fails leaves its
 // part. The Objects keeps those versions, and its next successful Put of
 // the same key deletes their parts, after its head replaced the version it
@@ -343,6 +344,7 @@ func (o *Objects) Put(ctx context.Context, key string, data []byte, version stri
 			part := o.partKey(c.sort, next, i)
 			part[attrData] = &types.AttributeValueMemberB{Value: data[i*partSize : min(len(data), (i+1)*partSize)]}
 			if _, err := c.client.PutItem(ctx, &ddb.PutItemInput{TableName: &c.table, Item: part}, callOptions); err != nil {
+				o.orphan(c.sort, next)
 				return "", c.classify(ctx, opPutPart, err)
 			}
 		}
