@@ -54,11 +54,27 @@ func (w *Worker) assign(ctx context.Context) error {
 			w.fatal(err)
 			return err
 		}
+		if at, ok := a.due(); ok && at.Before(next) {
+			next = at
+		}
 		ctxtime.Sleep(ctx, time.Until(next))
 		if ctx.Err() != nil {
 			return nil
 		}
 	}
+}
+
+// due returns when a worker that owns shards and seems to have stopped
+// renewing can be judged expired, if one does (see judge.due).
+func (a *assigner) due() (time.Time, bool) {
+	if a.judge == nil || a.cur == nil {
+		return time.Time{}, false
+	}
+	ids := make([]string, 0, len(a.cur.Members))
+	for _, m := range a.cur.Members {
+		ids = append(ids, m.ID)
+	}
+	return a.judge.due(ids, time.Now())
 }
 
 // round lists the group, reads the acknowledgements that changed (until
@@ -112,15 +128,40 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		a.fenced = true
 	}
 	planned, changed := plan(a.cur, a, a.nextGen())
-	if changed {
+	expect := a.expect()
+	switch {
+	case changed:
+		planned.Expect = expect
 		a.grants += planned.granted()
 		a.write(ctx, planned)
+	case !expect.IsZero() && expect.Sub(a.cur.Expect).Abs() > cfg.listInterval():
+		a.rewriteExpecting(ctx, expect)
 	}
 	a.settle(sent, changed)
 	return nil
 }
 
 func (a *assigner) nextGen() uint64 { return a.token<<32 | (a.seq + 1) }
+
+// expect returns the wall-clock time at which the assigner expects to free
+// a crashed worker's shards (see due), or zero.
+func (a *assigner) expect() time.Time {
+	at, ok := a.due()
+	if !ok {
+		return time.Time{}
+	}
+	return time.Now().Add(time.Until(at)).Round(0)
+}
+
+// rewriteExpecting writes the current assignment again, ownership
+// unchanged, with a new Gen and Expect, so that the workers read the
+// assignment just after a crashed worker can be judged expired: one write
+// per crash, and one read per worker.
+func (a *assigner) rewriteExpecting(ctx context.Context, expect time.Time) {
+	again := *a.cur
+	again.Gen, again.Expect = a.nextGen(), expect
+	a.write(ctx, &again)
+}
 
 // load reads the assignment at the start of the term, or starts one, and
 // writes the fence: the same owners, every epoch made this term's, so that

@@ -28,6 +28,13 @@ type assignment struct {
 	TTL, Renew time.Duration
 	Members    []member
 	Slots      []slot // len Shards
+	// Expect, if not zero, is when (on the wall clock) the assigner expects
+	// to write the next assignment: the earliest moment a worker whose
+	// renewals stopped can be judged expired. Workers read the assignment
+	// just after it, as well as every renew interval, so that the shards
+	// of a crashed worker start elsewhere without waiting for their next
+	// read. It only times reads: a wrong clock costs time, never safety.
+	Expect time.Time
 }
 
 // member is one worker term named in an assignment.
@@ -75,7 +82,8 @@ func (a *assignment) memberOf(t term) int {
 var assignmentMagic = []byte("leasehold-shards\x01")
 
 // encode returns the assignment's compact binary form: a magic, then
-// unsigned varints (slots as (owner+1)<<1|releasing and epoch).
+// unsigned varints (slots as (owner+1)<<1|releasing and epoch), then,
+// only when set, Expect in Unix milliseconds.
 func (a *assignment) encode() []byte {
 	b := append([]byte(nil), assignmentMagic...)
 	fence := uint64(0)
@@ -98,6 +106,9 @@ func (a *assignment) encode() []byte {
 		}
 		b = binary.AppendUvarint(b, v)
 		b = binary.AppendUvarint(b, s.Epoch)
+	}
+	if !a.Expect.IsZero() {
+		b = binary.AppendUvarint(b, uint64(max(a.Expect.UnixMilli(), 1)))
 	}
 	return b
 }
@@ -146,13 +157,20 @@ func decodeAssignment(data []byte) (*assignment, error) {
 		v := next("owner", (nm<<1)|1)
 		a.Slots = append(a.Slots, slot{Owner: int(v>>1) - 1, Releasing: v&1 == 1, Epoch: next("epoch", 1<<63)})
 	}
+	if err == nil && r.Len() > 0 {
+		ms := next("expect", 1<<62)
+		if err == nil && ms == 0 {
+			err = driver.Corruptf("shard: assignment: expect is 0")
+		}
+		a.Expect = time.UnixMilli(int64(ms))
+	}
 	switch {
 	case err != nil:
 		return nil, err
 	case a.Shards == 0:
 		return nil, driver.Corruptf("shard: assignment: no shards")
 	case r.Len() != 0:
-		return nil, driver.Corruptf("shard: assignment: %d bytes after the last shard", r.Len())
+		return nil, driver.Corruptf("shard: assignment: %d bytes after the last field", r.Len())
 	}
 	return a, nil
 }

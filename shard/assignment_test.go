@@ -22,6 +22,9 @@ func TestAssignmentRoundTrip(t *testing.T) {
 	for _, fence := range []bool{false, true} {
 		a := sample()
 		a.Fence = fence
+		if fence {
+			a.Expect = time.UnixMilli(1_795_000_000_123)
+		}
 		got, err := decodeAssignment(a.encode())
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +57,8 @@ func TestAssignmentCorrupt(t *testing.T) {
 		{"empty", nil},
 		{"a lease record", []byte(`{"leasehold":1,"holder":"w1"}`)},
 		{"truncated", good[:len(good)-1]},
-		{"trailing bytes", append(append([]byte(nil), good...), 0)},
+		{"trailing zero", append(append([]byte(nil), good...), 0)},
+		{"bytes after expect", func() []byte { a := sample(); a.Expect = time.UnixMilli(5); return append(a.encode(), 1) }()},
 		{"owner out of range", func() []byte { a := sample(); a.Slots[0].Owner = 5; return a.encode() }()},
 		{"no shards", func() []byte { a := sample(); a.Shards, a.Slots = 0, nil; return a.encode() }()},
 		{"invalid identity", func() []byte { a := sample(); a.Members[0].ID = "a\nb"; return a.encode() }()},

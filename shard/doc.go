@@ -70,7 +70,17 @@
 //     it stopped the shards an assignment took from it or applied a fence
 //     (applied: that Gen), and when it ends (left).
 //
-// The assigner lists GROUP/ every third of a renew interval. The listing
+// The assigner lists GROUP/ every third of a renew interval, and once
+// more at the moment a worker that owns shards and has missed a renewal
+// can be judged expired. Before that moment it writes the assignment again,
+// ownership unchanged, with Expect: when it will free that worker's
+// shards, on the wall clock. Every worker reads the assignment a tenth of
+// a renew interval after Expect (up to three times, until it changed) as
+// well as every renew interval, so the shards of a crashed worker start
+// elsewhere about a TTL after its last renewal, not up to a renew interval
+// later. That costs one write and one listing per crash, and up to three
+// reads per worker; a wrong wall clock costs time, never safety, since
+// Expect only times reads. The listing
 // gives every member's liveness version, from which it judges expiry by
 // rule 2 for all workers at once, and every acknowledgement's version, of
 // which it reads only those that changed, and only until the next listing

@@ -86,3 +86,22 @@ func (j *judge) alive(id string, now time.Time) bool {
 	c := j.counts[id]
 	return c != nil && c.last != "" && c.last != absent && now.Sub(c.changed) < j.ttl && !j.expired(id, now)
 }
+
+// due returns the earliest moment (on the assigner's clock) at which one of
+// ids can be judged expired, among those whose renewals seem to have
+// stopped: a version unchanged for longer than one and a half renew
+// intervals, when the worker renews every one. ok is false when there is
+// none. The assigner lists again at that moment, and tells the workers to
+// read the assignment just after it (assignment.Expect).
+func (j *judge) due(ids []string, now time.Time) (at time.Time, ok bool) {
+	for _, id := range ids {
+		c := j.counts[id]
+		if c == nil || c.version == "" || now.Sub(c.at) <= j.gap*3/2 || j.expired(id, now) {
+			continue
+		}
+		if e := c.at.Add(j.ttl); !ok || e.Before(at) {
+			at, ok = e, true
+		}
+	}
+	return at, ok
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sort"
 	"strings"
@@ -537,6 +538,45 @@ func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
 		}
 		if !f.o.Balanced(f.live()) {
 			t.Errorf("3 TTL after a crash, with a slow assigner: not balanced: counts %v", f.o.Counts(f.live()))
+		}
+		f.stopAll()
+	})
+}
+
+// TestCrashedWorkersShardsStartSoon: the assigner lists again the moment a
+// crashed worker's liveness can be judged expired, and the workers read
+// the assignment just after it (assignment.Expect), so a crashed worker's
+// shards run elsewhere within TTL + a listing interval (the lag of the
+// first listing that showed its last renewal) + a tenth of a renew
+// interval, from the crash, not TTL + up to a listing interval + a renew
+// interval (the next regular read).
+func TestCrashedWorkersShardsStartSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 24)
+		f.candidates = 1
+		for range 4 { // at random phases of the renew interval
+			f.join()
+			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+		}
+		f.settle("start", time.Now(), 0)
+		bound := f.ttl + f.renew()/3 + f.renew()/10 + f.renew()/20
+		var worst time.Duration
+		for trial := range 12 {
+			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+			victim := f.live()[1+trial%3]
+			since := time.Now()
+			f.crash(victim)
+			took, _ := f.settle("crash", since, f.o.Starts())
+			worst = max(worst, took)
+			f.join()
+			f.settle("replace", time.Now(), f.o.Starts())
+		}
+		t.Logf("crash → its shards running elsewhere, worst of 12: %.2f TTL (bound %.2f)", worst.Seconds()/f.ttl.Seconds(), bound.Seconds()/f.ttl.Seconds())
+		if worst > bound {
+			t.Errorf("a crashed worker's shards ran elsewhere %v after the crash; want at most %v", worst, bound)
+		}
+		if f.overlapped() {
+			t.Error("a shard ran on two workers at once")
 		}
 		f.stopAll()
 	})

@@ -285,11 +285,13 @@ func (w *Worker) emit(e Event) {
 type session struct {
 	w       *Worker
 	me      term
-	highest uint64 // the latest Gen applied; older ones are restores
-	version string // the assignment's version as last read
-	acked   uint64 // the latest Gen acknowledged
-	ackVer  string // the acknowledgement's version, "" when unknown
-	last    ack    // the latest acknowledgement written
+	highest uint64    // the latest Gen applied; older ones are restores
+	version string    // the assignment's version as last read
+	expect  time.Time // its Expect
+	readAt  time.Time // when the latest read of it was sent
+	acked   uint64    // the latest Gen acknowledged
+	ackVer  string    // the acknowledgement's version, "" when unknown
+	last    ack       // the latest acknowledgement written
 	running map[int]*run
 }
 
@@ -319,11 +321,43 @@ func (w *Worker) serve(ctx context.Context) error {
 		if polls%ackCheckEvery == 0 {
 			s.checkAck(ctx)
 		}
-		ctxtime.Sleep(ctx, w.cfg.RenewInterval)
+		next := time.Now().Add(w.cfg.RenewInterval)
+		for at, ok := s.expectedRead(next); ok && ctx.Err() == nil; at, ok = s.expectedRead(next) {
+			ctxtime.Sleep(ctx, time.Until(at))
+			if err := s.poll(ctx); err != nil {
+				w.fatal(err)
+				return err
+			}
+		}
+		ctxtime.Sleep(ctx, time.Until(next))
 		if ctx.Err() != nil {
 			return nil
 		}
 	}
+}
+
+// expectedReads is how many reads a worker makes after an assignment's
+// Expect, a tenth of a renew interval apart, until it finds a new one.
+const expectedReads = 3
+
+// expectedRead returns when to read the assignment before next, because
+// the assignment read last expects the next one (assignment.Expect): a
+// tenth of a renew interval after Expect, then a tenth apart, up to
+// expectedReads times, until the version read changes. ok is false when no
+// such read falls after now and before next.
+func (s *session) expectedRead(next time.Time) (time.Time, bool) {
+	if s.expect.IsZero() {
+		return time.Time{}, false
+	}
+	step := s.w.cfg.RenewInterval / 10
+	now := time.Now()
+	for i := range expectedReads {
+		at := s.expect.Add(time.Duration(i+1) * step)
+		if at.After(now) && at.Before(next) && !at.Before(s.readAt.Add(step/2)) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // poll reads the assignment if it changed and applies it if it is newer
@@ -331,6 +365,7 @@ func (w *Worker) serve(ctx context.Context) error {
 // stop.
 func (s *session) poll(ctx context.Context) error {
 	cfg := &s.w.cfg
+	s.readAt = time.Now()
 	data, v, err := s.w.get(ctx, assignmentKey(cfg.Group), s.version)
 	if err != nil || data == nil {
 		return nil
@@ -343,7 +378,7 @@ func (s *session) poll(ctx context.Context) error {
 	if err := a.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
 		return err
 	}
-	s.version = v
+	s.version, s.expect = v, a.Expect
 	if a.Gen > s.highest {
 		s.apply(ctx, a)
 	}
