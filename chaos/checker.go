@@ -258,22 +258,17 @@ func (r *Result) details(sb *strings.Builder, prefix string) {
 // interval, ttl/3, and its jitter of 20%: 2/5 of the TTL),
 // a TTL of its listings until it judges the owner's liveness expired, a
 // listing period (r/3), the new owner's read of the assignment (r), and
-// the requests of it all; storeJudged (Azure's native leases, which the
-// store frees only a TTL after the last renewal it accepted) adds a TTL.
-// As in Check, every fault that overlaps the gap, or the TTL before it,
-// adds its length, and in a group a TTL more (Recovery): a member cut off
-// or stalled loses its liveness term and rejoins only after its cool-down,
-// a TTL; a killed assigner's successor is elected a TTL after it; and the
+// the requests of it all, on every store alike (Azure's renewals show in
+// its listings too). As in Check, every fault that overlaps the gap, or
+// the TTL before it, adds its length, and in a group a TTL more
+// (Recovery): a member cut off or stalled loses its liveness term and
+// rejoins only after its cool-down, a TTL; a killed assigner's successor is elected a TTL after it; and the
 // faults come a TTL or two apart, so one's recovery runs into the next's.
 // (Ten-minute runs went over the bound without it, by up to 2.8 s on MinIO
 // at TTL 2 s, through a hang of the owner, latency for all and a kill of
 // the assigner in one gap.)
-func ShardBounds(ttl, r, call time.Duration, storeJudged bool) Bounds {
-	b := Bounds{TTL: ttl, Retry: ttl + ttl*2/5 + r/3 + r, Slack: 6 * call, Recovery: ttl}
-	if storeJudged {
-		b.Retry += ttl
-	}
-	return b
+func ShardBounds(ttl, r, call time.Duration) Bounds {
+	return Bounds{TTL: ttl, Retry: ttl + ttl*2/5 + r/3 + r, Slack: 6 * call, Recovery: ttl}
 }
 
 // ShardResult is what CheckShards found: each shard's Result, in which a

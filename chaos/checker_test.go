@@ -114,7 +114,7 @@ func TestCheckWorstGap(t *testing.T) {
 
 // shardBounds: TTL 2s, renew interval 0.75s, call timeout 0.4s: a shard
 // may run nowhere for 2s + 2s + 0.8s + 0.25s + 0.75s + 2.4s = 8.2s.
-var shardBounds = ShardBounds(2*time.Second, 750*time.Millisecond, 400*time.Millisecond, false)
+var shardBounds = ShardBounds(2*time.Second, 750*time.Millisecond, 400*time.Millisecond)
 
 func TestCheckShardsFinds(t *testing.T) {
 	if got, want := shardBounds.TTL+shardBounds.Retry+shardBounds.Slack, 8200*time.Millisecond; got != want {

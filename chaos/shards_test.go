@@ -100,7 +100,7 @@ func TestChaosShards(t *testing.T) {
 				c.start(s)
 			}
 			statusURL, statusEnv := contender(upstream) // straight at the store
-			bounds := chaos.ShardBounds(b.ttl, b.ttl*3/8, b.ttl/5, b.storeJudged)
+			bounds := chaos.ShardBounds(b.ttl, b.ttl*3/8, b.ttl/5)
 			c.runShards(d)
 			settled, err := c.settle(statusURL, statusEnv, bounds.TTL+bounds.Retry+bounds.Slack)
 			until := monotonic()
@@ -324,7 +324,7 @@ func TestChaosShardsCatchesSIGSTOP(t *testing.T) {
 			ivs = append(ivs, c.intervals(log, 0)...)
 		}
 	}
-	res := chaos.CheckShards(ivs, shardCount, c.faults, chaos.ShardBounds(b.ttl, b.ttl*3/8, b.ttl/5, b.storeJudged), until)
+	res := chaos.CheckShards(ivs, shardCount, c.faults, chaos.ShardBounds(b.ttl, b.ttl*3/8, b.ttl/5), until)
 	t.Logf("%s, leasehold stopped with SIGSTOP for 3 TTLs:\n%s", b.name, res.Summary(c.faults))
 	overlaps := 0
 	for _, r := range res.Shards {

@@ -41,7 +41,9 @@
 //     campaigns to be the assigner (Config.NoAssigner). Shard records are
 //     written only when ownership changes. Only the assigner lists, three
 //     times per renew interval. Per worker and hour, at the default TTL of
-//     15 s (a renew interval of 5.6 s): 640 writes and 800 to 2,080 reads.
+//     15 s (a renew interval of 5.6 s): 640 writes and 800 to 2,080 reads
+//     (on Azure Blob 1,280 writes: a renewal and the metadata write that
+//     shows it).
 //
 // A group's N is fixed: a worker whose Shards differ from the group's gets
 // an error naming the field, not a reshuffle. So are its TTL and renew
@@ -165,12 +167,13 @@
 //     term, and t stopped by e1 + R + RenewDeadline ≤ e1 + T. A later term
 //     of the same worker would have written a version of its own, breaking
 //     the run. A key that vanished counts as a version too (absent): t's
-//     next renewal finds it gone and stops. On a store that judges its own
-//     leases (StoreJudgedLeases: Azure), a held lease lists as a new
-//     version at every listing, so a run counts only over listings at which
-//     the store said t's lease was free: the store frees it a TTL after the
-//     last renewal it accepted, after t stopped (rule 3), and the count adds
-//     a TTL on the assigner's clock.
+//     next renewal finds it gone and stops. This needs every renewal of t
+//     to change the version, or to fail: true of every compare-and-swap
+//     store, and of Azure's native leases, whose renewals write the record
+//     under the lease and fail when that write fails (lease.RenewalsShow).
+//     Run refuses a store whose leases' renewals do not show
+//     (lease.ErrUnsafeStore). Who judges the lease itself (the store, on
+//     Azure) does not enter the argument.
 //
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which
@@ -216,13 +219,12 @@
 // (dynamolease.Objects) and Azure Blob (azurelease.Objects), each of
 // which passes the conformance suite shard/shardtest; OpenStore opens any
 // of them from a group's URL (mem://, s3://, gs://, dynamodb://,
-// azblob://).
-// Stores whose leases the store judges are refused with
-// lease.ErrUnsafeStore unless their List reports the leases' state
-// (StoreJudgedLeases). The chaos suite for shards and per-shard health
-// checks are to come. Metrics are the caller's, from OnEvent, OnSettled
-// and OnRenew (leasehold run --shards exports them to Prometheus). The
-// tests' fault schedules are seeded
+// azblob://), and judges liveness on each of them the same way, by rule 2
+// on listed versions. A store whose leases' renewals do not change the
+// version (lease.RenewalsShow false) is refused with lease.ErrUnsafeStore.
+// Per-shard health checks are to come. Metrics are the caller's, from
+// OnEvent, OnSettled and OnRenew (leasehold run --shards exports them to
+// Prometheus). The tests' fault schedules are seeded
 // (TestRandomFaults, -seed N), but the runner's jitter draws from the
 // global source, so a failing seed shows its trace rather than replaying
 // exactly. Logs go to Config.Logger (slog) already; the

@@ -194,10 +194,11 @@ func New(cfg Config) (*Worker, error) {
 // shard, says it left, releases its liveness and returns nil. It returns an
 // error when the worker cannot take part without a person's help: its
 // Shards, TTL or RenewInterval differ from the group's, a lease or the
-// assignment cannot be used (see lease.Retryable), or the store's leases
-// are native ones, judged by the store (lease.JudgedByStore), and its List
-// does not report their state (StoreJudgedLeases): the assigner could not
-// judge them (lease.ErrUnsafeStore). Call it once per Worker.
+// assignment cannot be used (see lease.Retryable), or the store's leases'
+// renewals do not change their records' versions (lease.RenewalsShow is
+// false): the assigner, which judges liveness by rule 2 on the versions it
+// lists, would judge every live worker expired (lease.ErrUnsafeStore).
+// Call it once per Worker.
 func (w *Worker) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -210,8 +211,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if j := l.Judge(); j != lease.JudgedByContender && !listsLeaseState(w.cfg.Store) {
-			return fmt.Errorf("shard: %w: the store's leases are judged by %v, and its List does not report their state (shard.StoreJudgedLeases); the assigner judges liveness by listed versions, and the store need not show a lease's renewals in them", lease.ErrUnsafeStore, j)
+		if !lease.RenewalsShow(l) {
+			return fmt.Errorf("shard: %w: the store %T: the renewals of its lease %s do not change the record's version (lease.RenewalsShow is false), and the assigner judges liveness by rule 2 on listed versions", lease.ErrUnsafeStore, w.cfg.Store, key)
 		}
 		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
 		rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval

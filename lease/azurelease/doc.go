@@ -189,18 +189,15 @@
 // azblob://CONTAINER/GROUP with GroupURLParams): each
 // key of a group is a blob of that name, GROUP/members/ID and
 // GROUP/assigner leases of this package, GROUP/assignment and GROUP/acks/ID
-// plain blobs written with Put Blob conditional on their ETag. Azure's
-// leases are judged by the service, and a renewal keeps the blob's ETag, so
-// the assigner cannot judge a worker's liveness from ETags: Objects' List
-// reports a leased blob (List Blobs' LeaseState leased or breaking) as a
-// version no earlier listing showed, and a free one (available, expired,
-// broken) at its ETag. A worker's liveness is then judged expired after
-// Azure has shown its lease free, unchanged, for a TTL on the assigner's
-// clock: Azure frees a lease only once its duration has passed since the
-// last renewal it accepted, after the holder stopped (see
-// shard.StoreJudgedLeases for the argument). The group's TTL must be one
-// of Azure's lease durations (15s to 60s), and infinite leases are
-// refused. List Blobs and Get Blob need blobs/read, Put Blob blobs/write:
+// plain blobs written with Put Blob conditional on their ETag. A version is
+// the blob's ETag, in a listing as in a read. Every renewal writes the
+// record under the lease, which changes the ETag, and a renewal whose write
+// fails is reported failed (lease.RenewalsShow), so the assigner judges a
+// worker's liveness as on every store: expired once the listings have
+// shown its blob at one ETag for a TTL on the assigner's clock (rule 2; see
+// package shard's doc for the argument). The group's TTL must be one of
+// Azure's lease durations (15s to 60s), and infinite leases are refused.
+// List Blobs and Get Blob need blobs/read, Put Blob blobs/write:
 // DataActions cover them. A listing is one List Blobs request per 5,000
 // blobs; in steady state a worker's read of the assignment is a Get Blob
 // answered 304.

@@ -2,8 +2,10 @@ package azurelease_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
@@ -98,4 +100,48 @@ type proxiedHarness struct {
 
 func (h proxiedHarness) WriteForeign(ctx context.Context, name string) error {
 	return h.foreign.WriteForeign(ctx, name)
+}
+
+// TestRenewalThatDoesNotShowFails: a renewal whose metadata write (the
+// write that makes it show) fails is a failed Renew, though Azure renewed
+// the lease: the holder keeps counting its deadline from its last renewal
+// that showed, so a judge of the blob's ETags (rule 2, as package shard's
+// assigner judges liveness) never sees the holder act past what its ETag
+// allows. The next renewal that shows succeeds.
+func TestRenewalThatDoesNotShowFails(t *testing.T) {
+	t.Parallel()
+	cs, upstream := azurite(t)
+	container := newContainer(t, newClient(t, cs))
+	p := faultproxy.Start(t, upstream)
+	l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: leasetest.UniqueName("show"), Client: newClient(t, viaProxy(cs, p.URL))},
+		lease.Options{Identity: "worker-1", TTL: testTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	term, err := l.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := l.Observe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := p.Add(faultproxy.Rule{Match: faultproxy.AzureComp("metadata"), Fault: faultproxy.Refuse(faultproxy.AzureServerBusy), Times: 1})[0]
+	renewed, err := l.Renew(t.Context(), term)
+	if !errors.Is(err, lease.ErrUnavailable) || !strings.Contains(err.Error(), "503 ServerBusy") || renewed != (lease.Term{}) {
+		t.Errorf("Renew whose metadata write was refused: %+v, %v; want no term and lease.ErrUnavailable saying 503 ServerBusy", renewed, err)
+	}
+	if p.Applied(rule) != 1 {
+		t.Fatalf("the refusal was applied %d times, want once", p.Applied(rule))
+	}
+	if after, err := l.Observe(t.Context()); err != nil || after.Version != before.Version {
+		t.Errorf("after the failed Renew the record is at %q (%v), want %q: nothing showed", after.Version, err, before.Version)
+	}
+	renewed, err = l.Renew(t.Context(), term)
+	if err != nil || !renewed.Sent.After(term.Sent) {
+		t.Fatalf("Renew once Azure answers again: %+v, %v; want the term, sent later", renewed, err)
+	}
+	if after, err := l.Observe(t.Context()); err != nil || after.Version == before.Version {
+		t.Errorf("after the Renew that showed the record is at %q (%v), want a version other than %q", after.Version, err, before.Version)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -17,7 +16,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	azlease "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
@@ -31,15 +29,10 @@ import (
 // version is the blob's ETag, without quotes.
 //
 // Leases (Objects.Lease) are this package's native Azure leases on the
-// key's blob, which the service judges: their renewals do not change the
-// ETag. So List reports a leased blob's state as shard.StoreJudgedLeases
-// says: while List Blobs shows it leased (LeaseState leased or breaking),
-// its version is its ETag followed by ";held;" and a number that no
-// earlier listing of this Objects reported; while it shows it free
-// (available, expired or broken), its ETag. Azure shows a lease expired
-// only once its duration, the TTL, has passed since the last renewal it
-// accepted; the holder stopped at sent + RenewDeadline of the last
-// renewal it sent, before.
+// key's blob, which the service judges. Each renewal writes the record
+// under the lease, which changes the blob's ETag, and a renewal whose write
+// fails is a failed renewal (lease.RenewalsShow): so the assigner judges a
+// worker's liveness by rule 2 on listed ETags, as on every store.
 //
 // Objects needs no data action beyond DataActions: List Blobs and Get Blob
 // are blobs/read, Put Blob is blobs/write.
@@ -47,7 +40,6 @@ type Objects struct {
 	opts      Options
 	container *container.Client
 	pageSize  *int32
-	lists     atomic.Uint64
 }
 
 // MaxPageSize is the most blobs one page of List Blobs returns.
@@ -94,10 +86,6 @@ func NewObjects(opts ObjectsOptions) (*Objects, error) {
 	}
 	return o, nil
 }
-
-// ListsLeaseState reports true: List reports the state of the leases'
-// blobs (see Objects).
-func (o *Objects) ListsLeaseState() bool { return true }
 
 // Lease opens this package's lease on the blob key for the contender
 // lopts describes (see Open).
@@ -164,12 +152,10 @@ func (o *Objects) Put(ctx context.Context, key string, data []byte, version stri
 	return unquoted(*resp.ETag), nil
 }
 
-// List returns the version of every blob whose name starts with prefix,
-// page by page (List Blobs), or an error: never part of the list. A leased
-// blob's version says it is held (see Objects).
+// List returns the version (ETag) of every blob whose name starts with
+// prefix, page by page (List Blobs), or an error: never part of the list.
 func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, error) {
 	ctx = policy.WithRetryOptions(ctx, noRetries)
-	listing := o.lists.Add(1)
 	out := map[string]string{}
 	pager := o.container.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, MaxResults: o.pageSize})
 	for pager.More() {
@@ -181,11 +167,7 @@ func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, e
 			if b.Name == nil || b.Properties == nil || b.Properties.ETag == nil {
 				return nil, fmt.Errorf("%w: azurelease: %s %s*: a blob without a name or ETag", lease.ErrUnavailable, opListBlobs, o.where(prefix))
 			}
-			v := unquoted(*b.Properties.ETag)
-			if st := b.Properties.LeaseState; st != nil && (*st == azlease.StateTypeLeased || *st == azlease.StateTypeBreaking) {
-				v += ";held;" + strconv.FormatUint(listing, 10)
-			}
-			out[*b.Name] = v
+			out[*b.Name] = unquoted(*b.Properties.ETag)
 		}
 	}
 	return out, nil

@@ -44,7 +44,9 @@ import (
 //     way, page by page), every key that existed throughout, or an error:
 //     never a partial list. Paging is the implementation's business.
 //   - Lease opens a lease on key for the contender opts describes, with the
-//     guarantees of package lease.
+//     guarantees of package lease, whose renewals show (lease.RenewalsShow):
+//     each renewal that succeeds changes the version List shows for key, so
+//     that the assigner judges a worker's liveness by rule 2 on listings.
 //
 // Every method returns promptly once ctx ends, and errors wrap package
 // lease's sentinels (or ErrConflict).
@@ -70,9 +72,8 @@ import (
 //     that names them and keyed by its version.
 //   - Azure Blob (azurelease.Objects): Put Blob with If-None-Match: * or
 //     If-Match: ETag; Get Blob with If-None-Match (304); List Blobs with a
-//     prefix (ETags). Its leases are native (lease.JudgedByStore) and
-//     their renewals keep the ETag, so its List reports the lease state
-//     that List Blobs shows instead (see shard.StoreJudgedLeases).
+//     prefix (ETags). Its leases are native (lease.JudgedByStore); each
+//     renewal writes the record under the lease, which changes the ETag.
 type Objects interface {
 	// Lease opens a lease on key for the contender opts describes.
 	Lease(key string, opts lease.Options) (lease.Lease, error)

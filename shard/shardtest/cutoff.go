@@ -13,9 +13,9 @@ import (
 // CutOff runs a group in real time on a backend's store: two workers share
 // four shards, then one is cut off (as kill -9 would leave it), and the
 // other must run all four within recover, once the assigner has judged the
-// cut one's liveness expired. store returns worker id's Store, whose every
-// request fails while cut is set; cfg gives the group's TTL and
-// CallTimeout; settle bounds the first balance.
+// cut one's liveness expired; it logs how long that took. store returns
+// worker id's Store, whose every request fails while cut is set; cfg gives
+// the group's TTL and CallTimeout; settle bounds the first balance.
 func CutOff(t *testing.T, store func(id string, cut *atomic.Bool) shard.Store, cfg shard.Config, settle, recover time.Duration) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
@@ -42,7 +42,9 @@ func CutOff(t *testing.T, store func(id string, cut *atomic.Bool) shard.Store, c
 	b := start("b", bCut)
 	waitFor(t, "a and b run two shards each", settle, func() bool { return len(a.Owned()) == 2 && len(b.Owned()) == 2 })
 	bCut.Store(true)
+	cutAt := time.Now()
 	waitFor(t, "a runs all four shards again", recover, func() bool { return len(a.Owned()) == 4 })
+	t.Logf("a ran all four shards %v after b was cut off (TTL %v)", time.Since(cutAt).Round(time.Millisecond), cfg.TTL)
 	if got := b.Owned(); len(got) != 0 {
 		t.Errorf("b, cut off, still runs %v", got)
 	}

@@ -16,10 +16,10 @@
 //   - a cancelled context makes every call return an error matching
 //     context.Canceled (a List no map) and changes nothing;
 //   - Lease opens a working lease (acquire, a second contender refused,
-//     renew, release, taken by the next), whose record List shows at one
-//     version while no one writes it; on a store that lists its native
-//     leases' state (shard.StoreJudgedLeases), at a version new at every
-//     listing while held, and at one version once released;
+//     renew, release, taken by the next) whose renewals show
+//     (lease.RenewalsShow), and whose record List shows at one version while
+//     no one writes it and at a new one after each renewal: the versions by
+//     which the assigner judges a worker's liveness (rule 2);
 //   - a group of workers on the store (shard.Worker) starts every shard,
 //     balances on a join and on a leave with the fewest moves, and never
 //     runs a shard on two workers at once nor starts one with an epoch that
@@ -338,19 +338,25 @@ func cancelledContext(e *env) {
 	e.wantMissing(e.key("b"))
 }
 
-// listLease lists the prefix n times, and returns the versions at which
-// the listings showed the lease at key.
-func (e *env) listLease(key string, n int) map[string]bool {
+// listLease lists the prefix three times, and returns the version at which
+// the listings showed the lease at key; what says what happened to the
+// lease since it was last written.
+func (e *env) listLease(key, what string) string {
 	e.t.Helper()
 	seen := map[string]bool{}
-	for range n {
+	var v string
+	for range 3 {
 		list, err := e.s.List(e.t.Context(), e.prefix)
 		if err != nil || list[key] == "" {
 			e.t.Fatalf("List(%q) of a lease's prefix: %v, %v; want the lease's record", e.prefix, list, err)
 		}
-		seen[list[key]] = true
+		v = list[key]
+		seen[v] = true
 	}
-	return seen
+	if len(seen) != 1 {
+		e.t.Fatalf("three listings of a lease %s showed the versions %v; want one, the record's", what, seen)
+	}
+	return v
 }
 
 func leaseWorks(e *env) {
@@ -373,21 +379,24 @@ func leaseWorks(e *env) {
 	if _, err := b.Acquire(ctx); !errors.Is(err, lease.ErrHeld) || !errors.As(err, &held) || held.Record.Holder != "shardtest-a" {
 		e.t.Fatalf("Acquire of a held lease: %v; want lease.ErrHeld naming shardtest-a", err)
 	}
-	if t1, err = a.Renew(ctx, t1); err != nil {
-		e.t.Fatalf("Renew: %v", err)
+	if !lease.RenewalsShow(a) {
+		e.t.Fatalf("lease.RenewalsShow of the store's lease (judged by the %v) is false; the assigner judges liveness by the versions renewals write", a.Judge())
 	}
-	heldAt := e.listLease(k, 3)
+	last := e.listLease(k, "acquired")
+	for i := range 2 {
+		if t1, err = a.Renew(ctx, t1); err != nil {
+			e.t.Fatalf("Renew %d: %v", i+1, err)
+		}
+		renewed := e.listLease(k, "renewed")
+		if renewed == last {
+			e.t.Fatalf("after Renew %d the lease lists at %q, as before it: the renewal does not show", i+1, renewed)
+		}
+		last = renewed
+	}
 	if err := a.Release(ctx, t1); err != nil {
 		e.t.Fatalf("Release: %v", err)
 	}
-	if j, ok := e.s.(shard.StoreJudgedLeases); ok && j.ListsLeaseState() {
-		releasedAt := e.listLease(k, 3)
-		if len(heldAt) != 3 || len(releasedAt) != 1 {
-			e.t.Fatalf("three listings of a held lease showed %d versions, three of the released lease %d (%v, then %v); want 3, then 1 (shard.StoreJudgedLeases)", len(heldAt), len(releasedAt), heldAt, releasedAt)
-		}
-	} else if len(heldAt) != 1 {
-		e.t.Fatalf("three listings of a lease held and not renewed meanwhile showed the versions %v; want one, the record's", heldAt)
-	}
+	e.listLease(k, "released")
 	t2, err := b.Acquire(ctx)
 	if err != nil || t2.Token <= t1.Token {
 		e.t.Fatalf("Acquire of the released lease: %+v, %v; want a token greater than %d", t2, err, t1.Token)
