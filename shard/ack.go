@@ -18,7 +18,14 @@ type ack struct {
 	Token   uint64 `json:"token"`
 	Applied uint64 `json:"applied"`
 	Left    bool   `json:"left,omitempty"`
-	Nonce   string `json:"nonce"`
+	// Restarting is written over the term's latest acknowledgement by a
+	// new process of the same worker, which found the term's liveness
+	// lease still held and waits for it to lapse: the assigner then keeps
+	// the term's shards for the worker, for a TTL after the term expired,
+	// instead of giving them to others (see assigner.dead). It tells the
+	// assigner to wait, never to start anything.
+	Restarting bool   `json:"restarting,omitempty"`
+	Nonce      string `json:"nonce"`
 }
 
 // merge returns what a and b say together: the later term's, or, for one
@@ -31,7 +38,7 @@ func (a ack) merge(b ack) ack {
 	case b.Token > a.Token:
 		return b
 	}
-	a.Applied, a.Left = max(a.Applied, b.Applied), a.Left || b.Left
+	a.Applied, a.Left, a.Restarting = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting
 	return a
 }
 

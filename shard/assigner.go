@@ -303,10 +303,20 @@ func (a *assigner) allAcknowledged(gen uint64) bool {
 	return true
 }
 
-// dead implements view.
+// dead implements view. A term whose liveness expired while a new process
+// of its worker said it is restarting (ack.Restarting) is kept, its shards
+// with it, until that process's term says hello or a TTL has passed, so
+// that the restarted worker gets its shards back.
 func (a *assigner) dead(t term) bool {
 	k := a.acks[t.ID]
-	return a.judge.expired(t.ID, time.Now()) || k.Token > t.Token || k.Token == t.Token && k.Left
+	now := time.Now()
+	switch {
+	case k.Token > t.Token || k.Token == t.Token && k.Left:
+		return true
+	case !a.judge.expired(t.ID, now):
+		return false
+	}
+	return k.Token != t.Token || !k.Restarting || a.judge.expiredFor(t.ID, now) >= a.judge.ttl
 }
 
 // released implements view.

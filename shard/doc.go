@@ -24,8 +24,15 @@
 //   - Balance: once settled, every live worker runs ⌊N/M⌋ or ⌈N/M⌉
 //     shards. Sticky: a shard moves only when balance requires it, and a
 //     join or a leave moves the fewest shards that balance needs; a worker
-//     that restarts under the same identity gets its earlier shards back
-//     when they are free.
+//     that restarts under the same identity within a TTL of its crash
+//     gets its earlier shards back, about a TTL after the restart: it finds
+//     its earlier term's liveness still held, says so (Restarting, in that
+//     term's acknowledgement), and the assigner keeps that term's shards
+//     for it, for at most a TTL after the term expired, instead of giving
+//     them to others. A new term reads the assignment eight times per
+//     renew interval until one names it (for at most two intervals), so a
+//     joining or restarted worker starts its shards soon after the
+//     assigner gives them.
 //   - A worker that leaves (its context ends: SIGTERM, scale-in) stops its
 //     shards, says so, and they start elsewhere within about a renew
 //     interval, not a TTL.

@@ -77,6 +77,15 @@ func (j *judge) expired(id string, now time.Time) bool {
 	return c != nil && c.version != "" && now.Sub(c.at) >= j.ttl
 }
 
+// expiredFor returns how long ago id's liveness key expired (see
+// expired): 0 if it has not.
+func (j *judge) expiredFor(id string, now time.Time) time.Duration {
+	if !j.expired(id, now) {
+		return 0
+	}
+	return now.Sub(j.counts[id].at) - j.ttl
+}
+
 // alive reports whether id counts for balance: the latest successful
 // listing showed its liveness key, at a version first listed within the
 // last TTL, and it has not expired. A failed listing restarts the count

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -61,11 +62,16 @@ func (f *fleet) join() string {
 	return id
 }
 
-func (f *fleet) start(id string) {
+func (f *fleet) start(id string) { f.startProcess(id, id) }
+
+// startProcess starts a worker of identity id whose calls the store's
+// faults know as proc's: a process started again under its identity (proc
+// differs from id) is not cut off with the killed one.
+func (f *fleet) startProcess(id, proc string) {
 	w, err := New(Config{
-		Store: f.store.Objects(id), Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
+		Store: f.store.Objects(proc), Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
 		NoAssigner:  f.candidates > 0 && f.next > f.candidates,
-		Logger:      simLogger(),
+		Logger:      simLogger().With("w", id),
 		expireAfter: f.expire,
 		Run: func(ctx context.Context, s Shard) error {
 			f.o.Start(id, s.Index, s.Epoch)
@@ -575,6 +581,39 @@ func TestCrashedWorkersShardsStartSoon(t *testing.T) {
 		if worst > bound {
 			t.Errorf("a crashed worker's shards ran elsewhere %v after the crash; want at most %v", worst, bound)
 		}
+		if f.overlapped() {
+			t.Error("a shard ran on two workers at once")
+		}
+		f.stopAll()
+	})
+}
+
+// TestRestartedWorkerGetsItsShardsBack: a worker killed and started again
+// under its identity, within a TTL, finds its earlier term's liveness still
+// held and says so (ack.Restarting); the assigner keeps that term's shards
+// for it, and gives them back to the new process once its term began:
+// no other worker runs them meanwhile, and nothing else moves.
+func TestRestartedWorkerGetsItsShardsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 24)
+		f.candidates = 1
+		for range 4 {
+			f.join()
+			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+		}
+		f.settle("start", time.Now(), 0)
+		victim := f.live()[2]
+		mine := f.o.Shards(victim)
+		f.crash(victim)
+		time.Sleep(f.ttl / 4)
+		f.o.Restart(victim)
+		f.startProcess(victim, victim+"-restarted")
+		starts := f.o.Starts()
+		took, moves := f.settle("restart", time.Now(), starts)
+		if got := f.o.Shards(victim); !slices.Equal(got, mine) || moves != len(mine) {
+			t.Errorf("restarted %s runs shards %v after %d starts; want its own %v, %d starts", victim, got, moves, mine, len(mine))
+		}
+		t.Logf("restart → its %d shards back in %.2f TTL", len(mine), took.Seconds()/f.ttl.Seconds())
 		if f.overlapped() {
 			t.Error("a shard ran on two workers at once")
 		}

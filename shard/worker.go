@@ -227,6 +227,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 		return nil
 	}
+	w.sayRestarting(ctx)
 	err := start(memberKey(w.cfg.Group, w.cfg.Identity), w.serve, runner.Config{
 		HealthCheck: w.cfg.HealthCheck, HealthInterval: w.cfg.HealthInterval, HealthTimeout: w.cfg.HealthTimeout,
 		HealthThreshold: w.cfg.HealthThreshold, StallTimeout: w.cfg.StallTimeout, DrainTimeout: w.cfg.DrainTimeout,
@@ -242,6 +243,35 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.failed
+}
+
+// sayRestarting, when this worker's liveness lease is held under its own
+// identity (a term of an earlier process, which crashed or was restarted),
+// marks that term's acknowledgement Restarting, so that the assigner keeps
+// its shards for this process while it waits for the lease to lapse. One
+// attempt: if it fails, the shards move as after any crash.
+func (w *Worker) sayRestarting(ctx context.Context) {
+	l, err := w.cfg.Store.Lease(memberKey(w.cfg.Group, w.cfg.Identity), w.cfg.leaseOptions())
+	if err != nil {
+		return
+	}
+	rec, err := l.Observe(ctx)
+	if err != nil || !rec.Held() || rec.Holder != w.cfg.Identity {
+		return
+	}
+	key := ackKey(w.cfg.Group, w.cfg.Identity)
+	data, v, err := w.get(ctx, key, "")
+	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return
+	}
+	k := ack{Token: rec.Token}
+	if old, err := decodeAck(data); err == nil && old.Token == rec.Token {
+		k = old
+	}
+	k.Restarting = true
+	if _, err := w.put(ctx, key, k.encode(), v); err == nil {
+		w.cfg.Logger.Info("shard: restarting: this worker's earlier term still holds its liveness; its shards wait for this process", "token", rec.Token)
+	}
 }
 
 // fatal ends Run with err, unless an earlier error ended it.
@@ -290,6 +320,7 @@ type session struct {
 	version string    // the assignment's version as last read
 	expect  time.Time // its Expect
 	readAt  time.Time // when the latest read of it was sent
+	named   bool      // an assignment applied named this term
 	acked   uint64    // the latest Gen acknowledged
 	ackVer  string    // the acknowledgement's version, "" when unknown
 	last    ack       // the latest acknowledgement written
@@ -314,6 +345,10 @@ func (w *Worker) serve(ctx context.Context) error {
 	if s.ack(ctx, ack{Token: lt.Token}) != nil {
 		return nil
 	}
+	if err := s.awaitNaming(ctx); err != nil {
+		w.fatal(err)
+		return err
+	}
 	for polls := 1; ; polls++ {
 		if err := s.poll(ctx); err != nil {
 			w.fatal(err)
@@ -335,6 +370,30 @@ func (w *Worker) serve(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// newTermReads is how many times per renew interval a new term reads the
+// assignment until one names it, for at most newTermWait renew intervals.
+const (
+	newTermReads = 8
+	newTermWait  = 2
+)
+
+// awaitNaming reads the assignment newTermReads times per renew interval
+// until one names this term, for at most newTermWait renew intervals: the
+// assigner gives a joining or restarted worker its shards within a listing
+// interval of its hello, and so it starts them without waiting a renew
+// interval for its next read. About 16 reads, once per term.
+func (s *session) awaitNaming(ctx context.Context) error {
+	r := s.w.cfg.RenewInterval
+	until := time.Now().Add(newTermWait * r)
+	for !s.named && time.Now().Before(until) && ctx.Err() == nil {
+		if err := s.poll(ctx); err != nil {
+			return err
+		}
+		ctxtime.Sleep(ctx, r/newTermReads)
+	}
+	return nil
 }
 
 // expectedReads is how many reads a worker makes after an assignment's
@@ -391,6 +450,7 @@ func (s *session) poll(ctx context.Context) error {
 // fence, starts the shards it gives.
 func (s *session) apply(ctx context.Context, a *assignment) {
 	i := a.memberOf(s.me)
+	s.named = s.named || i >= 0
 	want := map[int]uint64{}
 	for sh, sl := range a.Slots {
 		if i >= 0 && sl.Owner == i && !sl.Releasing {

@@ -90,10 +90,16 @@ func NewStore() *Store {
 // Open returns a lease on the record called name, for the contender opts
 // describes.
 func (s *Store) Open(name string, opts lease.Options) (lease.Lease, error) {
+	return s.open(name, opts.Identity, opts)
+}
+
+// open opens the lease name for a client whose calls the faults set for
+// client reach.
+func (s *Store) open(name, client string, opts lease.Options) (lease.Lease, error) {
 	if name == "" {
 		return nil, &lease.OptionError{Field: "name", Value: `""`, Reason: "must not be empty"}
 	}
-	return driver.NewCAS(&conn{store: s, name: name, identity: opts.Identity}, opts)
+	return driver.NewCAS(&conn{store: s, name: name, identity: client}, opts)
 }
 
 // Put stores data under name as it is, bypassing the lease engine: a foreign

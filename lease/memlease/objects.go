@@ -44,10 +44,11 @@ func (o *URLOpener) OpenObjectsURL(_ context.Context, u *url.URL, opts lease.Opt
 }
 
 // Lease opens the lease record called key for the contender opts
-// describes, with this client's faults (opts.Identity should be this
-// client's identity).
+// describes, whose calls meet the faults set for this client (the identity
+// given to Store.Objects), which tests may name apart from opts.Identity:
+// a second process of one worker.
 func (o *Objects) Lease(key string, opts lease.Options) (lease.Lease, error) {
-	return o.store.Open(key, opts)
+	return o.store.open(key, o.identity, opts)
 }
 
 // Get returns the bytes stored at key and their version. When the stored

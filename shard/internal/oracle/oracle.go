@@ -66,6 +66,27 @@ func (o *Oracle) Crash(id string) {
 	o.dead[id] = true
 }
 
+// Restart marks a new process of id, after Crash: its shards are its own
+// again, their functions take their time to stop.
+func (o *Oracle) Restart(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.dead, id)
+}
+
+// Shards returns the shards id runs, by index.
+func (o *Oracle) Shards(id string) []int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []int
+	for s, owner := range o.owner {
+		if owner == id {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Crashed reports whether Crash marked id dead.
 func (o *Oracle) Crashed(id string) bool {
 	o.mu.Lock()
