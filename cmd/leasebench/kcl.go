@@ -19,13 +19,16 @@ import (
 // renew interval; no assigner: every worker reads every shard's lease
 // every interval (KCL's scan of its lease table, which also feeds
 // leasehold's judgement of expiry), computes its target from the workers
-// it sees, and takes at most one free or expired lease per interval.
+// it sees, and takes the free or expired leases it needs to reach its
+// target, all in one interval, as KCL's lease taker does.
 //
 // Two departures, because leasehold never takes a held lease: a KCL
-// worker under its target steals a lease from the most loaded worker
-// (and two workers run the shard until the victim notices); here the
-// loaded worker gives one up per interval instead, which is the same
-// rate of moves without the overlap. And since a worker that owns nothing
+// worker under its target with no free or expired lease left steals one
+// lease per interval (maxLeasesToStealAtOneTime, 1 by default) from the
+// most loaded worker, and two workers run the shard until the victim
+// notices; here the most loaded worker gives one up per interval instead
+// while a worker is under its share, which is the same rate of moves
+// without the overlap. And since a worker that owns nothing
 // could then never be seen, each worker also keeps a presence lease
 // (GROUP/workers/ID), found by one listing per interval: KCL's worker
 // knows itself from the leases it steals.
@@ -44,14 +47,18 @@ type kclConfig struct {
 	renewed func(took time.Duration, err error)
 }
 
-// kclParallel is how many of one worker's requests of a round go at once.
-const kclParallel = 16
+// kclParallel is how many of one worker's requests of a round go at once:
+// as many as the SDKs keep idle connections to one host (10 for
+// aws-sdk-go-v2 and azcore), so that a round opens no new connection.
+const kclParallel = 10
 
-// kclStep decides one interval of worker self: whether it takes one free
-// or expired lease, and whether it gives one up. owners names each shard's
+// kclStep decides one interval of worker self: how many free or expired
+// leases it takes, and whether it gives one up. owners names each shard's
 // owner as the scan saw it ("" for none), live the workers seen alive
-// (self among them).
-func kclStep(self string, owners []string, live map[string]bool) (take, release bool) {
+// (self among them). Only the most loaded worker (the first by identity
+// among equals) gives one up for a worker under its share, so that one
+// lease moves per interval, as KCL's one steal.
+func kclStep(self string, owners []string, live map[string]bool) (take int, release bool) {
 	lo, hi := share(len(owners), len(live))
 	count := map[string]int{}
 	free := 0
@@ -71,15 +78,27 @@ func kclStep(self string, owners []string, live map[string]bool) (take, release 
 	mine := count[self]
 	switch {
 	case mine > hi:
-		return false, true
+		return 0, true
 	case mine < lo:
-		return free > 0, false
+		return min(lo-mine, free), false
 	case mine < hi && free > 0 && !under:
-		return true, false
+		return 1, false
 	case mine > lo && under && free == 0:
-		return false, true
+		return 0, mostLoaded(count, live) == self
 	}
-	return false, false
+	return 0, false
+}
+
+// mostLoaded is the live worker that owns the most shards, the first by
+// identity among equals.
+func mostLoaded(count map[string]int, live map[string]bool) string {
+	var most string
+	for w := range live {
+		if most == "" || count[w] > count[most] || count[w] == count[most] && w < most {
+			most = w
+		}
+	}
+	return most
 }
 
 // kclWorker is one baseline worker's state.
@@ -141,7 +160,7 @@ func (w *kclWorker) call(ctx context.Context, f func(context.Context) error) err
 	return f(cctx)
 }
 
-// round is one interval: renewals, the scan, and at most one take or
+// round is one interval: renewals, the scan, and the takes or one
 // give-up.
 func (w *kclWorker) round(ctx context.Context) {
 	began := time.Now()
@@ -166,19 +185,25 @@ func (w *kclWorker) round(ctx context.Context) {
 			_ = w.call(ctx, func(ctx context.Context) error { return w.leases[s].Release(ctx, t) })
 			return
 		}
-	case take:
+	case take > 0:
 		var candidates []int
 		for s, o := range owners {
 			if !live[o] {
 				candidates = append(candidates, s)
 			}
 		}
-		s := candidates[rand.N(len(candidates))]
-		var t lease.Term
-		if err := w.call(ctx, func(ctx context.Context) (err error) { t, err = w.leases[s].Acquire(ctx); return err }); err == nil {
+		rand.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+		var mu sync.Mutex
+		w.each(ctx, candidates[:take], func(ctx context.Context, s int) {
+			t, err := w.leases[s].Acquire(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
 			w.held[s] = t
 			w.start(s)
-		}
+		})
 	}
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -95,20 +97,23 @@ func TestKCLStep(t *testing.T) {
 		return m
 	}
 	for _, c := range []struct {
-		name          string
-		self          string
-		owners        []string
-		live          map[string]bool
-		take, release bool
+		name    string
+		self    string
+		owners  []string
+		live    map[string]bool
+		take    int
+		release bool
 	}{
-		{"free and under its share", "a", []string{"", "", "b", "b"}, live("a", "b"), true, false},
-		{"a dead owner's shard is free", "a", []string{"c", "c", "b", "b"}, live("a", "b"), true, false},
-		{"over its ceiling", "a", []string{"a", "a", "a", "b"}, live("a", "b"), false, true},
-		{"at its share", "a", []string{"a", "a", "b", "b"}, live("a", "b"), false, false},
-		{"a newcomer under the floor, nothing free", "a", []string{"a", "a", "b", "b"}, live("a", "b", "c"), false, true},
-		{"under the floor, nothing free: wait", "c", []string{"a", "a", "b", "b"}, live("a", "b", "c"), false, false},
-		{"at the floor, free, a newcomer under it: leave it", "a", []string{"a", "", "b", "b", "b"}, live("a", "b", "c"), false, false},
-		{"at the floor, free, nobody under it: take", "a", []string{"a", "", "b", "b", "c"}, live("a", "b", "c"), true, false},
+		{"free and under its share: takes all it needs at once", "a", []string{"", "", "b", "b"}, live("a", "b"), 2, false},
+		{"a dead owner's shards are free", "a", []string{"c", "c", "b", "b"}, live("a", "b"), 2, false},
+		{"under its share, fewer free than it needs", "a", []string{"", "b", "b", "b"}, live("a", "b"), 1, false},
+		{"over its ceiling", "a", []string{"a", "a", "a", "b"}, live("a", "b"), 0, true},
+		{"at its share", "a", []string{"a", "a", "b", "b"}, live("a", "b"), 0, false},
+		{"a newcomer under the floor, nothing free: the most loaded gives one up", "a", []string{"a", "a", "b", "b"}, live("a", "b", "c"), 0, true},
+		{"a newcomer under the floor, nothing free: the others keep theirs", "b", []string{"a", "a", "b", "b"}, live("a", "b", "c"), 0, false},
+		{"under the floor, nothing free: wait", "c", []string{"a", "a", "b", "b"}, live("a", "b", "c"), 0, false},
+		{"at the floor, free, a newcomer under it: leave it", "a", []string{"a", "", "b", "b", "b"}, live("a", "b", "c"), 0, false},
+		{"at the floor, free, nobody under it: take", "a", []string{"a", "", "b", "b", "c"}, live("a", "b", "c"), 1, false},
 	} {
 		take, release := kclStep(c.self, c.owners, c.live)
 		if take != c.take || release != c.release {
@@ -160,4 +165,106 @@ func TestKCLBaseline(t *testing.T) {
 			t.Fatalf("%d overlaps", f.tr.overlaps)
 		}
 	})
+}
+
+func TestParseScenarios(t *testing.T) {
+	got, err := parseScenarios("steady, assigner")
+	if err != nil || len(got) != 2 || !got[scenarioSteady] || !got[scenarioAssigner] {
+		t.Errorf("parseScenarios(steady, assigner) = %v, %v", got, err)
+	}
+	if !steadyOnly(map[string]bool{scenarioSteady: true}) || steadyOnly(got) {
+		t.Error("steadyOnly is wrong")
+	}
+	for _, bad := range []string{"", "steady,crsh"} {
+		if _, err := parseScenarios(bad); err == nil || !strings.Contains(err.Error(), "known: steady, join, crash, assigner") {
+			t.Errorf("parseScenarios(%q) = %v, want an error listing the scenarios", bad, err)
+		}
+	}
+}
+
+// memStore is leasebench's memory store at a TTL of 2s.
+func memStore(t *testing.T) *store {
+	t.Helper()
+	st, _, err := setupStore(t.Context(), "mem", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestBenchShards runs every scenario once on a fleet of package shard's
+// workers on memlease, in a bubble: each event is timed and its moves are
+// the minimum, the assigner's crash among them, and the steady run
+// counts requests and no move.
+func TestBenchShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		all, err := parseScenarios(strings.Join(shardScenarioNames, ","))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := benchShards(t.Context(), memStore(t), shardFleet, 12, 3, 1, time.Minute, all)
+		if len(r.errs) > 0 || len(r.cutoff) > 0 {
+			t.Fatalf("errors %v, cut off %v", r.errs, r.cutoff)
+		}
+		// 12 shards: 3 for a fourth worker, 3 from it when it leaves, 4
+		// from a crashed one of three.
+		for e, want := range map[string]int{"join": 3, "leave": 3, scenarioCrash: 4, scenarioAssigner: 4} {
+			if len(r.times[e]) != 1 {
+				t.Errorf("%s: %d times, want 1", e, len(r.times[e]))
+			}
+			if !slices.Equal(r.moves[e], []int{want}) || !slices.Equal(r.minimum[e], []int{want}) {
+				t.Errorf("%s: moves %v, minimum %v; want %d and %d", e, r.moves[e], r.minimum[e], want, want)
+			}
+		}
+		if r.steadyMoves != 0 || r.steadyFor != time.Minute || r.perWorker["write"] == 0 || r.assigner["write"] == 0 {
+			t.Errorf("steady run: %d moves in %v, per worker %v, assigner %v", r.steadyMoves, r.steadyFor, r.perWorker, r.assigner)
+		}
+		if r.overlaps != 0 {
+			t.Errorf("%d overlaps", r.overlaps)
+		}
+	})
+}
+
+// TestBenchShardsSteadyOnly runs only the steady run: requests and moves
+// are counted, nothing is timed.
+func TestBenchShardsSteadyOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := benchShards(t.Context(), memStore(t), kclFleet, 10, 3, 1, time.Minute, map[string]bool{scenarioSteady: true})
+		if len(r.errs) > 0 || len(r.times) > 0 {
+			t.Fatalf("errors %v, times %v", r.errs, r.times)
+		}
+		if r.steadyFor != time.Minute || r.perWorker["read"] == 0 || r.assigner != nil {
+			t.Errorf("steady run of %v: per worker %v, assigner %v", r.steadyFor, r.perWorker, r.assigner)
+		}
+	})
+}
+
+// TestSettleCutOff: a fleet that does not balance within the limit is
+// noted as cut off, and shown so.
+func TestSettleCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &shardRun{cutoff: map[string]time.Duration{}, times: map[string][]time.Duration{}, ttl: time.Second}
+		f := newFleet(memStore(t), kclFleet, 4)
+		if r.settle(t.Context(), f, "join", time.Minute) {
+			t.Fatal("a fleet of no workers settled")
+		}
+		if got, want := r.timeCell("join"), "not balanced in 1m0s"; got != want {
+			t.Errorf("timeCell = %q, want %q", got, want)
+		}
+		r.times["join"] = []time.Duration{time.Second}
+		if got, want := r.timeCell("join"), "1.00 / 1.00, then not balanced in 1m0s"; got != want {
+			t.Errorf("timeCell = %q, want %q", got, want)
+		}
+		if len(r.errs) > 0 {
+			t.Errorf("a cut-off noted as failed: %v", r.errs)
+		}
+	})
+}
+
+func TestSettleLimit(t *testing.T) {
+	// 1,000 shards over 4+1 workers: the baseline moves 200, one per renew
+	// interval (0.75s at a TTL of 2s).
+	if got, want := settleLimit(2*time.Second, 1000, 4), 20*time.Second+2*201*750*time.Millisecond; got != want {
+		t.Errorf("settleLimit = %v, want %v", got, want)
+	}
 }
