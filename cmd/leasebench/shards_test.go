@@ -268,3 +268,20 @@ func TestSettleLimit(t *testing.T) {
 		t.Errorf("settleLimit = %v, want %v", got, want)
 	}
 }
+
+// judgedStore is a store that lists its native leases' state.
+type judgedStore struct{ shard.Store }
+
+func (judgedStore) ListsLeaseState() bool { return true }
+
+// TestCrashStoreListsLeaseState: wrapping a store for crashes keeps what
+// package shard asks of a store whose leases the store judges (Azure's).
+func TestCrashStoreListsLeaseState(t *testing.T) {
+	mem := memlease.NewStore().Objects("a")
+	if !(&crashStore{Store: judgedStore{mem}}).ListsLeaseState() {
+		t.Error("a crashStore over a store that lists its leases' state: ListsLeaseState false")
+	}
+	if (&crashStore{Store: mem}).ListsLeaseState() {
+		t.Error("a crashStore over memlease: ListsLeaseState true")
+	}
+}
