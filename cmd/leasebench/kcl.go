@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,9 +27,9 @@ import (
 // worker under its target with no free or expired lease left steals one
 // lease per interval (maxLeasesToStealAtOneTime, 1 by default) from the
 // most loaded worker, and two workers run the shard until the victim
-// notices; here the most loaded worker gives one up per interval instead
-// while a worker is under its share, which is the same rate of moves
-// without the overlap. And since a worker that owns nothing
+// notices; here, while a worker is under its share and none is free, the
+// workers over their floor give one up in turn, one per interval in all,
+// which is the same rate of moves without the overlap. And since a worker that owns nothing
 // could then never be seen, each worker also keeps a presence lease
 // (GROUP/workers/ID), found by one listing per interval: KCL's worker
 // knows itself from the leases it steals.
@@ -45,6 +46,8 @@ type kclConfig struct {
 	// renewed is called after each round of renewals that all succeeded,
 	// with the time since the round began.
 	renewed func(took time.Duration, err error)
+	// round, if set, is called after each round with its length.
+	round func(took time.Duration)
 }
 
 // kclParallel is how many of one worker's requests of a round go at once:
@@ -55,9 +58,8 @@ const kclParallel = 10
 // kclStep decides one interval of worker self: how many free or expired
 // leases it takes, and whether it gives one up. owners names each shard's
 // owner as the scan saw it ("" for none), live the workers seen alive
-// (self among them). Only the most loaded worker (the first by identity
-// among equals) gives one up for a worker under its share, so that one
-// lease moves per interval, as KCL's one steal.
+// (self among them). A worker that gives one up for a worker under its
+// share does so in its turn (giveUpTurn).
 func kclStep(self string, owners []string, live map[string]bool) (take int, release bool) {
 	lo, hi := share(len(owners), len(live))
 	count := map[string]int{}
@@ -84,21 +86,35 @@ func kclStep(self string, owners []string, live map[string]bool) (take int, rele
 	case mine < hi && free > 0 && !under:
 		return 1, false
 	case mine > lo && under && free == 0:
-		return 0, mostLoaded(count, live) == self
+		return 0, true
 	}
 	return 0, false
 }
 
-// mostLoaded is the live worker that owns the most shards, the first by
-// identity among equals.
-func mostLoaded(count map[string]int, live map[string]bool) string {
-	var most string
-	for w := range live {
-		if most == "" || count[w] > count[most] || count[w] == count[most] && w < most {
-			most = w
+// giveUpTurn reports whether it is worker self's turn to give up a lease
+// for a worker under its share: the live workers that own more than their
+// floor, ⌊N/M⌋, take turns by identity, one per renew interval (slot
+// counts the intervals), so that one lease moves per interval in all, as
+// with KCL's one steal per interval.
+func giveUpTurn(self string, owners []string, live map[string]bool, slot int64) bool {
+	lo, _ := share(len(owners), len(live))
+	count := map[string]int{}
+	for _, o := range owners {
+		if live[o] {
+			count[o]++
 		}
 	}
-	return most
+	var donors []string
+	for w := range live {
+		if count[w] > lo {
+			donors = append(donors, w)
+		}
+	}
+	if len(donors) == 0 {
+		return true
+	}
+	slices.Sort(donors)
+	return donors[slot%int64(len(donors))] == self
 }
 
 // kclWorker is one baseline worker's state.
@@ -144,7 +160,11 @@ func kclRun(ctx context.Context, c kclConfig) error {
 	tick := time.NewTicker(w.renewInterval)
 	defer tick.Stop()
 	for {
+		began := time.Now()
 		w.round(ctx)
+		if c.round != nil {
+			c.round(time.Since(began))
+		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
@@ -178,6 +198,7 @@ func (w *kclWorker) round(ctx context.Context) {
 	}
 	take, release := kclStep(w.identity, owners, live)
 	switch {
+	case release && !giveUpTurn(w.identity, owners, live, time.Now().UnixNano()/int64(w.renewInterval)):
 	case release:
 		for s, t := range w.held {
 			w.stop(s)

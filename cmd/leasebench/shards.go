@@ -255,10 +255,41 @@ type fleetWorker struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	rounds roundStats
+
 	mu        sync.Mutex
 	armed     bool
 	crashed   chan struct{}
 	crashedAt time.Time
+}
+
+// roundStats counts a baseline worker's rounds, and those that took longer
+// than the renew interval they are meant to fit in.
+type roundStats struct {
+	mu    sync.Mutex
+	n     int
+	over  int
+	total time.Duration
+}
+
+// add counts a round that took took, against interval.
+func (s *roundStats) add(took, interval time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	s.total += took
+	if took > interval {
+		s.over++
+	}
+}
+
+// take returns the counts since the last take, and resets them.
+func (s *roundStats) take() (n, over int, total time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, over, total = s.n, s.over, s.total
+	s.n, s.over, s.total = 0, 0, 0
+	return n, over, total
 }
 
 // renewed is the worker's liveness renewal hook: an armed worker crashes
@@ -351,6 +382,7 @@ func (f *fleet) kclConfig(w *fleetWorker) kclConfig {
 		store: w.store, group: f.group, shards: f.n, identity: w.id, ttl: f.st.ttl,
 		start: func(s int) { f.tr.start(w.id, s) }, stop: func(s int) { f.tr.end(w.id, s) },
 		renewed: w.renewed,
+		round:   func(took time.Duration) { w.rounds.add(took, runner.DefaultRenewInterval(f.st.ttl)) },
 	}
 }
 
@@ -470,8 +502,13 @@ type shardRun struct {
 	// steadyMoves are the shard starts in a steady run of steadyFor.
 	steadyMoves int
 	steadyFor   time.Duration
-	overlaps    int
-	errs        []string
+	// rounds, overran and roundTime are the baseline's rounds in the
+	// steady run, those longer than a renew interval, and their total
+	// length.
+	rounds, overran int
+	roundTime       time.Duration
+	overlaps        int
+	errs            []string
 }
 
 func (r *shardRun) fail(what string, err error) {
@@ -564,6 +601,7 @@ func (r *shardRun) steady(ctx context.Context, f *fleet, d time.Duration) {
 	ctxtime.Sleep(ctx, r.ttl)
 	for _, w := range f.workers {
 		w.take()
+		w.rounds.take()
 	}
 	starts, _ := f.tr.snapshot("")
 	began := time.Now()
@@ -573,6 +611,8 @@ func (r *shardRun) steady(ctx context.Context, f *fleet, d time.Duration) {
 	counts := map[string]map[string]int{}
 	for _, w := range f.workers {
 		counts[w.id] = w.take()
+		n, over, total := w.rounds.take()
+		r.rounds, r.overran, r.roundTime = r.rounds+n, r.overran+over, r.roundTime+total
 	}
 	if ctx.Err() != nil {
 		return
@@ -728,6 +768,17 @@ func benchShardsAll(ctx context.Context, c config, stores []*store) *shardReport
 	return rep
 }
 
+// overrunNote says, when more than a tenth of the baseline's rounds in
+// the steady run took longer than their renew interval, that its requests
+// are what the store carried in that time, fewer than the design sends.
+func (r *shardRun) overrunNote() string {
+	if r.overran*10 <= r.rounds {
+		return ""
+	}
+	return fmt.Sprintf("%s %s, %d shards: %d of the %d rounds of the steady run took longer than the renew interval (%v; mean %v): its requests per hour are what the store carried, fewer than the design asks for",
+		r.store, fleetName(r.kind), r.n, r.overran, r.rounds, runner.DefaultRenewInterval(r.ttl), (r.roundTime / time.Duration(r.rounds)).Round(time.Millisecond))
+}
+
 // timeCell shows an event's times ÷ TTL, p50 / p99, and the limit within
 // which the fleet did not balance after it, if it did not.
 func (r *shardRun) timeCell(event string) string {
@@ -796,6 +847,9 @@ func (rep *shardReport) print(w io.Writer, c config) {
 		if !c.shardScenarios[scenarioSteady] {
 			continue
 		}
+		if note := r.overrunNote(); note != "" {
+			cutoffs = append(cutoffs, note)
+		}
 		own := requests(r.assigner)
 		if r.kind == kclFleet {
 			own = "none"
@@ -819,7 +873,7 @@ func (rep *shardReport) print(w io.Writer, c config) {
 		"not balanced in X: the fleet did not balance within X (ten TTLs and two renew intervals per shard the baseline moves for a join) after the event, which ended that fleet's trials",
 		"overlaps: starts of a shard while another worker still ran it (a crashed baseline worker counts as stopped at once)",
 		"requests: counted per worker by a counting proxy (memlease counts its own) over the steady run (-shard-steady), scaled from the TTL to 15s; the per-worker figure is the mean over the workers other than the assigner",
-		"KCL-style baseline: one lease per shard renewed by its owner every renew interval, every worker reading every lease per interval (its scan) and taking the free or expired leases it needs at once; for a worker under its share with none free, the most loaded worker gives up one lease per interval instead of being stolen from (KCL steals one per interval), and presence is a lease per worker (see cmd/leasebench/kcl.go)",
+		"KCL-style baseline: one lease per shard renewed by its owner every renew interval, every worker reading every lease per interval (its scan) and taking the free or expired leases it needs at once; for a worker under its share with none free, the workers over their floor give one up in turn, one per interval in all, instead of being stolen from (KCL steals one per interval), and presence is a lease per worker (see cmd/leasebench/kcl.go)",
 	}, append(cutoffs, rep.notes...)...)
 	for _, e := range errs {
 		notes = append(notes, "FAILED: "+e)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
 	"github.com/leasehold/leasehold/shard"
 )
 
@@ -109,8 +110,7 @@ func TestKCLStep(t *testing.T) {
 		{"under its share, fewer free than it needs", "a", []string{"", "b", "b", "b"}, live("a", "b"), 1, false},
 		{"over its ceiling", "a", []string{"a", "a", "a", "b"}, live("a", "b"), 0, true},
 		{"at its share", "a", []string{"a", "a", "b", "b"}, live("a", "b"), 0, false},
-		{"a newcomer under the floor, nothing free: the most loaded gives one up", "a", []string{"a", "a", "b", "b"}, live("a", "b", "c"), 0, true},
-		{"a newcomer under the floor, nothing free: the others keep theirs", "b", []string{"a", "a", "b", "b"}, live("a", "b", "c"), 0, false},
+		{"a newcomer under the floor, nothing free: give one up", "a", []string{"a", "a", "b", "b"}, live("a", "b", "c"), 0, true},
 		{"under the floor, nothing free: wait", "c", []string{"a", "a", "b", "b"}, live("a", "b", "c"), 0, false},
 		{"at the floor, free, a newcomer under it: leave it", "a", []string{"a", "", "b", "b", "b"}, live("a", "b", "c"), 0, false},
 		{"at the floor, free, nobody under it: take", "a", []string{"a", "", "b", "b", "c"}, live("a", "b", "c"), 1, false},
@@ -120,6 +120,52 @@ func TestKCLStep(t *testing.T) {
 			t.Errorf("%s: kclStep = take %v, release %v; want %v, %v", c.name, take, release, c.take, c.release)
 		}
 	}
+}
+
+func TestGiveUpTurn(t *testing.T) {
+	live := map[string]bool{"a": true, "b": true, "c": true}
+	// 5 shards over 3: floor 1; a and b own more, c less, d is gone.
+	owners := []string{"a", "a", "b", "b", "d"}
+	for slot, want := range []string{"a", "b", "a"} {
+		for _, w := range []string{"a", "b"} {
+			if got := giveUpTurn(w, owners, live, int64(slot)); got != (w == want) {
+				t.Errorf("slot %d: giveUpTurn(%s) = %v, want %v", slot, w, got, w == want)
+			}
+		}
+	}
+}
+
+// TestKCLJoinOnePerInterval: a worker joining four that run 40 shards
+// gets its 8, one per renew interval, as with KCL's one steal per
+// interval, not one from each of the others per interval.
+func TestKCLJoinOnePerInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n, m = 40, 4
+		st := memStore(t)
+		f := newFleet(st, kclFleet, n)
+		defer f.close()
+		ctx := t.Context()
+		for range m {
+			if _, err := f.join(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		limit := settleLimit(st.ttl, n, m)
+		if err := f.tr.waitBalanced(ctx, limit); err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		if _, err := f.join(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.tr.waitBalanced(ctx, limit); err != nil {
+			t.Fatal(err)
+		}
+		r := runner.DefaultRenewInterval(st.ttl)
+		if took := time.Since(began); took < (n/(m+1)-1)*r {
+			t.Errorf("8 shards moved in %v, under 7 renew intervals of %v", took, r)
+		}
+	})
 }
 
 // TestKCLBaseline runs the baseline on memlease, in a bubble: three
@@ -236,6 +282,11 @@ func TestBenchShardsSteadyOnly(t *testing.T) {
 		if r.steadyFor != time.Minute || r.perWorker["read"] == 0 || r.assigner != nil {
 			t.Errorf("steady run of %v: per worker %v, assigner %v", r.steadyFor, r.perWorker, r.assigner)
 		}
+		// Three workers' rounds, one per renew interval of 0.75s, over a
+		// minute; on memory none overruns.
+		if r.rounds < 3*70 || r.overran != 0 || r.overrunNote() != "" {
+			t.Errorf("steady run: %d rounds, %d overran", r.rounds, r.overran)
+		}
 	})
 }
 
@@ -283,5 +334,26 @@ func TestCrashStoreListsLeaseState(t *testing.T) {
 	}
 	if (&crashStore{Store: mem}).ListsLeaseState() {
 		t.Error("a crashStore over memlease: ListsLeaseState true")
+	}
+}
+
+func TestOverrunNote(t *testing.T) {
+	r := &shardRun{store: "minio", kind: kclFleet, n: 1000, ttl: 2 * time.Second, rounds: 10, overran: 1, roundTime: 10 * time.Second}
+	if got := r.overrunNote(); got != "" {
+		t.Errorf("1 of 10 rounds overran: %q, want none", got)
+	}
+	r.overran = 2
+	want := "minio KCL-style baseline, 1000 shards: 2 of the 10 rounds of the steady run took longer than the renew interval (750ms; mean 1s): its requests per hour are what the store carried, fewer than the design asks for"
+	if got := r.overrunNote(); got != want {
+		t.Errorf("overrunNote = %q, want %q", got, want)
+	}
+	var s roundStats
+	s.add(time.Second, 750*time.Millisecond)
+	s.add(500*time.Millisecond, 750*time.Millisecond)
+	if n, over, total := s.take(); n != 2 || over != 1 || total != 1500*time.Millisecond {
+		t.Errorf("take = %d, %d, %v; want 2, 1, 1.5s", n, over, total)
+	}
+	if n, _, _ := s.take(); n != 0 {
+		t.Errorf("take after take = %d rounds, want 0", n)
 	}
 }
