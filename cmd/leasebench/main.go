@@ -80,8 +80,9 @@
 //     installed with npm ci into -peer-install (under the ignored .stack/),
 //     outside the Go module.
 //
-// With -shards (say -shards 10,100,1000) it measures shard groups instead,
-// and only them: on each backend (mem, minio, moto-s3, dynalite,
+// With -shards (say -shards 10,100,1000) or -shard-baseline it measures
+// shard groups instead, and only them, for the numbers of shards the two
+// list: on each backend (mem, minio, moto-s3, dynalite,
 // moto-dynamodb, gcs, azurite), a group of -shard-workers in-process
 // workers (shard.New) per number of shards, each worker on a connection
 // of its own through a counting proxy, put through the -shard-scenarios.
@@ -163,8 +164,8 @@ func main() {
 	flag.IntVar(&c.curveTrials, "curve-trials", 20, "crash failover trials per point of the curve")
 	flag.DurationVar(&c.curveCountFor, "curve-count-for", 30*time.Second, "how long a follower's requests are counted per point of the curve")
 	var shards, shardBaseline, shardScenarios string
-	flag.StringVar(&shards, "shards", "", "run only the shard scenarios, for these numbers of shards, comma-separated (\"10,100,1000\"; empty: the lease scenarios)")
-	flag.StringVar(&shardBaseline, "shard-baseline", "10,100", "numbers of shards of the KCL-style baseline, with -shards")
+	flag.StringVar(&shards, "shards", "", "run only the shard scenarios, for these numbers of shards, comma-separated (\"10,100,1000\"; not given, and no -shard-baseline: the lease scenarios)")
+	flag.StringVar(&shardBaseline, "shard-baseline", "10,100", "numbers of shards of the KCL-style baseline; given without -shards, only the baseline runs")
 	flag.IntVar(&c.shardWorkers, "shard-workers", 4, "workers of a shard group before a trial's join")
 	flag.IntVar(&c.shardTrials, "shard-trials", 5, "joins, leaves and crashes per shard group")
 	flag.DurationVar(&c.shardSteady, "shard-steady", time.Minute, "steady run per shard group, over which requests and moves are counted (the issue's goal is stated for 30m)")
@@ -189,7 +190,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(c.shards) > 0 {
+	if shardMode(flag.CommandLine) {
 		if err := shardsMain(ctx, c); err != nil {
 			fmt.Fprintln(os.Stderr, "leasebench:", err)
 			os.Exit(1)
@@ -202,6 +203,15 @@ func main() {
 		os.Exit(1)
 	}
 	rep.print(os.Stdout, c.markdown)
+}
+
+// shardMode reports whether -shards or -shard-baseline was given to fs: then
+// only the shard scenarios run, for the fleets they list (-shards "" with
+// -shard-baseline 1000 runs only the baseline at 1,000 shards).
+func shardMode(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "shards" || f.Name == "shard-baseline" })
+	return set
 }
 
 func splitList(s string) []string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"math"
 	"slices"
 	"strings"
@@ -355,5 +356,29 @@ func TestOverrunNote(t *testing.T) {
 	}
 	if n, _, _ := s.take(); n != 0 {
 		t.Errorf("take after take = %d rounds, want 0", n)
+	}
+}
+
+func TestShardMode(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"-trials", "2"}, false},
+		{[]string{"-shards", "10"}, true},
+		{[]string{"-shards", "", "-shard-baseline", "1000"}, true},
+		{[]string{"-shard-baseline", "1000"}, true},
+	} {
+		fs := flag.NewFlagSet("leasebench", flag.ContinueOnError)
+		fs.String("shards", "", "")
+		fs.String("shard-baseline", "10,100", "")
+		fs.Int("trials", 20, "")
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := shardMode(fs); got != c.want {
+			t.Errorf("shardMode(%q) = %v, want %v", c.args, got, c.want)
+		}
 	}
 }
