@@ -29,8 +29,8 @@ import (
 // most loaded worker, and two workers run the shard until the victim
 // notices; here, while a worker is under its share and none is free, the
 // workers over their floor give one up in turn, one per interval in all,
-// which is the same rate of moves without the overlap. And since a worker that owns nothing
-// could then never be seen, each worker also keeps a presence lease
+// which is the same rate of moves without the overlap. And since a worker
+// that owns nothing could then never be seen, each worker also keeps a presence lease
 // (GROUP/workers/ID), found by one listing per interval: KCL's worker
 // knows itself from the leases it steals.
 
@@ -62,15 +62,7 @@ const kclParallel = 10
 // share does so in its turn (giveUpTurn).
 func kclStep(self string, owners []string, live map[string]bool) (take int, release bool) {
 	lo, hi := share(len(owners), len(live))
-	count := map[string]int{}
-	free := 0
-	for _, o := range owners {
-		if live[o] {
-			count[o]++
-		} else {
-			free++
-		}
-	}
+	count, free := owned(owners, live)
 	under := false
 	for w := range live {
 		if count[w] < lo {
@@ -91,6 +83,20 @@ func kclStep(self string, owners []string, live map[string]bool) (take int, rele
 	return 0, false
 }
 
+// owned counts the shards each live worker owns, and those no live
+// worker owns (free or expired).
+func owned(owners []string, live map[string]bool) (count map[string]int, free int) {
+	count = map[string]int{}
+	for _, o := range owners {
+		if live[o] {
+			count[o]++
+		} else {
+			free++
+		}
+	}
+	return count, free
+}
+
 // giveUpTurn reports whether it is worker self's turn to give up a lease
 // for a worker under its share: the live workers that own more than their
 // floor, ⌊N/M⌋, take turns by identity, one per renew interval (slot
@@ -98,12 +104,7 @@ func kclStep(self string, owners []string, live map[string]bool) (take int, rele
 // with KCL's one steal per interval.
 func giveUpTurn(self string, owners []string, live map[string]bool, slot int64) bool {
 	lo, _ := share(len(owners), len(live))
-	count := map[string]int{}
-	for _, o := range owners {
-		if live[o] {
-			count[o]++
-		}
-	}
+	count, _ := owned(owners, live)
 	var donors []string
 	for w := range live {
 		if count[w] > lo {
@@ -199,6 +200,7 @@ func (w *kclWorker) round(ctx context.Context) {
 	take, release := kclStep(w.identity, owners, live)
 	switch {
 	case release && !giveUpTurn(w.identity, owners, live, time.Now().UnixNano()/int64(w.renewInterval)):
+		// Not its turn: it keeps its leases this interval.
 	case release:
 		for s, t := range w.held {
 			w.stop(s)
