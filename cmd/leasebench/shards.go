@@ -567,13 +567,12 @@ func benchShards(ctx context.Context, st *store, kind fleetKind, n, m, trials in
 			return r
 		}
 	}
-	if !r.settle(ctx, f, "start", limit) {
-		return r
-	}
-	if scenarios[scenarioSteady] {
+	balanced := r.settle(ctx, f, "start", limit)
+	if _, cut := r.cutoff["start"]; scenarios[scenarioSteady] && (balanced || cut) {
+		// A fleet still converging is counted too, and said to be.
 		r.steady(ctx, f, steady)
 	}
-	if steadyOnly(scenarios) {
+	if !balanced || steadyOnly(scenarios) {
 		return r
 	}
 	for i := range trials {
@@ -841,7 +840,7 @@ func (rep *shardReport) print(w io.Writer, c config) {
 			conv.rows = append(conv.rows, append(row, fmt.Sprint(r.overlaps)))
 		}
 		if limit, cut := r.cutoff["start"]; cut {
-			cutoffs = append(cutoffs, fmt.Sprintf("%s %s, %d shards: the %d workers did not balance in %v from their start; nothing else was measured", r.store, fleetName(r.kind), r.n, r.m, limit))
+			cutoffs = append(cutoffs, fmt.Sprintf("%s %s, %d shards: the %d workers did not balance in %v from their start; its steady run (if any) counted them still converging, and nothing else was measured", r.store, fleetName(r.kind), r.n, r.m, limit))
 		}
 		errs = append(errs, r.errs...)
 		if !c.shardScenarios[scenarioSteady] {

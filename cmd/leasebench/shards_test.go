@@ -382,3 +382,26 @@ func TestShardMode(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchShardsStartCutOff: a fleet that does not balance from its start
+// is still counted over its steady run, and shown as cut off.
+func TestBenchShardsStartCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memStore(t)
+		objects := st.objects
+		// Every worker's calls hang: nothing ever starts.
+		st.objects = func(ctx context.Context, ep, group, id string) (shard.Store, error) {
+			s, err := objects(ctx, ep, group, id)
+			c := &crashStore{Store: s}
+			c.dead.Store(true)
+			return c, err
+		}
+		r := benchShards(t.Context(), st, kclFleet, 10, 2, 1, time.Minute, map[string]bool{scenarioSteady: true, scenarioJoin: true})
+		if _, cut := r.cutoff["start"]; !cut || len(r.errs) > 0 {
+			t.Fatalf("cut off %v, errors %v; want the start cut off", r.cutoff, r.errs)
+		}
+		if r.steadyFor != time.Minute || r.perWorker == nil || len(r.times) > 0 {
+			t.Errorf("steady run of %v, per worker %v, times %v; want a minute counted and nothing timed", r.steadyFor, r.perWorker, r.times)
+		}
+	})
+}
