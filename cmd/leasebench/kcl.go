@@ -48,6 +48,11 @@ type kclConfig struct {
 	renewed func(took time.Duration, err error)
 	// round, if set, is called after each round with its length.
 	round func(took time.Duration)
+	// startWith, for the workers that start a fleet together, is how
+	// many workers one must have seen live before it takes a lease: the
+	// first to list would otherwise see itself alone and take every
+	// shard, to give them up one per interval.
+	startWith int
 }
 
 // kclParallel is how many of one worker's requests of a round go at once:
@@ -197,6 +202,10 @@ func (w *kclWorker) round(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	if len(live) < w.startWith {
+		return
+	}
+	w.startWith = 0
 	take, release := kclStep(w.identity, owners, live)
 	switch {
 	case release && !giveUpTurn(w.identity, owners, live, time.Now().UnixNano()/int64(w.renewInterval)):

@@ -315,6 +315,9 @@ type fleet struct {
 	tr      *tracker
 	workers []*fleetWorker
 	closers []func()
+	// startWith is the workers the fleet starts with, while they join
+	// (kclConfig.startWith), then 0.
+	startWith int
 
 	mu       sync.Mutex
 	assigner string // the identity of the latest assigner that settled
@@ -352,7 +355,8 @@ func (f *fleet) join(ctx context.Context) (*fleetWorker, error) {
 	w := &fleetWorker{id: id, store: &crashStore{Store: s}, take: take, done: make(chan struct{}), crashed: make(chan struct{})}
 	wctx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
-	run := func(ctx context.Context) error { return kclRun(ctx, f.kclConfig(w)) }
+	kc := f.kclConfig(w)
+	run := func(ctx context.Context) error { return kclRun(ctx, kc) }
 	if f.kind == shardFleet {
 		sw, err := shard.New(shard.Config{
 			Store: w.store, Group: f.group, Shards: f.n, Identity: id, TTL: f.st.ttl,
@@ -381,8 +385,8 @@ func (f *fleet) kclConfig(w *fleetWorker) kclConfig {
 	return kclConfig{
 		store: w.store, group: f.group, shards: f.n, identity: w.id, ttl: f.st.ttl,
 		start: func(s int) { f.tr.start(w.id, s) }, stop: func(s int) { f.tr.end(w.id, s) },
-		renewed: w.renewed,
-		round:   func(took time.Duration) { w.rounds.add(took, runner.DefaultRenewInterval(f.st.ttl)) },
+		renewed: w.renewed, startWith: f.startWith,
+		round: func(took time.Duration) { w.rounds.add(took, runner.DefaultRenewInterval(f.st.ttl)) },
 	}
 }
 
@@ -561,12 +565,14 @@ func benchShards(ctx context.Context, st *store, kind fleetKind, n, m, trials in
 		r.overlaps = f.tr.overlaps
 	}()
 	limit := settleLimit(st.ttl, n, m)
+	f.startWith = m
 	for range m {
 		if _, err := f.join(ctx); err != nil {
 			r.fail("start", err)
 			return r
 		}
 	}
+	f.startWith = 0
 	balanced := r.settle(ctx, f, "start", limit)
 	if _, cut := r.cutoff["start"]; scenarios[scenarioSteady] && (balanced || cut) {
 		// A fleet still converging is counted too, and said to be.

@@ -405,3 +405,19 @@ func TestBenchShardsStartCutOff(t *testing.T) {
 		}
 	})
 }
+
+// TestKCLStartTogether: four baseline workers that start a fleet of 1,000
+// shards together balance within a few intervals, none taking every
+// shard for seeing itself alone first.
+func TestKCLStartTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, _, err := setupStore(t.Context(), "mem", 15*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := benchShards(t.Context(), st, kclFleet, 1000, 4, 0, 0, map[string]bool{scenarioSteady: true})
+		if len(r.cutoff) > 0 || len(r.errs) > 0 {
+			t.Fatalf("cut off %v, errors %v", r.cutoff, r.errs)
+		}
+	})
+}
