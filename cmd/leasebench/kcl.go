@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,14 +20,17 @@ import (
 // renew interval; no assigner: every worker reads every shard's lease
 // every interval (KCL's scan of its lease table, which also feeds
 // leasehold's judgement of expiry), computes its target from the workers
-// it sees, and takes at most one free or expired lease per interval.
+// it sees, and takes the free or expired leases it needs to reach its
+// target, all in one interval, as KCL's lease taker does.
 //
 // Two departures, because leasehold never takes a held lease: a KCL
-// worker under its target steals a lease from the most loaded worker
-// (and two workers run the shard until the victim notices); here the
-// loaded worker gives one up per interval instead, which is the same
-// rate of moves without the overlap. And since a worker that owns nothing
-// could then never be seen, each worker also keeps a presence lease
+// worker under its target with no free or expired lease left steals one
+// lease per interval (maxLeasesToStealAtOneTime, 1 by default) from the
+// most loaded worker, and two workers run the shard until the victim
+// notices; here, while a worker is under its share and none is free, the
+// workers over their floor give one up in turn, one per interval in all,
+// which is the same rate of moves without the overlap. And since a worker
+// that owns nothing could then never be seen, each worker also keeps a presence lease
 // (GROUP/workers/ID), found by one listing per interval: KCL's worker
 // knows itself from the leases it steals.
 
@@ -42,26 +46,28 @@ type kclConfig struct {
 	// renewed is called after each round of renewals that all succeeded,
 	// with the time since the round began.
 	renewed func(took time.Duration, err error)
+	// round, if set, is called after each round with its length.
+	round func(took time.Duration)
+	// startWith, for the workers that start a fleet together, is how
+	// many workers one must have seen live before it takes a lease: the
+	// first to list would otherwise see itself alone and take every
+	// shard, to give them up one per interval.
+	startWith int
 }
 
-// kclParallel is how many of one worker's requests of a round go at once.
-const kclParallel = 16
+// kclParallel is how many of one worker's requests of a round go at once:
+// as many as the SDKs keep idle connections to one host (10 for
+// aws-sdk-go-v2 and azcore), so that a round opens no new connection.
+const kclParallel = 10
 
-// kclStep decides one interval of worker self: whether it takes one free
-// or expired lease, and whether it gives one up. owners names each shard's
+// kclStep decides one interval of worker self: how many free or expired
+// leases it takes, and whether it gives one up. owners names each shard's
 // owner as the scan saw it ("" for none), live the workers seen alive
-// (self among them).
-func kclStep(self string, owners []string, live map[string]bool) (take, release bool) {
+// (self among them). A worker that gives one up for a worker under its
+// share does so in its turn (giveUpTurn).
+func kclStep(self string, owners []string, live map[string]bool) (take int, release bool) {
 	lo, hi := share(len(owners), len(live))
-	count := map[string]int{}
-	free := 0
-	for _, o := range owners {
-		if live[o] {
-			count[o]++
-		} else {
-			free++
-		}
-	}
+	count, free := owned(owners, live)
 	under := false
 	for w := range live {
 		if count[w] < lo {
@@ -71,15 +77,50 @@ func kclStep(self string, owners []string, live map[string]bool) (take, release 
 	mine := count[self]
 	switch {
 	case mine > hi:
-		return false, true
+		return 0, true
 	case mine < lo:
-		return free > 0, false
+		return min(lo-mine, free), false
 	case mine < hi && free > 0 && !under:
-		return true, false
+		return 1, false
 	case mine > lo && under && free == 0:
-		return false, true
+		return 0, true
 	}
-	return false, false
+	return 0, false
+}
+
+// owned counts the shards each live worker owns, and those no live
+// worker owns (free or expired).
+func owned(owners []string, live map[string]bool) (count map[string]int, free int) {
+	count = map[string]int{}
+	for _, o := range owners {
+		if live[o] {
+			count[o]++
+		} else {
+			free++
+		}
+	}
+	return count, free
+}
+
+// giveUpTurn reports whether it is worker self's turn to give up a lease
+// for a worker under its share: the live workers that own more than their
+// floor, ⌊N/M⌋, take turns by identity, one per renew interval (slot
+// counts the intervals), so that one lease moves per interval in all, as
+// with KCL's one steal per interval.
+func giveUpTurn(self string, owners []string, live map[string]bool, slot int64) bool {
+	lo, _ := share(len(owners), len(live))
+	count, _ := owned(owners, live)
+	var donors []string
+	for w := range live {
+		if count[w] > lo {
+			donors = append(donors, w)
+		}
+	}
+	if len(donors) == 0 {
+		return true
+	}
+	slices.Sort(donors)
+	return donors[slot%int64(len(donors))] == self
 }
 
 // kclWorker is one baseline worker's state.
@@ -125,7 +166,11 @@ func kclRun(ctx context.Context, c kclConfig) error {
 	tick := time.NewTicker(w.renewInterval)
 	defer tick.Stop()
 	for {
+		began := time.Now()
 		w.round(ctx)
+		if c.round != nil {
+			c.round(time.Since(began))
+		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
@@ -141,7 +186,7 @@ func (w *kclWorker) call(ctx context.Context, f func(context.Context) error) err
 	return f(cctx)
 }
 
-// round is one interval: renewals, the scan, and at most one take or
+// round is one interval: renewals, the scan, and the takes or one
 // give-up.
 func (w *kclWorker) round(ctx context.Context) {
 	began := time.Now()
@@ -157,8 +202,14 @@ func (w *kclWorker) round(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	if len(live) < w.startWith {
+		return
+	}
+	w.startWith = 0
 	take, release := kclStep(w.identity, owners, live)
 	switch {
+	case release && !giveUpTurn(w.identity, owners, live, time.Now().UnixNano()/int64(w.renewInterval)):
+		// Not its turn: it keeps its leases this interval.
 	case release:
 		for s, t := range w.held {
 			w.stop(s)
@@ -166,19 +217,25 @@ func (w *kclWorker) round(ctx context.Context) {
 			_ = w.call(ctx, func(ctx context.Context) error { return w.leases[s].Release(ctx, t) })
 			return
 		}
-	case take:
+	case take > 0:
 		var candidates []int
 		for s, o := range owners {
 			if !live[o] {
 				candidates = append(candidates, s)
 			}
 		}
-		s := candidates[rand.N(len(candidates))]
-		var t lease.Term
-		if err := w.call(ctx, func(ctx context.Context) (err error) { t, err = w.leases[s].Acquire(ctx); return err }); err == nil {
+		rand.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+		var mu sync.Mutex
+		w.each(ctx, candidates[:take], func(ctx context.Context, s int) {
+			t, err := w.leases[s].Acquire(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
 			w.held[s] = t
 			w.start(s)
-		}
+		})
 	}
 }
 

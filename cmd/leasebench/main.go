@@ -80,20 +80,24 @@
 //     installed with npm ci into -peer-install (under the ignored .stack/),
 //     outside the Go module.
 //
-// With -shards (say -shards 10,100,1000) it measures shard groups instead,
-// and only them: on each backend that offers shard groups (mem, minio,
-// moto-s3, dynalite, moto-dynamodb, gcs), a group of -shard-workers in-process
+// With -shards (say -shards 10,100,1000) or -shard-baseline it measures
+// shard groups instead, and only them, for the numbers of shards the two
+// list: on each backend (mem, minio, moto-s3, dynalite,
+// moto-dynamodb, gcs, azurite), a group of -shard-workers in-process
 // workers (shard.New) per number of shards, each worker on a connection
-// of its own through a counting proxy. Once balanced, the group runs
-// steadily for -shard-steady, over which each worker's requests (scaled
-// to TTL 15s) and the shard moves are counted; then -shard-trials times:
-// a worker joins (time to balance), the same worker leaves gracefully
-// (time until its shards run elsewhere and the group is balanced), and a
-// worker other than the assigner crashes right after a renewal (all its
-// calls hang; time from that renewal's Sent until its shards run
-// elsewhere), each with its moves against the fewest balance needs;
-// a replacement joins after the crash. The KCL-style baseline (kcl.go)
-// is measured the same way for -shard-baseline numbers of shards.
+// of its own through a counting proxy, put through the -shard-scenarios.
+// Once balanced, the group runs steadily for -shard-steady (steady), over
+// which each worker's requests (scaled to TTL 15s) and the shard moves
+// are counted; then -shard-trials times: a worker joins (time to balance)
+// and the same worker leaves gracefully (time until its shards run
+// elsewhere and the group is balanced) (join); a worker other than the
+// assigner crashes right after a renewal (all its calls hang; time from
+// that renewal's Sent until its shards run elsewhere) (crash); and the
+// assigner crashes the same way (assigner); each with its moves against
+// the fewest balance needs, a replacement joining after each crash. The
+// KCL-style baseline (kcl.go) is measured the same way for
+// -shard-baseline numbers of shards. With steady alone, the fleets of one
+// store run at once.
 package main
 
 import (
@@ -136,6 +140,7 @@ type config struct {
 	shardWorkers   int
 	shardTrials    int
 	shardSteady    time.Duration
+	shardScenarios map[string]bool
 }
 
 func main() {
@@ -158,16 +163,20 @@ func main() {
 	flag.StringVar(&c.curve, "curve", "dynalite", "backend of the cost/failover curve (empty: none)")
 	flag.IntVar(&c.curveTrials, "curve-trials", 20, "crash failover trials per point of the curve")
 	flag.DurationVar(&c.curveCountFor, "curve-count-for", 30*time.Second, "how long a follower's requests are counted per point of the curve")
-	var shards, shardBaseline string
-	flag.StringVar(&shards, "shards", "", "run only the shard scenarios, for these numbers of shards, comma-separated (\"10,100,1000\"; empty: the lease scenarios)")
-	flag.StringVar(&shardBaseline, "shard-baseline", "10,100", "numbers of shards of the KCL-style baseline, with -shards")
+	var shards, shardBaseline, shardScenarios string
+	flag.StringVar(&shards, "shards", "", "run only the shard scenarios, for these numbers of shards, comma-separated (\"10,100,1000\"; not given, and no -shard-baseline: the lease scenarios)")
+	flag.StringVar(&shardBaseline, "shard-baseline", "10,100", "numbers of shards of the KCL-style baseline; given without -shards, only the baseline runs")
 	flag.IntVar(&c.shardWorkers, "shard-workers", 4, "workers of a shard group before a trial's join")
 	flag.IntVar(&c.shardTrials, "shard-trials", 5, "joins, leaves and crashes per shard group")
 	flag.DurationVar(&c.shardSteady, "shard-steady", time.Minute, "steady run per shard group, over which requests and moves are counted (the issue's goal is stated for 30m)")
+	flag.StringVar(&shardScenarios, "shard-scenarios", strings.Join(shardScenarioNames, ","), "shard scenarios to run, comma-separated: steady (requests and moves; alone, a store's fleets run at once), join (then the same worker leaves), crash, assigner (the assigner crashes)")
 	flag.Parse()
 	var err error
 	if c.shards, err = splitInts(shards); err == nil {
 		c.shardBaseline, err = splitInts(shardBaseline)
+	}
+	if err == nil {
+		c.shardScenarios, err = parseScenarios(shardScenarios)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "leasebench:", err)
@@ -181,7 +190,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(c.shards) > 0 {
+	if shardMode(flag.CommandLine) {
 		if err := shardsMain(ctx, c); err != nil {
 			fmt.Fprintln(os.Stderr, "leasebench:", err)
 			os.Exit(1)
@@ -194,6 +203,15 @@ func main() {
 		os.Exit(1)
 	}
 	rep.print(os.Stdout, c.markdown)
+}
+
+// shardMode reports whether -shards or -shard-baseline was given to fs: then
+// only the shard scenarios run, for the fleets they list (-shards "" with
+// -shard-baseline 1000 runs only the baseline at 1,000 shards).
+func shardMode(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "shards" || f.Name == "shard-baseline" })
+	return set
 }
 
 func splitList(s string) []string {

@@ -23,6 +23,23 @@ type countingProxy struct {
 	n  map[string]int
 }
 
+// proxyTransport carries every proxy's requests to its store. It keeps up
+// to proxyIdlePerHost idle connections to a store, where http's default
+// keeps 2 for all the proxies together: a fleet's bursts of parallel
+// requests (the KCL-style baseline's scans) would otherwise open a new
+// connection for nearly every request and, over a long steady run, use up
+// the loopback's ephemeral ports in TIME_WAIT.
+var proxyTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0
+	t.MaxIdleConnsPerHost = proxyIdlePerHost
+	return t
+}()
+
+// proxyIdlePerHost is how many idle connections proxyTransport keeps to
+// one store.
+const proxyIdlePerHost = 512
+
 // newCountingProxy starts a proxy to target, whose requests label names.
 func newCountingProxy(target string, label func(*http.Request) string) (*countingProxy, error) {
 	to, err := url.Parse(target)
@@ -39,7 +56,8 @@ func newCountingProxy(target string, label func(*http.Request) string) (*countin
 			r.SetURL(to)
 			r.Out.Host = r.In.Host
 		},
-		ErrorLog: discardLog,
+		ErrorLog:  discardLog,
+		Transport: proxyTransport,
 	}
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()

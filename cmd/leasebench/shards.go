@@ -3,8 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/leasehold/leasehold/internal/ctxtime"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
 	"github.com/leasehold/leasehold/shard"
@@ -137,6 +138,9 @@ func (t *tracker) balanced() bool {
 // share is ⌊n/m⌋ and ⌈n/m⌉.
 func share(n, m int) (lo, hi int) { return n / m, (n + m - 1) / m }
 
+// errNotBalanced is waitBalanced's error when the limit passed.
+var errNotBalanced = errors.New("not balanced")
+
 // waitBalanced waits until the fleet is balanced, at most limit.
 func (t *tracker) waitBalanced(ctx context.Context, limit time.Duration) error {
 	timer := time.NewTimer(limit)
@@ -151,7 +155,7 @@ func (t *tracker) waitBalanced(ctx context.Context, limit time.Duration) error {
 		select {
 		case <-ch:
 		case <-timer.C:
-			return fmt.Errorf("not balanced within %v", limit)
+			return fmt.Errorf("%w within %v", errNotBalanced, limit)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -192,6 +196,13 @@ func (c *crashStore) List(ctx context.Context, prefix string) (map[string]string
 		return nil, hang(ctx)
 	}
 	return c.Store.List(ctx, prefix)
+}
+
+// ListsLeaseState passes on the wrapped store's (shard.StoreJudgedLeases:
+// azurelease.Objects), which the embedded interface would hide.
+func (c *crashStore) ListsLeaseState() bool {
+	j, ok := c.Store.(shard.StoreJudgedLeases)
+	return ok && j.ListsLeaseState()
 }
 
 func (c *crashStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
@@ -244,10 +255,41 @@ type fleetWorker struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	rounds roundStats
+
 	mu        sync.Mutex
 	armed     bool
 	crashed   chan struct{}
 	crashedAt time.Time
+}
+
+// roundStats counts a baseline worker's rounds, and those that took longer
+// than the renew interval they are meant to fit in.
+type roundStats struct {
+	mu    sync.Mutex
+	n     int
+	over  int
+	total time.Duration
+}
+
+// add counts a round that took took, against interval.
+func (s *roundStats) add(took, interval time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	s.total += took
+	if took > interval {
+		s.over++
+	}
+}
+
+// take returns the counts since the last take, and resets them.
+func (s *roundStats) take() (n, over int, total time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, over, total = s.n, s.over, s.total
+	s.n, s.over, s.total = 0, 0, 0
+	return n, over, total
 }
 
 // renewed is the worker's liveness renewal hook: an armed worker crashes
@@ -273,6 +315,9 @@ type fleet struct {
 	tr      *tracker
 	workers []*fleetWorker
 	closers []func()
+	// startWith is the workers the fleet starts with, while they join
+	// (kclConfig.startWith), then 0.
+	startWith int
 
 	mu       sync.Mutex
 	assigner string // the identity of the latest assigner that settled
@@ -310,7 +355,8 @@ func (f *fleet) join(ctx context.Context) (*fleetWorker, error) {
 	w := &fleetWorker{id: id, store: &crashStore{Store: s}, take: take, done: make(chan struct{}), crashed: make(chan struct{})}
 	wctx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
-	run := func(ctx context.Context) error { return kclRun(ctx, f.kclConfig(w)) }
+	kc := f.kclConfig(w)
+	run := func(ctx context.Context) error { return kclRun(ctx, kc) }
 	if f.kind == shardFleet {
 		sw, err := shard.New(shard.Config{
 			Store: w.store, Group: f.group, Shards: f.n, Identity: id, TTL: f.st.ttl,
@@ -339,7 +385,8 @@ func (f *fleet) kclConfig(w *fleetWorker) kclConfig {
 	return kclConfig{
 		store: w.store, group: f.group, shards: f.n, identity: w.id, ttl: f.st.ttl,
 		start: func(s int) { f.tr.start(w.id, s) }, stop: func(s int) { f.tr.end(w.id, s) },
-		renewed: w.renewed,
+		renewed: w.renewed, startWith: f.startWith,
+		round: func(took time.Duration) { w.rounds.add(took, runner.DefaultRenewInterval(f.st.ttl)) },
 	}
 }
 
@@ -382,28 +429,90 @@ func (f *fleet) victim() *fleetWorker {
 	return ws[rand.N(len(ws))]
 }
 
+// assignerWorker is the worker that is the assigner, or nil when the
+// latest assigner that settled is no longer among the workers.
+func (f *fleet) assignerWorker() *fleetWorker {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, w := range f.workers {
+		if w.id == f.assigner {
+			return w
+		}
+	}
+	return nil
+}
+
+// The -shard-scenarios: what a fleet is put through once balanced.
+const (
+	// scenarioSteady is the steady run, over which requests and moves
+	// are counted.
+	scenarioSteady = "steady"
+	// scenarioJoin is a worker joining, then the same worker leaving
+	// gracefully.
+	scenarioJoin = "join"
+	// scenarioCrash is a worker other than the assigner crashing, then a
+	// replacement joining.
+	scenarioCrash = "crash"
+	// scenarioAssigner is the assigner crashing (package shard's fleets
+	// only), then a replacement joining.
+	scenarioAssigner = "assigner"
+)
+
+// shardScenarioNames are the scenarios, in the order a trial runs them.
+var shardScenarioNames = []string{scenarioSteady, scenarioJoin, scenarioCrash, scenarioAssigner}
+
+// parseScenarios parses -shard-scenarios: a comma-separated subset of
+// shardScenarioNames.
+func parseScenarios(s string) (map[string]bool, error) {
+	set := map[string]bool{}
+	for _, name := range splitList(s) {
+		if !slices.Contains(shardScenarioNames, name) {
+			return nil, fmt.Errorf("-shard-scenarios: unknown scenario %q (known: %s)", name, strings.Join(shardScenarioNames, ", "))
+		}
+		set[name] = true
+	}
+	if len(set) == 0 {
+		return nil, fmt.Errorf("-shard-scenarios %q names no scenario (known: %s)", s, strings.Join(shardScenarioNames, ", "))
+	}
+	return set, nil
+}
+
+// steadyOnly reports whether scenarios name none but the steady run.
+func steadyOnly(scenarios map[string]bool) bool {
+	return len(scenarios) == 1 && scenarios[scenarioSteady]
+}
+
 // shardRun is one fleet's figures at one N.
 type shardRun struct {
 	store string
 	kind  fleetKind
 	n, m  int
 	ttl   time.Duration
-	// join, leave and crash are the times from the event to balance
-	// (join), or to all the leaving or crashed worker's shards running
-	// again on the others and the fleet balanced.
-	join, leave, crash []time.Duration
-	// moves and minimum per join, leave and crash: shard starts from the
-	// event to balance, and the fewest balance needs.
+	// times are, per scenario event ("join", "leave", "crash",
+	// "assigner"), the times from the event to balance (join), or to all
+	// the leaving or crashed worker's shards running again on the others
+	// and the fleet balanced.
+	times map[string][]time.Duration
+	// moves and minimum per event: shard starts from the event to
+	// balance, and the fewest balance needs.
 	moves, minimum map[string][]int
+	// cutoff is, per event, the limit within which the fleet did not
+	// balance, which ended the trials.
+	cutoff map[string]time.Duration
 	// perWorker is the requests per worker per hour at TTL 15s, by
 	// operation, averaged over the workers; assigner is the assigner's
-	// own (the baseline has none).
+	// own (the baseline has none). Both are nil without a steady run.
 	perWorker, assigner map[string]float64
 	// steadyMoves are the shard starts in a steady run of steadyFor.
 	steadyMoves int
 	steadyFor   time.Duration
-	overlaps    int
-	errs        []string
+	// rounds, overran and roundTime are the baseline's rounds in the
+	// steady run, those longer than a renew interval, and their total
+	// length.
+	rounds, overran int
+	roundTime       time.Duration
+	overlaps        int
+	errs            []string
 }
 
 func (r *shardRun) fail(what string, err error) {
@@ -411,125 +520,180 @@ func (r *shardRun) fail(what string, err error) {
 	progress("%s %s N=%d: %s failed: %v", r.store, r.kind, r.n, what, err)
 }
 
+// settle waits until the fleet is balanced after event, within limit; a
+// fleet that does not balance in time is noted as cut off, any other
+// failure as failed.
+func (r *shardRun) settle(ctx context.Context, f *fleet, event string, limit time.Duration) bool {
+	err := f.tr.waitBalanced(ctx, limit)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, errNotBalanced):
+		r.cutoff[event] = limit
+		progress("%s %s N=%d: %s: not balanced within %v", r.store, r.kind, r.n, event, limit)
+	default:
+		r.fail(event, err)
+	}
+	return false
+}
+
+// note records one event's time and moves.
+func (r *shardRun) note(event string, took time.Duration, moves, minimum int) {
+	r.times[event] = append(r.times[event], took)
+	r.moves[event] = append(r.moves[event], moves)
+	r.minimum[event] = append(r.minimum[event], minimum)
+}
+
+// settleLimit is how long a fleet of n shards over m workers is given to
+// balance after an event: ten TTLs, and twice the renew intervals the
+// KCL-style baseline needs for a join, which moves one shard per interval
+// (⌈n/(m+1)⌉ of them), and one more.
+func settleLimit(ttl time.Duration, n, m int) time.Duration {
+	_, moves := share(n, m+1)
+	return 10*ttl + 2*time.Duration(moves+1)*runner.DefaultRenewInterval(ttl)
+}
+
 // benchShards runs the scenarios on st for a fleet of kind with n shards
 // over m workers: a steady run of steady, counting requests and moves,
-// then trials of a join, a graceful leave and a crash.
-func benchShards(ctx context.Context, st *store, kind fleetKind, n, m, trials int, steady time.Duration) *shardRun {
-	r := &shardRun{store: st.name, kind: kind, n: n, m: m, ttl: st.ttl, steadyFor: steady,
-		moves: map[string][]int{}, minimum: map[string][]int{}}
+// then trials of the other scenarios, each trial from m workers.
+func benchShards(ctx context.Context, st *store, kind fleetKind, n, m, trials int, steady time.Duration, scenarios map[string]bool) *shardRun {
+	r := &shardRun{store: st.name, kind: kind, n: n, m: m, ttl: st.ttl, times: map[string][]time.Duration{},
+		moves: map[string][]int{}, minimum: map[string][]int{}, cutoff: map[string]time.Duration{}}
 	f := newFleet(st, kind, n)
 	defer func() {
 		f.close()
 		r.overlaps = f.tr.overlaps
 	}()
-	// A settling limit generous enough for the baseline, which takes
-	// one shard per worker per renew interval.
-	limit := 10*st.ttl + time.Duration(n+1)*runner.DefaultRenewInterval(st.ttl)
+	limit := settleLimit(st.ttl, n, m)
+	f.startWith = m
 	for range m {
 		if _, err := f.join(ctx); err != nil {
 			r.fail("start", err)
 			return r
 		}
 	}
-	if err := f.tr.waitBalanced(ctx, limit); err != nil {
-		r.fail("start", err)
+	f.startWith = 0
+	balanced := r.settle(ctx, f, "start", limit)
+	if _, cut := r.cutoff["start"]; scenarios[scenarioSteady] && (balanced || cut) {
+		// A fleet still converging is counted too, and said to be.
+		r.steady(ctx, f, steady)
+	}
+	if !balanced || steadyOnly(scenarios) {
 		return r
 	}
-	progress("%s %s N=%d: balanced over %d workers; steady for %v", st.name, kind, n, m, steady)
-	ctxtime.Sleep(ctx, st.ttl)
-	for _, w := range f.workers {
-		w.take()
-	}
-	starts, _ := f.tr.snapshot("")
-	began := time.Now()
-	ctxtime.Sleep(ctx, steady)
-	elapsed := time.Since(began)
-	after, _ := f.tr.snapshot("")
-	r.steadyMoves = after - starts
-	counts := map[string]map[string]int{}
-	for _, w := range f.workers {
-		counts[w.id] = w.take()
-	}
-	f.mu.Lock()
-	assigner := f.assigner
-	f.mu.Unlock()
-	r.perWorker, r.assigner = perWorker(counts, assigner, elapsed, st.ttl)
-
 	for i := range trials {
 		if ctx.Err() != nil {
 			return r
 		}
 		progress("%s %s N=%d: trial %d of %d", st.name, kind, n, i+1, trials)
-		// Join.
-		starts, _ := f.tr.snapshot("")
-		t0 := time.Now()
-		w, err := f.join(ctx)
-		if err != nil {
-			r.fail("join", err)
+		if scenarios[scenarioJoin] && !r.joinLeave(ctx, f, limit) {
 			return r
 		}
-		if err := f.tr.waitBalanced(ctx, limit); err != nil {
-			r.fail("join", err)
+		if scenarios[scenarioCrash] && !r.crash(ctx, f, scenarioCrash, f.victim(), limit) {
 			return r
 		}
-		r.join = append(r.join, time.Since(t0))
-		after, _ := f.tr.snapshot("")
-		lo, _ := share(n, m+1)
-		r.moves["join"] = append(r.moves["join"], after-starts)
-		r.minimum["join"] = append(r.minimum["join"], lo)
-
-		// Graceful leave of the worker that joined.
-		starts, held := f.tr.snapshot(w.id)
-		t0 = time.Now()
-		f.leave(w)
-		if err := f.tr.waitBalanced(ctx, limit); err != nil {
-			r.fail("leave", err)
-			return r
-		}
-		r.leave = append(r.leave, time.Since(t0))
-		after, _ = f.tr.snapshot("")
-		r.moves["leave"] = append(r.moves["leave"], after-starts)
-		r.minimum["leave"] = append(r.minimum["leave"], held)
-		f.remove(w)
-
-		// Crash of a worker other than the assigner, right after one of
-		// its renewals.
-		v := f.victim()
-		v.mu.Lock()
-		v.armed = true
-		v.mu.Unlock()
-		if err := waitFor(ctx, v.crashed, 2*st.ttl, "the victim's renewal"); err != nil {
-			r.fail("crash", err)
-			return r
-		}
-		starts, held = f.tr.snapshot(v.id)
-		f.tr.setLive(v.id, false)
-		if kind == kclFleet {
-			// A crashed process runs nothing; the baseline's worker,
-			// whose calls hang, would stop its shards only after
-			// its renewals time out.
-			f.tr.drop(v.id)
-		}
-		if err := f.tr.waitBalanced(ctx, limit); err != nil {
-			r.fail("crash", err)
-			return r
-		}
-		r.crash = append(r.crash, time.Since(v.crashedAt))
-		after, _ = f.tr.snapshot("")
-		r.moves["crash"] = append(r.moves["crash"], after-starts)
-		r.minimum["crash"] = append(r.minimum["crash"], held)
-		f.remove(v)
-		// A replacement, so that every trial starts from m workers.
-		if _, err := f.join(ctx); err != nil {
-			r.fail("replace", err)
-			return r
-		}
-		if err := f.tr.waitBalanced(ctx, limit); err != nil {
-			r.fail("replace", err)
+		if scenarios[scenarioAssigner] && kind == shardFleet && !r.crash(ctx, f, scenarioAssigner, f.assignerWorker(), limit) {
 			return r
 		}
 	}
 	return r
+}
+
+// steady lets the balanced fleet run for d, after a TTL of settling, and
+// counts its workers' requests and its shard starts over that time.
+func (r *shardRun) steady(ctx context.Context, f *fleet, d time.Duration) {
+	progress("%s %s N=%d: balanced over %d workers; steady for %v", r.store, r.kind, r.n, r.m, d)
+	ctxtime.Sleep(ctx, r.ttl)
+	for _, w := range f.workers {
+		w.take()
+		w.rounds.take()
+	}
+	starts, _ := f.tr.snapshot("")
+	began := time.Now()
+	ctxtime.Sleep(ctx, d)
+	elapsed := time.Since(began)
+	after, _ := f.tr.snapshot("")
+	counts := map[string]map[string]int{}
+	for _, w := range f.workers {
+		counts[w.id] = w.take()
+		n, over, total := w.rounds.take()
+		r.rounds, r.overran, r.roundTime = r.rounds+n, r.overran+over, r.roundTime+total
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	r.steadyMoves, r.steadyFor = after-starts, d
+	f.mu.Lock()
+	assigner := f.assigner
+	f.mu.Unlock()
+	r.perWorker, r.assigner = perWorker(counts, assigner, elapsed, r.ttl)
+}
+
+// joinLeave starts a worker, waits for balance, then stops the same
+// worker gracefully and waits for balance again; it reports whether the
+// trials can go on.
+func (r *shardRun) joinLeave(ctx context.Context, f *fleet, limit time.Duration) bool {
+	starts, _ := f.tr.snapshot("")
+	t0 := time.Now()
+	w, err := f.join(ctx)
+	if err != nil {
+		r.fail("join", err)
+		return false
+	}
+	if !r.settle(ctx, f, "join", limit) {
+		return false
+	}
+	after, _ := f.tr.snapshot("")
+	lo, _ := share(r.n, r.m+1)
+	r.note("join", time.Since(t0), after-starts, lo)
+
+	starts, held := f.tr.snapshot(w.id)
+	t0 = time.Now()
+	f.leave(w)
+	if !r.settle(ctx, f, "leave", limit) {
+		return false
+	}
+	after, _ = f.tr.snapshot("")
+	r.note("leave", time.Since(t0), after-starts, held)
+	f.remove(w)
+	return true
+}
+
+// crash crashes v right after one of its renewals (from then on its calls
+// hang), waits for its shards to run elsewhere and the fleet to balance,
+// and starts a replacement; it reports whether the trials can go on.
+func (r *shardRun) crash(ctx context.Context, f *fleet, event string, v *fleetWorker, limit time.Duration) bool {
+	if v == nil {
+		r.fail(event, errors.New("no live worker is known to be the assigner"))
+		return false
+	}
+	v.mu.Lock()
+	v.armed = true
+	v.mu.Unlock()
+	if err := waitFor(ctx, v.crashed, 2*r.ttl, "the victim's renewal"); err != nil {
+		r.fail(event, err)
+		return false
+	}
+	starts, held := f.tr.snapshot(v.id)
+	f.tr.setLive(v.id, false)
+	if r.kind == kclFleet {
+		// A crashed process runs nothing; the baseline's worker, whose
+		// calls hang, would stop its shards only after its renewals
+		// time out.
+		f.tr.drop(v.id)
+	}
+	if !r.settle(ctx, f, event, limit) {
+		return false
+	}
+	after, _ := f.tr.snapshot("")
+	r.note(event, time.Since(v.crashedAt), after-starts, held)
+	f.remove(v)
+	// A replacement, so that every trial starts from m workers.
+	if _, err := f.join(ctx); err != nil {
+		r.fail("replace", err)
+		return false
+	}
+	return r.settle(ctx, f, "replace", limit)
 }
 
 // perWorker turns each worker's request counts over elapsed at ttl into
@@ -564,7 +728,8 @@ type shardReport struct {
 }
 
 // benchShardsAll runs the -shards scenarios on every store at once, the
-// fleets of one store one after the other.
+// fleets of one store one after the other, or all at once when the steady
+// run is the only scenario (nothing is timed but the requests counted).
 func benchShardsAll(ctx context.Context, c config, stores []*store) *shardReport {
 	rep := &shardReport{began: time.Now()}
 	var mu sync.Mutex
@@ -574,17 +739,29 @@ func benchShardsAll(ctx context.Context, c config, stores []*store) *shardReport
 			rep.notes = append(rep.notes, st.name+": skipped: leasebench opens no shard group on it")
 			continue
 		}
-		wg.Go(func() {
-			for _, f := range []struct {
-				kind   fleetKind
-				counts []int
-			}{{shardFleet, c.shards}, {kclFleet, c.shardBaseline}} {
-				for _, n := range f.counts {
-					r := benchShards(ctx, st, f.kind, n, c.shardWorkers, c.shardTrials, c.shardSteady)
+		var fleets []func()
+		for _, f := range []struct {
+			kind   fleetKind
+			counts []int
+		}{{shardFleet, c.shards}, {kclFleet, c.shardBaseline}} {
+			for _, n := range f.counts {
+				fleets = append(fleets, func() {
+					r := benchShards(ctx, st, f.kind, n, c.shardWorkers, c.shardTrials, c.shardSteady, c.shardScenarios)
 					mu.Lock()
 					rep.runs = append(rep.runs, r)
 					mu.Unlock()
-				}
+				})
+			}
+		}
+		if steadyOnly(c.shardScenarios) {
+			for _, run := range fleets {
+				wg.Go(run)
+			}
+			continue
+		}
+		wg.Go(func() {
+			for _, run := range fleets {
+				run()
 			}
 		})
 	}
@@ -594,6 +771,31 @@ func benchShardsAll(ctx context.Context, c config, stores []*store) *shardReport
 	})
 	rep.ended = time.Now()
 	return rep
+}
+
+// overrunNote says, when more than a tenth of the baseline's rounds in
+// the steady run took longer than their renew interval, that its requests
+// are what the store carried in that time, fewer than the design sends.
+func (r *shardRun) overrunNote() string {
+	if r.overran*10 <= r.rounds {
+		return ""
+	}
+	return fmt.Sprintf("%s %s, %d shards: %d of the %d rounds of the steady run took longer than the renew interval (%v; mean %v): its requests per hour are what the store carried, fewer than the design asks for",
+		r.store, fleetName(r.kind), r.n, r.overran, r.rounds, runner.DefaultRenewInterval(r.ttl), (r.roundTime / time.Duration(r.rounds)).Round(time.Millisecond))
+}
+
+// timeCell shows an event's times ÷ TTL, p50 / p99, and the limit within
+// which the fleet did not balance after it, if it did not.
+func (r *shardRun) timeCell(event string) string {
+	cell := p50p99(r.times[event], ratioTo(r.ttl))
+	limit, cut := r.cutoff[event]
+	switch {
+	case !cut:
+		return cell
+	case len(r.times[event]) == 0:
+		return fmt.Sprintf("not balanced in %v", limit)
+	}
+	return fmt.Sprintf("%s, then not balanced in %v", cell, limit)
 }
 
 // moveCell shows the mean moves per event against the mean minimum.
@@ -622,37 +824,62 @@ func fleetName(k fleetKind) string {
 func (rep *shardReport) print(w io.Writer, c config) {
 	fmt.Fprintf(w, "leasebench -shards, %s, %s\n\n", rep.began.Format("2006-01-02 15:04 MST"), machine())
 	conv := &table{
-		title: fmt.Sprintf("Shards: time to balance ÷ TTL, p50 / p99, over %d trials (%d workers, one more joining then leaving; a worker other than the assigner crashing)", c.shardTrials, c.shardWorkers),
-		header: []string{"backend", "fleet", "shards", "TTL", "join → balanced", "graceful leave → its shards running", "crash → its shards running",
-			"moves per join / minimum", "per leave / minimum", "per crash / minimum", "overlaps"},
+		title: fmt.Sprintf("Shards: time to balance ÷ TTL, p50 / p99, over %d trials (%d workers, one more joining then leaving; a worker other than the assigner crashing; the assigner crashing)", c.shardTrials, c.shardWorkers),
+		header: []string{"backend", "fleet", "shards", "TTL", "join → balanced", "graceful leave → its shards running", "crash → its shards running", "assigner crash → its shards running",
+			"moves per join / minimum", "per leave / minimum", "per crash / minimum", "per assigner crash / minimum", "overlaps"},
 	}
 	cost := &table{
 		title:  "Shards: requests per worker per hour at TTL 15s, and moves in a steady run",
 		header: []string{"backend", "fleet", "shards", "workers", "per worker requests/h", "the assigner's requests/h", "moves in a steady run"},
 	}
-	var errs []string
+	var errs, cutoffs []string
+	events := []string{"join", "leave", scenarioCrash, scenarioAssigner}
 	for _, r := range rep.runs {
-		conv.rows = append(conv.rows, []string{r.store, fleetName(r.kind), fmt.Sprint(r.n), r.ttl.String(),
-			p50p99(r.join, ratioTo(r.ttl)), p50p99(r.leave, ratioTo(r.ttl)), p50p99(r.crash, ratioTo(r.ttl)),
-			moveCell(r.moves["join"], r.minimum["join"]), moveCell(r.moves["leave"], r.minimum["leave"]), moveCell(r.moves["crash"], r.minimum["crash"]),
-			fmt.Sprint(r.overlaps)})
+		if !steadyOnly(c.shardScenarios) {
+			row := []string{r.store, fleetName(r.kind), fmt.Sprint(r.n), r.ttl.String()}
+			for _, e := range events {
+				row = append(row, r.timeCell(e))
+			}
+			for _, e := range events {
+				row = append(row, moveCell(r.moves[e], r.minimum[e]))
+			}
+			conv.rows = append(conv.rows, append(row, fmt.Sprint(r.overlaps)))
+		}
+		if limit, cut := r.cutoff["start"]; cut {
+			cutoffs = append(cutoffs, fmt.Sprintf("%s %s, %d shards: the %d workers did not balance in %v from their start; its steady run (if any) counted them still converging, and nothing else was measured", r.store, fleetName(r.kind), r.n, r.m, limit))
+		}
+		errs = append(errs, r.errs...)
+		if !c.shardScenarios[scenarioSteady] {
+			continue
+		}
+		if note := r.overrunNote(); note != "" {
+			cutoffs = append(cutoffs, note)
+		}
 		own := requests(r.assigner)
 		if r.kind == kclFleet {
 			own = "none"
 		}
+		moves := "–"
+		if r.steadyFor > 0 {
+			moves = fmt.Sprintf("%d in %v", r.steadyMoves, r.steadyFor)
+		}
 		cost.rows = append(cost.rows, []string{r.store, fleetName(r.kind), fmt.Sprint(r.n), fmt.Sprint(r.m),
-			requests(r.perWorker), own, fmt.Sprintf("%d in %v", r.steadyMoves, r.steadyFor)})
-		errs = append(errs, r.errs...)
+			requests(r.perWorker), own, moves})
 	}
-	conv.print(w, c.markdown)
-	cost.print(w, c.markdown)
+	if len(conv.rows) > 0 {
+		conv.print(w, c.markdown)
+	}
+	if len(cost.rows) > 0 {
+		cost.print(w, c.markdown)
+	}
 	notes := append([]string{
-		"join: from starting the new worker to the fleet balanced (every shard running on one live worker, each running ⌊N/M⌋ or ⌈N/M⌉); leave: from cancelling the worker's context to balanced again; crash: from the Sent of the victim's last successful renewal (then all its calls hang) to balanced again; shard functions return at once when cancelled (no drain time)",
+		"join: from starting the new worker to the fleet balanced (every shard running on one live worker, each running ⌊N/M⌋ or ⌈N/M⌉); leave: from cancelling the worker's context to balanced again; crash: from the Sent of the victim's last successful renewal (then all its calls hang) to balanced again, the victim a worker other than the assigner; assigner crash: the same with the assigner as the victim (package shard's fleets only: the baseline has none); shard functions return at once when cancelled (no drain time)",
 		"moves: shard starts from the event to balance; minimum: ⌊N/(M+1)⌋ for a join, the shards the worker ran for a leave or a crash",
+		"not balanced in X: the fleet did not balance within X (ten TTLs and two renew intervals per shard the baseline moves for a join) after the event, which ended that fleet's trials",
 		"overlaps: starts of a shard while another worker still ran it (a crashed baseline worker counts as stopped at once)",
-		"requests: counted per worker by a counting proxy (memlease counts its own) over the steady run, scaled from the TTL to 15s; the per-worker figure is the mean over the workers other than the assigner",
-		"KCL-style baseline: one lease per shard renewed by its owner every renew interval, every worker reading every lease per interval (its scan) and taking at most one free or expired lease per interval; loaded workers give up one lease per interval instead of being stolen from, and presence is a lease per worker (see cmd/leasebench/kcl.go)",
-	}, rep.notes...)
+		"requests: counted per worker by a counting proxy (memlease counts its own) over the steady run (-shard-steady), scaled from the TTL to 15s; the per-worker figure is the mean over the workers other than the assigner",
+		"KCL-style baseline: one lease per shard renewed by its owner every renew interval, every worker reading every lease per interval (its scan) and taking the free or expired leases it needs at once; for a worker under its share with none free, the workers over their floor give one up in turn, one per interval in all, instead of being stolen from (KCL steals one per interval), and presence is a lease per worker (see cmd/leasebench/kcl.go)",
+	}, append(cutoffs, rep.notes...)...)
 	for _, e := range errs {
 		notes = append(notes, "FAILED: "+e)
 	}

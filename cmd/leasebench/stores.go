@@ -354,6 +354,13 @@ func setupAzure(ctx context.Context, name, connectionString, container string, t
 				return azurelease.Open(ctx, azurelease.Options{Container: container, Blob: n, Client: c}, opts)
 			}, nil
 		},
+		objects: func(_ context.Context, ep, _, _ string) (shard.Store, error) {
+			c, err := client(ep)
+			if err != nil {
+				return nil, err
+			}
+			return azurelease.NewObjects(azurelease.ObjectsOptions{Options: azurelease.Options{Container: container, Client: c}})
+		},
 		label: byBlobOperation,
 		cleanup: func(ctx context.Context) {
 			_, _ = admin.DeleteContainer(ctx, container, nil)
