@@ -198,13 +198,6 @@ func (c *crashStore) List(ctx context.Context, prefix string) (map[string]string
 	return c.Store.List(ctx, prefix)
 }
 
-// ListsLeaseState passes on the wrapped store's (shard.StoreJudgedLeases:
-// azurelease.Objects), which the embedded interface would hide.
-func (c *crashStore) ListsLeaseState() bool {
-	j, ok := c.Store.(shard.StoreJudgedLeases)
-	return ok && j.ListsLeaseState()
-}
-
 func (c *crashStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
 	l, err := c.Store.Lease(key, opts)
 	if err != nil {
@@ -218,6 +211,11 @@ type crashLease struct {
 	lease.Lease
 	dead *atomic.Bool
 }
+
+// RenewalsShow passes on the wrapped lease's (lease.RenewalsShow), which
+// the embedded interface would hide, and without which package shard
+// refuses a native lease (Azure's).
+func (c *crashLease) RenewalsShow() bool { return lease.RenewalsShow(c.Lease) }
 
 func (c *crashLease) Acquire(ctx context.Context) (lease.Term, error) {
 	if c.dead.Load() {

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 	"github.com/leasehold/leasehold/shard"
@@ -321,20 +322,21 @@ func TestSettleLimit(t *testing.T) {
 	}
 }
 
-// judgedStore is a store that lists its native leases' state.
-type judgedStore struct{ shard.Store }
+// showingLease is a native lease whose renewals show, as Azure's.
+type showingLease struct{ lease.Lease }
 
-func (judgedStore) ListsLeaseState() bool { return true }
+func (showingLease) Judge() lease.Judge { return lease.JudgedByStore }
+func (showingLease) RenewalsShow() bool { return true }
 
-// TestCrashStoreListsLeaseState: wrapping a store for crashes keeps what
-// package shard asks of a store whose leases the store judges (Azure's).
-func TestCrashStoreListsLeaseState(t *testing.T) {
-	mem := memlease.NewStore().Objects("a")
-	if !(&crashStore{Store: judgedStore{mem}}).ListsLeaseState() {
-		t.Error("a crashStore over a store that lists its leases' state: ListsLeaseState false")
+// TestCrashLeaseKeepsRenewalsShow: wrapping a lease for crashes keeps what
+// package shard asks of a native lease (Azure's): that its renewals show.
+func TestCrashLeaseKeepsRenewalsShow(t *testing.T) {
+	l, err := memlease.NewStore().Objects("a").Lease("k", lease.Options{Identity: "a"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if (&crashStore{Store: mem}).ListsLeaseState() {
-		t.Error("a crashStore over memlease: ListsLeaseState true")
+	if !lease.RenewalsShow(&crashLease{Lease: showingLease{l}}) {
+		t.Error("a crashLease over a native lease whose renewals show: RenewalsShow false")
 	}
 }
 
