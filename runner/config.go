@@ -76,7 +76,7 @@ type Config struct {
 	// the next read, on average half of RenewInterval / FollowerReads
 	// after it: more reads make a handover quicker and cost more
 	// (Resolved.FollowerReadInterval). At least 2. Default: what the
-	// lease's store asks for (lease.FollowerReads: 5 on Azure, whose TTL
+	// lease's store asks for (lease.FollowerReads: 6 on Azure, whose TTL
 	// cannot be shortened below 15s to make handovers quicker), else
 	// DefaultFollowerReads, 2.
 	FollowerReads int

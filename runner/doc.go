@@ -105,7 +105,7 @@
 // that several followers do not read, or take over, at one moment) and
 // evenly between, so that its reads follow each other within the holder's
 // renew interval and its count towards expiry goes on: Config.FollowerReads
-// reads per renewal, 2 by default, 5 on Azure, whose TTL cannot be
+// reads per renewal, 2 by default, 6 on Azure, whose TTL cannot be
 // shortened below 15s: a release is seen at the next read, so more reads
 // make a handover quicker where a shorter TTL cannot. It learns by halving,
 // period after period, the interval in which its reads bracket the holder's

@@ -473,7 +473,7 @@ its verdict: ok, fail, or skip and the reason.
                       and their monthly cost at list prices, at this TTL
                       and the defaults of leasehold run (renew every %s of
                       the TTL; a follower reads just after each renewal and
-                      once between, four times on Azure; there a renewal is
+                      once between, five times on Azure; there a renewal is
                       two requests, the lease's renewal and the metadata
                       write that shows it)
 

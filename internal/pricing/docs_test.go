@@ -42,7 +42,7 @@ func TestDocumentedCosts(t *testing.T) {
 
 	// The other backends' docs: a leader's month (on Azure, each renewal
 	// and the metadata write that shows it), and a follower's, who reads
-	// as often per renewal as the store asks (twice, five times on Azure),
+	// as often per renewal as the store asks (twice, six times on Azure),
 	// and the follower's reads an hour.
 	for _, b := range []struct {
 		doc   string

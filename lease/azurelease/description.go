@@ -25,5 +25,5 @@ var Description = driver.Store{
 	Price: driver.Price{Service: "Azure Blob", Renew: "PUT lease/renew", Poll: "HEAD", Show: "PUT metadata"},
 	// Azure's TTL is 15s at least: more reads, not a shorter TTL, make a
 	// handover quicker.
-	FollowerReads: 5,
+	FollowerReads: 6,
 }
