@@ -186,6 +186,31 @@ func RenewalsShow(l Lease) bool {
 	return ok && s.RenewalsShow()
 }
 
+// FollowerReader is implemented by a Lease whose store asks a follower to
+// read it more often per renewal than the runner's default
+// (runner.DefaultFollowerReads), once it has learned when the holder
+// renews: Azure Blob, whose TTL cannot be shortened below 15s, so that
+// only more reads make a handover (a release seen by the next follower to
+// read) quicker, as a shorter TTL does on the compare-and-swap stores. A
+// backend's method returns its driver.Store's FollowerReads. Check with
+// FollowerReads.
+type FollowerReader interface {
+	// FollowerReads is how many times per renewal of its holder a
+	// follower reads the lease; 0 for the runner's default. It never
+	// changes and sends no request.
+	FollowerReads() int
+}
+
+// FollowerReads returns how many times per renewal of its holder a
+// follower reads l, as l's FollowerReader says; 0, for the runner's
+// default, when l does not say.
+func FollowerReads(l Lease) int {
+	if r, ok := l.(FollowerReader); ok {
+		return r.FollowerReads()
+	}
+	return 0
+}
+
 // Record is a lease's state as stored.
 type Record struct {
 	// Holder is the identity of the contender that last acquired the lease.

@@ -47,14 +47,14 @@ type Config struct {
 	// that write), and the holder must have stepped down before the count
 	// ends. Default: DefaultRenewDeadline, 9/16 of the TTL.
 	RenewDeadline time.Duration
-	// RenewInterval is how long after its last successful renewal returned
-	// the leader sends the next. Failed renewals are retried with
-	// exponential backoff until RenewDeadline. A follower of a lease
-	// whose renewals show (lease.RenewalsShow) reads the holder's interval
-	// in the record, and reads the lease just after each renewal, and once
-	// between (see the package doc). Default: the lease's Options.RenewInterval
-	// (lease.DefaultRenewInterval, 3/8 of the TTL), which the lease writes
-	// into the record; it must not be shorter.
+	// RenewInterval is how long after its last successful renewal returned the
+	// leader sends the next. Failed renewals are retried with exponential
+	// backoff until RenewDeadline. A follower of a lease whose renewals show
+	// (lease.RenewalsShow) reads the holder's interval in the record, and
+	// reads the lease just after each renewal, and FollowerReads-1 times
+	// between (see the package doc). Default: the lease's
+	// Options.RenewInterval (lease.DefaultRenewInterval, 3/8 of the TTL),
+	// which the lease writes into the record; it must not be shorter.
 	RenewInterval time.Duration
 	// CampaignInterval is how often a follower tries to acquire the lease,
 	// plus up to Jitter of itself at random, while it does not know when
@@ -67,6 +67,19 @@ type Config struct {
 	// Jitter is the fraction of CampaignInterval added at random to each
 	// wait, so that followers spread out. Between 0 and 1. Default: DefaultJitter, 0.2.
 	Jitter float64
+	// FollowerReads is how many times a follower of a lease whose
+	// renewals show (lease.RenewalsShow) reads it per renewal of its
+	// holder, once it has learned when the holder renews: just after each
+	// renewal, and FollowerReads-1 times between, evenly, so that its
+	// reads follow each other within the holder's renew interval and
+	// count towards expiry (see lease.Lease.Acquire). A release is seen at
+	// the next read, on average half of RenewInterval / FollowerReads
+	// after it: more reads make a handover quicker and cost more
+	// (Resolved.FollowerReadInterval). At least 2. Default: what the
+	// lease's store asks for (lease.FollowerReads: 6 on Azure, whose TTL
+	// cannot be shortened below 15s to make handovers quicker), else
+	// DefaultFollowerReads, 2.
+	FollowerReads int
 
 	// Health watch and step-down, for Run and RunOnce.
 
@@ -186,18 +199,15 @@ type Config struct {
 // lease.DefaultRenewInterval, 3/8 of it.
 func DefaultRenewInterval(ttl time.Duration) time.Duration { return lease.DefaultRenewInterval(ttl) }
 
-// FollowerReadsPerRenewal is how many times a follower of a lease whose
-// renewals show (lease.RenewalsShow) reads it per renewal of its holder, once
-// it has learned when the holder renews: just after each renewal, and once
-// between, so that its reads follow each other within the holder's renew
-// interval and count towards expiry (see lease.Lease.Acquire).
-const FollowerReadsPerRenewal = 2
-
 // readStep is the longest a follower leaves between two reads of a record
-// whose holder renews every gap: two thirds of it, leaving the rest for the
-// reads' latency, so that reads spread evenly over one renewal come
-// FollowerReadsPerRenewal times per renewal.
-func readStep(gap time.Duration) time.Duration { return gap * 2 / 3 }
+// whose holder renews every gap, when it reads reads times per renewal:
+// gap×2/(2×reads-1), halfway between gap/reads and gap/(reads-1), so that
+// reads spread evenly over one renewal, give or take a delay's change and
+// the reads' latency, come reads times per renewal, each within gap of the
+// one before (2/3 of it for 2 reads).
+func readStep(gap time.Duration, reads int) time.Duration {
+	return gap * 2 / time.Duration(2*reads-1)
+}
 
 // DefaultRenewDeadline is Config.RenewDeadline's default for a TTL: 9/16 of
 // it, so that with the default RenewInterval (3/8) the two leave 1/16 of
@@ -215,6 +225,10 @@ const (
 	DefaultJitter = 0.2
 	// DefaultHealthThreshold is Config.HealthThreshold's default.
 	DefaultHealthThreshold = 3
+	// DefaultFollowerReads is Config.FollowerReads's default on a lease
+	// whose store does not ask for more (lease.FollowerReads): one read
+	// just after each renewal and one between.
+	DefaultFollowerReads = 2
 )
 
 func invalid(field string, value any, reason string) error {
@@ -240,7 +254,10 @@ type Resolved struct {
 // invalid setting is reported as an error wrapping lease.ErrInvalid that
 // names the field and its value; the Resolved returned with it still has
 // every default filled in, so that a caller can tell a setting it gave
-// from one derived. Lease and Task are not looked at: New requires them.
+// from one derived. Lease, if set, is asked only for FollowerReads'
+// default (lease.FollowerReads); a program resolving for a lease not yet
+// opened sets FollowerReads to its store's (driver.Store.FollowerReads).
+// New requires Lease and Task; Resolve does not.
 func (c Config) Resolve(opts lease.Options) (Resolved, error) {
 	opts = opts.WithDefaults()
 	ttl := opts.TTL
@@ -254,6 +271,10 @@ func (c Config) Resolve(opts lease.Options) (Resolved, error) {
 	c.ReleaseTimeout = cmp.Or(c.ReleaseTimeout, 3*opts.CallTimeout)
 	c.Jitter = cmp.Or(c.Jitter, DefaultJitter)
 	c.HealthThreshold = cmp.Or(c.HealthThreshold, DefaultHealthThreshold)
+	if c.FollowerReads == 0 && c.Lease != nil {
+		c.FollowerReads = lease.FollowerReads(c.Lease)
+	}
+	c.FollowerReads = cmp.Or(c.FollowerReads, DefaultFollowerReads)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 
 	res := Resolved{Config: c, LeaseOptions: opts}
@@ -289,6 +310,8 @@ func (c Config) Resolve(opts lease.Options) (Resolved, error) {
 		return res, invalid("Jitter", c.Jitter, "must be between 0 and 1")
 	case c.HealthThreshold < 0:
 		return res, invalid("HealthThreshold", c.HealthThreshold, "must not be negative")
+	case c.FollowerReads < 2:
+		return res, invalid("FollowerReads", c.FollowerReads, "must be at least 2, so that a follower's reads follow each other within the holder's renew interval")
 	case c.MinHold%time.Millisecond != 0:
 		return res, invalid("MinHold", c.MinHold, "must be a whole number of milliseconds")
 	}
@@ -314,12 +337,12 @@ func (r Resolved) Margin() time.Duration {
 // lease whose holder is alive: where every renewal of the holder changes
 // the record's version (renewalsShow, as lease.RenewalsShow reports: every
 // compare-and-swap store, and Azure), once it has learned the holder's
-// schedule, RenewInterval / FollowerReadsPerRenewal; elsewhere,
+// schedule, RenewInterval / FollowerReads; elsewhere,
 // CampaignInterval plus its mean jitter (half of Jitter of it). It is what
 // a follower costs in requests.
 func (r Resolved) FollowerReadInterval(renewalsShow bool) time.Duration {
 	if !renewalsShow {
 		return r.CampaignInterval + time.Duration(r.Jitter/2*float64(r.CampaignInterval))
 	}
-	return r.RenewInterval / FollowerReadsPerRenewal
+	return r.RenewInterval / time.Duration(r.FollowerReads)
 }

@@ -44,8 +44,40 @@ func TestResolveFillsEveryDefault(t *testing.T) {
 			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
 		}
 	}
-	if res.Jitter != runner.DefaultJitter || res.HealthThreshold != runner.DefaultHealthThreshold || res.Logger == nil {
-		t.Errorf("Jitter %v, HealthThreshold %d, Logger %v; want %v, %d, slog.Default()", res.Jitter, res.HealthThreshold, res.Logger, runner.DefaultJitter, runner.DefaultHealthThreshold)
+	if res.Jitter != runner.DefaultJitter || res.HealthThreshold != runner.DefaultHealthThreshold || res.FollowerReads != runner.DefaultFollowerReads || res.Logger == nil {
+		t.Errorf("Jitter %v, HealthThreshold %d, FollowerReads %d, Logger %v; want %v, %d, %d, slog.Default()", res.Jitter, res.HealthThreshold, res.FollowerReads, res.Logger, runner.DefaultJitter, runner.DefaultHealthThreshold, runner.DefaultFollowerReads)
+	}
+}
+
+// TestFollowerReadsFromTheStore: FollowerReads defaults to what the lease's
+// store asks for (lease.FollowerReader), else to DefaultFollowerReads; a
+// value set is kept, and one below 2, whose reads could not follow each
+// other within the holder's renew interval, is refused by name.
+func TestFollowerReadsFromTheStore(t *testing.T) {
+	opts := lease.Options{TTL: ttl}
+	for _, tc := range []struct {
+		name string
+		cfg  runner.Config
+		want int
+	}{
+		{"no lease", runner.Config{}, runner.DefaultFollowerReads},
+		{"a lease that does not ask", runner.Config{Lease: &watched{}}, runner.DefaultFollowerReads},
+		{"a lease that asks for 5", runner.Config{Lease: askingReads{shownNative{&watched{}}, 5}}, 5},
+		{"set, on a lease that asks for 5", runner.Config{Lease: askingReads{shownNative{&watched{}}, 5}, FollowerReads: 3}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.cfg.Resolve(opts)
+			if err != nil || res.FollowerReads != tc.want {
+				t.Errorf("FollowerReads %d, err %v; want %d", res.FollowerReads, err, tc.want)
+			}
+		})
+	}
+	for _, reads := range []int{1, -1} {
+		_, err := runner.Config{FollowerReads: reads}.Resolve(opts)
+		var oe *lease.OptionError
+		if !errors.As(err, &oe) || oe.Field != "FollowerReads" || oe.Value != reads {
+			t.Errorf("Resolve with FollowerReads %d: %v, want an error naming FollowerReads (%d)", reads, err, reads)
+		}
 	}
 }
 
@@ -83,18 +115,17 @@ func (s storeJudged) Acquire(ctx context.Context) (lease.Term, error) {
 // reads, on average, once per Resolved.FollowerReadInterval, on every kind
 // of store: the figure leasehold check prices a follower at.
 func TestFollowerReadIntervalIsWhatFollowersRead(t *testing.T) {
-	res, err := runner.Config{}.Resolve(lease.Options{TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name  string
 		shows bool // the holder's renewals show
+		reads int  // Config.FollowerReads
 		wrap  func(*watched) lease.Lease
 	}{
-		{"judged by contender", true, func(w *watched) lease.Lease { return w }},
-		{"judged by store", false, func(w *watched) lease.Lease { return storeJudged{w} }},
-		{"judged by store, renewals show", true, func(w *watched) lease.Lease { return shownNative{w} }},
+		{"judged by contender", true, 0, func(w *watched) lease.Lease { return w }},
+		{"judged by contender, 4 reads", true, 4, func(w *watched) lease.Lease { return w }},
+		{"judged by store", false, 0, func(w *watched) lease.Lease { return storeJudged{w} }},
+		{"judged by store, renewals show", true, 0, func(w *watched) lease.Lease { return shownNative{w} }},
+		{"judged by store, renewals show, the store asks for 5 reads", true, 0, func(w *watched) lease.Lease { return askingReads{shownNative{w}, 5} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -103,7 +134,12 @@ func TestFollowerReadIntervalIsWhatFollowersRead(t *testing.T) {
 				start(t, runner.Config{Lease: watch(t, store, "a"), Task: j.task("a")})
 				advance(rand.N(ttl))
 				follower := watch(t, store, "b")
-				start(t, runner.Config{Lease: tc.wrap(follower), Task: j.task("b")})
+				cfg := runner.Config{Lease: tc.wrap(follower), Task: j.task("b"), FollowerReads: tc.reads}
+				res, err := cfg.Resolve(cfg.Lease.Options())
+				if err != nil {
+					t.Fatal(err)
+				}
+				start(t, cfg)
 				advance(10 * ttl) // learning
 				counted := time.Now()
 				advance(time.Hour)

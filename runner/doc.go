@@ -99,24 +99,26 @@
 //
 // On a store whose every renewal changes the record (S3, DynamoDB, Cloud
 // Storage, memory; and Azure, whose holder writes its record after each
-// renewal: lease.RenewalsShow), a follower learns when the holder renews, assuming it
-// renews every RenewInterval, and reads the lease just after each renewal
-// (a few hundredths of a TTL later, at a delay of its own, so that several
-// followers do not read, or take over, at one moment) and once between, so
-// that its reads follow each other within the holder's renew interval and
-// its count towards expiry goes on: FollowerReadsPerRenewal reads per
-// renewal. It learns by halving, period after period, the interval in
-// which its reads bracket the holder's next write; a renewal that does not
-// come where expected (a holder late, irregular, or dead) is looked for
-// again after growing waits, and the follower's delay grows. So a crashed
-// holder's lease is taken over soon after the TTL that follows its last
-// renewal (on Azure, which judges expiry itself, the lease's HeldError
-// says when its lease can have lapsed, and the follower asks then). A
-// follower that has just started reads every TTL/20 until it sees the
-// holder's first renewal, for at most one renew interval (8 reads at the
-// defaults, once), so that it knows the schedule before the holder could
-// die; if it sees none, and on a store whose renewals do not show, it
-// polls every jittered CampaignInterval.
+// renewal: lease.RenewalsShow), a follower learns when the holder renews,
+// assuming it renews every RenewInterval, and reads the lease just after
+// each renewal (a few hundredths of a TTL later, at a delay of its own, so
+// that several followers do not read, or take over, at one moment) and
+// evenly between, so that its reads follow each other within the holder's
+// renew interval and its count towards expiry goes on: Config.FollowerReads
+// reads per renewal, 2 by default, 6 on Azure, whose TTL cannot be
+// shortened below 15s: a release is seen at the next read, so more reads
+// make a handover quicker where a shorter TTL cannot. It learns by halving,
+// period after period, the interval in which its reads bracket the holder's
+// next write; a renewal that does not come where expected (a holder late,
+// irregular, or dead) is looked for again after growing waits, and the
+// follower's delay grows. So a crashed holder's lease is taken over soon
+// after the TTL that follows its last renewal (on Azure, which judges
+// expiry itself, the lease's HeldError says when its lease can have lapsed,
+// and the follower asks then). A follower that has just started reads every
+// TTL/20 until it sees the holder's first renewal, for at most one renew
+// interval (8 reads at the defaults, once), so that it knows the schedule
+// before the holder could die; if it sees none, and on a store whose
+// renewals do not show, it polls every jittered CampaignInterval.
 //
 // Config.Resolve says what a Config resolves to on a lease: every default
 // filled in, the Margin a task that cannot stop at once has to stop, and

@@ -46,9 +46,10 @@ import (
 // that judges expiry itself.
 //
 // Costs: once locked, follow plans one read per renewal interval, and one
-// more when a renewal comes late; campaign adds one between planned reads
-// that are further apart than readStep, so that a follower reads
-// FollowerReadsPerRenewal times per renewal (Resolved.FollowerReadInterval);
+// more when a renewal comes late; campaign spreads Config.FollowerReads-1
+// reads evenly between planned reads (readStep), so that a follower reads
+// FollowerReads times per renewal (Resolved.FollowerReadInterval), each
+// read in the bracket narrowing it as the one in its middle does;
 // at start, at most RenewInterval ÷ (TTL/20) reads more (8 at the
 // defaults), once.
 type follow struct {

@@ -106,7 +106,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		case errors.As(err, &held):
 			r.observeLeader(held.Record.Holder)
 			if f != nil {
-				wait = time.Until(spread(began, f.saw(began, time.Now(), held.Record), readStep(r.countGap(held.Record))))
+				wait = time.Until(spread(began, f.saw(began, time.Now(), held.Record), readStep(r.countGap(held.Record), r.cfg.FollowerReads)))
 			}
 			if held.Wait > 0 {
 				wait = min(wait, held.Wait)

@@ -22,6 +22,15 @@ func (shownNative) Judge() lease.Judge { return lease.JudgedByStore }
 
 func (shownNative) RenewalsShow() bool { return true }
 
+// askingReads is a shownNative lease whose store asks a follower for reads
+// reads per renewal, as Azure's does (lease.FollowerReader).
+type askingReads struct {
+	shownNative
+	reads int
+}
+
+func (a askingReads) FollowerReads() int { return a.reads }
+
 // TestFollowerOfShownRenewals: on a store that judges expiry itself but
 // shows each renewal (Azure), a follower reads just after the holder's
 // renewals as on a compare-and-swap store, no more than twice per renewal,

@@ -152,7 +152,7 @@ func startDL(ctx context.Context, c dlConfig, endpoint, lock string) (*dlContend
 		defer close(d.done)
 		for ctx.Err() == nil {
 			l, err := client.AcquireLockWithContext(ctx, lock,
-				dynamolock.WithRefreshPeriod(runner.DefaultRenewInterval(c.ttl)/runner.FollowerReadsPerRenewal),
+				dynamolock.WithRefreshPeriod(runner.DefaultRenewInterval(c.ttl)/runner.DefaultFollowerReads),
 				dynamolock.WithAdditionalTimeToWaitForLock(wait))
 			if err == nil {
 				d.mu.Lock()

@@ -44,6 +44,10 @@ func newProbe(l lease.Lease) *probe {
 // shows them (Azure) as it does on the compare-and-swap stores.
 func (p *probe) RenewalsShow() bool { return lease.RenewalsShow(p.Lease) }
 
+// FollowerReads forwards lease.FollowerReader, which embedding does not, so
+// that the runner reads a lease as often as its store asks (Azure).
+func (p *probe) FollowerReads() int { return lease.FollowerReads(p.Lease) }
+
 // dead reports whether the contender has crashed.
 func (p *probe) dead() bool {
 	p.mu.Lock()

@@ -178,7 +178,7 @@ func (rep *report) print(w io.Writer, markdown bool) {
 		header: []string{"backend", "TTL", "acquire p50 / p99", "renew p50 / p99", "failover ÷ TTL min / p50 / p99, warmed follower", "just-started follower", "handover p50 / p99"},
 	}
 	cost := &table{
-		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew every 5.625s, a follower's read just after each and one between, and at its start one every TTL/20 until it sees a renewal; on Azure a renewal is a lease renewal and a metadata write that shows it)",
+		title:  "Store requests per hour and cost per month at the defaults (TTL 15s; renew every 5.625s, a follower's read just after each and one between, five on Azure, and at its start one every TTL/20 until it sees a renewal; on Azure a renewal is a lease renewal and a metadata write that shows it)",
 		header: []string{"backend", "leader requests/h", "follower requests/h", "follower's first 2 renew intervals", "leader $/month", "follower $/month", "1 leader + 2 followers $/month"},
 	}
 	var errs []string

@@ -107,7 +107,7 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 	}
 
 	opts := o.leaseOptions()
-	timing, timingErr := runner.Config{}.Resolve(opts)
+	timing, timingErr := resolveTiming(o, opts)
 	l, err := open(opts)
 	ttlOK := true
 	var oe *lease.OptionError
@@ -190,6 +190,14 @@ func bounded[T any](ctx context.Context, o *checkOptions, f func(context.Context
 	ctx, cancel := context.WithTimeout(ctx, o.startTimeout)
 	defer cancel()
 	return f(ctx)
+}
+
+// resolveTiming is the runner's timing, at its defaults, for the lease
+// with options opts: as often as its store asks, a follower reads it
+// (driver.Store.FollowerReads).
+func resolveTiming(o *checkOptions, opts lease.Options) (runner.Resolved, error) {
+	desc, _ := storeOf(o.lease)
+	return runner.Config{FollowerReads: desc.FollowerReads}.Resolve(opts)
 }
 
 // storeOf returns what the lease's backend says of its store
@@ -298,7 +306,8 @@ func checkPermissions(ctx context.Context, l lease.Lease, o *checkOptions, rec l
 // runner's timing for the TTL (timing), on the lease's store (its
 // description's prices, and whether its renewals show): a renewal every
 // RenewInterval (with the request that shows it, on a store whose
-// description has one), and a read every FollowerReadInterval.
+// description has one), and a read every FollowerReadInterval (at the
+// description's FollowerReads, resolved in timing).
 func checkCost(o *checkOptions, timing runner.Resolved) checkResult {
 	desc, ok := storeOf(o.lease)
 	svc, priced := pricing.Lookup(desc.Price.Service)

@@ -479,8 +479,9 @@ its verdict: ok, fail, or skip and the reason.
                       and their monthly cost at list prices, at this TTL
                       and the defaults of leasehold run (renew every %s of
                       the TTL; a follower reads just after each renewal and
-                      once between; on Azure a renewal is two requests, the
-                      lease's renewal and the metadata write that shows it)
+                      once between, five times on Azure; there a renewal is
+                      two requests, the lease's renewal and the metadata
+                      write that shows it)
 
 Exit status:
   0   every check passed or was skipped: the lease can be used as checked

@@ -9,6 +9,10 @@ import (
 
 	"github.com/leasehold/leasehold/internal/pricing"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/dynamolease"
+	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -18,7 +22,7 @@ import (
 // default that the docs do not follow fails here.
 func TestDocumentedCosts(t *testing.T) {
 	renewals := float64(time.Hour / runner.DefaultRenewInterval(lease.DefaultTTL)) // a leader's PUTs an hour
-	reads := renewals * runner.FollowerReadsPerRenewal                             // a follower's GETs an hour
+	reads := renewals * runner.DefaultFollowerReads                                // a follower's GETs an hour
 	// The store's check, once per process and bucket, on a bucket whose
 	// probe object exists: three conditional PUTs and a GET (lease/driver's
 	// TestProbe counts the writes), for a run started every minute.
@@ -38,21 +42,30 @@ func TestDocumentedCosts(t *testing.T) {
 
 	// The other backends' docs: a leader's month (on Azure, each renewal
 	// and the metadata write that shows it), and a follower's, who reads
-	// twice per renewal.
+	// as often per renewal as the store asks (twice, six times on Azure),
+	// and the follower's reads an hour.
 	for _, b := range []struct {
-		doc               string
-		svc               pricing.Service
-		write, show, read string
+		doc   string
+		store driver.Store
 	}{
-		{"../../lease/dynamolease/doc.go", pricing.DynamoDB, "PutItem", "", "GetItem"},
-		{"../../lease/gcslease/doc.go", pricing.GCS, "POST", "", "GET"},
-		{"../../lease/azurelease/doc.go", pricing.AzureBlob, "PUT lease/renew", "PUT metadata", "HEAD"},
+		{"../../lease/dynamolease/doc.go", dynamolease.Description},
+		{"../../lease/gcslease/doc.go", gcslease.Description},
+		{"../../lease/azurelease/doc.go", azurelease.Description},
 	} {
-		leader := map[string]float64{b.write: renewals}
-		if b.show != "" {
-			leader[b.show] = renewals
+		svc, ok := pricing.Lookup(b.store.Price.Service)
+		if !ok {
+			t.Fatalf("no prices for %s", b.store.Price.Service)
 		}
-		says(t, b.doc, pricing.Dollars(b.svc.Monthly(leader))+" a month", pricing.Dollars(b.svc.Monthly(map[string]float64{b.read: reads}))+" a month")
+		timing, err := runner.Config{FollowerReads: b.store.FollowerReads}.Resolve(lease.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads := float64(time.Hour / timing.FollowerReadInterval(b.store.RenewalsShow()))
+		leader := map[string]float64{b.store.Price.Renew: renewals}
+		if show := b.store.Price.Show; show != "" {
+			leader[show] = renewals
+		}
+		says(t, b.doc, pricing.Dollars(svc.Monthly(leader))+" a month", pricing.Dollars(svc.Monthly(map[string]float64{b.store.Price.Poll: reads}))+" a month", thousands(reads))
 	}
 }
 

@@ -23,4 +23,7 @@ var Description = driver.Store{
 			Why: "read the blob's properties; create the blob, write its metadata and lease it (a custom role: Storage Blob Data Contributor also grants delete)"},
 	},
 	Price: driver.Price{Service: "Azure Blob", Renew: "PUT lease/renew", Poll: "HEAD", Show: "PUT metadata"},
+	// Azure's TTL is 15s at least: more reads, not a shorter TTL, make a
+	// handover quicker.
+	FollowerReads: 6,
 }

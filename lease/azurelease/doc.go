@@ -226,16 +226,20 @@
 // Set Blob Metadata and Lease Blob release. TestRequestCounts checks these.
 //
 // At the runner's defaults (TTL 15s; it renews every RenewInterval =
-// 3/8 of the TTL = 5.625s, and a follower reads just after each renewal
-// and once between), a leader makes 640 renewals and 640 metadata writes
-// an hour, and each follower 1,280 reads. On a standard general-purpose v2
+// 3/8 of the TTL = 5.625s, and a follower reads six times per renewal,
+// just after each and five times between: Description.FollowerReads, as
+// Azure's TTL cannot be shortened below 15s to make a handover quicker, so
+// a follower sees a release within a sixth of a renew interval instead),
+// a leader makes 640 renewals and 640 metadata writes an hour, and each
+// follower 3,840 reads. On a standard general-purpose v2
 // account, Lease Blob, Set Blob Metadata and Get Blob Properties are all
 // billed as "other operations" (Put Blob, once per blob, at the write
 // price: negligible; "Map each REST operation to a price", Azure Blob
 // Storage docs). At the Hot LRS list price of $0.0044 per 10,000 other
 // operations (Azure Blob Storage pricing page, as of 2026; prices vary by
 // region), that is 1,280 × $0.0044 / 10,000 = $0.00056 an hour, about
-// $0.41 a month (730 hours), for the leader, and $0.41 a month for each
-// follower. Storage of one empty blob is negligible. A longer TTL costs
-// proportionally less: at 60s, a quarter.
+// $0.41 a month (730 hours), for the leader, and 3,840 × $0.0044 / 10,000
+// = $0.0017 an hour, $1.23 a month, for each follower. Storage of one
+// empty blob is negligible. A longer TTL costs proportionally less: at
+// 60s, a quarter.
 package azurelease

@@ -56,6 +56,9 @@ func (l *blobLease) Judge() lease.Judge { return lease.JudgedByStore }
 // under the lease after each renewal, which changes the blob's ETag.
 func (l *blobLease) RenewalsShow() bool { return true }
 
+// FollowerReads is lease.FollowerReader's: Description.FollowerReads.
+func (l *blobLease) FollowerReads() int { return Description.FollowerReads }
+
 // call runs one request under CallTimeout, with the SDK's retries off.
 func (l *blobLease) call(ctx context.Context, f func(context.Context) error) error {
 	return driver.Call(ctx, l.opts.CallTimeout, func(ctx context.Context) error {

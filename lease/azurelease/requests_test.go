@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/azurelease"
 )
 
 // TestRequestCounts counts the requests of each lease operation against
@@ -88,7 +89,8 @@ func TestRequestCounts(t *testing.T) {
 	check("Release after being deposed", leaderReqs, map[string]int{"SetBlobMetadata": 1, "GetBlobProperties": 1})
 
 	// At the runner's defaults (TTL 15s: RenewInterval 5.625s, a follower's
-	// read just after each renewal and once between), per hour:
+	// read just after each renewal and five between: FollowerReads), per
+	// hour:
 	renewals := int(time.Hour / lease.DefaultRenewInterval(lease.DefaultTTL))
-	t.Logf("per hour at the defaults: leader %d renewals and %d metadata writes; each follower %d reads", renewals, renewals, 2*renewals)
+	t.Logf("per hour at the defaults: leader %d renewals and %d metadata writes; each follower %d reads", renewals, renewals, azurelease.Description.FollowerReads*renewals)
 }

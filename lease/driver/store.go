@@ -46,6 +46,14 @@ type Store struct {
 	Grants []Grant
 	// Price says how the store's requests are priced.
 	Price Price
+	// FollowerReads is how many times per renewal of its holder a
+	// follower reads a lease on the store, once it has learned when the
+	// holder renews, where the runner's default (runner.DefaultFollowerReads,
+	// 2) does not suit: more on a store whose TTL cannot be shortened to
+	// make a handover quicker (Azure's is 15s at least), as a follower
+	// sees a release at its next read. The backend's Lease says the same
+	// (lease.FollowerReader). 0: the runner's default.
+	FollowerReads int
 }
 
 // Grant is one permission set of a Store, on one resource.
