@@ -217,6 +217,10 @@ type crashLease struct {
 // refuses a native lease (Azure's).
 func (c *crashLease) RenewalsShow() bool { return lease.RenewalsShow(c.Lease) }
 
+// FollowerReads passes on the wrapped lease's (lease.FollowerReads), so
+// that the assigner's followers read as often as on the store itself.
+func (c *crashLease) FollowerReads() int { return lease.FollowerReads(c.Lease) }
+
 func (c *crashLease) Acquire(ctx context.Context) (lease.Term, error) {
 	if c.dead.Load() {
 		return lease.Term{}, hang(ctx)

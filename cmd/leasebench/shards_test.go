@@ -327,9 +327,11 @@ type showingLease struct{ lease.Lease }
 
 func (showingLease) Judge() lease.Judge { return lease.JudgedByStore }
 func (showingLease) RenewalsShow() bool { return true }
+func (showingLease) FollowerReads() int { return 6 }
 
 // TestCrashLeaseKeepsRenewalsShow: wrapping a lease for crashes keeps what
-// package shard asks of a native lease (Azure's): that its renewals show.
+// package shard asks of a native lease (Azure's): that its renewals show,
+// and how often its followers read.
 func TestCrashLeaseKeepsRenewalsShow(t *testing.T) {
 	l, err := memlease.NewStore().Objects("a").Lease("k", lease.Options{Identity: "a"})
 	if err != nil {
@@ -337,6 +339,9 @@ func TestCrashLeaseKeepsRenewalsShow(t *testing.T) {
 	}
 	if !lease.RenewalsShow(&crashLease{Lease: showingLease{l}}) {
 		t.Error("a crashLease over a native lease whose renewals show: RenewalsShow false")
+	}
+	if got := lease.FollowerReads(&crashLease{Lease: showingLease{l}}); got != 6 {
+		t.Errorf("a crashLease over a lease read 6 times per renewal: FollowerReads %d", got)
 	}
 }
 
