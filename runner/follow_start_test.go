@@ -34,14 +34,8 @@ func crashAfterRenewal(w *watched) {
 func TestJustStartedFollowerTakesOverSoon(t *testing.T) {
 	for trial := range 20 {
 		synctest.Test(t, func(t *testing.T) {
-			store := memlease.NewStore()
-			j := newJournal()
-			holder := watch(t, store, "a")
-			start(t, runner.Config{Lease: holder, Task: j.task("a")})
-			advance(rand.N(ttl))
-			follower := watch(t, store, "b")
+			holder, follower, j := followAfter(t, func(b *watched) runner.Config { return runner.Config{Lease: b} })
 			started := time.Now()
-			start(t, runner.Config{Lease: follower, Task: j.task("b")})
 			crashAt := rand.N(ttl - renewInterval)
 			advance(crashAt)
 			crashAfterRenewal(holder)

@@ -66,6 +66,23 @@ func watch(t *testing.T, store *memlease.Store, id string) *watched {
 	return &watched{Lease: openLease(t, store, id)}
 }
 
+// followAfter starts holder "a" on a new store and, at a random moment
+// within a TTL, follower "b" with the Config that cfg returns for b's
+// lease; both record their terms in the journal it returns. It returns as
+// b starts.
+func followAfter(t *testing.T, cfg func(b *watched) runner.Config) (holder, follower *watched, j *journal) {
+	store := memlease.NewStore()
+	j = newJournal()
+	holder = watch(t, store, "a")
+	start(t, runner.Config{Lease: holder, Task: j.task("a")})
+	advance(rand.N(ttl))
+	follower = watch(t, store, "b")
+	c := cfg(follower)
+	c.Task = j.task("b")
+	start(t, c)
+	return holder, follower, j
+}
+
 // readsSince counts w's reads at or after since.
 func (w *watched) readsSince(since time.Time) int {
 	n := 0
@@ -98,13 +115,9 @@ func TestFollowerReadsJustAfterRenewals(t *testing.T) {
 	for _, reads := range []int{runner.DefaultFollowerReads, 5} {
 		for trial := range 10 {
 			synctest.Test(t, func(t *testing.T) {
-				store := memlease.NewStore()
-				j := newJournal()
-				holder := watch(t, store, "a")
-				start(t, runner.Config{Lease: holder, Task: j.task("a")})
-				advance(rand.N(ttl))
-				follower := watch(t, store, "b")
-				start(t, runner.Config{Lease: follower, Task: j.task("b"), FollowerReads: reads})
+				holder, follower, j := followAfter(t, func(l *watched) runner.Config {
+					return runner.Config{Lease: l, FollowerReads: reads}
+				})
 				advance(10 * ttl) // learning
 				counted := time.Now()
 				advance(time.Hour + rand.N(ttl))

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -39,13 +38,9 @@ func (a askingReads) FollowerReads() int { return a.reads }
 func TestFollowerOfShownRenewals(t *testing.T) {
 	for trial := range 10 {
 		synctest.Test(t, func(t *testing.T) {
-			store := memlease.NewStore()
-			j := newJournal()
-			holder := watch(t, store, "a")
-			start(t, runner.Config{Lease: holder, Task: j.task("a")})
-			advance(rand.N(ttl))
-			follower := watch(t, store, "b")
-			start(t, runner.Config{Lease: shownNative{follower}, Task: j.task("b")})
+			holder, follower, j := followAfter(t, func(b *watched) runner.Config {
+				return runner.Config{Lease: shownNative{b}}
+			})
 			advance(10 * ttl) // learning
 			counted := time.Now()
 			advance(time.Hour + rand.N(ttl))

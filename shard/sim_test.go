@@ -549,6 +549,20 @@ func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
 	})
 }
 
+// phasedFleet starts m workers sharing n shards, the first alone
+// campaigning to be the assigner, at random phases of the renew interval,
+// and waits until they are balanced.
+func phasedFleet(t *testing.T, n, m int) *fleet {
+	f := newFleet(t, n)
+	f.candidates = 1
+	for range m {
+		f.join()
+		time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+	}
+	f.settle("start", time.Now(), 0)
+	return f
+}
+
 // TestCrashedWorkersShardsStartSoon: the assigner lists again the moment a
 // crashed worker's liveness can be judged expired, and the workers read
 // the assignment just after it (assignment.Expect), so a crashed worker's
@@ -558,13 +572,7 @@ func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
 // interval (the next regular read).
 func TestCrashedWorkersShardsStartSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 24)
-		f.candidates = 1
-		for range 4 { // at random phases of the renew interval
-			f.join()
-			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
-		}
-		f.settle("start", time.Now(), 0)
+		f := phasedFleet(t, 24, 4)
 		bound := f.ttl + f.renew()/3 + f.renew()/10 + f.renew()/20
 		var worst time.Duration
 		for trial := range 12 {
@@ -595,13 +603,7 @@ func TestCrashedWorkersShardsStartSoon(t *testing.T) {
 // no other worker runs them meanwhile, and nothing else moves.
 func TestRestartedWorkerGetsItsShardsBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 24)
-		f.candidates = 1
-		for range 4 {
-			f.join()
-			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
-		}
-		f.settle("start", time.Now(), 0)
+		f := phasedFleet(t, 24, 4)
 		victim := f.live()[2]
 		mine := f.o.Shards(victim)
 		f.crash(victim)
