@@ -26,6 +26,7 @@ func TestConformance(t *testing.T) {
 func (tg *target) harness(c, direct *ddb.Client) *storetest.Harness {
 	return &storetest.Harness{
 		CallTimeout: tg.callTimeout,
+		TTL:         tg.ttl,
 		OpenLease: func(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
 			tg.track(name)
 			return dynamolease.Open(ctx, dynamolease.Options{Table: tg.table, Name: name, Client: c}, opts)

@@ -33,6 +33,8 @@ type target struct {
 	newClient func(hc ddb.HTTPClient) *ddb.Client
 	// callTimeout is the CallTimeout the conformance suite's leases get.
 	callTimeout time.Duration
+	// ttl is the conformance suite's TTL: storetest.ConformanceTTL if zero.
+	ttl time.Duration
 	// endpoint reaches the store through another address (a fault
 	// proxy): set for dynalite.
 	endpoint string
@@ -63,7 +65,7 @@ var targets = storetest.Targets[*target]{Prepare: (*target).ensureTable, Specs: 
 		// moto is one Python process: under the conformance suite's burst
 		// of parallel requests, with the race detector, some of its
 		// answers take more than 500ms.
-		return &target{name: "moto", callTimeout: time.Second, newClient: staticClient(endpoint, "test"), elsewhere: staticClient(endpoint, "elsewhere")}
+		return &target{name: "moto", callTimeout: time.Second, ttl: storetest.MotoTTL, newClient: staticClient(endpoint, "test"), elsewhere: staticClient(endpoint, "elsewhere")}
 	}},
 }}
 

@@ -23,6 +23,7 @@ func TestConformance(t *testing.T) {
 func (tg *target) harness(c, direct *s3.Client) *storetest.Harness {
 	return &storetest.Harness{
 		CallTimeout: tg.callTimeout,
+		TTL:         tg.ttl,
 		OpenLease: func(ctx context.Context, key string, opts lease.Options) (lease.Lease, error) {
 			tg.track(key)
 			return s3lease.Open(ctx, s3lease.Options{Bucket: tg.bucket, Key: key, Client: c, UsePathStyle: tg.pathStyle}, opts)

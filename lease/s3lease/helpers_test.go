@@ -43,6 +43,8 @@ type target struct {
 	endpoint, secret string
 	// callTimeout is the CallTimeout the conformance suite's leases get.
 	callTimeout time.Duration
+	// ttl is the conformance suite's TTL: storetest.ConformanceTTL if zero.
+	ttl time.Duration
 	// elsewhere, if not nil, returns a client of the same store through
 	// another address of its endpoint (localhost for 127.0.0.1): a store
 	// whose check this process has not made yet, as another process's.
@@ -73,7 +75,7 @@ var targets = storetest.Targets[*target]{Prepare: (*target).ensureBucket, Specs:
 		// moto is one Python process: under the conformance suite's burst
 		// of parallel requests on a 2-core machine, with the race detector,
 		// some of its answers take more than 500ms.
-		return &target{name: "moto", pathStyle: true, callTimeout: time.Second, newClient: func(hc s3.HTTPClient) *s3.Client {
+		return &target{name: "moto", pathStyle: true, callTimeout: time.Second, ttl: storetest.MotoTTL, newClient: func(hc s3.HTTPClient) *s3.Client {
 			return build(&retryMotoGetRace{next: hc})
 		}, elsewhere: func(hc s3.HTTPClient) *s3.Client {
 			return staticClient(endpoint, "elsewhere", "test")(&retryMotoGetRace{next: hc})
