@@ -48,6 +48,17 @@ func TestJudge(t *testing.T) {
 				time.Sleep(2 * time.Second)
 			}
 		}, false},
+		{"the count starts when the listing that first showed the version returned, not when it was sent", func(j *judge) {
+			sent := time.Now()
+			time.Sleep(4 * time.Second) // a slow listing: the worker may have renewed until it returned
+			j.saw(map[string]string{"w": "v1"}, nil, sent, time.Now())
+			time.Sleep(500 * time.Millisecond)
+			for range 6 {
+				list(j, map[string]string{"w": "v1"})
+				time.Sleep(2 * time.Second)
+			}
+			// 16.6 s after the first listing was sent, 12.6 s after it returned.
+		}, false},
 		{"absent for a TTL", func(j *judge) {
 			list(j, map[string]string{"w": "v1"})
 			for range 9 {
