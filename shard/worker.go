@@ -234,7 +234,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		OnRenew: w.cfg.OnRenew,
 	})
 	if err == nil && !w.cfg.NoAssigner {
-		err = start(assignerKey(w.cfg.Group), w.assign, runner.Config{})
+		// Every campaigning worker follows the assigner's lease, so it
+		// reads it runner.DefaultFollowerReads times per renewal on every
+		// store, not the more a store may ask for a lease's handover (six
+		// on Azure): a group's cost stays the workers' formula everywhere.
+		err = start(assignerKey(w.cfg.Group), w.assign, runner.Config{FollowerReads: runner.DefaultFollowerReads})
 	}
 	if err != nil {
 		w.fatal(err)

@@ -227,6 +227,60 @@ func TestNativeLeases(t *testing.T) {
 	})
 }
 
+// manyReadsStore is a Store whose leases ask their followers for reads
+// times per renewal (lease.FollowerReader), as Azure's ask for six.
+type manyReadsStore struct {
+	*memlease.Objects
+	reads int
+}
+
+type manyReadsLease struct {
+	lease.Lease
+	reads int
+}
+
+func (l manyReadsLease) FollowerReads() int { return l.reads }
+
+func (s manyReadsStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	l, err := s.Objects.Lease(key, opts)
+	return manyReadsLease{l, s.reads}, err
+}
+
+// TestCampaignReadsTwicePerRenewal: a worker that campaigns to be the
+// assigner reads the assigner's lease twice per renewal, whatever its
+// store asks of a lease's followers, so that a group costs the same on
+// every store: 1.25 reads per renew interval for the assignment and its
+// acknowledgement, 2 for the campaign.
+func TestCampaignReadsTwicePerRenewal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memlease.NewStore()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		const renew = 15 * time.Second * 3 / 8
+		start := func(id string) {
+			w, err := New(Config{Store: manyReadsStore{mem.Objects(id), 6}, Group: "g", Shards: 4, Identity: id, Logger: simLogger(),
+				Run: func(ctx context.Context, s Shard) error { <-ctx.Done(); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go w.Run(ctx)
+		}
+		start("a")
+		time.Sleep(time.Minute) // a is the assigner
+		start("b")
+		time.Sleep(time.Minute)
+		r0, _ := mem.Calls("b")
+		const intervals = 16
+		time.Sleep(intervals * renew)
+		r1, _ := mem.Calls("b")
+		if reads := float64(r1-r0) / intervals; reads > 3.5 {
+			t.Errorf("b, campaigning: %.2f reads per renew interval; want about 3.25", reads)
+		}
+		cancel()
+		synctest.Wait()
+	})
+}
+
 // hangingLists is a Store whose first listings hang until their context
 // ends, while leases and objects answer.
 type hangingLists struct {
