@@ -254,7 +254,8 @@ and --renew-interval (a different one exits 78); --once, --rerun,
 --campaign-interval and --cool-down do not apply. "leasehold status
 --shards N --lease URL" shows the members, their shards and the balance.
 Cost per instance, whatever N is, with R the renew interval: one write (its
-liveness) and 1.25 reads (the assignment, answered "unchanged", and its
+liveness; two on Azure Blob, whose renewal is followed by the metadata write
+that shows it) and 1.25 reads (the assignment, answered "unchanged", and its
 acknowledgement every fourth time) per R, plus 2 reads per R while it
 campaigns to be the group's assigner; the one assigner also lists the group
 3 times per R. Per hour at the default TTL (15s, R 5.6s): 640 writes and 800
