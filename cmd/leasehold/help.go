@@ -258,8 +258,8 @@ liveness; two on Azure Blob, whose renewal is followed by the metadata write
 that shows it) and 1.25 reads (the assignment, answered "unchanged", and its
 acknowledgement every fourth time) per R, plus 2 reads per R while it
 campaigns to be the group's assigner; the one assigner also lists the group
-3 times per R. Per hour at the default TTL (15s, R 5.6s): 640 writes and 800
-to 2,080 reads. Shard records are written only when ownership changes.
+3 times per R. Per hour at the default TTL (15s, R 5.6s): 640 writes (1,280
+on Azure Blob) and 800 to 2,080 reads. Shard records are written only when ownership changes.
 
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
