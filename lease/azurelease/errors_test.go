@@ -36,7 +36,7 @@ func TestServiceErrors(t *testing.T) {
 		{status: 403, code: "AuthorizationPermissionMismatch", want: lease.ErrPermission, text: "AuthorizationPermissionMismatch"},
 		{status: 400, code: "InvalidHeaderValue", want: lease.ErrInvalid, text: "--skipApiVersionCheck"},
 		{status: 404, code: "ContainerNotFound", want: lease.ErrNotFound, text: `container "leases" does not exist`},
-		{hang: true, want: lease.ErrUnavailable, text: "no answer within CallTimeout (200ms)"},
+		{hang: true, want: lease.ErrUnavailable, text: "no answer within CallTimeout (1s)"},
 	} {
 		name := row.code
 		if row.hang {
@@ -68,7 +68,7 @@ func TestServiceErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			l, err := azurelease.Open(t.Context(), azurelease.Options{Container: "leases", Blob: "jobs", Client: c},
-				lease.Options{Identity: "worker-1", CallTimeout: 200 * time.Millisecond})
+				lease.Options{Identity: "worker-1", CallTimeout: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
