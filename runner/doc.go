@@ -128,4 +128,8 @@
 // Callbacks report elections (OnElected), demotions with their reason
 // (OnDemoted), the observed leader (OnLeaderChanged) and every renewal
 // request with its latency and error (OnRenew), for logs and metrics.
+// Annotate lets a layer above read what the previous holder wrote in the
+// record's annotations when a term is won, and write its own with the
+// term's renewals and release: package shard names there the liveness
+// term bound to each assigner term.
 package runner

@@ -94,7 +94,11 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 			// A minimum hold is the previous holder's: its mark, carried
 			// over by Acquire as every annotation is, goes with the next
 			// write of this term.
-			return t.Annotate(lease.AnnotationHold, ""), nil
+			t = t.Annotate(lease.AnnotationHold, "")
+			if r.cfg.Annotate != nil {
+				t.Annotations = r.cfg.Annotate(t)
+			}
+			return t, nil
 		}
 		wait := r.jittered(r.cfg.CampaignInterval)
 		var held *lease.HeldError

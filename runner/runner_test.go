@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -88,6 +89,47 @@ func TestElectedTaskSeesTokenAndReleasesOnStop(t *testing.T) {
 		rec, err := l.Observe(context.Background())
 		if err != nil || !rec.Released || rec.Token != elected.Token {
 			t.Fatalf("after stop the record is %+v (%v), want released with token %d", rec, err, elected.Token)
+		}
+	})
+}
+
+// TestAnnotate: a contender's Annotate sees what the previous holder's
+// renewals and release wrote, and its own term's renewals and release
+// write what it returns, keeping the runner's keys.
+func TestAnnotate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		var seen []string
+		cfg := func(who string) runner.Config {
+			return runner.Config{
+				Lease: openLease(t, store, who),
+				Task:  func(ctx context.Context) error { <-ctx.Done(); return nil },
+				Annotate: func(won lease.Term) lease.Annotations {
+					seen = append(seen, who+" saw "+won.Annotations.Get("test/holder"))
+					return won.Annotations.With("test/holder", who)
+				},
+			}
+		}
+		stop := start(t, cfg("a"))
+		advance(time.Minute) // renewals
+		rec, err := openLease(t, store, "c").Observe(context.Background())
+		if err != nil || rec.Annotations.Get("test/holder") != "a" {
+			t.Fatalf("while a holds the lease the record is %+v (%v); want a's annotation", rec, err)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		stop = start(t, cfg("b"))
+		advance(time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		rec, err = openLease(t, store, "c").Observe(context.Background())
+		if err != nil || !rec.Released || rec.Annotations.Get("test/holder") != "b" {
+			t.Fatalf("after b released, the record is %+v (%v); want b's annotation, released", rec, err)
+		}
+		if want := []string{"a saw ", "b saw a"}; !slices.Equal(seen, want) {
+			t.Fatalf("Annotate calls %q, want %q", seen, want)
 		}
 	})
 }

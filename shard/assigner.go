@@ -32,21 +32,36 @@ type assigner struct {
 	stored string // the version of cur as stored: "" for none, or unknown
 	fenced bool   // every known worker acknowledged the fence
 	judge  *judge
-	acks   map[string]ack    // the latest acknowledgement seen, by identity
-	ackVer map[string]string // its version
+	acks   map[string]ack    // what the acknowledgements seen say, by identity
+	ackVer map[string]string // the version of the latest read
+	shown  map[string]ack    // what that version said
 	// since is when the group was first found unsettled, zero while it
 	// is settled; grants counts the shards given out since (see settle).
 	since  time.Time
 	grants int
+	// ended is the liveness term that the assigner lease's record named
+	// when this term won it (see session.campaign), zero if none: it has
+	// stopped every shard and starts none, as from endedAt.
+	ended   term
+	endedAt time.Time
 }
 
 // assign is the assigner lease's task: a round every listing interval
-// until the term ends.
-func (w *Worker) assign(ctx context.Context) error {
+// until the term ends (twice as often until the fence is acknowledged,
+// while the workers hurry to read it: see session.hurry), given
+// the term the lease's record named when it was won (see
+// session.campaign).
+func (w *Worker) assign(ctx context.Context, ended term) error {
 	lt, _ := runner.Term(ctx)
-	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, since: time.Now()}
+	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, since: time.Now(), ended: ended, endedAt: time.Now()}
+	if ended.Token != 0 {
+		w.cfg.Logger.Info("shard: assigner: the previous assigner's liveness term has ended with its assigner term; its shards are free", "identity", ended.ID, "token", ended.Token)
+	}
 	for {
 		next := time.Now().Add(w.cfg.listInterval())
+		if !a.fenced {
+			next = time.Now().Add(w.cfg.listInterval() / 2)
+		}
 		if err := a.round(ctx, next); err != nil {
 			if errors.Is(err, errDeposed) {
 				return err
@@ -113,6 +128,7 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 	}
 	a.judge.saw(members, watch, sent, now)
 	a.readAcks(ctx, acks, next)
+	a.bury(ctx, next)
 	if v := listing[assignmentKey(cfg.Group)]; v != a.stored {
 		if err := a.reconcile(ctx, v); err != nil {
 			return err
@@ -283,40 +299,80 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 			if err != nil {
 				cfg.Logger.Warn("shard: assigner: ignoring an acknowledgement", "identity", id, "err", err)
 			} else {
-				a.acks[id] = k.merge(a.acks[id])
+				a.acks[id], a.shown[id] = k.merge(a.acks[id]), k
 			}
 		}
 		a.ackVer[id] = got
 	}
 }
 
+// bury writes, for each worker whose latest term the assigner has read is
+// dead (see dead) while its acknowledgement as stored does not say so (a
+// restore may have put back one that did not), that the term
+// left, until deadline: true of the term from then on, so that the
+// assigners after this one do not wait for it, or count a TTL of their own
+// towards its liveness's expiry, before the first assignment of their
+// term. One write per worker term that ended without leaving. A write that
+// fails is tried again in a later round; one that meets a change of the
+// worker's own (a later term's hello, say) fails, and the next round reads
+// that instead.
+func (a *assigner) bury(ctx context.Context, deadline time.Time) {
+	cfg := &a.w.cfg
+	for id, k := range a.acks {
+		if shown := a.shown[id]; shown.Left && shown.Token == k.Token || !a.dead(term{id, k.Token}) {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		k.Left = true
+		v, err := a.w.put(ctx, ackKey(cfg.Group, id), k.encode(), a.ackVer[id])
+		if err != nil {
+			continue
+		}
+		a.acks[id], a.ackVer[id], a.shown[id] = k, v, k
+		cfg.Logger.Info("shard: assigner: a worker's term ended without leaving; its acknowledgement now says so", "identity", id, "token", k.Token)
+	}
+}
+
 // allAcknowledged reports whether every worker the assigner knows of, and
-// whose liveness has not expired, has acknowledged gen or left.
+// whose liveness has not expired, has acknowledged gen or left. A worker
+// whose latest term the assigner has read is the ended one (a.ended) has
+// nothing to acknowledge.
 func (a *assigner) allAcknowledged(gen uint64) bool {
 	now := time.Now()
 	for id := range a.judge.counts {
 		k := a.acks[id]
-		if !a.judge.expired(id, now) && !k.Left && k.Applied < gen {
+		if !a.judge.expired(id, now) && !k.Left && k.Applied < gen && (term{id, k.Token}) != a.ended {
 			return false
 		}
 	}
 	return true
 }
 
-// dead implements view. A term whose liveness expired while a new process
+// over reports whether term t's liveness is over: judged expired, or the
+// ended term (a.ended); and if so, for how long.
+func (a *assigner) over(t term, now time.Time) (bool, time.Duration) {
+	if t == a.ended {
+		return true, now.Sub(a.endedAt)
+	}
+	return a.judge.expired(t.ID, now), a.judge.expiredFor(t.ID, now)
+}
+
+// dead implements view. A term whose liveness is over while a new process
 // of its worker said it is restarting (ack.Restarting) is kept, its shards
 // with it, until that process's term says hello or a TTL has passed, so
 // that the restarted worker gets its shards back.
 func (a *assigner) dead(t term) bool {
 	k := a.acks[t.ID]
-	now := time.Now()
+	over, since := a.over(t, time.Now())
 	switch {
 	case k.Token > t.Token || k.Token == t.Token && k.Left:
 		return true
-	case !a.judge.expired(t.ID, now):
+	case !over:
 		return false
 	}
-	return k.Token != t.Token || !k.Restarting || a.judge.expiredFor(t.ID, now) >= a.judge.ttl
+	return k.Token != t.Token || !k.Restarting || since >= a.judge.ttl
 }
 
 // released implements view.
@@ -332,7 +388,7 @@ func (a *assigner) live() []term {
 	var out []term
 	for id := range a.judge.counts {
 		k := a.acks[id]
-		if a.judge.alive(id, now) && k.Token > 0 && !k.Left {
+		if a.judge.alive(id, now) && k.Token > 0 && !k.Left && (term{id, k.Token}) != a.ended {
 			out = append(out, term{id, k.Token})
 		}
 	}

@@ -35,7 +35,10 @@
 //     assigner gives them.
 //   - A worker that leaves (its context ends: SIGTERM, scale-in) stops its
 //     shards, says so, and they start elsewhere within about a renew
-//     interval, not a TTL.
+//     interval, not a TTL. A worker that crashes has its shards started
+//     elsewhere about a TTL after its last renewal; so has the assigner,
+//     whose successor knows at once that its shards have stopped (see
+//     below), instead of counting a TTL of its own.
 //   - Presence apart from ownership: a worker counts for balance from its
 //     first heartbeat, owning shards or not. The member list is a listing
 //     of the store, used only when complete (a listing that fails decides
@@ -65,7 +68,13 @@
 //     task is the worker's membership: one liveness term (its token k) is
 //     one membership, and the runner's deadline ends every shard of it.
 //   - GROUP/assigner: the lease of the group's one assigner, elected by an
-//     ordinary runner among the workers that campaign.
+//     ordinary runner among the workers that campaign. A worker campaigns
+//     within each liveness term, and its assigner term is bound to that
+//     liveness term: when the assigner term ends, for whatever reason, the
+//     liveness term ends with it, its shards stopped before the assigner
+//     lease is released. Every renewal and the release of the assigner
+//     lease write that liveness term (identity and token) in the record's
+//     annotation shard/term (runner.Config.Annotate).
 //   - GROUP/assignment: one object, written only by the assigner and only
 //     when ownership changes: for every shard, its owner as a worker term
 //     (identity and liveness token), whether the owner is releasing it, and
@@ -77,7 +86,10 @@
 //   - GROUP/acks/ID: each worker's acknowledgement, written only when
 //     ownership changes: when a term begins (hello, with its token), after
 //     it stopped the shards an assignment took from it or applied a fence
-//     (applied: that Gen), and when it ends (left).
+//     (applied: that Gen), and when it ends (left). The assigner writes
+//     left for a term it judged dead (below) whose acknowledgement does
+//     not say so: once per term that ended without leaving, so that later
+//     assigners do not wait for it.
 //
 // The assigner lists GROUP/ every third of a renew interval, and once
 // more at the moment a worker that owns shards and has missed a renewal
@@ -132,6 +144,16 @@
 // where the fence says, and its next assignment (never a fence, even when
 // nobody moves) lets the shards the fence gives to workers that do not run
 // them start, with the fence's epoch, greater than every earlier one.
+// Until the fence is acknowledged it lists twice as often, and every
+// campaigning worker that sees the assigner change (on its reads of the
+// assigner lease) reads the assignment eight times per renew interval
+// until it has applied the new assigner's first assignment after its
+// fence, so a change of assigner costs a few reads, not a renew interval.
+// A new assigner also reads, from the lease record it took over, the
+// liveness term of the assigner before it (shard/term): that term has
+// ended, so it frees its shards at once and waits for no acknowledgement
+// from it; the old assigner's crash costs about a TTL, as any worker's
+// does, not a TTL for the takeover and another for its own count.
 //
 // # Why two workers never run one shard at once
 //
@@ -155,8 +177,10 @@
 //     an older one. The chain stop → acknowledgement written → listed and
 //     read by the assigner → assignment written → read by t' → t' starts
 //     is causal: no clock is involved.
-//  2. t said it left: written after all its shards returned, by a term that
-//     starts nothing afterwards.
+//  2. t's acknowledgement says it left: written by t after all its shards
+//     returned, t starting nothing afterwards; or written for t by an
+//     assigner that had judged t dead by 3, 4 or 5 (bury), which stays true.
+//     A restore that takes the mark away only makes an assigner wait.
 //  3. An acknowledgement of a later term of the same worker exists: that
 //     term's liveness lease was acquired, which the lease contract allows
 //     only after t's term was released (after t's task, and every shard of
@@ -181,6 +205,23 @@
 //     Run refuses a store whose leases' renewals do not show
 //     (lease.ErrUnsafeStore). Who judges the lease itself (the store, on
 //     Azure) does not enter the argument.
+//  5. t is the liveness term named in the assigner lease's record when
+//     this assigner won the lease. Only t's own assigner terms write t in
+//     that annotation (a later acquisition carries it over until its
+//     first renewal), so some assigner term of t held the lease before
+//     this one won it; by the lease contract that term had ended, released
+//     or judged lapsed on the winner's own clock, before then. An assigner
+//     term of t ends t with it: the runner cancels its task at sent +
+//     RenewDeadline or when the lease is lost (rule 3), and that
+//     cancellation cancels t's every shard at once (context.AfterFunc),
+//     and the lease is released only after t's shards returned. So t had
+//     stopped every shard, and starts none, by the time this assigner won.
+//     A restore of the lease record changes nothing: the annotation it
+//     brings back names a term that has ended too, and the holder hidden by
+//     the restore loses its lease at its next renewal, its liveness term
+//     with it. The simulation restores the record under a live assigner,
+//     and sees two owners when the liveness term does not end with the
+//     assigner term.
 //
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which
@@ -215,7 +256,10 @@
 //     new one: the fence. Its limit is the engine's: a worker term that the
 //     new assigner cannot know of (its liveness key deleted before the new
 //     assigner first listed, while its old shards run until its next
-//     renewal fails) is not waited for. A restore across a change of
+//     renewal fails) is not waited for; nor is a later term of the previous
+//     assigner's worker whose hello a restore of its acknowledgement hid,
+//     when the assignment restored is also one that does not name it (two
+//     restores at once, across the change of assigner). A restore across a change of
 //     assigner also moves more shards than the minimum, since the fence
 //     stops what the old assignment does not give.
 //

@@ -356,6 +356,21 @@ func scenario(t *testing.T, n, m int) {
 		f.heal(cutBoss)
 		return oracle.MinMoves(append(counts, 0), 0)
 	})
+	// A restore of the assigner lease's record ends its holder's assigner
+	// term while its liveness goes on; the next assigner, finding the
+	// holder's liveness term named in the record, frees its shards at once,
+	// so that term must have stopped them (session.campaign): it did, and
+	// its worker runs them again in its next term.
+	record("restore the assigner lease's record", func() int {
+		boss := f.assigner()
+		snapshot, _ := f.store.Bytes(assignerKey(simGroup))
+		time.Sleep(f.renew())
+		f.store.Put(assignerKey(simGroup), snapshot)
+		for f.assigner() == boss {
+			time.Sleep(f.renew() / 16)
+		}
+		return noMinimum
+	})
 	record("restore an old assignment, crash the assigner", func() int {
 		f.store.Put(assignmentKey(simGroup), snapshot)
 		f.crash(f.assigner())
@@ -612,6 +627,49 @@ func TestCrashedWorkersShardsStartSoon(t *testing.T) {
 		t.Logf("crash → its shards running elsewhere, worst of 12: %.2f TTL (bound %.2f)", worst.Seconds()/f.ttl.Seconds(), bound.Seconds()/f.ttl.Seconds())
 		if worst > bound {
 			t.Errorf("a crashed worker's shards ran elsewhere %v after the crash; want at most %v", worst, bound)
+		}
+		if f.overlapped() {
+			t.Error("a shard ran on two workers at once")
+		}
+		f.stopAll()
+	})
+}
+
+// TestAssignerCrashShardsStartSoon: the assigner's crash ends its liveness
+// term with its assigner term, and the worker that wins the assigner lease
+// finds that term named in the lease's record (session.campaign), so it
+// frees the crashed worker's shards at once, instead of counting a TTL of
+// its own towards its liveness's expiry; the other workers, seeing the
+// new assigner, read the assignment at a new term's pace until they have
+// acknowledged its fence and read the assignment after it. So the crashed
+// assigner's shards run elsewhere within a TTL of the crash (the takeover,
+// counted from the last renewal before it) plus a renew interval (the
+// fence acknowledged and the assignment after it written and read, at
+// eight reads and six listings per renew interval), not the two TTLs and
+// more of a new assigner that counts a TTL of its own.
+func TestAssignerCrashShardsStartSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 24)
+		for range 4 {
+			f.join()
+			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+		}
+		f.settle("start", time.Now(), 0)
+		bound := f.ttl + f.renew()
+		var worst time.Duration
+		for range 12 {
+			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+			since := time.Now()
+			f.crash(f.assigner())
+			took, _ := f.settle("crash", since, f.o.Starts())
+			worst = max(worst, took)
+			f.join()
+			f.settle("replace", time.Now(), f.o.Starts())
+			time.Sleep(f.ttl) // the new assigner's first renewal names its term
+		}
+		t.Logf("the assigner's crash → its shards running elsewhere, worst of 12: %.2f TTL (bound %.2f)", worst.Seconds()/f.ttl.Seconds(), bound.Seconds()/f.ttl.Seconds())
+		if worst > bound {
+			t.Errorf("the crashed assigner's shards ran elsewhere %v after the crash; want at most %v", worst, bound)
 		}
 		if f.overlapped() {
 			t.Error("a shard ran on two workers at once")

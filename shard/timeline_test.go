@@ -3,7 +3,6 @@ package shard
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -49,7 +48,7 @@ func timeline(t *testing.T) string {
 			stop[id] = cancel
 			w, err := New(Config{
 				Store: store.Objects(id), Group: "timeline", Shards: timelineShards, Identity: id, TTL: timelineTTL,
-				NoAssigner: id != "a", Logger: slog.New(slog.DiscardHandler),
+				NoAssigner: id != "a", Logger: simLogger(),
 				Run: func(ctx context.Context, s Shard) error {
 					mu.Lock()
 					if other, ok := running[s.Index]; ok {

@@ -9,6 +9,8 @@ import (
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,48 +207,47 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	w.stopped, w.stop = ctx, stop
 	w.mu.Unlock()
-	var wg sync.WaitGroup
-	start := func(key string, task func(context.Context) error, rc runner.Config) error {
-		l, err := w.cfg.Store.Lease(key, w.cfg.leaseOptions())
-		if err != nil {
-			return err
-		}
-		if !lease.RenewalsShow(l) {
-			return fmt.Errorf("shard: %w: the store %T: the renewals of its lease %s do not change the record's version (lease.RenewalsShow is false), and the assigner judges liveness by rule 2 on listed versions", lease.ErrUnsafeStore, w.cfg.Store, key)
-		}
-		rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
-		rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval
-		r, err := runner.New(rc)
-		if err != nil {
-			return err
-		}
-		wg.Go(func() {
-			if err := r.Run(ctx); err != nil {
-				w.fatal(err)
-			}
-		})
-		return nil
-	}
 	w.sayRestarting(ctx)
-	err := start(memberKey(w.cfg.Group, w.cfg.Identity), w.serve, runner.Config{
+	wait, err := w.startRunner(ctx, memberKey(w.cfg.Group, w.cfg.Identity), w.serve, runner.Config{
 		HealthCheck: w.cfg.HealthCheck, HealthInterval: w.cfg.HealthInterval, HealthTimeout: w.cfg.HealthTimeout,
 		HealthThreshold: w.cfg.HealthThreshold, StallTimeout: w.cfg.StallTimeout, DrainTimeout: w.cfg.DrainTimeout,
 		OnRenew: w.cfg.OnRenew,
 	})
-	if err == nil && !w.cfg.NoAssigner {
-		// Every campaigning worker follows the assigner's lease, so it
-		// reads it runner.DefaultFollowerReads times per renewal on every
-		// store, not the more a store may ask for a lease's handover (six
-		// on Azure): a group's cost stays the workers' formula everywhere.
-		err = start(assignerKey(w.cfg.Group), w.assign, runner.Config{FollowerReads: runner.DefaultFollowerReads})
-	}
 	if err != nil {
 		w.fatal(err)
+	} else {
+		wait()
 	}
-	wg.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.failed
+}
+
+// startRunner starts a runner of the lease key, with task, until ctx ends,
+// and returns a function that waits for it to return. It refuses a store
+// whose leases' renewals do not show (see Run).
+func (w *Worker) startRunner(ctx context.Context, key string, task func(context.Context) error, rc runner.Config) (wait func(), err error) {
+	l, err := w.cfg.Store.Lease(key, w.cfg.leaseOptions())
+	if err != nil {
+		return nil, err
+	}
+	if !lease.RenewalsShow(l) {
+		return nil, fmt.Errorf("shard: %w: the store %T: the renewals of its lease %s do not change the record's version (lease.RenewalsShow is false), and the assigner judges liveness by rule 2 on listed versions", lease.ErrUnsafeStore, w.cfg.Store, key)
+	}
+	rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
+	rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval
+	r, err := runner.New(rc)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := r.Run(ctx); err != nil {
+			w.fatal(err)
+		}
+	}()
+	return func() { <-done }, nil
 }
 
 // sayRestarting, when this worker's liveness lease is held under its own
@@ -321,6 +322,7 @@ type session struct {
 	w       *Worker
 	me      term
 	highest uint64    // the latest Gen applied; older ones are restores
+	fence   bool      // the assignment applied last is a fence
 	version string    // the assignment's version as last read
 	expect  time.Time // its Expect
 	readAt  time.Time // when the latest read of it was sent
@@ -329,6 +331,10 @@ type session struct {
 	ackVer  string    // the acknowledgement's version, "" when unknown
 	last    ack       // the latest acknowledgement written
 	running map[int]*run
+	// wake is signalled when the assigner this worker observes changes
+	// (see campaign); left is closed once the term has left (see leave).
+	wake chan struct{}
+	left chan struct{}
 }
 
 // run is one start of one shard.
@@ -340,16 +346,31 @@ type run struct {
 }
 
 // serve is the liveness lease's task: one term of membership. It says
-// hello, then reads the assignment every renew interval and applies what
-// changed, until the term ends.
+// hello, campaigns to be the assigner (see campaign), then reads the
+// assignment every renew interval and applies what changed, until the
+// term ends.
 func (w *Worker) serve(ctx context.Context) error {
 	lt, _ := runner.Term(ctx)
-	s := &session{w: w, me: term{w.cfg.Identity, lt.Token}, running: map[int]*run{}}
+	ctx, end := context.WithCancel(ctx)
+	s := &session{w: w, me: term{w.cfg.Identity, lt.Token}, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
+	waitAssigner := func() {}
+	defer func() {
+		end()
+		waitAssigner()
+	}()
 	defer s.leave(ctx)
 	if s.ack(ctx, ack{Token: lt.Token}) != nil {
 		return nil
 	}
-	if err := s.awaitNaming(ctx); err != nil {
+	if !w.cfg.NoAssigner {
+		wait, err := s.campaign(ctx, end)
+		if err != nil {
+			w.fatal(err)
+			return err
+		}
+		waitAssigner = wait
+	}
+	if err := s.hurry(ctx, func() bool { return s.named }); err != nil {
 		w.fatal(err)
 		return err
 	}
@@ -362,36 +383,140 @@ func (w *Worker) serve(ctx context.Context) error {
 			s.checkAck(ctx)
 		}
 		next := time.Now().Add(w.cfg.RenewInterval)
-		for at, ok := s.expectedRead(next); ok && ctx.Err() == nil; at, ok = s.expectedRead(next) {
-			ctxtime.Sleep(ctx, time.Until(at))
+		for ctx.Err() == nil {
+			at, expected := s.expectedRead(next)
+			if !expected {
+				at = next
+			}
+			if s.sleep(ctx, time.Until(at)) {
+				// A new assigner: read its fence, and the assignment after
+				// it, soon after they are written.
+				base := s.highest >> 32
+				if err := s.hurry(ctx, func() bool { return s.highest>>32 > base && !s.fence }); err != nil {
+					w.fatal(err)
+					return err
+				}
+				break
+			}
+			if !expected {
+				break
+			}
 			if err := s.poll(ctx); err != nil {
 				w.fatal(err)
 				return err
 			}
 		}
-		ctxtime.Sleep(ctx, time.Until(next))
 		if ctx.Err() != nil {
 			return nil
 		}
 	}
 }
 
-// newTermReads is how many times per renew interval a new term reads the
-// assignment until one names it, for at most newTermWait renew intervals.
+// termAnnotation is the assigner lease's annotation that names the
+// liveness term (token and identity) of the worker whose assigner term
+// wrote the record: see campaign.
+const termAnnotation = "shard/term"
+
+func (t term) annotation() string { return strconv.FormatUint(t.Token, 10) + " " + t.ID }
+
+// parseTermAnnotation reads what term.annotation wrote; ok is false for
+// anything else.
+func parseTermAnnotation(v string) (t term, ok bool) {
+	tok, id, found := strings.Cut(v, " ")
+	n, err := strconv.ParseUint(tok, 10, 64)
+	if !found || err != nil || n == 0 || id == "" {
+		return term{}, false
+	}
+	return term{id, n}, true
+}
+
+// campaign starts this term's campaign to be the group's assigner, and
+// returns a function that waits for it to end once ctx has. The
+// assigner's term is bound to this liveness term: it runs within it, and
+// when it ends for any reason (its lease lost, its renew deadline passed,
+// a later assigner wrote the assignment), it ends this liveness term with
+// it (end), whose every shard stops, before its lease is released. Every
+// renewal of the assigner lease and its release write this liveness term
+// in the record's annotation (termAnnotation). So a worker that wins the
+// assigner lease, and finds a term named there, knows that term has
+// stopped every shard and will start none: the term that wrote the
+// annotation held the lease before it, and had ended by the time the
+// lease could be won (the lease contract), and its liveness term with it.
+// The new assigner frees that term's shards at once (assigner.ended)
+// instead of counting a TTL of its own towards its liveness's expiry.
+//
+// Every campaigning worker follows the assigner's lease, so it reads it
+// runner.DefaultFollowerReads times per renewal on every store, not the
+// more a store may ask for a lease's handover (six on Azure): a group's
+// cost stays the workers' formula everywhere. When the assigner it
+// observes changes, it reads the assignment at a new term's pace until it
+// has applied the new assigner's first assignment after its fence
+// (serve).
+func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait func(), err error) {
+	w := s.w
+	var ended term // named by the record the latest term won took over
+	leader := ""
+	return w.startRunner(ctx, assignerKey(w.cfg.Group), func(actx context.Context) error {
+		context.AfterFunc(actx, end)
+		err := w.assign(actx, ended)
+		end()
+		<-s.left
+		return err
+	}, runner.Config{
+		FollowerReads: runner.DefaultFollowerReads,
+		Annotate: func(won lease.Term) lease.Annotations {
+			ended, _ = parseTermAnnotation(won.Annotations.Get(termAnnotation))
+			if ended == s.me {
+				ended = term{}
+			}
+			return won.Annotations.With(termAnnotation, s.me.annotation())
+		},
+		OnLeaderChanged: func(id string) {
+			if leader != "" {
+				select {
+				case s.wake <- struct{}{}:
+				default:
+				}
+			}
+			leader = id
+		},
+	})
+}
+
+// sleep waits for d, until ctx ends, or until the assigner observed
+// changes: then it returns true.
+func (s *session) sleep(ctx context.Context, d time.Duration) (woken bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.wake:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// newTermReads is how many times per renew interval a worker reads the
+// assignment while it hurries, for at most newTermWait renew intervals.
 const (
 	newTermReads = 8
 	newTermWait  = 2
 )
 
-// awaitNaming reads the assignment newTermReads times per renew interval
-// until one names this term, for at most newTermWait renew intervals: the
-// assigner gives a joining or restarted worker its shards within a listing
-// interval of its hello, and so it starts them without waiting a renew
-// interval for its next read. About 16 reads, once per term.
-func (s *session) awaitNaming(ctx context.Context) error {
+// hurry reads the assignment newTermReads times per renew interval until
+// done, for at most newTermWait renew intervals: a new term until an
+// assignment names it, since the assigner gives a joining or restarted
+// worker its shards within a listing interval of its hello, so it starts
+// them without waiting a renew interval for its next read; and every
+// campaigning worker when the assigner changes, so that it acknowledges
+// the new assigner's fence, and starts what the assignment after it
+// gives, soon after they are written. About 16 reads at most, once per
+// term or per change of assigner.
+func (s *session) hurry(ctx context.Context, done func() bool) error {
 	r := s.w.cfg.RenewInterval
 	until := time.Now().Add(newTermWait * r)
-	for !s.named && time.Now().Before(until) && ctx.Err() == nil {
+	for !done() && time.Now().Before(until) && ctx.Err() == nil {
 		if err := s.poll(ctx); err != nil {
 			return err
 		}
@@ -476,7 +601,7 @@ func (s *session) apply(ctx context.Context, a *assignment) {
 		}
 		s.acked = a.Gen
 	}
-	s.highest = a.Gen
+	s.highest, s.fence = a.Gen, a.Fence
 	if a.Fence {
 		return
 	}
@@ -535,6 +660,7 @@ func (s *session) leave(ctx context.Context) {
 	if err := s.ack(actx, ack{Token: s.me.Token, Applied: s.highest, Left: true}); err != nil {
 		s.w.cfg.Logger.Warn("shard: could not say this worker left; its shards move once its liveness has expired", "err", err)
 	}
+	close(s.left)
 }
 
 // ack writes k as this term's acknowledgement, until it is stored or ctx
