@@ -182,12 +182,15 @@ type Config struct {
 	// has returned and the lease was released (or release was not possible).
 	OnDemoted func(Demotion)
 	// Annotate, if set, is called with each term this contender wins, as
-	// Acquire returned it: its Annotations are those of the record it took
-	// over, as the previous holder left them. It returns the annotations
-	// that the term's renewals and its release write (lease.Term.Annotate),
-	// so that a layer above the runner can read what the previous holder
-	// said of itself and say the same of this term. It must keep the keys of
-	// other namespaces as they are, and return quickly.
+	// Acquire returned it, before OnElected and Task: its Annotations are
+	// those of the record it took over, as the previous holder left them.
+	// It returns the annotations that the term's renewals and its release
+	// write (lease.Term.Annotate), so that a layer above the runner can
+	// read what the previous holder said of itself and say the same of
+	// this term. When they differ from the record's, the first renewal is
+	// made at once, so that the record says so from then on (one write
+	// more per term). It must keep the keys of other namespaces as they
+	// are, and return quickly.
 	Annotate func(won lease.Term) lease.Annotations
 	// OnLeaderChanged, if set, is called with the identity of the leader
 	// whenever the one this contender observes changes, including itself.

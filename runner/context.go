@@ -16,7 +16,10 @@ type leadership struct {
 	renew    time.Duration // RenewInterval: see expiry
 	deadline time.Duration // RenewDeadline: see stepDownAt
 	lostAt   time.Time     // when a renewal found the lease lost; zero until then
-	progress chan struct{}
+	// annotated: Config.Annotate changed the term's annotations, which
+	// the first renewal, made at once, writes.
+	annotated bool
+	progress  chan struct{}
 	// failed is closed when the renew loop ended the term (leadership.fail).
 	failed   chan struct{}
 	failOnce sync.Once

@@ -12,7 +12,8 @@ import (
 )
 
 // keepRenewing renews the term RenewInterval after each successful
-// renewal returned, until ctx ends (see renewUntil), retrying failures
+// renewal returned (the first at once when Config.Annotate changed the
+// term's annotations), until ctx ends (see renewUntil), retrying failures
 // with backoff. When a renewal finds the lease lost or unrenewable, or when
 // no renewal succeeded by RenewDeadline after the last successful one was
 // due (a timer, which fires even while a renewal hangs), it ends the term
@@ -34,6 +35,9 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
 	defer stepDownTimer.Stop()
+	if st.annotated {
+		acked = acked.Add(-r.cfg.RenewInterval)
+	}
 	for {
 		ctxtime.Sleep(ctx, time.Until(acked.Add(r.cfg.RenewInterval)))
 		if ctx.Err() != nil {

@@ -94,11 +94,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 			// A minimum hold is the previous holder's: its mark, carried
 			// over by Acquire as every annotation is, goes with the next
 			// write of this term.
-			t = t.Annotate(lease.AnnotationHold, "")
-			if r.cfg.Annotate != nil {
-				t.Annotations = r.cfg.Annotate(t)
-			}
-			return t, nil
+			return t.Annotate(lease.AnnotationHold, ""), nil
 		}
 		wait := r.jittered(r.cfg.CampaignInterval)
 		var held *lease.HeldError
@@ -157,7 +153,14 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 // finished by finish (not nil: RunOnce's afterTask), which is given the
 // term as it stands once the renewals have stopped.
 func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish finishTerm) Demotion {
+	annotated := false
+	if r.cfg.Annotate != nil {
+		a := r.cfg.Annotate(lt)
+		annotated = a != lt.Annotations
+		lt.Annotations = a
+	}
 	st := newLeadership(lt, r.cfg.RenewInterval, r.cfg.RenewDeadline)
+	st.annotated = annotated
 	termCtx, stopTerm := context.WithCancelCause(ctx)
 	defer stopTerm(nil)
 	r.elected(lt)

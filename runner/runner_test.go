@@ -95,7 +95,8 @@ func TestElectedTaskSeesTokenAndReleasesOnStop(t *testing.T) {
 
 // TestAnnotate: a contender's Annotate sees what the previous holder's
 // renewals and release wrote, and its own term's renewals and release
-// write what it returns, keeping the runner's keys.
+// write what it returns, the first renewal at once (not a renew interval
+// after the acquisition).
 func TestAnnotate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
@@ -111,11 +112,12 @@ func TestAnnotate(t *testing.T) {
 			}
 		}
 		stop := start(t, cfg("a"))
-		advance(time.Minute) // renewals
+		advance(time.Second) // before the renew interval
 		rec, err := openLease(t, store, "c").Observe(context.Background())
 		if err != nil || rec.Annotations.Get("test/holder") != "a" {
-			t.Fatalf("while a holds the lease the record is %+v (%v); want a's annotation", rec, err)
+			t.Fatalf("a second after a won the lease the record is %+v (%v); want a's annotation", rec, err)
 		}
+		advance(time.Minute) // renewals keep it
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}

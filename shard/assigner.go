@@ -114,7 +114,9 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 	for k, v := range listing {
 		switch rest := strings.TrimPrefix(k, prefix); {
 		case strings.HasPrefix(rest, "members/"):
-			members[strings.TrimPrefix(rest, "members/")] = v
+			if id, ok := memberID(memberKey(cfg.Group, ""), k); ok {
+				members[id] = v
+			}
 		case strings.HasPrefix(rest, "acks/"):
 			acks[strings.TrimPrefix(rest, "acks/")] = v
 		}

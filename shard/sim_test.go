@@ -646,12 +646,16 @@ func TestCrashedWorkersShardsStartSoon(t *testing.T) {
 // counted from the last renewal before it) plus a renew interval (the
 // fence acknowledged and the assignment after it written and read, at
 // eight reads and six listings per renew interval), not the two TTLs and
-// more of a new assigner that counts a TTL of its own.
+// more of a new assigner that counts a TTL of its own, or waits for the
+// objects a store's probe writes beside the workers' keys to expire.
 func TestAssignerCrashShardsStartSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t, 24)
 		for range 4 {
-			f.join()
+			id := f.join()
+			// A probe's object beside the worker's liveness key, as S3's
+			// and Cloud Storage's leases write: no member, never renewed.
+			f.store.Put(memberKey(simGroup, id)+driver.ProbeSuffix, []byte("probe"))
 			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
 		}
 		f.settle("start", time.Now(), 0)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -76,7 +75,10 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 	}
 	byID := map[string]*MemberStatus{}
 	for key := range listed {
-		id := strings.TrimPrefix(key, prefix)
+		id, ok := memberID(prefix, key)
+		if !ok {
+			continue
+		}
 		l, err := store.Lease(key, opts)
 		if err != nil {
 			return Status{}, err

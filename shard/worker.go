@@ -154,6 +154,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, invalid("Shards", c.Shards, fmt.Sprintf("must be between 1 and %d", MaxShards))
 	case c.Run == nil:
 		return c, invalid("Run", nil, "is required")
+	case strings.HasSuffix(c.Identity, driver.ProbeSuffix):
+		return c, invalid("Identity", c.Identity, "must not end with "+driver.ProbeSuffix+", which names the object a store's probe writes beside a lease")
 	}
 	opts, err := c.leaseOptions().Validate()
 	if err != nil {

@@ -28,6 +28,7 @@ func TestConfigNamesTheField(t *testing.T) {
 		{"too many shards", Config{Store: store, Group: "g", Shards: MaxShards + 1, Identity: "w", Run: run}, "Shards (100001)"},
 		{"no run", Config{Store: store, Group: "g", Shards: 1, Identity: "w"}, "Run"},
 		{"no identity", Config{Store: store, Group: "g", Shards: 1, Run: run}, "Identity"},
+		{"a probe's name", Config{Store: store, Group: "g", Shards: 1, Identity: "w.leasehold-probe", Run: run}, "Identity (w.leasehold-probe) must not end with .leasehold-probe"},
 		{"renew interval too long", Config{Store: store, Group: "g", Shards: 1, Identity: "w", Run: run, TTL: 10 * time.Second, RenewInterval: 20 * time.Second}, "RenewInterval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
