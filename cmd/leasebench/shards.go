@@ -321,6 +321,10 @@ type fleet struct {
 	// (kclConfig.startWith), then 0.
 	startWith int
 
+	// lost counts the shards stopped because their worker's liveness
+	// ended (shard.Lost): a renewal that failed past the renew deadline.
+	lost atomic.Int64
+
 	mu       sync.Mutex
 	assigner string // the identity of the latest assigner that settled
 }
@@ -364,6 +368,11 @@ func (f *fleet) join(ctx context.Context) (*fleetWorker, error) {
 			Store: w.store, Group: f.group, Shards: f.n, Identity: id, TTL: f.st.ttl,
 			Run: f.tr.run(id), OnRenew: w.renewed, Logger: quiet,
 			OnSettled: func(shard.Settled) { f.mu.Lock(); f.assigner = id; f.mu.Unlock() },
+			OnEvent: func(e shard.Event) {
+				if e.Kind == shard.Lost {
+					f.lost.Add(1)
+				}
+			},
 		})
 		if err != nil {
 			cancel()
@@ -505,9 +514,10 @@ type shardRun struct {
 	// operation, averaged over the workers; assigner is the assigner's
 	// own (the baseline has none). Both are nil without a steady run.
 	perWorker, assigner map[string]float64
-	// steadyMoves are the shard starts in a steady run of steadyFor.
-	steadyMoves int
-	steadyFor   time.Duration
+	// steadyMoves are the shard starts in a steady run of steadyFor, and
+	// steadyLost the shards stopped meanwhile by a lost liveness.
+	steadyMoves, steadyLost int
+	steadyFor               time.Duration
 	// rounds, overran and roundTime are the baseline's rounds in the
 	// steady run, those longer than a renew interval, and their total
 	// length.
@@ -611,6 +621,7 @@ func (r *shardRun) steady(ctx context.Context, f *fleet, d time.Duration) {
 		w.rounds.take()
 	}
 	starts, _ := f.tr.snapshot("")
+	lost := f.lost.Load()
 	began := time.Now()
 	ctxtime.Sleep(ctx, d)
 	elapsed := time.Since(began)
@@ -624,7 +635,7 @@ func (r *shardRun) steady(ctx context.Context, f *fleet, d time.Duration) {
 	if ctx.Err() != nil {
 		return
 	}
-	r.steadyMoves, r.steadyFor = after-starts, d
+	r.steadyMoves, r.steadyLost, r.steadyFor = after-starts, int(f.lost.Load()-lost), d
 	f.mu.Lock()
 	assigner := f.assigner
 	f.mu.Unlock()
@@ -864,6 +875,9 @@ func (rep *shardReport) print(w io.Writer, c config) {
 		moves := "–"
 		if r.steadyFor > 0 {
 			moves = fmt.Sprintf("%d in %v", r.steadyMoves, r.steadyFor)
+			if r.steadyLost > 0 {
+				moves += fmt.Sprintf(" (%d lost)", r.steadyLost)
+			}
 		}
 		cost.rows = append(cost.rows, []string{r.store, fleetName(r.kind), fmt.Sprint(r.n), fmt.Sprint(r.m),
 			requests(r.perWorker), own, moves})
@@ -876,7 +890,7 @@ func (rep *shardReport) print(w io.Writer, c config) {
 	}
 	notes := append([]string{
 		"join: from starting the new worker to the fleet balanced (every shard running on one live worker, each running ⌊N/M⌋ or ⌈N/M⌉); leave: from cancelling the worker's context to balanced again; crash: from the Sent of the victim's last successful renewal (then all its calls hang) to balanced again, the victim a worker other than the assigner; assigner crash: the same with the assigner as the victim (package shard's fleets only: the baseline has none); shard functions return at once when cancelled (no drain time)",
-		"moves: shard starts from the event to balance; minimum: ⌊N/(M+1)⌋ for a join, the shards the worker ran for a leave or a crash",
+		"moves: shard starts from the event to balance; minimum: ⌊N/(M+1)⌋ for a join, the shards the worker ran for a leave or a crash; in a steady run, (k lost): k shards stopped meanwhile because their worker's liveness ended (its renewals failed until the renew deadline: shard.Lost), to start again",
 		"not balanced in X: the fleet did not balance within X (ten TTLs and two renew intervals per shard the baseline moves for a join) after the event, which ended that fleet's trials",
 		"overlaps: starts of a shard while another worker still ran it (a crashed baseline worker counts as stopped at once)",
 		"requests: counted per worker by a counting proxy (memlease counts its own) over the steady run (-shard-steady), scaled from the TTL to 15s; the per-worker figure is the mean over the workers other than the assigner",
