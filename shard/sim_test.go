@@ -613,26 +613,36 @@ func TestCrashedWorkersShardsStartSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := phasedFleet(t, 24, 4)
 		bound := f.ttl + f.renew()/3 + f.renew()/10 + f.renew()/20
-		var worst time.Duration
-		for trial := range 12 {
-			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
-			victim := f.live()[1+trial%3]
-			since := time.Now()
-			f.crash(victim)
-			took, _ := f.settle("crash", since, f.o.Starts())
-			worst = max(worst, took)
-			f.join()
-			f.settle("replace", time.Now(), f.o.Starts())
-		}
-		t.Logf("crash → its shards running elsewhere, worst of 12: %.2f TTL (bound %.2f)", worst.Seconds()/f.ttl.Seconds(), bound.Seconds()/f.ttl.Seconds())
-		if worst > bound {
-			t.Errorf("a crashed worker's shards ran elsewhere %v after the crash; want at most %v", worst, bound)
-		}
-		if f.overlapped() {
-			t.Error("a shard ran on two workers at once")
-		}
+		f.crashTrials("crash", bound, func(trial int) string { return f.live()[1+trial%3] })
 		f.stopAll()
 	})
+}
+
+// crashTrials crashes victim(trial) 12 times, at random phases of the
+// renew interval, waiting each time until the group is balanced again and
+// then for a replacement's join, and fails the test when the crashed
+// worker's shards ran elsewhere later than bound after the crash, or a
+// shard ran on two workers at once.
+func (f *fleet) crashTrials(what string, bound time.Duration, victim func(trial int) string) {
+	t := f.t
+	t.Helper()
+	var worst time.Duration
+	for trial := range 12 {
+		time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+		since := time.Now()
+		f.crash(victim(trial))
+		took, _ := f.settle(what, since, f.o.Starts())
+		worst = max(worst, took)
+		f.join()
+		f.settle("replace", time.Now(), f.o.Starts())
+	}
+	t.Logf("%s → its shards running elsewhere, worst of 12: %.2f TTL (bound %.2f)", what, worst.Seconds()/f.ttl.Seconds(), bound.Seconds()/f.ttl.Seconds())
+	if worst > bound {
+		t.Errorf("%s: the crashed worker's shards ran elsewhere %v after the crash; want at most %v", what, worst, bound)
+	}
+	if f.overlapped() {
+		t.Error("a shard ran on two workers at once")
+	}
 }
 
 // TestAssignerCrashShardsStartSoon: the assigner's crash ends its liveness
@@ -659,25 +669,7 @@ func TestAssignerCrashShardsStartSoon(t *testing.T) {
 			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
 		}
 		f.settle("start", time.Now(), 0)
-		bound := f.ttl + f.renew()
-		var worst time.Duration
-		for range 12 {
-			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
-			since := time.Now()
-			f.crash(f.assigner())
-			took, _ := f.settle("crash", since, f.o.Starts())
-			worst = max(worst, took)
-			f.join()
-			f.settle("replace", time.Now(), f.o.Starts())
-			time.Sleep(f.ttl) // the new assigner's first renewal names its term
-		}
-		t.Logf("the assigner's crash → its shards running elsewhere, worst of 12: %.2f TTL (bound %.2f)", worst.Seconds()/f.ttl.Seconds(), bound.Seconds()/f.ttl.Seconds())
-		if worst > bound {
-			t.Errorf("the crashed assigner's shards ran elsewhere %v after the crash; want at most %v", worst, bound)
-		}
-		if f.overlapped() {
-			t.Error("a shard ran on two workers at once")
-		}
+		f.crashTrials("the assigner's crash", f.ttl+f.renew(), func(int) string { return f.assigner() })
 		f.stopAll()
 	})
 }
