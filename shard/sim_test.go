@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -44,6 +45,9 @@ type simWorker struct {
 	cancel context.CancelFunc
 	done   chan error
 	live   bool // counts for balance
+	// cut, while set, hangs the calls of the worker's assigner lease, and
+	// only those (see cutStore).
+	cut *atomic.Bool
 }
 
 const simGroup = "sim"
@@ -76,6 +80,8 @@ func (f *fleet) startProcess(id, proc string) {
 	if f.followerReads > 0 {
 		store = askingStore{Objects: f.store.Objects(proc), judge: lease.JudgedByContender, shows: true, reads: f.followerReads}
 	}
+	cut := new(atomic.Bool)
+	store = cutStore{store, cut}
 	w, err := New(Config{
 		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
 		NoAssigner:  f.candidates > 0 && f.next > f.candidates,
@@ -95,7 +101,7 @@ func (f *fleet) startProcess(id, proc string) {
 		f.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(f.t.Context())
-	sw := &simWorker{cancel: cancel, done: make(chan error, 1), live: true}
+	sw := &simWorker{cancel: cancel, done: make(chan error, 1), live: true, cut: cut}
 	f.workers[id] = sw
 	go func() { sw.done <- w.Run(ctx) }()
 }
@@ -148,6 +154,62 @@ func (f *fleet) heal(id string) {
 	f.store.Heal(id)
 	f.workers[id].live = true
 }
+
+// cutStore is a worker's Store whose assigner lease's calls hang while
+// cut is set, each until its CallTimeout, its other calls going on: a
+// fault that ends a worker's assigner term by its renew deadline while its
+// liveness renews.
+type cutStore struct {
+	Store
+	cut *atomic.Bool
+}
+
+func (s cutStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	l, err := s.Store.Lease(key, opts)
+	if err != nil || key != assignerKey(simGroup) {
+		return l, err
+	}
+	return cutLease{l, s.cut}, nil
+}
+
+type cutLease struct {
+	lease.Lease
+	cut *atomic.Bool
+}
+
+func (l cutLease) hang(ctx context.Context) error {
+	if !l.cut.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.Options().CallTimeout)
+	defer cancel()
+	<-ctx.Done()
+	return fmt.Errorf("%w: sim: the assigner lease's calls hang", lease.ErrUnavailable)
+}
+
+func (l cutLease) Acquire(ctx context.Context) (lease.Term, error) {
+	if err := l.hang(ctx); err != nil {
+		return lease.Term{}, err
+	}
+	return l.Lease.Acquire(ctx)
+}
+
+func (l cutLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if err := l.hang(ctx); err != nil {
+		return lease.Term{}, err
+	}
+	return l.Lease.Renew(ctx, t)
+}
+
+func (l cutLease) Release(ctx context.Context, t lease.Term) error {
+	if err := l.hang(ctx); err != nil {
+		return err
+	}
+	return l.Lease.Release(ctx, t)
+}
+
+func (l cutLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
+func (l cutLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 
 // assigner returns the identity holding the assigner lease.
 func (f *fleet) assigner() string {
@@ -369,6 +431,19 @@ func scenario(t *testing.T, n, m int) {
 		for f.assigner() == boss {
 			time.Sleep(f.renew() / 16)
 		}
+		return noMinimum
+	})
+	// The same through the renew deadline: the assigner lease's calls hang
+	// while its holder's liveness renews; its shards stop at that deadline
+	// (context.AfterFunc in session.campaign), before the lease can be
+	// taken over and the next assigner frees them.
+	record("the assigner lease's calls hang (its liveness renews)", func() int {
+		boss := f.assigner()
+		f.workers[boss].cut.Store(true)
+		for f.assigner() == boss {
+			time.Sleep(f.renew() / 16)
+		}
+		f.workers[boss].cut.Store(false)
 		return noMinimum
 	})
 	record("restore an old assignment, crash the assigner", func() int {
