@@ -35,11 +35,13 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
 	defer stepDownTimer.Stop()
+	wait := r.cfg.RenewInterval
 	if st.annotated {
-		acked = acked.Add(-r.cfg.RenewInterval)
+		wait = 0
 	}
 	for {
-		ctxtime.Sleep(ctx, time.Until(acked.Add(r.cfg.RenewInterval)))
+		ctxtime.Sleep(ctx, time.Until(acked.Add(wait)))
+		wait = r.cfg.RenewInterval
 		if ctx.Err() != nil {
 			return
 		}

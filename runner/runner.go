@@ -153,14 +153,12 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 // finished by finish (not nil: RunOnce's afterTask), which is given the
 // term as it stands once the renewals have stopped.
 func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish finishTerm) Demotion {
-	annotated := false
+	acquired := lt.Annotations
 	if r.cfg.Annotate != nil {
-		a := r.cfg.Annotate(lt)
-		annotated = a != lt.Annotations
-		lt.Annotations = a
+		lt.Annotations = r.cfg.Annotate(lt)
 	}
 	st := newLeadership(lt, r.cfg.RenewInterval, r.cfg.RenewDeadline)
-	st.annotated = annotated
+	st.annotated = lt.Annotations != acquired
 	termCtx, stopTerm := context.WithCancelCause(ctx)
 	defer stopTerm(nil)
 	r.elected(lt)
