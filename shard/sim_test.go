@@ -666,9 +666,9 @@ func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
 // phasedFleet starts m workers sharing n shards, the first alone
 // campaigning to be the assigner, at random phases of the renew interval,
 // and waits until they are balanced.
-func phasedFleet(t *testing.T, n, m int) *fleet {
+func phasedFleet(t *testing.T, n, m, candidates int) *fleet {
 	f := newFleet(t, n)
-	f.candidates = 1
+	f.candidates = candidates
 	for range m {
 		f.join()
 		time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
@@ -686,7 +686,7 @@ func phasedFleet(t *testing.T, n, m int) *fleet {
 // interval (the next regular read).
 func TestCrashedWorkersShardsStartSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := phasedFleet(t, 24, 4)
+		f := phasedFleet(t, 24, 4, 1)
 		bound := f.ttl + f.renew()/3 + f.renew()/10 + f.renew()/20
 		f.crashTrials("crash", bound, func(trial int) string { return f.live()[1+trial%3] })
 		f.stopAll()
@@ -755,23 +755,37 @@ func TestAssignerCrashShardsStartSoon(t *testing.T) {
 // for it, and gives them back to the new process once its term began:
 // no other worker runs them meanwhile, and nothing else moves.
 func TestRestartedWorkerGetsItsShardsBack(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := phasedFleet(t, 24, 4)
-		victim := f.live()[2]
-		mine := f.o.Shards(victim)
-		f.crash(victim)
-		time.Sleep(f.ttl / 4)
-		f.o.Restart(victim)
-		f.startProcess(victim, victim+"-restarted")
-		starts := f.o.Starts()
-		took, moves := f.settle("restart", time.Now(), starts)
-		if got := f.o.Shards(victim); !slices.Equal(got, mine) || moves != len(mine) {
-			t.Errorf("restarted %s runs shards %v after %d starts; want its own %v, %d starts", victim, got, moves, mine, len(mine))
-		}
-		t.Logf("restart → its %d shards back in %.2f TTL", len(mine), took.Seconds()/f.ttl.Seconds())
-		if f.overlapped() {
-			t.Error("a shard ran on two workers at once")
-		}
-		f.stopAll()
-	})
+	for _, tc := range []struct {
+		name       string
+		candidates int
+		victim     func(*fleet) string
+	}{
+		{"a worker", 1, func(f *fleet) string { return f.live()[2] }},
+		// The assigner's successor frees its liveness term at once (see
+		// session.campaign), but keeps its shards for its restarted process
+		// as it would those of any worker judged expired.
+		{"the assigner", 4, func(f *fleet) string { return f.assigner() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := phasedFleet(t, 24, 4, tc.candidates)
+				victim := tc.victim(f)
+				mine := f.o.Shards(victim)
+				f.crash(victim)
+				time.Sleep(f.ttl / 4)
+				f.o.Restart(victim)
+				f.startProcess(victim, victim+"-restarted")
+				starts := f.o.Starts()
+				took, moves := f.settle("restart", time.Now(), starts)
+				if got := f.o.Shards(victim); !slices.Equal(got, mine) || moves != len(mine) {
+					t.Errorf("restarted %s runs shards %v after %d starts; want its own %v, %d starts", victim, got, moves, mine, len(mine))
+				}
+				t.Logf("restart → its %d shards back in %.2f TTL", len(mine), took.Seconds()/f.ttl.Seconds())
+				if f.overlapped() {
+					t.Error("a shard ran on two workers at once")
+				}
+				f.stopAll()
+			})
+		})
+	}
 }
