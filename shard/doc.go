@@ -220,8 +220,9 @@
 //     brings back names a term that has ended too, and the holder hidden by
 //     the restore loses its lease at its next renewal, its liveness term
 //     with it. The simulation restores the record under a live assigner,
-//     and sees two owners when the liveness term does not end with the
-//     assigner term.
+//     and hangs the calls of its assigner lease alone while its liveness
+//     renews; each sees two owners when the liveness term does not end
+//     with the assigner term.
 //
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which
