@@ -7,9 +7,15 @@
 // Each schedule draws from one seed: two to four contenders sharing one
 // lease (TTL 3s) on a simulated compare-and-swap store whose version is the
 // MD5 of the stored bytes, as S3's ETag; the store's shape (with Keep, or
-// without, as Azure's); and four to nineteen faults at random moments over
-// 40 TTLs, all inside a testing/synctest bubble, so a schedule of two
-// simulated minutes takes about 3 ms.
+// without, as Azure's); the fleet's timing (the defaults half of the time,
+// else a CallTimeout up to the renew deadline, or a RenewDeadline around
+// TTL - RenewInterval, the most the runner accepts: past it runner.New
+// refuses the Config and the contenders do not run); and four to nineteen
+// faults over 40 TTLs, half of them at random moments and half in
+// clusters (on the contender of the fault before, within a TTL after it,
+// where windows open only to faults that combine), all inside a
+// testing/synctest bubble, so a schedule of two simulated minutes takes
+// about 6 ms of CPU.
 //
 // The contenders:
 //
@@ -39,6 +45,20 @@
 //	sick          one contender's health checks fail for D              nothing
 //	stall         one contender's tasks make no progress for D          nothing
 //	task-returns  one contender's running tasks return                  nothing
+//	late-answer   the next N calls are applied at once and answered     nothing
+//	              up to 1.5 CallTimeouts later (a lost answer waited
+//	              out, a slow read-back: an Acquire returns late)
+//	restore-hang  at the contender's next write of a term over an       as restore, and as hang for the
+//	              earlier body of that term, that body is put back      done mark and the hold
+//	              (the version a follower counted) and the contender's
+//	              calls hang for D (> TTL)
+//	break         an operator runs leasehold break without --force:     nothing (a restore it meets
+//	              reads, reads again a TTL later, breaks if the version  counts as a restore)
+//	              is the same; N=1: a restore during the watch puts
+//	              back the body it first read
+//	outage        the contender's calls fail for D (less than TTL -      nothing
+//	              RenewDeadline), from when its next task returns (N
+//	              odd) or as its minimum hold ends (N even)
 //
 // The oracle, on the bubble's one clock, over the whole history:
 //
@@ -64,10 +84,30 @@
 //	LEASEHOLD_SIM_SCHEDULES=1000000 go test ./sim -timeout 2h
 //	go test ./sim -kinds pair -faults none               focus the search
 //	go test ./sim -run TestSimulation -seed N -steps 0,3  replay a (shrunk) schedule
+//	go test ./sim -run TestSimulation -seed N -replays 20 count exact replays
 //
 // A violation prints its seed, the schedule shrunk by dropping steps while
 // it still fails, the history of the run that showed it, and the command
-// that replays it. A replay repeats the contenders and the faults exactly;
-// the runners' jitter and the nonces are not seeded (math/rand/v2's global
-// source cannot be), so a replay may need a few runs to fail again.
+// that replays it. Several holes can show as one class of violation (two
+// tasks at once): the first eight schedules of each class are shrunk, and
+// reported grouped by the faults that remain, each group with the first
+// seed that showed it. -list logs every schedule that failed.
+//
+// A seed replays exactly, as far as Go allows: every random choice is
+// drawn from it, the contenders' and the faults' by the simulation, each
+// runner's jitter, follower delay and retry spread from a source of its
+// own (runner.Config.Rand, seeded by the seed and the runner). What the
+// runtime chooses (which of the goroutines woken at one instant runs
+// first; a select's ready case) the simulation keeps from mattering:
+// contenders start a millisecond apart, each call reaches the store a few
+// nanoseconds after it was made, by a delay fixed per identity and runner,
+// so that calls made at one instant land in a fixed order, faults come
+// half a millisecond off the millisecond grid of the runners' timers, and
+// tasks end, make progress and are health-checked off the renewals' grid.
+// The nonces every write carries are random (crypto/rand, in lease/driver)
+// but only ever compared for equality. Left to the runtime: ties inside
+// one runner between its own timers, which its schedule rarely makes.
+// -replays N runs a seed N times and counts the runs identical to the
+// first, history and every store call with its instant (see the README
+// for the figures).
 package sim

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +27,10 @@ import (
 )
 
 var (
-	seedFlag  = flag.Uint64("seed", 0, "replay the schedule of this seed (0: explore)")
-	stepsFlag = flag.String("steps", "", "with -seed: keep only these steps (a shrunk trace), e.g. 0,3,5")
+	seedFlag    = flag.Uint64("seed", 0, "replay the schedule of this seed (0: explore)")
+	stepsFlag   = flag.String("steps", "", "with -seed: keep only these steps (a shrunk trace), e.g. 0,3,5")
+	listFlag    = flag.Bool("list", false, "log every schedule that failed, with its classes of violation and timing")
+	replaysFlag = flag.Int("replays", 0, "with -seed: run the schedule this many times and count the runs identical to the first")
 	// A search can be focused on some contenders, faults and one store shape.
 	kindsFlag  = flag.String("kinds", "", "only these contender kinds, e.g. run,once (default: all)")
 	faultsFlag = flag.String("faults", "", "only these faults, e.g. restore,fail-reads, or none (default: all)")
@@ -130,21 +134,35 @@ func (c contender) String() string {
 type fault int
 
 const (
-	failReads  fault = iota // the next N reads of Who fail
-	failWrites              // the next N writes of Who fail
-	loseAnswer              // the next N writes of Who are applied, their answers lost
-	slowCalls               // the next N calls of Who take D, past CallTimeout (and are applied then)
-	hang                    // every call of Who hangs for D (longer than the TTL)
-	restore                 // an earlier body of the current term is put back (same bytes, same version)
-	foreign                 // a foreign object replaces the record; a person restores the last body D later
-	deleteRec               // the record is deleted
-	sick                    // Who's health checks fail for D
-	stall                   // Who's tasks make no progress for D
-	taskEnd                 // Who's running tasks return
+	failReads   fault = iota // the next N reads of Who fail
+	failWrites               // the next N writes of Who fail
+	loseAnswer               // the next N writes of Who are applied, their answers lost
+	slowCalls                // the next N calls of Who take D, past CallTimeout (and are applied then)
+	hang                     // every call of Who hangs for D (longer than the TTL)
+	restore                  // an earlier body of the current term is put back (same bytes, same version)
+	foreign                  // a foreign object replaces the record; a person restores the last body D later
+	deleteRec                // the record is deleted
+	sick                     // Who's health checks fail for D
+	stall                    // Who's tasks make no progress for D
+	taskEnd                  // Who's running tasks return
+	lateAnswer               // the next N calls of Who are applied at once and answered late (up to 1.5 CallTimeouts)
+	restoreHang              // at Who's next write of a term over an earlier body of it, that body is put back and Who hangs for D
+	breakLease               // an operator runs leasehold break (no --force) on the lease; N=1: a restore lands during its watch
+	outage                   // Who's calls fail for D, from when its next task returns (N odd) or its hold ends (N even)
 	nFaults
 )
 
-var faultNames = [...]string{"fail-reads", "fail-writes", "lose-answer", "slow", "hang", "restore", "foreign", "delete", "sick", "stall", "task-returns"}
+var faultNames = [...]string{"fail-reads", "fail-writes", "lose-answer", "slow", "hang", "restore", "foreign", "delete", "sick", "stall", "task-returns",
+	"late-answer", "restore-hang", "break", "outage"}
+
+// stateFaults are the faults that put back or replace what the record
+// said (a restore, a foreign object, a delete): the period, the hold and the
+// done mark are not promised across them.
+var stateFaults = []fault{restore, foreign, deleteRec, restoreHang}
+
+// cutFaults are the faults that cut a contender off from the store for
+// longer than its deadlines: what it could not write then is not promised.
+var cutFaults = []fault{hang, slowCalls, restoreHang}
 
 // step is one fault at one moment.
 type step struct {
@@ -160,18 +178,47 @@ func (s step) String() string {
 	return fmt.Sprintf("+%-8v %-12s who=%d n=%d d=%v", s.At, faultNames[s.F], s.Who, s.N, s.D)
 }
 
-// scenario is one schedule: the store's shape, the contenders and the
-// faults, all drawn from one seed.
+// scenario is one schedule: the store's shape, the fleet's timing, the
+// contenders and the faults, all drawn from one seed.
 type scenario struct {
 	seed       uint64
 	keep       bool // the store keeps a record held without its holder (lease.Keeper)
 	contenders []contender
 	steps      []step
+	// The fleet's timing (0: the default): a CallTimeout up to the renew
+	// deadline, and a RenewDeadline up to TTL - RenewInterval + TTL/16
+	// (past it, runner.New refuses the Config: the contenders do not run).
+	callTimeout, renewDeadline time.Duration
 }
+
+// timing draws the fleet's timing: the defaults half of the time; else a
+// CallTimeout between the default and the renew deadline, and a quarter of
+// the time a RenewDeadline around TTL - RenewInterval, the most the
+// runner accepts.
+func (sc *scenario) timing(rng *rand.Rand) {
+	switch rng.IntN(8) {
+	case 0, 1, 2, 3:
+	case 4, 5, 6:
+		sc.callTimeout = ttl/5 + time.Duration(rng.Int64N(int64(runner.DefaultRenewDeadline(ttl)-ttl/5)))
+	case 7:
+		ri := lease.DefaultRenewInterval(ttl)
+		sc.renewDeadline = ttl - ri - ttl/16 + time.Duration(rng.Int64N(int64(ttl/8)))
+	}
+	sc.callTimeout, sc.renewDeadline = sc.callTimeout.Truncate(time.Millisecond), sc.renewDeadline.Truncate(time.Millisecond)
+}
+
+// deadline is the fleet's RenewDeadline.
+func (sc scenario) deadline() time.Duration {
+	return cmp.Or(sc.renewDeadline, runner.DefaultRenewDeadline(ttl))
+}
+
+// timeout is the fleet's CallTimeout.
+func (sc scenario) timeout() time.Duration { return cmp.Or(sc.callTimeout, ttl/5) }
 
 func newScenario(seed uint64, fo focus) scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x1ea5e401d))
 	sc := scenario{seed: seed, keep: fo.keep[rng.IntN(len(fo.keep))]}
+	sc.timing(rng)
 	retry := rng.IntN(2) == 0 // one RetryFailed for the fleet: it says what a period is
 	for i := range 2 + rng.IntN(3) {
 		c := contender{id: "w" + strconv.Itoa(i), kind: fo.kinds[rng.IntN(len(fo.kinds))]}
@@ -191,17 +238,29 @@ func newScenario(seed uint64, fo focus) scenario {
 			break
 		}
 		s := step{
-			At:   time.Duration(rng.Int64N(int64(horizon - 2*ttl))).Truncate(time.Millisecond),
+			At:   time.Duration(rng.Int64N(int64(horizon - 2*ttl))),
 			F:    fo.faults[rng.IntN(len(fo.faults))],
 			Who:  rng.IntN(len(sc.contenders)),
 			N:    1 + rng.IntN(3),
 			Seed: rng.Uint64(),
 		}
+		// Half the faults come in clusters: on the contender of the one
+		// before, within a TTL after it, where windows open only to faults
+		// that combine (a late answer, then a restore and a hang).
+		if n := len(sc.steps); n > 0 && rng.IntN(2) == 0 {
+			prev := sc.steps[n-1]
+			s.At, s.Who = min(horizon-2*ttl, prev.At+time.Duration(rng.Int64N(int64(ttl)))), prev.Who
+		}
+		// Steps come half a millisecond off the millisecond grid the
+		// contenders' own timers keep, so that no step ties with a call.
+		s.At = s.At.Truncate(time.Millisecond) + time.Millisecond/2
 		switch s.F {
 		case slowCalls:
 			s.D = ttl/5 + time.Duration(rng.Int64N(int64(ttl/2)))
-		case hang:
+		case hang, restoreHang:
 			s.D = ttl + time.Duration(rng.Int64N(int64(ttl)))
+		case outage: // shorter than a holder's slack after its last write: survivable
+			s.D = time.Duration(rng.Int64N(int64(ttl - sc.deadline())))
 		default:
 			s.D = time.Duration(rng.Int64N(int64(2 * ttl)))
 		}
@@ -281,7 +340,7 @@ func (h *history) fault(s step) {
 // names one) came within [from, to].
 func (h *history) faultIn(from, to time.Duration, who int, kinds ...fault) bool {
 	for _, f := range h.faults {
-		if f.At >= from && f.At <= to && slices.Contains(kinds, f.F) && (who < 0 || f.Who == who || f.F == restore || f.F == foreign || f.F == deleteRec) {
+		if f.At >= from && f.At <= to && slices.Contains(kinds, f.F) && (who < 0 || f.Who == who || f.F != restoreHang && slices.Contains(stateFaults, f.F)) {
 			return true
 		}
 	}
@@ -338,7 +397,7 @@ func (h *history) check(sc scenario) []string {
 		for _, p := range starts {
 			// State faults (delete, restore, foreign) lose what the record
 			// remembered: the period and the hold are not promised after them.
-			stateLost := h.faultIn(p.at, e.at, -1, restore, foreign, deleteRec)
+			stateLost := h.faultIn(p.at, e.at, -1, stateFaults...)
 			if p.minHold > 0 && e.at < p.at+p.minHold && !stateLost && !h.holdCut(p, whoIndex(p.who)) {
 				out = append(out, fmt.Sprintf("run during a minimum hold: %s started at +%v, inside the hold of %s (started +%v, hold %v)", e.who, e.at, p.who, p.at, p.minHold))
 			}
@@ -349,7 +408,7 @@ func (h *history) check(sc scenario) []string {
 			switch {
 			case !p.retry:
 				out = append(out, fmt.Sprintf("period %s ran twice: %s at +%v, %s at +%v", e.period, p.who, p.at, e.who, e.at))
-			case ended && pe.ok && pe.at <= e.at && !h.faultIn(pe.at-ttl, pe.at+ttl, whoIndex(p.who), hang, slowCalls):
+			case ended && pe.ok && pe.at <= e.at && !h.faultIn(pe.at-ttl, pe.at+ttl, whoIndex(p.who), cutFaults...):
 				out = append(out, fmt.Sprintf("done mark lost: period %s succeeded on %s (ended +%v) and ran again on %s at +%v", e.period, p.who, pe.at, e.who, e.at))
 			}
 		}
@@ -372,7 +431,7 @@ func (h *history) check(sc scenario) []string {
 			// It learns the holder is alive when it sees the record renewed:
 			// within a renew interval and a call.
 			if p.minHold > 0 && c.at >= p.at && c.at < p.at+p.minHold-lease.DefaultRenewInterval(ttl)-ttl/5 && p.task != c.ran &&
-				!h.faultIn(p.at, p.at+p.minHold, -1, restore, foreign, deleteRec) && !h.holdCut(p, whoIndex(p.who)) &&
+				!h.faultIn(p.at, p.at+p.minHold, -1, stateFaults...) && !h.holdCut(p, whoIndex(p.who)) &&
 				!h.st.hitIn(c.who, h.t0.Add(c.at), h.t0.Add(p.at+p.minHold)) {
 				out = append(out, fmt.Sprintf("a duplicate called during a hold ran: %s called at +%v, inside the hold of %s (started +%v, hold %v)", c.who, c.at, p.who, p.at, p.minHold))
 			}
@@ -398,17 +457,27 @@ func (h *history) String() string {
 	return b.String()
 }
 
+// trace is the history and the hash of every call that reached the store,
+// for comparing two runs of one schedule.
+func (h *history) trace() string {
+	h.st.mu.Lock()
+	sum := h.st.trace.Sum64()
+	h.st.mu.Unlock()
+	return fmt.Sprintf("%s  store calls: %016x\n", h, sum)
+}
+
 // holdCut reports whether the hold of start p could not be kept through
 // no fault of the runner: its holder was cut off from the store (hung) while
 // it held the lease, or its term ended as lost or past its deadline.
 func (h *history) holdCut(p event, who int) bool {
-	return h.outcomes[p.task].cut || h.faultIn(p.at, p.at+p.minHold, who, hang, slowCalls)
+	return h.outcomes[p.task].cut || h.faultIn(p.at, p.at+p.minHold, who, cutFaults...)
 }
 
 // sim runs one schedule in the calling synctest bubble and returns its
 // history.
 func run(t *testing.T, sc scenario) *history {
 	st := newStore()
+	st.traceUntil = time.Now().Add(horizon)
 	h := &history{t0: time.Now(), outcomes: map[int]outcome{}, st: st}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -418,11 +487,9 @@ func run(t *testing.T, sc scenario) *history {
 	for i := range ctls {
 		ctls[i] = &ctl{returns: map[int]chan struct{}{}}
 	}
+	var wg sync.WaitGroup
 	open := func(c contender) lease.Lease {
-		l, err := driver.NewCAS(&conn{s: st, id: c.id}, lease.Options{Identity: c.id, TTL: ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := openCAS(t, st, c.id, sc)
 		if !sc.keep {
 			return noKeep{l}
 		}
@@ -440,6 +507,27 @@ func run(t *testing.T, sc scenario) *history {
 			if ran != nil {
 				*ran = id
 			}
+			// An armed outage starts as the task returns, before the
+			// runner writes what the run left, or as its hold ends.
+			started := time.Now()
+			defer func() {
+				s, ok := k.takeOutage()
+				if !ok {
+					return
+				}
+				down := func() {
+					st.fault(c.id, func(f *faults) { f.downUntil = time.Now().Add(s.D) })
+					h.fault(s)
+				}
+				if s.N%2 == 1 || time.Until(started.Add(minHold-s.D/2)) <= 0 {
+					down() // before the runner's next write
+					return
+				}
+				wg.Go(func() {
+					sleepCtx(ctx, time.Until(started.Add(minHold-s.D/2)))
+					down()
+				})
+			}()
 			back := make(chan struct{})
 			k.mu.Lock()
 			k.returns[id] = back
@@ -453,7 +541,9 @@ func run(t *testing.T, sc scenario) *history {
 			if work > 0 {
 				done = time.After(work)
 			}
-			tick := time.NewTicker(ttl / 20)
+			// Off the millisecond grid, so that no progress ties with the
+			// stall watchdog's timer.
+			tick := time.NewTicker(ttl/20 - time.Microsecond)
 			defer tick.Stop()
 			for {
 				select {
@@ -494,9 +584,15 @@ func run(t *testing.T, sc scenario) *history {
 			return tctx.Err()
 		}
 	}
-	config := func(i int, l lease.Lease, t func(context.Context) error) runner.Config {
+	// config draws each runner's random numbers from a source of its own,
+	// seeded by the schedule's seed and the runner's stream.
+	config := func(i int, stream uint64, l lease.Lease, t func(context.Context) error) runner.Config {
 		c, k := sc.contenders[i], ctls[i]
-		cfg := runner.Config{Lease: l, Task: t, Logger: logger, StallTimeout: c.stall,
+		cfg := runner.Config{Lease: l, Task: t, Logger: logger, StallTimeout: c.stall, RenewDeadline: sc.renewDeadline,
+			// Off the renewals' grid, so that no health check ties with a
+			// renewal.
+			HealthInterval: lease.DefaultRenewInterval(ttl) - time.Millisecond/3,
+			Rand:           runner.LockedSource(rand.NewPCG(sc.seed, uint64(i)<<32|stream)),
 			HealthCheck: func(context.Context) error {
 				if k.sick.Load() {
 					return errors.New("sick")
@@ -509,7 +605,6 @@ func run(t *testing.T, sc scenario) *history {
 		return cfg
 	}
 
-	var wg sync.WaitGroup
 	for i, c := range sc.contenders {
 		rng := rand.New(rand.NewPCG(sc.seed, uint64(i)))
 		switch c.kind {
@@ -519,20 +614,28 @@ func run(t *testing.T, sc scenario) *history {
 			if c.kind == pairKind {
 				n = 2
 			}
-			for range n {
-				work := time.Duration(1+rng.IntN(20)) * ttl / 2
-				r, err := runner.New(config(i, l, task(i, work, "", false, 0, 0, 0, nil)))
-				if err != nil {
-					t.Fatal(err)
+			for j := range n {
+				// Off the grid of the renewals (a RenewInterval after the
+				// election), so that a task's end never ties with a renewal.
+				work := time.Duration(1+rng.IntN(20))*ttl/2 + time.Millisecond/4
+				r := newRunner(t, config(i, uint64(j), l, task(i, work, "", false, 0, 0, 0, nil)))
+				if r == nil {
+					continue
 				}
-				wg.Go(func() { _ = r.Run(ctx) })
+				// One after the other, a millisecond apart, in a fixed
+				// order: runners started at one instant would race.
+				at := time.Duration(2*i+j) * time.Millisecond
+				wg.Go(func() {
+					sleepCtx(ctx, at)
+					_ = r.Run(withRank(ctx, j))
+				})
 			}
 		case onceKind:
 			shared := open(c)
 			for k := range int(horizon / period) {
-				for range 1 + rng.IntN(2) {
+				for j := range 1 + rng.IntN(2) {
 					at := time.Duration(k)*period + time.Duration(rng.Int64N(int64(period)))
-					work := time.Duration(rng.Int64N(int64(2 * ttl))).Truncate(time.Millisecond)
+					work := time.Duration(rng.Int64N(int64(2*ttl))).Truncate(time.Millisecond) + time.Millisecond/4
 					l := shared
 					wg.Go(func() {
 						sleepCtx(ctx, at)
@@ -544,18 +647,17 @@ func run(t *testing.T, sc scenario) *history {
 							l, opened = open(c), h.now()
 						}
 						cl := call{who: c.id, at: h.now(), ran: -1}
-						cfg := config(i, l, nil)
+						cfg := config(i, 1<<16|uint64(k)<<8|uint64(j), l, nil)
 						if c.period {
 							cfg.Period, cl.period = strconv.Itoa(k), strconv.Itoa(k)
 						}
 						cfg.RetryFailed, cfg.MinHold = c.retry, c.minHold
 						cfg.Task = task(i, work, cfg.Period, c.retry, c.minHold, cl.at, opened, &cl.ran)
-						r, err := runner.New(cfg)
-						if err != nil {
-							t.Error(err)
+						r := newRunner(t, cfg)
+						if r == nil {
 							return
 						}
-						once, err := r.RunOnce(ctx)
+						once, err := r.RunOnce(withRank(ctx, j))
 						h.mu.Lock()
 						defer h.mu.Unlock()
 						h.calls = append(h.calls, cl)
@@ -575,8 +677,7 @@ func run(t *testing.T, sc scenario) *history {
 			if ctx.Err() != nil {
 				return
 			}
-			apply(ctx, st, s, sc, ctls[s.Who], &wg)
-			h.fault(s)
+			apply(ctx, t, st, h, s, sc, ctls[s.Who], &wg)
 		}
 	})
 	sleepCtx(ctx, horizon)
@@ -586,17 +687,63 @@ func run(t *testing.T, sc scenario) *history {
 	return h
 }
 
+// openCAS opens the lease on st for id with the fleet's timing.
+func openCAS(t *testing.T, st *store, id string, sc scenario) lease.Lease {
+	rank := len(sc.contenders)
+	for i, c := range sc.contenders {
+		if c.id == id {
+			rank = i
+		}
+	}
+	l, err := driver.NewCAS(&conn{s: st, id: id, rank: time.Duration(rank) * maxRunners}, lease.Options{Identity: id, TTL: ttl, CallTimeout: sc.callTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// newRunner returns a runner of cfg, or nil when runner.New refuses the
+// fleet's drawn timing (a RenewDeadline past TTL - RenewInterval): that
+// contender does not run.
+func newRunner(t *testing.T, cfg runner.Config) *runner.Runner {
+	r, err := runner.New(cfg)
+	if err != nil && !errors.Is(err, lease.ErrInvalid) {
+		t.Error(err)
+	}
+	return r
+}
+
 // ctl is how steps reach one contender's health check and tasks.
 type ctl struct {
 	sick, stalled atomic.Bool
 	mu            sync.Mutex
 	returns       map[int]chan struct{} // running tasks: close to make them return
+	outage        *step                 // armed: starts as the next task returns
 }
 
-// apply applies step s; faults that last (sick, stall, foreign) are undone
-// by a goroutine of wg after s.D.
-func apply(ctx context.Context, st *store, s step, sc scenario, k *ctl, wg *sync.WaitGroup) {
+// takeOutage returns the armed outage, if any, and disarms it.
+func (k *ctl) takeOutage() (step, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	s := k.outage
+	k.outage = nil
+	if s == nil {
+		return step{}, false
+	}
+	return *s, true
+}
+
+// apply applies step s and notes it in h when it happens; faults that
+// last (sick, stall, foreign) are undone by a goroutine of wg after s.D,
+// and faults that wait for an event (restore-hang, outage) are noted when
+// they fire.
+func apply(ctx context.Context, t *testing.T, st *store, h *history, s step, sc scenario, k *ctl, wg *sync.WaitGroup) {
 	id := sc.contenders[s.Who].id
+	switch s.F {
+	case restoreHang, outage:
+	default:
+		h.fault(s)
+	}
 	later := func(undo func()) {
 		wg.Go(func() {
 			sleepCtx(ctx, s.D)
@@ -619,7 +766,13 @@ func apply(ctx context.Context, st *store, s step, sc scenario, k *ctl, wg *sync
 		if err != nil {
 			return
 		}
-		if bodies := st.termBodies(r, cur); len(bodies) > 0 {
+		bodies, stored := st.termBodies(r, cur)
+		switch {
+		case len(bodies) == 0:
+		case s.N == 1: // a backup D old: the latest body of the term stored by then, else its first
+			i := max(0, sort.Search(len(stored), func(i int) bool { return stored[i].After(time.Now().Add(-s.D)) })-1)
+			st.put(bodies[i])
+		default:
 			st.put(bodies[s.Seed%uint64(len(bodies))])
 		}
 	case foreign:
@@ -635,12 +788,58 @@ func apply(ctx context.Context, st *store, s step, sc scenario, k *ctl, wg *sync
 		later(func() { k.stalled.Store(false) })
 	case taskEnd:
 		k.mu.Lock()
-		for id, back := range k.returns {
-			close(back)
+		for _, id := range slices.Sorted(maps.Keys(k.returns)) {
+			close(k.returns[id])
 			delete(k.returns, id)
 		}
 		k.mu.Unlock()
+	case lateAnswer:
+		rng := rand.New(rand.NewPCG(s.Seed, 0))
+		st.fault(id, func(f *faults) {
+			f.late = nil
+			for range s.N {
+				f.late = append(f.late, time.Duration(rng.Int64N(int64(sc.timeout()*3/2))))
+			}
+		})
+	case restoreHang:
+		st.mu.Lock()
+		st.watched[id] = watch{hang: s.D, done: func() { h.fault(s) }}
+		st.mu.Unlock()
+	case outage:
+		k.mu.Lock()
+		k.outage = &s
+		k.mu.Unlock()
+	case breakLease:
+		wg.Go(func() { operatorBreak(ctx, t, st, h, s, sc) })
 	}
+}
+
+// operatorBreak is leasehold break without --force, as the CLI judges a
+// holder gone (cmd/leasehold watchLease and breakLease; package main, which
+// the simulation cannot import): it reads the record, reads it again a TTL
+// later, and breaks it if its version did not change. With s.N = 1, a
+// restore lands during the watch and puts back the body it first read (a
+// backup taken then), if it is of the term the record then names.
+func operatorBreak(ctx context.Context, t *testing.T, st *store, h *history, s step, sc scenario) {
+	l := openCAS(t, st, "operator", sc)
+	first, err := l.Observe(ctx)
+	if err != nil || !first.Held() {
+		return
+	}
+	body, _, _ := st.current()
+	if s.N == 1 {
+		sleepCtx(ctx, time.Duration(s.Seed%uint64(first.TTL)))
+		if cur, r, err := st.current(); err == nil && r.Holder == first.Holder && r.Token == first.Token && version(cur) != first.Version {
+			st.put(body)
+			h.fault(step{F: restore, Who: s.Who, N: 0})
+		}
+	}
+	sleepCtx(ctx, time.Until(h.t0.Add(s.At).Add(first.TTL)))
+	last, err := l.Observe(ctx)
+	if err != nil || ctx.Err() != nil || last.Version != first.Version || !last.Held() {
+		return
+	}
+	_, _ = l.(lease.Breaker).Break(ctx, last)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
@@ -665,20 +864,13 @@ func explore(t *testing.T, sc scenario) (violations []string, h *history) {
 	return violations, h
 }
 
-// shrink drops steps from a failing schedule while it still fails (each
-// candidate is tried three times: the runners' jitter is not seeded).
+// shrink drops steps from a failing schedule while it still fails: a
+// schedule replays from its seed, so one run of each candidate tells.
 func shrink(t *testing.T, sc scenario) scenario {
 	for i := 0; i < len(sc.steps); {
 		cand := sc
 		cand.steps = slices.Delete(slices.Clone(sc.steps), i, i+1)
-		failed := false
-		for range 3 {
-			if v, _ := explore(t, cand); len(v) > 0 {
-				failed = true
-				break
-			}
-		}
-		if failed {
+		if v, _ := explore(t, cand); len(v) > 0 {
 			sc = cand
 		} else {
 			i++
@@ -693,7 +885,7 @@ func report(sc scenario, violations []string, kept []int) string {
 	for _, v := range violations[:min(len(violations), 5)] {
 		fmt.Fprintf(&b, "  %s\n", v)
 	}
-	fmt.Fprintf(&b, "  store keeps held records (Keeper): %t\n", sc.keep)
+	fmt.Fprintf(&b, "  store keeps held records (Keeper): %t; CallTimeout %v, RenewDeadline %v\n", sc.keep, sc.timeout(), sc.deadline())
 	for _, c := range sc.contenders {
 		fmt.Fprintf(&b, "  contender %s\n", c)
 	}
@@ -726,6 +918,10 @@ func TestSimulation(t *testing.T) {
 			}
 			sc.steps = keep
 		}
+		if *replaysFlag > 0 {
+			replay(t, sc, *replaysFlag)
+			return
+		}
 		if v, h := explore(t, sc); len(v) > 0 {
 			t.Fatal(report(sc, v, indexes(newScenario(*seedFlag, fo).steps, sc.steps)) + h.String())
 		}
@@ -747,7 +943,7 @@ func TestSimulation(t *testing.T) {
 	}
 	var next atomic.Uint64
 	var mu sync.Mutex
-	first := map[string]found{} // per class of violation: the first schedule that showed it
+	failed := map[string][]found{} // per class of violation: the first schedules that showed it
 	began := time.Now()
 	workers := runtime.GOMAXPROCS(0)
 	t.Run("schedules", func(t *testing.T) {
@@ -762,10 +958,14 @@ func TestSimulation(t *testing.T) {
 					sc := newScenario(base+i, fo)
 					v, h := explore(t, sc)
 					mu.Lock()
+					if *listFlag && len(v) > 0 {
+						t.Logf("failed: seed %d (CallTimeout %v, RenewDeadline %v): %s", sc.seed, sc.timeout(), sc.deadline(), classesOf(v))
+					}
 					for _, msg := range v {
 						class, _, _ := strings.Cut(msg, ":")
-						if _, ok := first[class]; !ok {
-							first[class] = found{sc: sc, after: time.Since(began), schedules: i, seen: report(sc, v, nil) + h.String()}
+						fs := failed[class]
+						if len(fs) < shrunkPerClass && (len(fs) == 0 || fs[len(fs)-1].sc.seed != sc.seed) {
+							failed[class] = append(fs, found{sc: sc, after: time.Since(began), schedules: i, seen: report(sc, v, nil) + h.String()})
 						}
 					}
 					mu.Unlock()
@@ -776,21 +976,90 @@ func TestSimulation(t *testing.T) {
 	took := time.Since(began)
 	done := min(next.Load(), uint64(n))
 	t.Logf("%d schedules in %v: %.0f schedules/s on %d workers; first seed %d", done, took.Round(time.Millisecond), float64(done)/took.Seconds(), workers, base+1)
-	classes := slices.Sorted(maps.Keys(first))
-	for _, class := range classes {
-		f := first[class]
-		t.Logf("found %q: seed %d, after %v (%d schedules)", class, f.sc.seed, f.after.Round(time.Millisecond), f.schedules)
+	// Several holes can show as one class (two tasks at once): each
+	// class's first schedules are shrunk, and grouped by the faults that
+	// remain, so that each hole is reported with the first seed that
+	// showed it.
+	type group struct {
+		found
+		shrunk scenario
+		v      []string
 	}
-	for _, class := range classes {
-		sc := first[class].sc
-		full := sc
-		sc = shrink(t, sc)
-		v, _ := explore(t, sc)
-		if len(v) == 0 {
-			v, _ = explore(t, full)
-			sc = full
+	groups := map[string]group{}
+	for _, class := range slices.Sorted(maps.Keys(failed)) {
+		for _, f := range failed[class] {
+			sc := shrink(t, f.sc)
+			v, _ := explore(t, sc)
+			if len(v) == 0 {
+				sc = f.sc
+				v, _ = explore(t, sc)
+			}
+			key := class + ", with " + faultKinds(sc)
+			if g, ok := groups[key]; !ok || f.schedules < g.schedules {
+				groups[key] = group{f, sc, v}
+			}
 		}
-		t.Error(report(sc, v, indexes(full.steps, sc.steps)) + "  as first seen:\n" + first[class].seen)
+	}
+	keys := slices.Sorted(maps.Keys(groups))
+	for _, key := range keys {
+		g := groups[key]
+		t.Logf("found %q: seed %d, after %v (%d schedules)", key, g.sc.seed, g.after.Round(time.Millisecond), g.schedules)
+	}
+	for _, key := range keys {
+		g := groups[key]
+		t.Error(report(g.shrunk, g.v, indexes(g.sc.steps, g.shrunk.steps)) + "  as first seen:\n" + g.seen)
+	}
+}
+
+// shrunkPerClass is how many of the schedules that showed a class of
+// violation are shrunk, to tell the holes behind it apart.
+const shrunkPerClass = 8
+
+// classesOf lists the classes of violations v, sorted.
+func classesOf(v []string) string {
+	var cs []string
+	for _, msg := range v {
+		class, _, _ := strings.Cut(msg, ":")
+		cs = append(cs, class)
+	}
+	slices.Sort(cs)
+	return strings.Join(slices.Compact(cs), "; ")
+}
+
+// faultKinds names the kinds of sc's steps, sorted, or "no faults".
+func faultKinds(sc scenario) string {
+	var names []string
+	for _, s := range sc.steps {
+		names = append(names, faultNames[s.F])
+	}
+	slices.Sort(names)
+	if names = slices.Compact(names); len(names) == 0 {
+		return "no faults"
+	}
+	return strings.Join(names, "+")
+}
+
+// replay runs sc n times and logs how many runs were identical to the
+// first: the same history, and the same calls reaching the store in the
+// same order at the same instants.
+func replay(t *testing.T, sc scenario, n int) {
+	var first string
+	same := 0
+	for i := range n {
+		_, h := explore(t, sc)
+		trace := h.trace()
+		switch {
+		case i == 0:
+			first = trace
+		case trace == first:
+			same++
+		default:
+			t.Logf("run %d differs from the first:\n%s\nfirst:\n%s", i+1, trace, first)
+		}
+	}
+	t.Logf("seed %d: %d of %d replays identical to the first run", sc.seed, same, n-1)
+	if same != n-1 {
+		t.Errorf("seed %d does not replay exactly: %d of %d replays differ", sc.seed, n-1-same, n-1)
 	}
 }
 

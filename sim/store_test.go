@@ -5,6 +5,8 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -19,6 +21,7 @@ type store struct {
 	mu     sync.Mutex
 	data   []byte // nil: no record
 	bodies [][]byte
+	stored []time.Time // when each of bodies was stored
 	faults map[string]*faults
 	// slow counts the slow calls still under way, which outlive their
 	// callers.
@@ -26,6 +29,22 @@ type store struct {
 	// hits are the calls that met a fault, for the oracle: a contender cut
 	// off from the store cannot see what the record says.
 	hits []hit
+	// trace hashes every call as it reached the store (who, what, when,
+	// in order), so that two runs of one seed can be compared.
+	trace      hash.Hash64
+	traceUntil time.Time // the horizon: the calls of the shutdown are not traced
+	// watched is what an armed restore-hang fault waits for: the next
+	// write of a term by this identity that replaces a body of the same
+	// term.
+	watched map[string]watch
+}
+
+// watch is an armed restore-hang: when its identity's next write of a term
+// lands over an earlier body of that term, that body is put back and the
+// identity's calls hang for hang.
+type watch struct {
+	hang time.Duration
+	done func() // called when the fault fired
 }
 
 type hit struct {
@@ -47,14 +66,18 @@ func (s *store) hitIn(id string, from, to time.Time) bool {
 
 // faults are what the next calls of one identity meet.
 type faults struct {
-	failReads, failWrites int           // fail before reaching the store
-	lose                  int           // writes applied, answers lost
-	slow                  int           // calls held for slowFor, past CallTimeout
-	slowFor               time.Duration //
-	hungUntil             time.Time     // every call hangs until then
+	failReads, failWrites int             // fail before reaching the store
+	lose                  int             // writes applied, answers lost
+	slow                  int             // calls held for slowFor, past CallTimeout
+	slowFor               time.Duration   //
+	hungUntil             time.Time       // every call hangs until then
+	downUntil             time.Time       // every call fails at once until then
+	late                  []time.Duration // the next calls, applied at once, are answered this much later
 }
 
-func newStore() *store { return &store{faults: map[string]*faults{}} }
+func newStore() *store {
+	return &store{faults: map[string]*faults{}, trace: fnv.New64a(), watched: map[string]watch{}}
+}
 
 func version(b []byte) string {
 	sum := md5.Sum(b)
@@ -81,7 +104,7 @@ func (s *store) put(b []byte) {
 	defer s.mu.Unlock()
 	s.data = b
 	if b == nil {
-		s.bodies = nil
+		s.bodies, s.stored = nil, nil
 	}
 }
 
@@ -97,18 +120,19 @@ func (s *store) current() ([]byte, lease.Record, error) {
 }
 
 // termBodies returns the bodies stored earlier for the term of r (same
-// holder and token), other than r's own.
-func (s *store) termBodies(r lease.Record, cur []byte) [][]byte {
+// holder and token), other than r's own, and when each was stored.
+func (s *store) termBodies(r lease.Record, cur []byte) ([][]byte, []time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out [][]byte
-	for _, b := range s.bodies {
+	var at []time.Time
+	for i, b := range s.bodies {
 		old, err := driver.DecodeJSON(b)
 		if err == nil && old.Holder == r.Holder && old.Token == r.Token && version(b) != version(cur) {
-			out = append(out, b)
+			out, at = append(out, b), append(at, s.stored[i])
 		}
 	}
-	return out
+	return out, at
 }
 
 // lastValid returns the latest body the engine stored since the record
@@ -126,12 +150,32 @@ func (s *store) lastValid() []byte {
 type conn struct {
 	s  *store
 	id string
+	// rank orders calls made at one instant: each call reaches the store
+	// rank plus its runner's rank (withRank) nanoseconds after it was
+	// made, so that the runtime's scheduler, which runs goroutines woken at
+	// one instant in no fixed order, does not choose which call lands first.
+	rank time.Duration
+}
+
+// maxRunners bounds the runners that share one identity at one instant
+// (a pair's two, a RunOnce's one or two invocations per period).
+const maxRunners = 4
+
+type rankKey struct{}
+
+// withRank returns ctx for the calls of an identity's runner j.
+func withRank(ctx context.Context, j int) context.Context {
+	return context.WithValue(ctx, rankKey{}, time.Duration(j))
 }
 
 // call applies id's faults to one call, op, which runs under the store's
 // lock. A slow call is applied when its delay ends, whether or not its
 // caller still waits.
 func (c *conn) call(ctx context.Context, write bool, op func() error) error {
+	j, _ := ctx.Value(rankKey{}).(time.Duration)
+	if d := c.rank + j; d > 0 {
+		time.Sleep(d)
+	}
 	s := c.s
 	s.mu.Lock()
 	f := s.faults[c.id]
@@ -139,9 +183,14 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 		f = &faults{}
 		s.faults[c.id] = f
 	}
-	hung, fail, lose, slow := time.Until(f.hungUntil), false, false, time.Duration(0)
+	if time.Now().Before(s.traceUntil) {
+		fmt.Fprintf(s.trace, "%s %t %d;", c.id, write, time.Now().UnixNano())
+	}
+	hung, fail, lose, slow, late := time.Until(f.hungUntil), false, false, time.Duration(0), time.Duration(0)
 	switch {
 	case hung > 0:
+	case time.Now().Before(f.downUntil):
+		fail = true
 	case !write && f.failReads > 0:
 		f.failReads--
 		fail = true
@@ -154,8 +203,10 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 	case write && f.lose > 0:
 		f.lose--
 		lose = true
+	case len(f.late) > 0:
+		late, f.late = f.late[0], f.late[1:]
 	}
-	if hung > 0 || fail || slow > 0 {
+	if hung > 0 || fail || slow > 0 || late > 0 {
 		s.hits = append(s.hits, hit{c.id, time.Now()})
 	}
 	s.mu.Unlock()
@@ -189,6 +240,15 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 	s.mu.Lock()
 	err := op()
 	s.mu.Unlock()
+	if late > 0 { // applied, answered late: past the caller's timeout, not at all
+		t := time.NewTimer(late)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 	if lose {
 		return fmt.Errorf("%w: sim: answer lost for %s (applied: %t)", lease.ErrUnavailable, c.id, err == nil)
 	}
@@ -226,11 +286,31 @@ func (c *conn) write(ctx context.Context, r lease.Record, cond func() bool) (str
 		if !cond() {
 			return fmt.Errorf("%w: sim", driver.ErrConflict)
 		}
+		replaced := c.s.data
 		c.s.data = b
-		c.s.bodies = append(c.s.bodies, b)
+		c.s.bodies, c.s.stored = append(c.s.bodies, b), append(c.s.stored, time.Now())
+		c.s.restoreHang(c.id, replaced, r)
 		return nil
 	})
 	return version(b), err
+}
+
+// restoreHang fires id's armed restore-hang fault, if any, on a write of
+// r that replaced the body old (under the store's lock): when old is of
+// r's term, it is put back, and id's calls hang.
+func (s *store) restoreHang(id string, old []byte, r lease.Record) {
+	w, ok := s.watched[id]
+	if !ok || old == nil {
+		return
+	}
+	prev, err := driver.DecodeJSON(old)
+	if err != nil || prev.Holder != r.Holder || prev.Token != r.Token {
+		return
+	}
+	delete(s.watched, id)
+	s.data = old
+	s.faults[id].hungUntil = time.Now().Add(w.hang)
+	w.done()
 }
 
 // noKeep hides a lease's Keep (and Break): a store shaped as Azure's,
