@@ -45,9 +45,10 @@
 //	sick          one contender's health checks fail for D              nothing
 //	stall         one contender's tasks make no progress for D          nothing
 //	task-returns  one contender's running tasks return                  nothing
-//	late-answer   the next N calls are applied at once and answered     nothing
-//	              up to 1.5 CallTimeouts later (a lost answer waited
-//	              out, a slow read-back: an Acquire returns late)
+//	late-answer   the next N writes, and the read after each (its       nothing
+//	              read-back), are applied at once and answered up to
+//	              1.5 CallTimeouts later (a lost answer waited out, a
+//	              slow read-back: an Acquire returns late)
 //	restore-hang  at the contender's next write of a term over an       as restore, and as hang for the
 //	              earlier body of that term, that body is put back      done mark and the hold
 //	              (the version a follower counted) and the contender's
@@ -57,8 +58,8 @@
 //	              is the same; N=1: a restore during the watch puts
 //	              back the body it first read
 //	outage        the contender's calls fail for D (less than TTL -      nothing
-//	              RenewDeadline), from when its next task returns (N
-//	              odd) or as its minimum hold ends (N even)
+//	              RenewDeadline), from when its next task returns
+//	              (N=1) or as its minimum hold ends (N>1)
 //
 // The oracle, on the bubble's one clock, over the whole history:
 //
@@ -89,9 +90,10 @@
 // A violation prints its seed, the schedule shrunk by dropping steps while
 // it still fails, the history of the run that showed it, and the command
 // that replays it. Several holes can show as one class of violation (two
-// tasks at once): the first eight schedules of each class are shrunk, and
-// reported grouped by the faults that remain, each group with the first
-// seed that showed it. -list logs every schedule that failed.
+// tasks at once): the first three schedules of each class and signature
+// (which of late-answer, restore-hang, break and outage they have) are
+// shrunk, and reported grouped by the faults that remain, each group with
+// the first seed that showed it. -list logs every schedule that failed.
 //
 // A seed replays exactly, as far as Go allows: every random choice is
 // drawn from it, the contenders' and the faults' by the simulation, each

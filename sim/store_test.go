@@ -72,7 +72,8 @@ type faults struct {
 	slowFor               time.Duration   //
 	hungUntil             time.Time       // every call hangs until then
 	downUntil             time.Time       // every call fails at once until then
-	late                  []time.Duration // the next calls, applied at once, are answered this much later
+	late                  []time.Duration // the next writes, applied at once, are answered this much later, and the read-back after each
+	readBack              time.Duration   // the next read, a late write's read-back, is answered this much later
 }
 
 func newStore() *store {
@@ -203,8 +204,10 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 	case write && f.lose > 0:
 		f.lose--
 		lose = true
-	case len(f.late) > 0:
-		late, f.late = f.late[0], f.late[1:]
+	case write && len(f.late) > 1:
+		late, f.readBack, f.late = f.late[0], f.late[1], f.late[2:]
+	case !write && f.readBack > 0:
+		late, f.readBack = f.readBack, 0
 	}
 	if hung > 0 || fail || slow > 0 || late > 0 {
 		s.hits = append(s.hits, hit{c.id, time.Now()})
