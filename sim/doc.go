@@ -15,7 +15,7 @@
 // clusters (on the contender of the fault before, within a TTL after it,
 // where windows open only to faults that combine), all inside a
 // testing/synctest bubble, so a schedule of two simulated minutes takes
-// about 6 ms of CPU.
+// a few milliseconds.
 //
 // The contenders:
 //
