@@ -378,8 +378,12 @@ func (h *history) check(sc scenario) []string {
 		}
 		// A Lease opened after a delete knows only what it reads: it may
 		// create the record at once, with token 1 (rule 10 binds only a
-		// process that saw the record before).
+		// process that saw the record before). An earlier term's record
+		// may have been written, and deleted, before its task started
+		// (answers late by up to two CallTimeouts, a mark): a delete up to
+		// two TTLs before that start counts.
 		deletedUnseen := func(since time.Duration) bool {
+			since -= 2 * ttl
 			return h.faultIn(max(since, e.opened), e.at, -1, deleteRec) || h.faultIn(since, e.at, -1, deleteRec) && e.opened > since
 		}
 		for _, r := range running {
@@ -411,7 +415,7 @@ func (h *history) check(sc scenario) []string {
 			switch {
 			case !p.retry:
 				out = append(out, fmt.Sprintf("period %s ran twice: %s at +%v, %s at +%v", e.period, p.who, p.at, e.who, e.at))
-			case ended && pe.ok && pe.at <= e.at && !h.faultIn(pe.at-ttl, pe.at+ttl, whoIndex(p.who), cutFaults...):
+			case ended && pe.ok && pe.at <= e.at && !h.faultIn(pe.at-ttl, pe.at+ttl, whoIndex(p.who), cutFaults...) && !h.st.cutIn(p.who, h.t0.Add(pe.at-ttl), h.t0.Add(pe.at+ttl)):
 				out = append(out, fmt.Sprintf("done mark lost: period %s succeeded on %s (ended +%v) and ran again on %s at +%v", e.period, p.who, pe.at, e.who, e.at))
 			}
 		}
@@ -473,7 +477,7 @@ func (h *history) trace() string {
 // no fault of the runner: its holder was cut off from the store (hung) while
 // it held the lease, or its term ended as lost or past its deadline.
 func (h *history) holdCut(p event, who int) bool {
-	return h.outcomes[p.task].cut || h.faultIn(p.at, p.at+p.minHold, who, cutFaults...)
+	return h.outcomes[p.task].cut || h.faultIn(p.at, p.at+p.minHold, who, cutFaults...) || h.st.cutIn(p.who, h.t0.Add(p.at), h.t0.Add(p.at+p.minHold))
 }
 
 // sim runs one schedule in the calling synctest bubble and returns its

@@ -48,16 +48,24 @@ type watch struct {
 }
 
 type hit struct {
-	id string
-	at time.Time
+	id  string
+	at  time.Time
+	cut bool // hung, or slowed past CallTimeout: cut off from the store
 }
 
 // hitIn reports whether a call of id met a fault within [from, to].
-func (s *store) hitIn(id string, from, to time.Time) bool {
+func (s *store) hitIn(id string, from, to time.Time) bool { return s.hitsIn(id, from, to, false) }
+
+// cutIn reports whether a call of id was hung or slowed past CallTimeout
+// within [from, to]: a fault armed earlier (slow, hang) meets the calls
+// an idle RunOnce caller makes only at its next trigger.
+func (s *store) cutIn(id string, from, to time.Time) bool { return s.hitsIn(id, from, to, true) }
+
+func (s *store) hitsIn(id string, from, to time.Time, cut bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range s.hits {
-		if h.id == id && !h.at.Before(from) && !h.at.After(to) {
+		if h.id == id && (h.cut || !cut) && !h.at.Before(from) && !h.at.After(to) {
 			return true
 		}
 	}
@@ -210,7 +218,7 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 		late, f.readBack = f.readBack, 0
 	}
 	if hung > 0 || fail || slow > 0 || late > 0 {
-		s.hits = append(s.hits, hit{c.id, time.Now()})
+		s.hits = append(s.hits, hit{c.id, time.Now(), hung > 0 || slow > 0})
 	}
 	s.mu.Unlock()
 	switch {
