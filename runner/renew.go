@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"time"
 
@@ -15,22 +16,16 @@ import (
 // renewal returned (the first at once when Config.Annotate changed the
 // term's annotations), until ctx ends (see renewUntil), retrying failures
 // with backoff. When a renewal finds the lease lost or unrenewable, or when
-// no renewal succeeded by RenewDeadline after the last successful one was
-// due (a timer, which fires even while a renewal hangs), it ends the term
-// with that cause and reports that the renewals are over (leadership.fail). It
-// returns only when no renewal is in flight, so none can land after the
-// release, and then closes the term's RenewalsDone channel.
-//
-// A renewal counts from when it was sent, or from when it was due (when
-// the previous one was sent, plus RenewInterval), whichever is earlier:
-// the term's Sent is set to that. So a holder whose renewals come late, and a
-// write a restore hid, cannot keep it leading past the end of a follower's
-// count, which may have started as early as one renew interval before the
-// holder's latest write (see lease/driver's package doc).
+// no renewal succeeded by RenewDeadline after the last successful one
+// counts from (a timer, which fires even while a renewal hangs), it ends
+// the term with that cause and reports that the renewals are over
+// (leadership.fail). It returns only when no renewal is in flight, so none
+// can land after the release, and then closes the term's RenewalsDone
+// channel. Each renewal is a write of the term (write): it counts from
+// when it was sent or was due, whichever is earlier.
 func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
-	t, acked := st.get(), time.Now()
-	sent := t.Sent // when t's request was sent; t.Sent may be set earlier
+	tn, acked := st.tenure(), time.Now()
 	stepDownTimer := time.AfterFunc(time.Until(st.stepDownAt()), func() {
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
@@ -45,23 +40,16 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		if ctx.Err() != nil {
 			return
 		}
-		rctx, cancel := context.WithDeadline(ctx, st.stepDownAt())
-		nt, err := r.renew(rctx, t)
-		cancel()
+		ntn, err := r.write(ctx, tn, tn.term, st.stepDownAt())
 		if err == nil { // the term moved on, even if the renewals are over
-			due := sent.Add(r.cfg.RenewInterval)
-			acked, sent = time.Now(), nt.Sent
-			if sent.After(due) {
-				nt.Sent = due
-			}
-			t = nt
-			st.set(t)
+			acked, tn = time.Now(), ntn
+			st.set(tn)
 			stepDownTimer.Reset(time.Until(st.stepDownAt()))
 		}
 		switch {
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
 			st.setLost()
-			r.cfg.Logger.Warn("renewal found the lease lost", "token", t.Token, "err", err)
+			r.cfg.Logger.Warn("renewal found the lease lost", "token", tn.term.Token, "err", err)
 			st.fail(stopTerm, &stepDown{reason: LeaseLost, err: err})
 			return
 		case ctx.Err() != nil:
@@ -71,6 +59,60 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 			return
 		}
 	}
+}
+
+// tenure is a term as its latest successful write (its acquisition, or
+// write's) left it: term, whose Sent is when that write counts from, and
+// sent, when that write was in fact sent, from which the next write's
+// count is clamped (see write).
+type tenure struct {
+	term lease.Term
+	sent time.Time
+}
+
+// tenureOf is the tenure of a term as Acquire returned it.
+func tenureOf(t lease.Term) tenure { return tenure{term: t, sent: t.Sent} }
+
+// leadsUntil is the deadline of a write of tn while its holder acts as
+// leader, or is about to (the period mark): RenewDeadline after tn counts
+// from, when the holder steps down unless a later write lands first
+// (rule 3).
+func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
+	return tn.term.Sent.Add(renewDeadline)
+}
+
+// errPastDeadline is the error of a write of a term not sent because its
+// deadline had passed.
+var errPastDeadline = fmt.Errorf("runner: not sent: the term's deadline had passed: %w", context.DeadlineExceeded)
+
+// write is every write of a term after its acquisition but its release:
+// the renewals, the period mark, the done mark and the hold, whoever sends
+// it. It writes t (tn's term, with the annotations this write carries),
+// retrying what may pass (renew) until the write lands, the lease is found
+// lost, or until passes: a write not sent by then is not sent at all
+// (errPastDeadline). It returns the term as the write left it, which
+// counts from when the write was sent or when it was due (RenewInterval
+// after tn's write was sent), whichever is earlier: so a write that came
+// late (its first attempts failed, or the acquisition's answer came late),
+// and one that a restore hid, cannot keep the holder leading past the end
+// of a follower's count, which may have started as early as one renew
+// interval before the holder's latest write (see lease/driver's package
+// doc).
+func (r *Runner) write(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
+	if !time.Now().Before(until) {
+		return tn, errPastDeadline
+	}
+	wctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+	nt, err := r.renew(wctx, t)
+	if err != nil {
+		return tn, err
+	}
+	next := tenure{term: nt, sent: nt.Sent}
+	if due := tn.sent.Add(r.cfg.RenewInterval); nt.Sent.After(due) {
+		next.term.Sent = due
+	}
+	return next, nil
 }
 
 // renew renews t, retrying what may pass with exponential backoff until ctx
