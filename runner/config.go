@@ -170,7 +170,11 @@ type Config struct {
 	// task started (or ctx ends); then it releases. A duplicate fired
 	// meanwhile sees the record renewed and returns NotElected within a
 	// renew interval; an instance that dies during its hold lets the lease
-	// lapse after the TTL. Run refuses a Config with a MinHold.
+	// lapse after the TTL. A write of the hold (or of the done mark) that
+	// fails is retried until it lands, or until a TTL after the term's
+	// latest write, when the lease may be another's: only an outage that
+	// long cuts the hold short (rule 13). Run refuses a Config with a
+	// MinHold.
 	MinHold time.Duration
 
 	// Callbacks and logs, for Run and RunOnce.

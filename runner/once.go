@@ -87,7 +87,11 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 // holder's record changes (someone renews it) or, on a store that judges
 // expiry itself, until the store refuses a second time; a dead holder's
 // lease lapses, and is taken over, within its TTL. Once elected, the task
-// runs as under Run, with no bound but its own.
+// runs as under Run, with no bound but its own. Once it has returned, the
+// done mark and the minimum hold (Config.Period, Config.MinHold) are
+// written, each retried until it lands, the lease is found lost, or a TTL
+// has passed since the term's latest write, the earliest another instance
+// could take the lease over; only then is a mark given up.
 //
 // It returns an error only when the lease cannot be campaigned for without
 // a person's help (see lease.Retryable); every other end is an Outcome.

@@ -144,9 +144,11 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // off, as the task is over: a duplicate trigger sees the record change
 // within a renew interval and gives up (NotElected), and a holder that
 // dies meanwhile lets its lease lapse after the TTL rather than leave a
-// hold nobody can end. Each write is retried until the term's renew
-// deadline; only then, or when the lease is found lost, are the mark and
-// the hold given up. Last, it releases the lease.
+// hold nobody can end. Nothing acts as leader any more, so each write is
+// retried until a TTL after the term's latest write counts from
+// (tenure.heldUntil), not only until its renew deadline; only then, or
+// when the lease is found lost, are the mark and the hold given up. Last,
+// it releases the lease.
 func (r *Runner) afterTask(s *schedule) finishTerm {
 	return func(ctx context.Context, tn tenure, d *Demotion) {
 		sched := ScheduleOf(tn.term.Annotations)
@@ -157,7 +159,7 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 		if sched.Done || sched.Hold {
 			held, err := r.holdUntil(ctx, tn, sched.annotate(tn.term), s.started.Add(r.cfg.MinHold))
 			if err != nil {
-				r.cfg.Logger.Warn("writing the end of the run, or holding the lease after it, failed until the renew deadline; it lapses after its TTL", "token", tn.term.Token, "err", err)
+				r.cfg.Logger.Warn("writing the end of the run, or holding the lease after it, failed until a TTL after the term's latest write; it lapses", "token", tn.term.Token, "err", err)
 				return
 			}
 			tn = held
@@ -171,13 +173,13 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 // holdUntil writes t, tn's term with the schedule state that ends the run,
 // at once, then renews it RenewInterval after each write returned, until
 // until has passed or ctx ends. The writes go on after ctx ends, each
-// until the term's renew deadline. It returns the latest tenure, or the error that
+// until tn.heldUntil. It returns the latest tenure, or the error that
 // ended the writes (the lease lost, or none landed by its deadline). No
 // task runs: the writes only keep the record held.
 func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
 	wctx := context.WithoutCancel(ctx)
 	for {
-		next, err := r.write(wctx, tn, t, tn.leadsUntil(r.cfg.RenewDeadline))
+		next, err := r.write(wctx, tn, t, tn.heldUntil())
 		if err != nil {
 			return tn, err
 		}

@@ -81,6 +81,27 @@ func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
 	return tn.term.Sent.Add(renewDeadline)
 }
 
+// heldUntil is the deadline of a write of tn once its task has returned
+// and nothing acts as leader (the done mark, the hold, the release): a TTL
+// after tn counts from. Until then no other contender can have taken the
+// lease over from the record tn wrote, which it must first see unchanged
+// for a TTL (rule 2), so the write, conditional on tn's version, lands
+// only on the term's own record (rule 13: the holder keeps the lease it
+// still holds until it can write what its run left). After it, a
+// successor may have written, and a restore may have put tn's record back
+// under it.
+func (tn tenure) heldUntil() time.Time { return tn.term.Expires() }
+
+// byDeadline returns ctx bounded by until, the deadline of a write of a
+// term, or errPastDeadline if until has passed: such a write is not sent.
+func byDeadline(ctx context.Context, until time.Time) (context.Context, context.CancelFunc, error) {
+	if !time.Now().Before(until) {
+		return nil, nil, errPastDeadline
+	}
+	wctx, cancel := context.WithDeadline(ctx, until)
+	return wctx, cancel, nil
+}
+
 // errPastDeadline is the error of a write of a term not sent because its
 // deadline had passed.
 var errPastDeadline = fmt.Errorf("runner: not sent: the term's deadline had passed: %w", context.DeadlineExceeded)
@@ -99,10 +120,10 @@ var errPastDeadline = fmt.Errorf("runner: not sent: the term's deadline had pass
 // interval before the holder's latest write (see lease/driver's package
 // doc).
 func (r *Runner) write(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
-	if !time.Now().Before(until) {
-		return tn, errPastDeadline
+	wctx, cancel, err := byDeadline(ctx, until)
+	if err != nil {
+		return tn, err
 	}
-	wctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	nt, err := r.renew(wctx, t)
 	if err != nil {
@@ -116,7 +137,7 @@ func (r *Runner) write(ctx context.Context, tn tenure, t lease.Term, until time.
 }
 
 // renew renews t, retrying what may pass with exponential backoff until ctx
-// (bounded by the renew deadline) ends, and reports each attempt to
+// (bounded by the write's deadline) ends, and reports each attempt to
 // OnRenew.
 func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	window := r.cfg.RenewDeadline - r.cfg.RenewInterval

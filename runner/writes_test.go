@@ -92,3 +92,102 @@ func TestLateAcquisitionAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestDoneMarkOutlivesAnOutage: the done mark of a run whose store is out
+// of reach as its task returns is retried until it lands, for as long as a
+// TTL after the term's latest write (rule 13; finding D4 of issue 34: it
+// was given up at the renew deadline, and with RetryFailed a duplicate
+// trigger ran the period again).
+func TestDoneMarkOutlivesAnOutage(t *testing.T) {
+	const outage = 3500 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		cfg := runner.Config{RetryFailed: true}
+		res := make(chan runner.Once, 1)
+		go func() {
+			res <- runPeriod(t, openLease(t, store, "a"), tick1, cfg, func(context.Context) error {
+				advance(renewInterval - 100*time.Millisecond) // just before a renewal is due
+				store.Partition("a")
+				return nil
+			})
+		}()
+		advance(renewInterval - 100*time.Millisecond + outage)
+		store.Heal("a")
+		a := <-res
+		if s := runner.ScheduleOf(record(t, store).Annotations); a.Outcome != runner.Ran || !s.Done || !a.Demotion.Released {
+			t.Errorf("a after an outage of %v as its task returned: %+v, record's schedule %+v; want Ran, the period done, released", outage, a, s)
+		}
+		b := runPeriod(t, openLease(t, store, "b"), tick1, cfg, mustNotRun(t))
+		wantOutcome(t, "b, a duplicate trigger of the period", b, runner.AlreadyRan)
+	})
+}
+
+// TestMinHoldOutlivesAnOutage: a minimum hold's renewals are retried
+// through an outage longer than the renew deadline allows, for as long as
+// a TTL after the term's latest write, so the hold is not cut short: the
+// lease does not lapse, and a duplicate fired within MinHold does not run
+// (rule 13; finding D4 of issue 34).
+func TestMinHoldOutlivesAnOutage(t *testing.T) {
+	const minHold, outage = time.Minute, 3500 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		started := time.Now()
+		res := make(chan runner.Once, 1)
+		go func() { res <- runPeriod(t, openLease(t, store, "a"), "", runner.Config{MinHold: minHold}, done) }()
+		advance(2*renewInterval - 250*time.Millisecond) // just before the hold's second renewal is due
+		store.Partition("a")
+		advance(outage)
+		store.Heal("a")
+		advance(25*time.Second - time.Since(started))
+		var ranAt shared[time.Time]
+		runPeriod(t, openLease(t, store, "b"), "", runner.Config{}, func(context.Context) error { ranAt.set(time.Now()); return nil })
+		if at := ranAt.get(); !at.IsZero() && at.Sub(started) < minHold {
+			t.Errorf("b, fired 25s into a's hold, ran %v after a's task started, within MinHold (%v)", at.Sub(started), minHold)
+		}
+		a := <-res
+		if a.Outcome != runner.Ran || !a.Demotion.Released || time.Since(started) < minHold {
+			t.Errorf("a: %+v after %v, want Ran, released once MinHold (%v) had passed", a, time.Since(started), minHold)
+		}
+	})
+}
+
+// TestLateDoneMarkNeverLandsOverASuccessor: the done mark is retried only
+// until a TTL after the term's latest write, the earliest a follower can
+// take the lease over, and a retry still in flight then is abandoned, so
+// that it cannot land over the successor's record, nor over the holder's
+// own record that a restore brought back after the takeover.
+func TestLateDoneMarkNeverLandsOverASuccessor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		res := make(chan runner.Once, 1)
+		go func() {
+			res <- runPeriod(t, openLease(t, store, "a"), tick1, runner.Config{}, func(context.Context) error {
+				advance(renewInterval - 100*time.Millisecond)
+				store.Partition("a")
+				return nil
+			})
+		}()
+		advance(100 * time.Millisecond)
+		marked, _ := store.Bytes("job") // a's period mark, its latest write
+		j := newJournal()
+		stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		advance(13*time.Second - time.Since(began))
+		store.Heal("a")
+		store.Delay("a", 3*time.Second) // a's retries from now on would land after b's takeover
+		a := <-res
+		if took := time.Since(began); took > ttl || a.Demotion.Released {
+			t.Errorf("a: %+v after %v; want it to give up, unreleased, by a TTL (%v) after its latest write", a, took, ttl)
+		}
+		advance(15500*time.Millisecond - time.Since(began))
+		if j.leader() != "b" {
+			t.Fatalf("b does not lead %v after a's latest write", time.Since(began))
+		}
+		store.Put("job", marked) // a restore brings a's record back under b
+		advance(3 * time.Second)
+		if now, _ := store.Bytes("job"); string(now) != string(marked) {
+			t.Errorf("a wrote over the record that a restore brought back after b took over: %s", now)
+		}
+		_ = stop()
+	})
+}
