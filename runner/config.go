@@ -104,8 +104,10 @@ type Config struct {
 	// CoolDown is how long a leader that stepped down as unhealthy waits
 	// before campaigning again. Default: the TTL.
 	CoolDown time.Duration
-	// ReleaseTimeout bounds the release after leadership ends. Default: 3
-	// times the lease's CallTimeout (a write, a read-back and a retry).
+	// ReleaseTimeout bounds the release after leadership ends, which is
+	// never sent later than a TTL after the term's latest write (the lease
+	// may be another's by then: it lapses instead). Default: 3 times the
+	// lease's CallTimeout (a write, a read-back and a retry).
 	ReleaseTimeout time.Duration
 	// DrainTimeout, if set, keeps the lease renewed after a voluntary
 	// step-down, while the task finishes: when the context given to Run or

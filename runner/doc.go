@@ -69,7 +69,8 @@
 // deadline: RenewDeadline after the previous write counts from while the
 // term leads or is about to (each renewal, RunOnce's period mark before its
 // task), a TTL after it once the task has returned and nothing acts as
-// leader (RunOnce's done mark and minimum hold). So an Acquire whose answer
+// leader (RunOnce's done mark and minimum hold, and the release: a task
+// that returns later than that leaves the lease to lapse). So an Acquire whose answer
 // came late, a mark or renewal sent late, and a write that a restore hid do
 // not move the deadline past a follower's takeover; and a done mark or a
 // hold is retried through an outage for as long as the lease can still be

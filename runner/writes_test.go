@@ -191,3 +191,47 @@ func TestLateDoneMarkNeverLandsOverASuccessor(t *testing.T) {
 		_ = stop()
 	})
 }
+
+// TestLateReleaseNeverFreesASuccessorsLease: a release is a write of the
+// term once its task has returned, and is not sent later than a TTL after
+// the term's latest write. A task that ignored its cancellation returned
+// after its lease was taken over and a restore had put its record back:
+// releasing that record let a new instance take the lease at once, with
+// the successor's token, while the successor still led.
+func TestLateReleaseNeverFreesASuccessorsLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		j := newJournal()
+		res := make(chan runner.Once, 1)
+		go func() {
+			res <- runPeriod(t, openLease(t, store, "a"), "", runner.Config{}, func(ctx context.Context) error {
+				_ = j.task("a")(ctx)
+				advance(25100*time.Millisecond - time.Since(began)) // it ignores the cancellation
+				return nil
+			})
+		}()
+		advance(100 * time.Millisecond)
+		acquired, _ := store.Bytes("job")
+		store.Hang("a") // a's renewals hang: it steps down at its renew deadline
+		stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		advance(21*time.Second - time.Since(began))
+		if j.leader() != "b" {
+			t.Fatalf("b does not lead %v after a's acquisition", time.Since(began))
+		}
+		store.Hang("b") // b leads on until its renew deadline
+		advance(24900*time.Millisecond - time.Since(began))
+		store.Heal("a")
+		advance(100 * time.Millisecond)
+		store.Put("job", acquired) // a restore puts a's record back under b
+		a := <-res
+		advance(100 * time.Millisecond)
+		stopD := start(t, runner.Config{Lease: openLease(t, store, "d"), Task: j.task("d")})
+		advance(10 * time.Second)
+		_, _ = stopB(), stopD()
+		j.checkSafety(t)
+		if a.Demotion.Released {
+			t.Errorf("a released its record %v after its latest write, later than a TTL (%v) after it: %+v", 25100*time.Millisecond, ttl, a)
+		}
+	})
+}
