@@ -149,7 +149,11 @@ type Config struct {
 	// PeriodKey's). The lease record remembers the latest period started:
 	// RunOnce writes the key, under the term it was elected with, before
 	// the task starts, and an instance whose key is at or before the
-	// record's returns AlreadyRan without running the task. Keys compare as
+	// record's returns AlreadyRan without running the task. That write is
+	// a renewal of the term, bound by its renew deadline: when Acquire
+	// answered so late that the deadline had passed, the key is not
+	// written, the task does not run, and RunOnce returns Unreachable, the
+	// lease given back as it was. Keys compare as
 	// times when both are RFC 3339 times, as numbers when both are
 	// decimal integers, and byte by byte otherwise; lease.ValidatePeriod
 	// says which keys can be stored. Run refuses a Config with a Period.

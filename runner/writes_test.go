@@ -57,10 +57,11 @@ func TestLateAcquisitionAnswer(t *testing.T) {
 		period      string
 		callTimeout time.Duration
 		answer      time.Duration
+		want        runner.OnceOutcome // Unreachable: the period not written, the task not run
 	}{
-		{"the mark sent after the acquisition's deadline", tick1, 5 * time.Second, 9900 * time.Millisecond},
-		{"the mark sent late, before that deadline", tick1, 5 * time.Second, 7 * time.Second},
-		{"no period: the task would start after the takeover", "", 8 * time.Second, 15500 * time.Millisecond},
+		{"the mark sent after the acquisition's deadline", tick1, 5 * time.Second, 9900 * time.Millisecond, runner.Unreachable},
+		{"the mark sent late, before that deadline", tick1, 5 * time.Second, 7 * time.Second, runner.SteppedDown},
+		{"no period: the task would start after the takeover", "", 8 * time.Second, 15500 * time.Millisecond, runner.SteppedDown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -84,6 +85,7 @@ func TestLateAcquisitionAnswer(t *testing.T) {
 				}
 				_ = stop()
 				j.checkSafety(t)
+				wantOutcome(t, "a", got, tc.want)
 				for _, tm := range j.recorded() {
 					t.Logf("%s led from %v to %v", tm.who, tm.start.Sub(began), tm.end.Sub(began))
 				}
