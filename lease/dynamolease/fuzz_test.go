@@ -20,11 +20,15 @@ import (
 
 // cannedItem is an HTTP client that answers every request, without a
 // network, with a GetItem answer whose Item is item (DynamoDB's JSON: an
-// object of attribute values such as {"holder":{"S":"worker-1"}}).
-type cannedItem struct{ item []byte }
+// object of attribute values such as {"holder":{"S":"worker-1"}}), or, to
+// a Query, one page whose Items are parts (an array of items).
+type cannedItem struct{ item, parts []byte }
 
 func (c cannedItem) Do(r *http.Request) (*http.Response, error) {
 	body := append(append([]byte(`{"Item":`), c.item...), '}')
+	if r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.Query" {
+		body = append(append([]byte(`{"Items":`), c.parts...), '}')
+	}
 	return &http.Response{
 		StatusCode:    200,
 		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
@@ -113,25 +117,6 @@ func isSentinel(err error) bool {
 	return false
 }
 
-// cannedObject is an HTTP client that answers, without a network, every
-// GetItem with the head item head and every Query with the items parts
-// (DynamoDB's JSON: an array of items), as one page.
-type cannedObject struct{ head, parts []byte }
-
-func (c cannedObject) Do(r *http.Request) (*http.Response, error) {
-	body := append(append([]byte(`{"Item":`), c.head...), '}')
-	if r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.Query" {
-		body = append(append([]byte(`{"Items":`), c.parts...), '}')
-	}
-	return &http.Response{
-		StatusCode:    200,
-		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-		Request:       r,
-	}, nil
-}
-
 // FuzzObjectsGet: whatever head item and parts a group's object has, as
 // DynamoDB's JSON that the SDK's own deserializer reads, Objects.Get must
 // not panic, nor allocate for parts it was not given, and must fail with
@@ -155,7 +140,7 @@ func FuzzObjectsGet(f *testing.F) {
 			Region:       "us-east-1",
 			BaseEndpoint: aws.String("http://dynamodb.fuzz.invalid"),
 			Credentials:  aws.AnonymousCredentials{},
-			HTTPClient:   cannedObject{head: head, parts: partItems},
+			HTTPClient:   cannedItem{item: head, parts: partItems},
 		})
 		o := &Objects{base: conn{client: client, table: "shards", name: "g", keyAttr: DefaultGroupAttribute, sortAttr: DefaultObjectKeyAttribute}}
 		data, version, err := o.Get(context.Background(), "g/assignment", "")
