@@ -386,3 +386,31 @@ func TestObjectsCallsAreGranted(t *testing.T) {
 		}
 	})
 }
+
+// TestObjectsPutOverAForeignHead: a head item whose version names more
+// parts than Objects writes (1,000: not written by Objects, or garbage) is
+// refused as lease.ErrCorrupt, and a Put over it deletes no part for it,
+// instead of sending a DeleteItem for each part it names.
+func TestObjectsPutOverAForeignHead(t *testing.T) {
+	tg := targets.First(t)
+	table := tg.groupTable(t)
+	calls := storetest.NewCounter(nil, awstest.ByOperation)
+	o := tg.objects(t, table, "g", tg.newClient(calls))
+	ctx := t.Context()
+	if _, err := tg.newClient(nil).PutItem(ctx, &ddb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+		dynamolease.DefaultGroupAttribute:     &types.AttributeValueMemberS{Value: "g"},
+		dynamolease.DefaultObjectKeyAttribute: &types.AttributeValueMemberS{Value: "assignment"},
+		"nonce":                               &types.AttributeValueMemberS{Value: "f0f0f0f0/1000"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := o.Get(ctx, "g/assignment", "")
+	storetest.CheckError(t, "Get of a head naming 1,000 parts", err, lease.ErrCorrupt, `version "f0f0f0f0/1000" names parts that no object has`)
+	calls.Take()
+	if _, err := o.Put(ctx, "g/assignment", []byte("x"), "f0f0f0f0/1000"); err != nil {
+		t.Fatalf("Put over the head, at its version: %v", err)
+	}
+	if n := calls.Take()["DeleteItem"]; n != 0 {
+		t.Errorf("Put over a head naming 1,000 parts sent %d DeleteItems; want none", n)
+	}
+}
