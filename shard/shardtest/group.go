@@ -26,10 +26,10 @@ type fleet struct {
 	// (shard.Lost): a renewal the store did not answer within the renew
 	// deadline, which moves shards that no join or leave asked to move.
 	lost atomic.Int64
-	// troubled is when (Unix nanoseconds) a worker last lost shards to a
-	// lapsed liveness or failed to renew it: the store too slow for the
-	// group, as a loaded machine makes it.
-	troubled atomic.Int64
+	// trouble is when a worker last lost shards to a lapsed liveness or
+	// failed to renew it: the store too slow for the group, as a loaded
+	// machine makes it.
+	trouble trouble
 }
 
 type worker struct {
@@ -46,12 +46,12 @@ func (f *fleet) start(id string) {
 		OnEvent: func(ev shard.Event) {
 			if ev.Kind == shard.Lost {
 				f.lost.Add(1)
-				f.troubled.Store(time.Now().UnixNano())
+				f.trouble.mark()
 			}
 		},
 		OnRenew: func(_ time.Duration, err error) {
 			if err != nil {
-				f.troubled.Store(time.Now().UnixNano())
+				f.trouble.mark()
 			}
 		},
 		Run: func(ctx context.Context, s shard.Shard) error {
@@ -99,12 +99,8 @@ func (f *fleet) settle(what string, startsBefore int) int {
 	ttl := f.e.cfg.TTL
 	began := time.Now()
 	for !f.o.Balanced(f.live()) {
-		calm := began
-		if t := time.Unix(0, f.troubled.Load()); t.After(calm) {
-			calm = t
-		}
-		if now := time.Now(); now.After(calm.Add(10*ttl)) || now.After(began.Add(30*ttl)) {
-			f.e.t.Fatalf("%s: not balanced after %v (TTL %v), %v since a renewal last failed or a liveness lapsed: workers %v run %v of %d shards", what, now.Sub(began).Round(time.Millisecond), ttl, now.Sub(calm).Round(time.Millisecond), f.live(), f.o.Counts(f.live()), f.shards)
+		if over, calm := f.trouble.overdue(began, 10*ttl, 30*ttl); over {
+			f.e.t.Fatalf("%s: not balanced after %v (TTL %v), %v since a renewal last failed or a liveness lapsed: workers %v run %v of %d shards", what, time.Since(began).Round(time.Millisecond), ttl, time.Since(calm).Round(time.Millisecond), f.live(), f.o.Counts(f.live()), f.shards)
 		}
 		time.Sleep(ttl / 20)
 	}
