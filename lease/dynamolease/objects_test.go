@@ -414,3 +414,20 @@ func TestObjectsPutOverAForeignHead(t *testing.T) {
 		t.Errorf("Put over a head naming 1,000 parts sent %d DeleteItems; want none", n)
 	}
 }
+
+// TestObjectsPutRefusesMoreThanAnObjectHolds: an object of more than 64
+// parts (22 MB) is refused, naming the field, before any request, so that
+// every head Objects writes names parts that Get reads.
+func TestObjectsPutRefusesMoreThanAnObjectHolds(t *testing.T) {
+	tg := targets.First(t)
+	calls := storetest.NewCounter(nil, awstest.ByOperation)
+	o := tg.objects(t, tg.groupTable(t), "g", tg.newClient(calls))
+	calls.Take()
+	_, err := o.Put(t.Context(), "g/assignment", make([]byte, 64*350_000+1), "")
+	if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "data (22400001 bytes) is more than an object holds: 64 parts of 350000 bytes") {
+		t.Errorf("Put of 22,400,001 bytes: %v; want lease.ErrInvalid naming the size and the bound", err)
+	}
+	if n := len(calls.Take()); n != 0 {
+		t.Errorf("Put of 22,400,001 bytes sent requests (%d operations); want none", n)
+	}
+}
