@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,7 +123,7 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		}
 	}
 	if a.cur == nil {
-		return a.load(ctx) // the next listing shows how the fence went
+		return a.load(ctx, listing[assignmentKey(cfg.Group)]) // the next listing shows how the fence went
 	}
 	var watch []string
 	for _, m := range a.cur.Members {
@@ -183,14 +184,30 @@ func (a *assigner) rewriteExpecting(ctx context.Context, expect time.Time) {
 
 // load reads the assignment at the start of the term, or starts one, and
 // writes the fence: the same owners, every epoch made this term's, so that
-// no shard starts on an epoch an earlier assigner gave out. A read that
-// fails leaves cur nil, for the next round.
-func (a *assigner) load(ctx context.Context) error {
+// no shard starts on an epoch an earlier assigner gave out. An assignment
+// that cannot be read (lease.ErrCorrupt: bytes that are not one, or an
+// object the store cannot return whole) is as good as none: the fence,
+// with no owners, is written over the version listed, so that every
+// worker stops what it runs and nothing starts until all have said so. A
+// read that fails otherwise leaves cur nil, for the next round.
+func (a *assigner) load(ctx context.Context, listed string) error {
 	cfg := &a.w.cfg
 	data, version, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
 	var cur *assignment
+	if err == nil {
+		if cur, err = decodeAssignment(data); err == nil {
+			if err := cur.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
+				return err
+			}
+		}
+	}
 	switch {
-	case errors.Is(err, lease.ErrNoRecord):
+	case err == nil:
+	case errors.Is(err, lease.ErrNoRecord), errors.Is(err, lease.ErrCorrupt):
+		if errors.Is(err, lease.ErrCorrupt) {
+			cfg.Logger.Error("shard: assigner: the assignment object cannot be read; writing a fence with no owners over it", "err", err)
+			version = cmp.Or(version, listed)
+		}
 		cur = &assignment{Shards: cfg.Shards, TTL: cfg.TTL, Renew: cfg.RenewInterval, Slots: make([]slot, cfg.Shards)}
 		for s := range cur.Slots {
 			cur.Slots[s].Owner = -1
@@ -198,15 +215,8 @@ func (a *assigner) load(ctx context.Context) error {
 	case lease.Retryable(err):
 		cfg.Logger.Warn("shard: assigner: reading the assignment failed; will retry", "err", err)
 		return nil
-	case err != nil:
-		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	default:
-		if cur, err = decodeAssignment(data); err != nil {
-			return fmt.Errorf("shard: assigner: %w", err)
-		}
-		if err := cur.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
-			return err
-		}
+		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	}
 	a.judge = newJudge(cur.TTL, cur.Renew)
 	if cfg.expireAfter > 0 {
@@ -241,7 +251,8 @@ func (a *assigner) write(ctx context.Context, next *assignment) {
 
 // reconcile settles a stored version other than the one this term last
 // wrote: its own write whose answer was lost, a restore of an earlier
-// assignment, or a later assigner's.
+// assignment, a later assigner's, or an object that cannot be read (see
+// unreadable).
 func (a *assigner) reconcile(ctx context.Context, listed string) error {
 	cfg := &a.w.cfg
 	want := a.cur.encode()
@@ -250,6 +261,10 @@ func (a *assigner) reconcile(ctx context.Context, listed string) error {
 		return nil
 	}
 	data, v, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
+	if errors.Is(err, lease.ErrCorrupt) {
+		a.unreadable(ctx, listed, err)
+		return nil
+	}
 	if err != nil {
 		return nil
 	}
@@ -260,7 +275,7 @@ func (a *assigner) reconcile(ctx context.Context, listed string) error {
 	got, err := decodeAssignment(data)
 	switch {
 	case err != nil:
-		cfg.Logger.Error("shard: assigner: the assignment object is not one; leaving it for a person", "err", err)
+		a.unreadable(ctx, v, err)
 		return nil
 	case got.Gen > a.cur.Gen:
 		return fmt.Errorf("%w (gen %d after this term's %d)", errDeposed, got.Gen, a.cur.Gen)
@@ -269,6 +284,23 @@ func (a *assigner) reconcile(ctx context.Context, listed string) error {
 	a.stored = v
 	a.rewrite(ctx, v)
 	return nil
+}
+
+// unreadable writes a fence over an assignment at version that cannot be
+// read (why): bytes that are not an assignment, or an object the store
+// cannot return whole (a DynamoDB head item restored after its parts were
+// deleted). Nobody could read it, nor apply it; but nor can this term
+// tell whose it was, so it does not write over it as over an earlier one
+// of its own: the fence gives what this term's latest assignment gives,
+// starts nothing, and every worker acknowledges it before the next plan,
+// as at the start of a term. The write is conditional on version: an
+// assignment written since is settled by the next listing.
+func (a *assigner) unreadable(ctx context.Context, version string, why error) {
+	a.w.cfg.Logger.Error("shard: assigner: the assignment object cannot be read; writing a fence over it", "err", why)
+	fence := *a.cur
+	fence.Gen, fence.Fence = a.nextGen(), true
+	a.stored, a.fenced = version, false
+	a.write(ctx, &fence)
 }
 
 // rewrite writes the current assignment again with a new Gen, so that

@@ -253,6 +253,19 @@
 //     assigner, never misleads it: the worker writes its latest again at
 //     its next check.
 //   - A restore of a liveness record: lease/driver's argument, as above.
+//   - An assignment object that cannot be read (lease.ErrCorrupt): bytes
+//     that are no assignment, or an object the store cannot return whole,
+//     such as a DynamoDB head item restored after a later write deleted
+//     its parts. No worker can apply it, so it gives nobody anything; but
+//     nor can the assigner tell whose it was, and it holds the group's
+//     lease, so it writes a fence over it, conditionally on the version
+//     listed, instead of waiting for a read that never succeeds (which
+//     would leave every later join, leave and crash unhandled). A new
+//     assigner takes it as no assignment: its fence gives no owners, so
+//     every worker stops what it runs before anything starts. An assigner
+//     within its term fences what its own latest assignment gives. Either
+//     way nothing starts until every worker it knows of acknowledged the
+//     fence or expired, as after a change of assigner.
 //   - A restore of an assignment written by an earlier assigner, read by a
 //     new one: the fence. Its limit is the engine's: a worker term that the
 //     new assigner cannot know of (its liveness key deleted before the new

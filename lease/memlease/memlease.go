@@ -80,6 +80,7 @@ type Store struct {
 type object struct {
 	data    []byte
 	version string
+	torn    bool // see Tear
 }
 
 // NewStore returns an empty store.
@@ -117,6 +118,17 @@ func (s *Store) Delete(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.objects, name)
+}
+
+// Tear puts back the object called name at version, bypassing the lease
+// engine, as one that cannot be read: what a restore of a DynamoDB head
+// item leaves when a later write deleted its parts. List shows version;
+// Get returns lease.ErrCorrupt, or version alone when it is known, and a
+// lease's read finds no record of its own, until a write replaces it.
+func (s *Store) Tear(name, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objects[name] = object{version: version, torn: true}
 }
 
 // Bytes returns the stored bytes of name and whether it exists.
