@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,12 +269,12 @@ func (w *Worker) sayRestarting(ctx context.Context) {
 	}
 	key := ackKey(w.cfg.Group, w.cfg.Identity)
 	data, v, err := w.get(ctx, key, "")
-	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+	if err != nil {
 		return
 	}
-	k := ack{Token: rec.Token}
-	if old, err := decodeAck(data); err == nil && old.Token == rec.Token {
-		k = old
+	k, err := decodeAck(data)
+	if err != nil || !k.ofLease(rec.Token) {
+		return
 	}
 	k.Restarting = true
 	if _, err := w.put(ctx, key, k.encode(), v); err == nil {
@@ -323,6 +324,7 @@ func (w *Worker) emit(e Event) {
 type session struct {
 	w       *Worker
 	me      term
+	lease   uint64    // the liveness lease's token (ack.Lease)
 	highest uint64    // the latest Gen applied; older ones are restores
 	fence   bool      // the assignment applied last is a fence
 	version string    // the assignment's version as last read
@@ -353,15 +355,20 @@ type run struct {
 // term ends.
 func (w *Worker) serve(ctx context.Context) error {
 	lt, _ := runner.Term(ctx)
+	floor, err := w.termFloor(ctx)
+	if err != nil {
+		return nil // the term ended first
+	}
+	me := term{w.cfg.Identity, termToken(lt.Token, floor, rand.Uint32())}
 	ctx, end := context.WithCancel(ctx)
-	s := &session{w: w, me: term{w.cfg.Identity, lt.Token}, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
+	s := &session{w: w, me: me, lease: lt.Token, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
 	waitAssigner := func() {}
 	defer func() {
 		end()
 		waitAssigner()
 	}()
 	defer s.leave(ctx)
-	if s.ack(ctx, ack{Token: lt.Token}) != nil {
+	if s.ack(ctx, ack{Token: me.Token}) != nil {
 		return nil
 	}
 	if !w.cfg.NoAssigner {
@@ -412,6 +419,46 @@ func (w *Worker) serve(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// termFloor returns the highest term of this worker that its
+// acknowledgement and the assignment name, 0 if none, reading both until
+// it can or ctx ends: a new term's token goes above it (see termToken),
+// even when the worker's liveness record was deleted and its lease's
+// tokens began again at 1.
+func (w *Worker) termFloor(ctx context.Context) (uint64, error) {
+	for {
+		floor, err := w.namedTerms(ctx)
+		if err == nil || ctx.Err() != nil {
+			return floor, err
+		}
+		ctxtime.Sleep(ctx, w.cfg.RenewInterval/8)
+	}
+}
+
+// namedTerms is one attempt of termFloor. Objects that are not what they
+// should be name nothing; the assigner and poll say so.
+func (w *Worker) namedTerms(ctx context.Context) (uint64, error) {
+	var floor uint64
+	data, _, err := w.get(ctx, ackKey(w.cfg.Group, w.cfg.Identity), "")
+	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return 0, err
+	}
+	if k, err := decodeAck(data); err == nil {
+		floor = k.Token
+	}
+	data, _, err = w.get(ctx, assignmentKey(w.cfg.Group), "")
+	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return 0, err
+	}
+	if a, err := decodeAssignment(data); err == nil {
+		for _, m := range a.Members {
+			if m.ID == w.cfg.Identity {
+				floor = max(floor, m.Token)
+			}
+		}
+	}
+	return floor, nil
 }
 
 // termAnnotation is the assigner lease's annotation that names the
@@ -673,6 +720,7 @@ func (s *session) leave(ctx context.Context) {
 func (s *session) ack(ctx context.Context, k ack) error {
 	cfg := &s.w.cfg
 	key := ackKey(cfg.Group, cfg.Identity)
+	k.Lease = s.lease
 	data := k.encode()
 	for retried := false; ; retried = true {
 		v, err := s.w.put(ctx, key, data, s.ackVer)
