@@ -132,9 +132,16 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 	if a.cur == nil {
 		return a.load(ctx) // the next listing shows how the fence went
 	}
+	// Watched besides the listed members: the owners the assignment names,
+	// and every worker with an acknowledgement, whose liveness key may have
+	// been deleted while its term runs shards (an absent key counts
+	// towards expiry as a version of its own).
 	var watch []string
 	for _, m := range a.cur.Members {
 		watch = append(watch, m.ID)
+	}
+	for id := range acks {
+		watch = append(watch, id)
 	}
 	a.judge.saw(members, watch, sent, now)
 	a.readAcks(ctx, acks, next)

@@ -26,14 +26,20 @@ func (f *fleet) livenessToken(id string) uint64 {
 // same (termToken): with k = 1 it does not take the crashed term's shards
 // as its own and start them under their old epochs; with k ≥ 2 the
 // assigner does not keep them for the dead term k for ever, but gives them
-// back to the new term once the dead one has certainly stopped.
+// back to the new term once the dead one has certainly stopped. With the
+// worker's acknowledgement and the assignment deleted too, the new term
+// finds no record of term k and its token falls below k's again: reading
+// k named in the assignment the assigner writes again, it ends, and the
+// next term begins above k (session.laterNamed).
 func TestRestartAfterTheMemberRecordWasDeleted(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		k    uint64
+		name   string
+		k      uint64
+		others bool // delete the acknowledgement and the assignment too
 	}{
-		{"k = 1", 1},
-		{"k = 2", 2},
+		{"k = 1", 1, false},
+		{"k = 2", 2, false},
+		{"k = 2, its acknowledgement and the assignment deleted too", 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -58,6 +64,10 @@ func TestRestartAfterTheMemberRecordWasDeleted(t *testing.T) {
 				f.crash(victim)
 				f.store.Delete(memberKey(simGroup, victim))
 				time.Sleep(f.ttl / 4)
+				if tc.others { // just before the restart: the assigner writes it again soon
+					f.store.Delete(ackKey(simGroup, victim))
+					f.store.Delete(assignmentKey(simGroup))
+				}
 				f.o.Restart(victim)
 				f.startProcess(victim, victim+"-restarted")
 				took, _ := f.settle("restart", time.Now(), f.o.Starts())
@@ -71,38 +81,58 @@ func TestRestartAfterTheMemberRecordWasDeleted(t *testing.T) {
 	}
 }
 
-// TestFenceWaitsForATermARestoreHid: a new assigner whose worker's
-// acknowledgement was restored to one of an earlier term that left, while
-// the assignment was restored to one that does not name the worker's
-// current term, waits for that term's acknowledgement of its fence (or its
-// expiry) before it gives out the shards the term runs: the liveness
-// record names a later term than the one that left (leftForGood). It is
-// the sequence of seed 3597 of TestRandomFaults, restores of
-// acknowledgements and of an assignment around a change of assigner.
-func TestFenceWaitsForATermARestoreHid(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 12)
-		f.candidates = 2
-		f.join()
-		f.join()
-		f.settle("start", time.Now(), 0)
-		old, _ := f.store.Bytes(assignmentKey(simGroup)) // names no term of w0003
-		hidden := f.join()
-		f.settle("join", time.Now(), f.o.Starts())
-		f.leave(hidden) // a graceful restart: this term says it left
-		left, _ := f.store.Bytes(ackKey(simGroup, hidden))
-		f.start(hidden)
-		f.settle("restart", time.Now(), f.o.Starts())
-		f.crash(f.assigner())
-		time.Sleep(f.ttl * 7 / 8) // just before the other candidate takes over
-		f.store.Put(assignmentKey(simGroup), old)
-		f.store.Put(ackKey(simGroup, hidden), left)
-		f.settle("the assigner's crash", time.Now(), f.o.Starts())
-		f.stopAll()
-		if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 {
-			t.Errorf("%d overlaps, %d epochs not increasing; first: %s", overlaps, backwards, first)
-		}
-	})
+// TestFenceWaitsForTermsItCannotName: a new assigner that read an
+// assignment restored to one that does not name a worker's current term
+// waits, before it gives out the shards that term runs, for that term's
+// acknowledgement of its fence or for its liveness's expiry, even when
+// what it lists of the worker says nothing of that term: its
+// acknowledgement restored to one of an earlier term that left (the
+// liveness record names a later term: leftForGood), the sequence of seed
+// 3597 of TestRandomFaults; or its liveness record deleted (the worker is
+// watched for its acknowledgement's key, and an absent liveness key counts
+// towards expiry), while it is cut off and runs its shards until its renew
+// deadline. Both were limits the package doc admitted.
+func TestFenceWaitsForTermsItCannotName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hide func(f *fleet, id string, left []byte)
+	}{
+		{"its acknowledgement restored to an earlier term's that left", func(f *fleet, id string, left []byte) {
+			f.store.Put(ackKey(simGroup, id), left)
+		}},
+		{"its liveness record deleted while it is cut off", func(f *fleet, id string, _ []byte) {
+			f.partition(id, true) // it runs its shards until its renew deadline
+			f.store.Delete(memberKey(simGroup, id))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, 12)
+				f.candidates = 2
+				f.join()
+				f.join()
+				f.settle("start", time.Now(), 0)
+				old, _ := f.store.Bytes(assignmentKey(simGroup)) // names no term of w0003
+				hidden := f.join()
+				f.settle("join", time.Now(), f.o.Starts())
+				f.leave(hidden) // a graceful restart: this term says it left
+				left, _ := f.store.Bytes(ackKey(simGroup, hidden))
+				f.start(hidden)
+				f.settle("restart", time.Now(), f.o.Starts())
+				f.crash(f.assigner())
+				time.Sleep(f.ttl * 7 / 8) // just before the other candidate takes over
+				f.store.Put(assignmentKey(simGroup), old)
+				tc.hide(f, hidden, left)
+				time.Sleep(2 * f.ttl)
+				f.heal(hidden)
+				f.settle("the assigner's crash", time.Now(), f.o.Starts())
+				f.stopAll()
+				if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 {
+					t.Errorf("%d overlaps, %d epochs not increasing; first: %s", overlaps, backwards, first)
+				}
+			})
+		})
+	}
 }
 
 // TestNewTermIsNotBuried: a worker that left, whose liveness record has

@@ -335,6 +335,7 @@ type session struct {
 	ackVer  string    // the acknowledgement's version, "" when unknown
 	last    ack       // the latest acknowledgement written
 	running map[int]*run
+	end     context.CancelFunc // ends the term (see apply)
 	// wake is signalled when the assigner this worker observes changes
 	// (see campaign); left is closed once the term has left (see leave).
 	wake chan struct{}
@@ -361,7 +362,7 @@ func (w *Worker) serve(ctx context.Context) error {
 	}
 	me := term{w.cfg.Identity, termToken(lt.Token, floor, rand.Uint32())}
 	ctx, end := context.WithCancel(ctx)
-	s := &session{w: w, me: me, lease: lt.Token, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
+	s := &session{w: w, me: me, lease: lt.Token, end: end, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
 	waitAssigner := func() {}
 	defer func() {
 		end()
@@ -627,6 +628,11 @@ func (s *session) poll(ctx context.Context) error {
 // a asks (it took shards, or it is a fence), and then, unless a is a
 // fence, starts the shards it gives.
 func (s *session) apply(ctx context.Context, a *assignment) {
+	if later, ok := s.laterNamed(a); ok {
+		s.w.cfg.Logger.Warn("shard: the assignment names a later term of this worker than this one, whose token began again below it (its liveness record deleted, and the records that named that term with it); ending this term, so that the next begins above it", "token", s.me.Token, "named", later)
+		s.end()
+		return
+	}
 	i := a.memberOf(s.me)
 	s.named = s.named || i >= 0
 	want := map[int]uint64{}
@@ -659,6 +665,22 @@ func (s *session) apply(ctx context.Context, a *assignment) {
 			s.start(ctx, Shard{sh, epoch})
 		}
 	}
+}
+
+// laterNamed returns a term of this worker with a greater token than this
+// one's that a names. A term's token is greater than those of every term
+// its worker's records named when it began (termToken), so such a term
+// began earlier, and only the loss of those records (deleted, restored)
+// can have put this one below it; while it stays below, the assigner,
+// which takes the greater token for the later term, keeps that term, and
+// its shards, for a worker that no longer runs it.
+func (s *session) laterNamed(a *assignment) (uint64, bool) {
+	for _, m := range a.Members {
+		if m.ID == s.me.ID && m.Token > s.me.Token {
+			return m.Token, true
+		}
+	}
+	return 0, false
 }
 
 // start runs the shard's function.
