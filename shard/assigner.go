@@ -433,7 +433,9 @@ func (a *assigner) over(t term, now time.Time) (bool, time.Duration) {
 // deleted (or restored) in between, and the later term acquired it anew
 // while t may still run, until its next renewal fails and at the latest
 // at its renew deadline, which comes within a TTL of that later term's
-// hello: t is dead once a TTL has passed since the assigner first read it.
+// hello: t is dead once a TTL has passed since the assigner first read it,
+// that later term still renewing (it has not left; one that left leaves t
+// to the judge's count).
 func (a *assigner) dead(t term) bool {
 	k := a.acks[t.ID]
 	now := time.Now()
@@ -442,7 +444,7 @@ func (a *assigner) dead(t term) bool {
 	case k.Token == t.Token && k.Left:
 		return true
 	case k.Token > t.Token:
-		return over || k.Lease > termHigh(t.Token) || now.Sub(a.seenAt[t.ID]) >= a.judge.ttl
+		return over || k.Lease > termHigh(t.Token) || !k.Left && now.Sub(a.seenAt[t.ID]) >= a.judge.ttl
 	case !over:
 		return false
 	}
