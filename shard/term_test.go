@@ -8,6 +8,18 @@ import (
 	"github.com/leasehold/leasehold/lease/driver"
 )
 
+// settledFleet starts m workers sharing n shards, the first candidates of
+// them campaigning to be the assigner, and waits until they are balanced.
+func settledFleet(t *testing.T, n, m, candidates int) *fleet {
+	f := newFleet(t, n)
+	f.candidates = candidates
+	for range m {
+		f.join()
+	}
+	f.settle("start", time.Now(), 0)
+	return f
+}
+
 // livenessToken returns the token of id's liveness record.
 func (f *fleet) livenessToken(id string) uint64 {
 	f.t.Helper()
@@ -43,12 +55,7 @@ func TestRestartAfterTheMemberRecordWasDeleted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f := newFleet(t, 12)
-				f.candidates = 1
-				for range 3 {
-					f.join()
-				}
-				f.settle("start", time.Now(), 0)
+				f := settledFleet(t, 12, 3, 1)
 				victim := "w0003"
 				for f.livenessToken(victim) < tc.k {
 					// Its calls fail past its renew deadline: the term ends,
@@ -107,11 +114,7 @@ func TestFenceWaitsForTermsItCannotName(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f := newFleet(t, 12)
-				f.candidates = 2
-				f.join()
-				f.join()
-				f.settle("start", time.Now(), 0)
+				f := settledFleet(t, 12, 2, 2)
 				old, _ := f.store.Bytes(assignmentKey(simGroup)) // names no term of w0003
 				hidden := f.join()
 				f.settle("join", time.Now(), f.o.Starts())
@@ -150,12 +153,7 @@ func TestFenceWaitsForTermsItCannotName(t *testing.T) {
 // renew interval each.
 func TestNewTermIsNotBuried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 12)
-		f.candidates = 1
-		for range 3 {
-			f.join()
-		}
-		f.settle("start", time.Now(), 0)
+		f := settledFleet(t, 12, 3, 1)
 		f.store.Delay("w0001", f.renew()/8)
 		victim := "w0002"
 		for trial := range 12 {
