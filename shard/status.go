@@ -68,8 +68,9 @@ type MemberStatus struct {
 }
 
 // ReadStatus reads the status of group in store: one listing of its
-// members, a read of each member's liveness record and one of the
-// assignment. opts are the options of the reader's leases (its identity
+// members, a read of each member's liveness record and of its
+// acknowledgement (which names the term the assignment gives shards to),
+// and one of the assignment. opts are the options of the reader's leases (its identity
 // and call timeout). A prefix with no group reads as the zero Status.
 func ReadStatus(ctx context.Context, store Store, group string, opts lease.Options) (Status, error) {
 	prefix := memberKey(group, "")
