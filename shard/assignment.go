@@ -41,7 +41,7 @@ type assignment struct {
 // member is one worker term named in an assignment.
 type member struct {
 	ID    string
-	Token uint64 // the worker's liveness token: the term
+	Token uint64 // the term's token (see termToken)
 	// ReleaseGen is the Gen from which the term must have acknowledged
 	// (Ack.Applied) before its releasing shards are free.
 	ReleaseGen uint64
