@@ -57,7 +57,10 @@ Lease URLs (schemes in this build: %s):
 %s
 Every flag can also be set by an environment variable named after it:
 --lease is LEASEHOLD_LEASE, --health-url is LEASEHOLD_HEALTH_URL. A flag on
-the command line wins. Durations are in Go syntax: 500ms, 15s, 1m30s.
+the command line wins. An empty value is refused (exit 64), given as a
+flag or as a variable that is set: leave the flag out, and the variable
+unset, for its default (so --period "$TICK" with TICK unset fails instead
+of running with no period). Durations are in Go syntax: 500ms, 15s, 1m30s.
 
 Try it:
   leasehold run --lease mem://try -- sh -c 'echo "leading with token $LEASEHOLD_TOKEN"'
