@@ -26,7 +26,7 @@ func statusFlags(o *statusOptions) *flagSet {
 	o.defineLease(f)
 	f.Int(&o.shards, "shards", 0, "--lease is the prefix of a group of `N` shards (leasehold run --shards):\nshow its members, their shards and epochs, and whether it is balanced")
 	o.defineOutput(f)
-	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(with --shards: whether each member renews its liveness; 0: read it once)")
+	f.Duration(&o.watch, "watch", 0, "watch the lease this long, reading it twice per renew interval of its holder,\nto see whether its holder renews it (with --shards: read it twice, this long\napart, to see whether each member renews its liveness; 0: read it once)")
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -61,7 +61,8 @@ type statusReport struct {
 	// Version is the store's version of the record (an ETag); it changes
 	// with every write, renewals included.
 	Version string `json:"version,omitempty"`
-	// Watch is how long the record was watched (--watch).
+	// Watch is how long the record was to be watched (--watch; for break,
+	// the holder's TTL): a watch ends early at the first change it sees.
 	Watch string `json:"watch"`
 	// Changed reports whether the record changed during the watch: the
 	// holder renewed it (or the lease changed hands).
