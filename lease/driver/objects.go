@@ -106,8 +106,9 @@ type ObjectsOpener interface {
 	// Objects act for the client opts.Identity. It sends no request, but
 	// where the backend's lease opener checks its store at Open too
 	// (dynamolease describes the group's table, within opts.CallTimeout).
-	// It must reject query parameters it does not know with an error
-	// wrapping lease.ErrInvalid.
+	// It must reject query parameters it does not know, and a query it
+	// cannot parse, with an error wrapping lease.ErrInvalid that names the
+	// parameter (Query does both).
 	OpenObjectsURL(ctx context.Context, u *url.URL, opts lease.Options) (store Objects, group string, err error)
 }
 

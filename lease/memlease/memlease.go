@@ -24,7 +24,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
@@ -52,8 +51,8 @@ func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Leas
 	return driver.OpenURL(ctx, "memlease", Scheme, urlstr, opts)
 }
 
-// URLOpener opens "mem://name" URLs in Store. It accepts no query
-// parameters.
+// URLOpener opens "mem://name" URLs in Store. It refuses any query
+// parameter.
 type URLOpener struct {
 	// Store holds the records of the leases it opens: Default for the
 	// registered "mem" scheme.
@@ -63,8 +62,8 @@ type URLOpener struct {
 // OpenLeaseURL implements lease.URLOpener.
 func (o *URLOpener) OpenLeaseURL(_ context.Context, u *url.URL, opts lease.Options) (lease.Lease, error) {
 	name := u.Host + u.Path
-	if len(u.Query()) > 0 {
-		return nil, &lease.OptionError{Field: "URL", Value: strconv.Quote(lease.RedactURL(u.String())), Reason: "has query parameters; mem URLs take none"}
+	if _, err := driver.Query("memlease", u, nil); err != nil {
+		return nil, err
 	}
 	return o.Store.Open(name, opts)
 }

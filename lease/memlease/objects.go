@@ -34,10 +34,10 @@ func (s *Store) Objects(identity string) *Objects {
 // opener), for the client opts.Identity.
 func (o *URLOpener) OpenObjectsURL(_ context.Context, u *url.URL, opts lease.Options) (driver.Objects, string, error) {
 	group := u.Host + u.Path
-	switch {
-	case len(u.Query()) > 0:
-		return nil, "", &lease.OptionError{Pkg: "memlease", Field: "URL", Value: strconv.Quote(lease.RedactURL(u.String())), Reason: "has query parameters; mem URLs take none"}
-	case group == "":
+	if _, err := driver.Query("memlease", u, nil); err != nil {
+		return nil, "", err
+	}
+	if group == "" {
 		return nil, "", &lease.OptionError{Pkg: "memlease", Field: "URL", Value: strconv.Quote(u.String()), Reason: "names no group: want mem://NAME"}
 	}
 	return o.Store.Objects(opts.Identity), group, nil
