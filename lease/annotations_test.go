@@ -90,3 +90,37 @@ func TestTermRecordAndAnnotate(t *testing.T) {
 		t.Errorf("Record() = %+v, want %+v", got, want)
 	}
 }
+
+// FuzzParseAnnotations: whatever annotation text a record carries (Azure
+// keeps it in the blob's metadata), ParseAnnotations must not panic, and
+// must accept only text that String writes back as it is, holding keys
+// that NewAnnotations of its Map keeps. Seeds:
+// testdata/fuzz/FuzzParseAnnotations.
+func FuzzParseAnnotations(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"runner%2Fperiod=2026-11-23T10%3A00%3A00Z&runner%2Fperiod-done=1",
+		"shard%2Fterm=7+worker-1",
+		"b=1&a=2",
+		"a=1&a=2",
+		"a=",
+		"%zz=1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := lease.ParseAnnotations(s)
+		if err != nil {
+			if a != (lease.Annotations{}) {
+				t.Fatalf("ParseAnnotations(%q) = %v, %v; want no annotations with the error", s, a, err)
+			}
+			return
+		}
+		if a.String() != s {
+			t.Fatalf("ParseAnnotations(%q) = %q: not the text read", s, a.String())
+		}
+		if again := lease.NewAnnotations(a.Map()); again != a {
+			t.Fatalf("ParseAnnotations(%q) = %q, but NewAnnotations of its Map is %q", s, a, again)
+		}
+	})
+}

@@ -13,7 +13,8 @@ import (
 //
 // Breaking is not part of an election: contenders never break each
 // other's leases. Whoever breaks a lease must first decide that its holder
-// is gone, as `leasehold break` does by watching the record; a holder that
+// is gone, as `leasehold break` does by watching the record until the
+// Lease's own count says a contender would take it over (Watcher); a holder that
 // is alive after all loses the lease at its next renewal (Renew returns
 // ErrLost) and must stop, and until then it may still act as leader, so
 // systems downstream must fence it by its token.
@@ -39,6 +40,29 @@ type Breaker interface {
 	// the errors of Lease's methods; like every write, it is refused on a
 	// store found not to keep the contract (ErrUnsafeStore).
 	Break(ctx context.Context, rec Record) (Record, error)
+}
+
+// Watcher is implemented by leases whose contender judges expiry
+// (JudgedByContender): those of every compare-and-swap store. It tells,
+// without a request, what Acquire would make of the record read last, by
+// the one count Acquire takes a lease over by, so that whoever frees a
+// lease by hand judges its holder gone exactly as a contender would
+// (leasehold break watches with it before it breaks). Check with a type
+// assertion.
+type Watcher interface {
+	// Wait returns how much longer rec must stay unchanged before Acquire
+	// would take it over: 0 when Acquire would write at once (rec is free,
+	// or its holder's TTL has passed in an unbroken run of this Lease's
+	// reads of rec's version, as Acquire counts it), and the time left
+	// otherwise, the holder's whole TTL when the count has just started. rec must
+	// be the record this Lease's latest Observe (or Acquire) read, or the
+	// zero Record when that read found none. A count ends with a read
+	// that fails, one that returns more than the holder's renew interval
+	// (Record.HolderRenewInterval) after the one before was sent, another
+	// version, or a token lower than one this Lease has seen (a restore):
+	// a caller that watches a record to see it lapse reads it well within
+	// that interval.
+	Wait(rec Record) time.Duration
 }
 
 // Keeper is implemented by leases whose record can keep other contenders

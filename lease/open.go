@@ -17,8 +17,10 @@ import (
 //	import _ "github.com/leasehold/leasehold/lease/s3lease"
 type URLOpener interface {
 	// OpenLeaseURL opens the lease u names. opts has been validated, its
-	// defaults filled in. It must reject query parameters it does not know
-	// with an error wrapping ErrInvalid.
+	// defaults filled in. It must reject query parameters it does not know,
+	// and a query it cannot parse (u.Query drops such pairs), with an error
+	// wrapping ErrInvalid that names the parameter: the backends of this
+	// module read their queries with package driver's Query, which does.
 	OpenLeaseURL(ctx context.Context, u *url.URL, opts Options) (Lease, error)
 }
 

@@ -116,8 +116,10 @@ type Config struct {
 	// CoolDown is how long a leader that stepped down as unhealthy waits
 	// before campaigning again. Default: the TTL.
 	CoolDown time.Duration
-	// ReleaseTimeout bounds the release after leadership ends. Default: 3
-	// times the lease's CallTimeout (a write, a read-back and a retry).
+	// ReleaseTimeout bounds the release after leadership ends, which is
+	// never sent later than a TTL after the term's latest write (the lease
+	// may be another's by then: it lapses instead). Default: 3 times the
+	// lease's CallTimeout (a write, a read-back and a retry).
 	ReleaseTimeout time.Duration
 	// DrainTimeout, if set, keeps the lease renewed after a voluntary
 	// step-down, while the task finishes: when the context given to Run or
@@ -159,7 +161,11 @@ type Config struct {
 	// PeriodKey's). The lease record remembers the latest period started:
 	// RunOnce writes the key, under the term it was elected with, before
 	// the task starts, and an instance whose key is at or before the
-	// record's returns AlreadyRan without running the task. Keys compare as
+	// record's returns AlreadyRan without running the task. That write is
+	// a renewal of the term, bound by its renew deadline: when Acquire
+	// answered so late that the deadline had passed, the key is not
+	// written, the task does not run, and RunOnce returns Unreachable, the
+	// lease given back as it was. Keys compare as
 	// times when both are RFC 3339 times, as numbers when both are
 	// decimal integers, and byte by byte otherwise; lease.ValidatePeriod
 	// says which keys can be stored. Run refuses a Config with a Period.
@@ -182,7 +188,11 @@ type Config struct {
 	// task started (or ctx ends); then it releases. A duplicate fired
 	// meanwhile sees the record renewed and returns NotElected within a
 	// renew interval; an instance that dies during its hold lets the lease
-	// lapse after the TTL. Run refuses a Config with a MinHold.
+	// lapse after the TTL. A write of the hold (or of the done mark) that
+	// fails is retried until it lands, or until a TTL after the term's
+	// latest write, when the lease may be another's: only an outage that
+	// long cuts the hold short (rule 13). Run refuses a Config with a
+	// MinHold.
 	MinHold time.Duration
 
 	// Callbacks and logs, for Run and RunOnce.

@@ -12,7 +12,7 @@ import (
 // (through its context), the renew loop and the health watch.
 type leadership struct {
 	mu       sync.Mutex
-	current  lease.Term
+	current  tenure
 	renew    time.Duration // RenewInterval: see expiry
 	deadline time.Duration // RenewDeadline: see stepDownAt
 	lostAt   time.Time     // when a renewal found the lease lost; zero until then
@@ -27,8 +27,8 @@ type leadership struct {
 	renewalsDone chan struct{}
 }
 
-func newLeadership(t lease.Term, renew, deadline time.Duration) *leadership {
-	return &leadership{current: t, renew: renew, deadline: deadline, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
+func newLeadership(tn tenure, renew, deadline time.Duration) *leadership {
+	return &leadership{current: tn, renew: renew, deadline: deadline, progress: make(chan struct{}, 1), failed: make(chan struct{}), renewalsDone: make(chan struct{})}
 }
 
 // fail is how the renew loop steps down: it ends the term with cause
@@ -60,7 +60,7 @@ func (ld *leadership) lost() bool {
 func (ld *leadership) expiry() time.Time {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
-	at := ld.current.Expires().Add(-ld.renew)
+	at := ld.current.term.Expires().Add(-ld.renew)
 	if !ld.lostAt.IsZero() && ld.lostAt.Before(at) {
 		return ld.lostAt
 	}
@@ -68,23 +68,32 @@ func (ld *leadership) expiry() time.Time {
 }
 
 // stepDownAt is when the leader steps down unless a renewal succeeds
-// first: RenewDeadline after the current term's Sent (rule 3).
+// first: the current tenure's leadsUntil (rule 3).
 func (ld *leadership) stepDownAt() time.Time {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
-	return ld.current.Sent.Add(ld.deadline)
+	return ld.current.leadsUntil(ld.deadline)
 }
 
+// get returns the current term, as Term reports it.
 func (ld *leadership) get() lease.Term {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.current.term
+}
+
+// tenure returns the current term with when its latest write was sent,
+// for the next write of it.
+func (ld *leadership) tenure() tenure {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	return ld.current
 }
 
-func (ld *leadership) set(lt lease.Term) {
+func (ld *leadership) set(tn tenure) {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
-	ld.current = lt
+	ld.current = tn
 }
 
 type termKey struct{}

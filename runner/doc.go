@@ -63,7 +63,21 @@
 // The leader's task context is cancelled no later than RenewDeadline after
 // the last successful acquire or renew was sent, whether or not a renewal
 // is still hanging; a contender can take the lease over only after TTL,
-// which is longer. So two tasks never run as leader at once, provided each
+// which is longer. Every write of a term after its acquisition counts from
+// when it was sent or when it was due (RenewInterval after the previous
+// write was sent), whichever is earlier, and is sent only before its
+// deadline: RenewDeadline after the previous write counts from while the
+// term leads or is about to (each renewal, RunOnce's period mark before its
+// task), a TTL after it once the task has returned and nothing acts as
+// leader (RunOnce's done mark and minimum hold, and the release: a task
+// that returns later than that leaves the lease to lapse). So an Acquire whose answer
+// came late, a mark or renewal sent late, and a write that a restore hid do
+// not move the deadline past a follower's takeover; and a done mark or a
+// hold is retried through an outage for as long as the lease can still be
+// the term's, as no other instance can take it over before a TTL has
+// passed unchanged, while a write conditional on the term's version never
+// lands on another's. A term whose deadline passed before its task could
+// start never starts it. So two tasks never run as leader at once, provided each
 // task stops when its context is cancelled. Every term carries a fencing
 // token (Term(ctx)) that is greater than every earlier one, so downstream
 // systems can refuse a deposed leader whose task did not stop in time.

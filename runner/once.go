@@ -87,7 +87,11 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 // holder's record changes (someone renews it) or, on a store that judges
 // expiry itself, until the store refuses a second time; a dead holder's
 // lease lapses, and is taken over, within its TTL. Once elected, the task
-// runs as under Run, with no bound but its own.
+// runs as under Run, with no bound but its own. Once it has returned, the
+// done mark and the minimum hold (Config.Period, Config.MinHold) are
+// written, each retried until it lands, the lease is found lost, or a TTL
+// has passed since the term's latest write, the earliest another instance
+// could take the lease over; only then is a mark given up.
 //
 // It returns an error only when the lease cannot be campaigned for without
 // a person's help (see lease.Retryable); every other end is an Outcome.
@@ -128,17 +132,18 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 // the lease back at once if the record it took over shows the period ran,
 // and otherwise writes the period before the task starts.
 func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
+	tn := tenureOf(t)
 	if r.cfg.Period != "" {
 		if s := ScheduleOf(t.Annotations); r.periodCovered(s) {
 			r.cfg.Logger.Info("not running: the period already ran", "period", r.cfg.Period, "record_period", s.Period, "done", s.Done)
 			holder := t.Record()
-			holder.Released = r.release(ctx, t)
+			holder.Released = r.release(ctx, tn)
 			return Once{Outcome: AlreadyRan, Term: t, Record: holder}, nil
 		}
-		marked, err := r.markPeriod(ctx, t)
+		marked, err := r.markPeriod(ctx, tn)
 		if err != nil {
 			if !errors.Is(err, lease.ErrLost) {
-				r.release(ctx, t) // writes the record back as it was
+				r.release(ctx, tn) // writes the record back as it was
 			}
 			err = fmt.Errorf("runner: writing period %q into the lease record before the task: %w", r.cfg.Period, err)
 			if ctx.Err() != nil {
@@ -150,14 +155,14 @@ func (r *Runner) runElected(ctx context.Context, t lease.Term) (Once, error) {
 			r.cfg.Logger.Warn("not running: the period could not be written", "period", r.cfg.Period, "err", err)
 			return Once{Outcome: Unreachable, Err: err}, nil
 		}
-		t = marked
+		tn = marked
 	}
 	s := &schedule{}
-	d := r.lead(ctx, t, r.runTask(s), r.afterTask(s))
+	d := r.lead(ctx, tn, r.runTask(s), r.afterTask(s))
 	if s.ended {
-		return Once{Outcome: Ran, Term: t, Demotion: d, Err: s.err}, nil
+		return Once{Outcome: Ran, Term: tn.term, Demotion: d, Err: s.err}, nil
 	}
-	return Once{Outcome: SteppedDown, Term: t, Demotion: d}, nil
+	return Once{Outcome: SteppedDown, Term: tn.term, Demotion: d}, nil
 }
 
 // holderWatch is how RunOnce tells a live holder from a dead one.

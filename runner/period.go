@@ -99,12 +99,13 @@ func (r *Runner) periodCovered(s Schedule) bool {
 	return c < 0 || c == 0 && (s.Done || !r.cfg.RetryFailed)
 }
 
-// markPeriod writes this runner's period into the record, under term t,
-// before the task starts: a renewal of t with the period set.
-func (r *Runner) markPeriod(ctx context.Context, t lease.Term) (lease.Term, error) {
-	s := ScheduleOf(t.Annotations)
+// markPeriod writes this runner's period into the record, under the term
+// tn, before the task starts: a write of the term with the period set,
+// under the deadline of a term that leads, as the task starts on it.
+func (r *Runner) markPeriod(ctx context.Context, tn tenure) (tenure, error) {
+	s := ScheduleOf(tn.term.Annotations)
 	s.Period, s.Done = r.cfg.Period, false
-	return r.cfg.Lease.Renew(ctx, s.annotate(t))
+	return r.write(ctx, tn, s.annotate(tn.term), tn.leadsUntil(r.cfg.RenewDeadline))
 }
 
 // schedule is one RunOnce's task as it ran: when it started, and its end.
@@ -143,50 +144,52 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // off, as the task is over: a duplicate trigger sees the record change
 // within a renew interval and gives up (NotElected), and a holder that
 // dies meanwhile lets its lease lapse after the TTL rather than leave a
-// hold nobody can end. Each write is retried until the term's renew
-// deadline; only then, or when the lease is found lost, are the mark and
-// the hold given up. Last, it releases the lease.
+// hold nobody can end. Nothing acts as leader any more, so each write is
+// retried until a TTL after the term's latest write counts from
+// (tenure.heldUntil), not only until its renew deadline; only then, or
+// when the lease is found lost, are the mark and the hold given up. Last,
+// it releases the lease.
 func (r *Runner) afterTask(s *schedule) finishTerm {
-	return func(ctx context.Context, t lease.Term, d *Demotion) {
-		sched := ScheduleOf(t.Annotations)
+	return func(ctx context.Context, tn tenure, d *Demotion) {
+		sched := ScheduleOf(tn.term.Annotations)
 		if sched.Period != "" && s.ended && s.err == nil {
 			sched.Done = true
 		}
 		sched.Hold = r.holdLeft(s) > 0
-		t = sched.annotate(t)
 		if sched.Done || sched.Hold {
-			nt, err := r.holdUntil(ctx, context.WithoutCancel(ctx), t, s.started.Add(r.cfg.MinHold))
+			held, err := r.holdUntil(ctx, tn, sched.annotate(tn.term), s.started.Add(r.cfg.MinHold))
 			if err != nil {
-				r.cfg.Logger.Warn("writing the end of the run, or holding the lease after it, failed until the renew deadline; it lapses after its TTL", "token", t.Token, "err", err)
+				r.cfg.Logger.Warn("writing the end of the run, or holding the lease after it, failed until a TTL after the term's latest write; it lapses", "token", tn.term.Token, "err", err)
 				return
 			}
-			t = nt
+			tn = held
 		}
 		sched.Hold = false
-		d.Released = r.release(ctx, sched.annotate(t))
+		tn.term = sched.annotate(tn.term)
+		d.Released = r.release(ctx, tn)
 	}
 }
 
-// holdUntil renews t at once, then RenewInterval after each renewal
-// returned, until until has passed or ctx ends; renewals run under wctx,
-// each bounded by its term's renew deadline. It returns the latest term,
-// or the error that ended the renewals (the lease lost, or no success by
-// a deadline). No task runs: the renewals only keep the record held.
-func (r *Runner) holdUntil(ctx, wctx context.Context, t lease.Term, until time.Time) (lease.Term, error) {
+// holdUntil writes t, tn's term with the schedule state that ends the run,
+// at once, then renews it RenewInterval after each write returned, until
+// until has passed or ctx ends. The writes go on after ctx ends, each
+// until tn.heldUntil. It returns the latest tenure, or the error that
+// ended the writes (the lease lost, or none landed by its deadline). No
+// task runs: the writes only keep the record held.
+func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
+	wctx := context.WithoutCancel(ctx)
 	for {
-		rctx, cancel := context.WithDeadline(wctx, t.Sent.Add(r.cfg.RenewDeadline))
-		nt, err := r.renew(rctx, t)
-		cancel()
+		next, err := r.write(wctx, tn, t, tn.heldUntil())
 		if err != nil {
-			return t, err
+			return tn, err
 		}
-		t = nt
+		tn, t = next, next.term
 		if !time.Now().Before(until) {
-			return t, nil
+			return tn, nil
 		}
 		ctxtime.Sleep(ctx, min(r.cfg.RenewInterval, time.Until(until)))
 		if ctx.Err() != nil || !time.Now().Before(until) {
-			return t, nil
+			return tn, nil
 		}
 	}
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"math/rand/v2"
 	"time"
@@ -16,22 +17,16 @@ import (
 // renewal returned (the first at once when Config.Annotate changed the
 // term's annotations), until ctx ends (see renewUntil), retrying failures
 // with backoff. When a renewal finds the lease lost or unrenewable, or when
-// no renewal succeeded by RenewDeadline after the last successful one was
-// due (a timer, which fires even while a renewal hangs), it ends the term
-// with that cause and reports that the renewals are over (leadership.fail). It
-// returns only when no renewal is in flight, so none can land after the
-// release, and then closes the term's RenewalsDone channel.
-//
-// A renewal counts from when it was sent, or from when it was due (when
-// the previous one was sent, plus RenewInterval), whichever is earlier:
-// the term's Sent is set to that. So a holder whose renewals come late, and a
-// write a restore hid, cannot keep it leading past the end of a follower's
-// count, which may have started as early as one renew interval before the
-// holder's latest write (see lease/driver's package doc).
+// no renewal succeeded by RenewDeadline after the last successful one
+// counts from (a timer, which fires even while a renewal hangs), it ends
+// the term with that cause and reports that the renewals are over
+// (leadership.fail). It returns only when no renewal is in flight, so none
+// can land after the release, and then closes the term's RenewalsDone
+// channel. Each renewal is a write of the term (write): it counts from
+// when it was sent or was due, whichever is earlier.
 func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
-	t, acked := st.get(), time.Now()
-	sent := t.Sent // when t's request was sent; t.Sent may be set earlier
+	tn, acked := st.tenure(), time.Now()
 	stepDownTimer := time.AfterFunc(time.Until(st.stepDownAt()), func() {
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
@@ -46,23 +41,16 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		if ctx.Err() != nil {
 			return
 		}
-		rctx, cancel := context.WithDeadline(ctx, st.stepDownAt())
-		nt, err := r.renew(rctx, t)
-		cancel()
+		ntn, err := r.write(ctx, tn, tn.term, st.stepDownAt())
 		if err == nil { // the term moved on, even if the renewals are over
-			due := sent.Add(r.cfg.RenewInterval)
-			acked, sent = time.Now(), nt.Sent
-			if sent.After(due) {
-				nt.Sent = due
-			}
-			t = nt
-			st.set(t)
+			acked, tn = time.Now(), ntn
+			st.set(tn)
 			stepDownTimer.Reset(time.Until(st.stepDownAt()))
 		}
 		switch {
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
 			st.setLost()
-			r.cfg.Logger.Warn("renewal found the lease lost", "token", t.Token, "err", err)
+			r.cfg.Logger.Warn("renewal found the lease lost", "token", tn.term.Token, "err", err)
 			st.fail(stopTerm, &stepDown{reason: LeaseLost, err: err})
 			return
 		case ctx.Err() != nil:
@@ -74,8 +62,83 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 	}
 }
 
+// tenure is a term as its latest successful write (its acquisition, or
+// write's) left it: term, whose Sent is when that write counts from, and
+// sent, when that write was in fact sent, from which the next write's
+// count is clamped (see write).
+type tenure struct {
+	term lease.Term
+	sent time.Time
+}
+
+// tenureOf is the tenure of a term as Acquire returned it.
+func tenureOf(t lease.Term) tenure { return tenure{term: t, sent: t.Sent} }
+
+// leadsUntil is the deadline of a write of tn while its holder acts as
+// leader, or is about to (the period mark): RenewDeadline after tn counts
+// from, when the holder steps down unless a later write lands first
+// (rule 3).
+func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
+	return tn.term.Sent.Add(renewDeadline)
+}
+
+// heldUntil is the deadline of a write of tn once its task has returned
+// and nothing acts as leader (the done mark, the hold, the release): a TTL
+// after tn counts from. Until then no other contender can have taken the
+// lease over from the record tn wrote, which it must first see unchanged
+// for a TTL (rule 2), so the write, conditional on tn's version, lands
+// only on the term's own record (rule 13: the holder keeps the lease it
+// still holds until it can write what its run left). After it, a
+// successor may have written, and a restore may have put tn's record back
+// under it.
+func (tn tenure) heldUntil() time.Time { return tn.term.Expires() }
+
+// byDeadline returns ctx bounded by until, the deadline of a write of a
+// term, or errPastDeadline if until has passed: such a write is not sent.
+func byDeadline(ctx context.Context, until time.Time) (context.Context, context.CancelFunc, error) {
+	if !time.Now().Before(until) {
+		return nil, nil, errPastDeadline
+	}
+	wctx, cancel := context.WithDeadline(ctx, until)
+	return wctx, cancel, nil
+}
+
+// errPastDeadline is the error of a write of a term not sent because its
+// deadline had passed.
+var errPastDeadline = fmt.Errorf("runner: not sent: the term's deadline had passed: %w", context.DeadlineExceeded)
+
+// write is every write of a term after its acquisition but its release:
+// the renewals, the period mark, the done mark and the hold, whoever sends
+// it. It writes t (tn's term, with the annotations this write carries),
+// retrying what may pass (renew) until the write lands, the lease is found
+// lost, or until passes: a write not sent by then is not sent at all
+// (errPastDeadline). It returns the term as the write left it, which
+// counts from when the write was sent or when it was due (RenewInterval
+// after tn's write was sent), whichever is earlier: so a write that came
+// late (its first attempts failed, or the acquisition's answer came late),
+// and one that a restore hid, cannot keep the holder leading past the end
+// of a follower's count, which may have started as early as one renew
+// interval before the holder's latest write (see lease/driver's package
+// doc).
+func (r *Runner) write(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
+	wctx, cancel, err := byDeadline(ctx, until)
+	if err != nil {
+		return tn, err
+	}
+	defer cancel()
+	nt, err := r.renew(wctx, t)
+	if err != nil {
+		return tn, err
+	}
+	next := tenure{term: nt, sent: nt.Sent}
+	if due := tn.sent.Add(r.cfg.RenewInterval); nt.Sent.After(due) {
+		next.term.Sent = due
+	}
+	return next, nil
+}
+
 // renew renews t, retrying what may pass with exponential backoff until ctx
-// (bounded by the renew deadline) ends, and reports each attempt to
+// (bounded by the write's deadline) ends, and reports each attempt to
 // OnRenew.
 func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	window := r.cfg.RenewDeadline - r.cfg.RenewInterval

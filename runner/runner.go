@@ -60,7 +60,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		elected := time.Now()
-		d := r.lead(ctx, t, r.cfg.Task, nil)
+		d := r.lead(ctx, tenureOf(t), r.cfg.Task, nil)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -149,17 +149,20 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 // lead runs one term: task (Config.Task, or RunOnce's runTask of it), the
 // renew loop and the health watch share one context, and the first of
 // them to end it (stopTerm) cancels the others. The renewals run under a
-// context of their own, which one goroutine (renewUntil) ends. It returns
+// context of their own, which one goroutine (renewUntil) ends. A term
+// whose renew deadline has passed before its task starts (Acquire's
+// answer came that late) ends there, the task not started. It returns
 // once the task has returned and the lease has been released, or the term
 // finished by finish (not nil: RunOnce's afterTask), which is given the
 // term as it stands once the renewals have stopped.
-func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Context) error, finish finishTerm) Demotion {
+func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context) error, finish finishTerm) Demotion {
+	lt := tn.term
 	acquired := lt.Annotations
 	if r.cfg.Annotate != nil {
-		lt.Annotations = r.cfg.Annotate(lt)
+		tn.term.Annotations = r.cfg.Annotate(lt)
 	}
-	st := newLeadership(lt, r.cfg.RenewInterval, r.cfg.RenewDeadline)
-	st.annotated = lt.Annotations != acquired
+	st := newLeadership(tn, r.cfg.RenewInterval, r.cfg.RenewDeadline)
+	st.annotated = tn.term.Annotations != acquired
 	termCtx, stopTerm := context.WithCancelCause(ctx)
 	defer stopTerm(nil)
 	r.elected(lt)
@@ -169,7 +172,12 @@ func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Cont
 	wg.Go(func() { r.renewUntil(termCtx, st, taskDone, stopRenewing) })
 	wg.Go(func() { r.keepRenewing(renewCtx, st, stopTerm) })
 	wg.Go(func() { r.watchHealth(termCtx, st, stopTerm) })
-	taskErr := task(context.WithValue(termCtx, termKey{}, st))
+	var taskErr error
+	if time.Now().Before(st.stepDownAt()) {
+		taskErr = task(context.WithValue(termCtx, termKey{}, st))
+	} else {
+		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
+	}
 	stopTerm(&stepDown{reason: TaskEnded, err: taskErr})
 	close(taskDone)
 	wg.Wait()
@@ -178,7 +186,7 @@ func (r *Runner) lead(ctx context.Context, lt lease.Term, task func(context.Cont
 
 // finishTerm finishes a term whose lease was not found lost, instead of a
 // plain release, and fills in d's Released.
-type finishTerm func(ctx context.Context, t lease.Term, d *Demotion)
+type finishTerm func(ctx context.Context, tn tenure, d *Demotion)
 
 // renewUntil is the one place that decides when the renewals stop: it
 // calls stopRenewing when the task has returned; when the renew loop itself
@@ -226,9 +234,9 @@ func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish
 	switch {
 	case st.lost():
 	case finish != nil:
-		finish(ctx, st.get(), &d)
+		finish(ctx, st.tenure(), &d)
 	default:
-		d.Released = r.release(ctx, st.get())
+		d.Released = r.release(ctx, st.tenure())
 	}
 	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released)
 	if r.cfg.OnDemoted != nil {
@@ -238,12 +246,22 @@ func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish
 }
 
 // release gives the lease up with a context of its own, bounded by
-// ReleaseTimeout, so that it runs even when ctx has ended.
-func (r *Runner) release(ctx context.Context, t lease.Term) bool {
+// ReleaseTimeout, so that it runs even when ctx has ended. It is a write of
+// the term once nothing acts as leader, so it is not sent after
+// tn.heldUntil: by then the lease may be someone else's, and a restore may
+// have put tn's record back under it, which a release would free for a
+// third contender while the successor leads.
+func (r *Runner) release(ctx context.Context, tn tenure) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
 	defer cancel()
-	if err := r.cfg.Lease.Release(rctx, t); err != nil {
-		r.cfg.Logger.Warn("release failed; the lease will lapse after its TTL", "token", t.Token, "err", err)
+	rctx, cancelHeld, err := byDeadline(rctx, tn.heldUntil())
+	if err != nil {
+		r.cfg.Logger.Warn("not released: a TTL has passed since the term's latest write; the lease lapses", "token", tn.term.Token)
+		return false
+	}
+	defer cancelHeld()
+	if err := r.cfg.Lease.Release(rctx, tn.term); err != nil {
+		r.cfg.Logger.Warn("release failed; the lease will lapse after its TTL", "token", tn.term.Token, "err", err)
 		return false
 	}
 	return true

@@ -24,8 +24,12 @@ type ack struct {
 	// the term's shards for the worker, for a TTL after the term expired,
 	// instead of giving them to others (see assigner.dead). It tells the
 	// assigner to wait, never to start anything.
-	Restarting bool   `json:"restarting,omitempty"`
-	Nonce      string `json:"nonce"`
+	Restarting bool `json:"restarting,omitempty"`
+	// Lease is the token of the term's liveness lease (the record's, which
+	// Token is not: see termToken); 0 in an acknowledgement written by an
+	// earlier version, or by an assigner that buried a term it never read.
+	Lease uint64 `json:"lease,omitempty"`
+	Nonce string `json:"nonce"`
 }
 
 // merge returns what a and b say together: the later term's, or, for one
@@ -38,8 +42,39 @@ func (a ack) merge(b ack) ack {
 	case b.Token > a.Token:
 		return b
 	}
-	a.Applied, a.Left, a.Restarting = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting
+	a.Applied, a.Left, a.Restarting, a.Lease = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting, max(a.Lease, b.Lease)
 	return a
+}
+
+// ofLease reports whether a is the acknowledgement of the term whose
+// liveness lease has token lease (an earlier version's names it by Token).
+func (a ack) ofLease(lease uint64) bool {
+	return a.Lease == lease || a.Lease == 0 && a.Token == lease
+}
+
+// termToken returns the token of a new term of a worker: its liveness
+// lease's token, raised above floor (the highest term of the worker found
+// in its acknowledgement and the assignment), in the high 32 bits, and 32
+// random bits in the low. A term's token is unique for ever, whatever
+// happens to the worker's records: a liveness record deleted gives the
+// next process token 1 again, which the floor raises above the terms
+// still known, and the random bits tell it from an earlier term with the
+// same high bits should the floor have been lost too (its
+// acknowledgement deleted or restored). Tokens of one worker still
+// increase with its liveness tokens, and those of an earlier version
+// (below 1<<32) are lower than every one of these.
+func termToken(lease, floor uint64, random uint32) uint64 {
+	high := max(lease, termHigh(floor)+1)
+	return high<<32 | uint64(random)
+}
+
+// termHigh returns the high part of a term token: the liveness token of an
+// earlier version's term, which was the token itself.
+func termHigh(token uint64) uint64 {
+	if token < 1<<32 {
+		return token
+	}
+	return token >> 32
 }
 
 func (a ack) encode() []byte {

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,14 @@ type assigner struct {
 	acks   map[string]ack    // what the acknowledgements seen say, by identity
 	ackVer map[string]string // the version of the latest read
 	shown  map[string]ack    // what that version said
+	// seenAt is when the term of acks first showed up, by identity: a
+	// listing sent before it may not show that term's liveness (see
+	// expired); and an earlier term of the worker is kept for a TTL from
+	// it when the liveness record may have been deleted between (see dead).
+	seenAt map[string]time.Time
+	// leftAt is, by identity, the liveness record's version as listed
+	// when it was found to name the term that left (see leftForGood).
+	leftAt map[string]string
 	// since is when the group was first found unsettled, zero while it
 	// is settled; grants counts the shards given out since (see settle).
 	since  time.Time
@@ -53,7 +62,7 @@ type assigner struct {
 // session.campaign).
 func (w *Worker) assign(ctx context.Context, ended term) error {
 	lt, _ := runner.Term(ctx)
-	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, since: time.Now(), ended: ended, endedAt: time.Now()}
+	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, seenAt: map[string]time.Time{}, leftAt: map[string]string{}, since: time.Now(), ended: ended, endedAt: time.Now()}
 	if ended.Token != 0 {
 		w.cfg.Logger.Info("shard: assigner: the previous assigner's liveness term has ended with its assigner term; its shards are free", "identity", ended.ID, "token", ended.Token)
 	}
@@ -122,11 +131,18 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		}
 	}
 	if a.cur == nil {
-		return a.load(ctx) // the next listing shows how the fence went
+		return a.load(ctx, listing[assignmentKey(cfg.Group)]) // the next listing shows how the fence went
 	}
+	// Watched besides the listed members: the owners the assignment names,
+	// and every worker with an acknowledgement, whose liveness key may have
+	// been deleted while its term runs shards (an absent key counts
+	// towards expiry as a version of its own).
 	var watch []string
 	for _, m := range a.cur.Members {
 		watch = append(watch, m.ID)
+	}
+	for id := range acks {
+		watch = append(watch, id)
 	}
 	a.judge.saw(members, watch, sent, now)
 	a.readAcks(ctx, acks, next)
@@ -140,7 +156,7 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		return nil // settled by the next listing
 	}
 	if !a.fenced {
-		if !a.allAcknowledged(a.cur.Gen) {
+		if !a.allAcknowledged(ctx, a.cur.Gen) {
 			return nil
 		}
 		a.fenced = true
@@ -183,14 +199,30 @@ func (a *assigner) rewriteExpecting(ctx context.Context, expect time.Time) {
 
 // load reads the assignment at the start of the term, or starts one, and
 // writes the fence: the same owners, every epoch made this term's, so that
-// no shard starts on an epoch an earlier assigner gave out. A read that
-// fails leaves cur nil, for the next round.
-func (a *assigner) load(ctx context.Context) error {
+// no shard starts on an epoch an earlier assigner gave out. An assignment
+// that cannot be read (lease.ErrCorrupt: bytes that are not one, or an
+// object the store cannot return whole) is as good as none: the fence,
+// with no owners, is written over the version listed, so that every
+// worker stops what it runs and nothing starts until all have said so. A
+// read that fails otherwise leaves cur nil, for the next round.
+func (a *assigner) load(ctx context.Context, listed string) error {
 	cfg := &a.w.cfg
 	data, version, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
 	var cur *assignment
+	if err == nil {
+		if cur, err = decodeAssignment(data); err == nil {
+			if err := cur.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
+				return err
+			}
+		}
+	}
 	switch {
-	case errors.Is(err, lease.ErrNoRecord):
+	case err == nil:
+	case errors.Is(err, lease.ErrNoRecord), errors.Is(err, lease.ErrCorrupt):
+		if errors.Is(err, lease.ErrCorrupt) {
+			cfg.Logger.Error("shard: assigner: the assignment object cannot be read; writing a fence with no owners over it", "err", err)
+			version = cmp.Or(version, listed)
+		}
 		cur = &assignment{Shards: cfg.Shards, TTL: cfg.TTL, Renew: cfg.RenewInterval, Slots: make([]slot, cfg.Shards)}
 		for s := range cur.Slots {
 			cur.Slots[s].Owner = -1
@@ -198,15 +230,8 @@ func (a *assigner) load(ctx context.Context) error {
 	case lease.Retryable(err):
 		cfg.Logger.Warn("shard: assigner: reading the assignment failed; will retry", "err", err)
 		return nil
-	case err != nil:
-		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	default:
-		if cur, err = decodeAssignment(data); err != nil {
-			return fmt.Errorf("shard: assigner: %w", err)
-		}
-		if err := cur.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
-			return err
-		}
+		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	}
 	a.judge = newJudge(cur.TTL, cur.Renew)
 	if cfg.expireAfter > 0 {
@@ -241,7 +266,8 @@ func (a *assigner) write(ctx context.Context, next *assignment) {
 
 // reconcile settles a stored version other than the one this term last
 // wrote: its own write whose answer was lost, a restore of an earlier
-// assignment, or a later assigner's.
+// assignment, a later assigner's, or an object that cannot be read (see
+// unreadable).
 func (a *assigner) reconcile(ctx context.Context, listed string) error {
 	cfg := &a.w.cfg
 	want := a.cur.encode()
@@ -250,6 +276,10 @@ func (a *assigner) reconcile(ctx context.Context, listed string) error {
 		return nil
 	}
 	data, v, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
+	if errors.Is(err, lease.ErrCorrupt) {
+		a.unreadable(ctx, listed, err)
+		return nil
+	}
 	if err != nil {
 		return nil
 	}
@@ -260,7 +290,7 @@ func (a *assigner) reconcile(ctx context.Context, listed string) error {
 	got, err := decodeAssignment(data)
 	switch {
 	case err != nil:
-		cfg.Logger.Error("shard: assigner: the assignment object is not one; leaving it for a person", "err", err)
+		a.unreadable(ctx, v, err)
 		return nil
 	case got.Gen > a.cur.Gen:
 		return fmt.Errorf("%w (gen %d after this term's %d)", errDeposed, got.Gen, a.cur.Gen)
@@ -269,6 +299,23 @@ func (a *assigner) reconcile(ctx context.Context, listed string) error {
 	a.stored = v
 	a.rewrite(ctx, v)
 	return nil
+}
+
+// unreadable writes a fence over an assignment at version that cannot be
+// read (why): bytes that are not an assignment, or an object the store
+// cannot return whole (a DynamoDB head item restored after its parts were
+// deleted). Nobody could read it, nor apply it; but nor can this term
+// tell whose it was, so it does not write over it as over an earlier one
+// of its own: the fence gives what this term's latest assignment gives,
+// starts nothing, and every worker acknowledges it before the next plan,
+// as at the start of a term. The write is conditional on version: an
+// assignment written since is settled by the next listing.
+func (a *assigner) unreadable(ctx context.Context, version string, why error) {
+	a.w.cfg.Logger.Error("shard: assigner: the assignment object cannot be read; writing a fence over it", "err", why)
+	fence := *a.cur
+	fence.Gen, fence.Fence = a.nextGen(), true
+	a.stored, a.fenced = version, false
+	a.write(ctx, &fence)
 }
 
 // rewrite writes the current assignment again with a new Gen, so that
@@ -301,7 +348,11 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 			if err != nil {
 				cfg.Logger.Warn("shard: assigner: ignoring an acknowledgement", "identity", id, "err", err)
 			} else {
-				a.acks[id], a.shown[id] = k.merge(a.acks[id]), k
+				merged := k.merge(a.acks[id])
+				if merged.Token != a.acks[id].Token {
+					a.seenAt[id] = time.Now()
+				}
+				a.acks[id], a.shown[id] = merged, k
 			}
 		}
 		a.ackVer[id] = got
@@ -337,40 +388,95 @@ func (a *assigner) bury(ctx context.Context, deadline time.Time) {
 	}
 }
 
-// allAcknowledged reports whether every worker the assigner knows of, and
-// whose liveness has not expired, has acknowledged gen or left. A worker
-// whose latest term the assigner has read is the ended one (a.ended) has
-// nothing to acknowledge.
-func (a *assigner) allAcknowledged(gen uint64) bool {
+// allAcknowledged reports whether every worker whose liveness key the
+// assigner lists, and whose liveness has not expired, has acknowledged gen
+// or left. A worker whose latest term the assigner has read is the ended
+// one (a.ended) has nothing to acknowledge. A term that left counts only
+// while the worker's liveness record names it (see leftForGood): an
+// acknowledgement restored from an earlier term that left may hide the
+// hello of a later one, which runs shards that an assignment restored too
+// does not give it.
+func (a *assigner) allAcknowledged(ctx context.Context, gen uint64) bool {
 	now := time.Now()
 	for id := range a.judge.counts {
 		k := a.acks[id]
-		if !a.judge.expired(id, now) && !k.Left && k.Applied < gen && (term{id, k.Token}) != a.ended {
+		if a.expired(id, now) || k.Applied >= gen || (term{id, k.Token}) == a.ended {
+			continue
+		}
+		if !k.Left || !a.leftForGood(ctx, id, k) {
 			return false
 		}
 	}
 	return true
 }
 
+// leftForGood reports whether id's liveness record, read once per listed
+// version, names the term k, which left: no later term of the worker had
+// acquired it when it was read (one that acquires it afterwards has run
+// nothing an earlier assignment gave). An acknowledgement that does not say which liveness
+// term it is (an earlier version's) never counts: the fence then waits for
+// the worker's acknowledgement or its expiry.
+func (a *assigner) leftForGood(ctx context.Context, id string, k ack) bool {
+	listed := a.judge.counts[id].last
+	if v, ok := a.leftAt[id]; ok && v == listed {
+		return true
+	}
+	l, err := a.w.cfg.Store.Lease(memberKey(a.w.cfg.Group, id), a.w.cfg.leaseOptions())
+	if err != nil || k.Lease == 0 {
+		return false
+	}
+	rec, err := l.Observe(ctx)
+	if err != nil || rec.Holder != id || rec.Token != k.Lease {
+		return false
+	}
+	a.leftAt[id] = listed
+	return true
+}
+
+// expired reports whether id's liveness has expired (judge.expired) for
+// every term of it that the assigner knows: a term whose hello was first
+// read after the latest listing was sent may have acquired its liveness
+// after that listing, which showed the version before it; the next
+// listing shows that term's own.
+func (a *assigner) expired(id string, now time.Time) bool {
+	return a.judge.expired(id, now) && a.seenAt[id].Before(a.judge.lastSent)
+}
+
 // over reports whether term t's liveness is over: judged expired, or the
 // ended term (a.ended); and if so, for how long.
 func (a *assigner) over(t term, now time.Time) (bool, time.Duration) {
-	if t == a.ended {
+	switch {
+	case t == a.ended:
 		return true, now.Sub(a.endedAt)
+	case !a.expired(t.ID, now):
+		return false, 0
 	}
-	return a.judge.expired(t.ID, now), a.judge.expiredFor(t.ID, now)
+	return true, a.judge.expiredFor(t.ID, now)
 }
 
 // dead implements view. A term whose liveness is over while a new process
 // of its worker said it is restarting (ack.Restarting) is kept, its shards
 // with it, until that process's term says hello or a TTL has passed, so
 // that the restarted worker gets its shards back.
+//
+// A later term of the same worker ends t at once when its liveness
+// lease's token went on from t's: that lease was acquired after t's term
+// had ended (the lease contract). Otherwise t's liveness record was
+// deleted (or restored) in between, and the later term acquired it anew
+// while t may still run, until its next renewal fails and at the latest
+// at its renew deadline, which comes within a TTL of that later term's
+// hello: t is dead once a TTL has passed since the assigner first read it,
+// that later term still renewing (it has not left; one that left leaves t
+// to the judge's count).
 func (a *assigner) dead(t term) bool {
 	k := a.acks[t.ID]
-	over, since := a.over(t, time.Now())
+	now := time.Now()
+	over, since := a.over(t, now)
 	switch {
-	case k.Token > t.Token || k.Token == t.Token && k.Left:
+	case k.Token == t.Token && k.Left:
 		return true
+	case k.Token > t.Token:
+		return over || k.Lease > termHigh(t.Token) || !k.Left && now.Sub(a.seenAt[t.ID]) >= a.judge.ttl
 	case !over:
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -40,7 +41,7 @@ type assignment struct {
 // member is one worker term named in an assignment.
 type member struct {
 	ID    string
-	Token uint64 // the worker's liveness token: the term
+	Token uint64 // the term's token (see termToken)
 	// ReleaseGen is the Gen from which the term must have acknowledged
 	// (Ack.Applied) before its releasing shards are free.
 	ReleaseGen uint64
@@ -113,14 +114,26 @@ func (a *assignment) encode() []byte {
 	return b
 }
 
+// The fewest bytes a member and a slot take in the encoding: an identity
+// of one byte after its length, a token and a release Gen; an owner and an
+// epoch.
+const (
+	minMemberBytes = 4
+	minSlotBytes   = 2
+)
+
 // decodeAssignment parses what encode wrote; anything else is
-// lease.ErrCorrupt.
+// lease.ErrCorrupt. Every count and length is bounded by the bytes left to
+// read before anything is allocated for it, so hostile bytes (a length of
+// 2^62) cost an error, not a panic or the process's memory.
 func decodeAssignment(data []byte) (*assignment, error) {
 	if !bytes.HasPrefix(data, assignmentMagic) {
 		return nil, driver.Corruptf("shard: the assignment object is not a leasehold shard assignment")
 	}
 	r := bytes.NewReader(data[len(assignmentMagic):])
 	var err error
+	// next reads a varint of at most limit, or returns 0 and keeps the
+	// first error.
 	next := func(what string, limit uint64) uint64 {
 		if err != nil {
 			return 0
@@ -131,27 +144,36 @@ func decodeAssignment(data []byte) (*assignment, error) {
 			err = driver.Corruptf("shard: assignment: %s: %v", what, e)
 		case v > limit:
 			err = driver.Corruptf("shard: assignment: %s (%d) exceeds %d", what, v, limit)
+		default:
+			return v
 		}
-		return v
+		return 0
 	}
+	left := func(per int) uint64 { return uint64(r.Len() / per) }
 	a := &assignment{Gen: next("gen", 1<<63), Fence: next("fence", 1) == 1}
-	a.Shards = int(next("shards", MaxShards))
+	a.Shards = int(next("shards", min(MaxShards, left(minSlotBytes))))
 	a.TTL = time.Duration(next("TTL", 1<<40)) * time.Millisecond
 	a.Renew = time.Duration(next("renew interval", 1<<40)) * time.Millisecond
-	nm := next("members", MaxShards)
+	nm := next("members", min(MaxShards, left(minMemberBytes)))
+	if nm > 0 {
+		a.Members = make([]member, 0, nm)
+	}
 	for i := uint64(0); i < nm && err == nil; i++ {
-		n := next("identity length", lease.MaxIdentityLen)
-		id := make([]byte, n)
-		if err == nil {
-			if _, e := r.Read(id); e != nil && n > 0 {
-				err = driver.Corruptf("shard: assignment: identity: %v", e)
-			}
+		id := make([]byte, next("identity length", min(lease.MaxIdentityLen, left(1))))
+		if _, e := io.ReadFull(r, id); e != nil && err == nil {
+			err = driver.Corruptf("shard: assignment: identity: %v", e)
 		}
 		m := member{ID: string(id), Token: next("token", 1<<63), ReleaseGen: next("release gen", 1<<63)}
 		if err == nil && lease.ValidateIdentity(m.ID) != nil {
 			err = driver.Corruptf("shard: assignment: member %q is not a valid identity", m.ID)
 		}
 		a.Members = append(a.Members, m)
+	}
+	if err == nil && uint64(a.Shards) > left(minSlotBytes) {
+		err = driver.Corruptf("shard: assignment: %d shards in %d bytes", a.Shards, r.Len())
+	}
+	if err == nil {
+		a.Slots = make([]slot, 0, a.Shards)
 	}
 	for i := 0; i < a.Shards && err == nil; i++ {
 		v := next("owner", (nm<<1)|1)

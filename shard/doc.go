@@ -77,19 +77,34 @@
 //     annotation shard/term (runner.Config.Annotate).
 //   - GROUP/assignment: one object, written only by the assigner and only
 //     when ownership changes: for every shard, its owner as a worker term
-//     (identity and liveness token), whether the owner is releasing it, and
+//     (identity and term token, below), whether the owner is releasing it, and
 //     its epoch; the group's N, TTL and renew interval; and Gen, the
 //     assigner's token in its high 32 bits and a count of its writes in the
 //     low, so that Gen strictly increases across assigners. A shard's epoch
 //     is the Gen of the assignment that gave it to its owner. It is binary,
 //     about 7 bytes a shard: 70 kB for 10,000 shards.
 //   - GROUP/acks/ID: each worker's acknowledgement, written only when
-//     ownership changes: when a term begins (hello, with its token), after
+//     ownership changes: when a term begins (hello, with its term token
+//     and its liveness token), after
 //     it stopped the shards an assignment took from it or applied a fence
 //     (applied: that Gen), and when it ends (left). The assigner writes
 //     left for a term it judged dead (below) whose acknowledgement does
 //     not say so: once per term that ended without leaving, so that later
 //     assigners do not wait for it.
+//
+// A worker term's token is unique for ever, whatever happens to the
+// worker's records: its liveness lease's token, raised above the highest
+// term of the worker that its acknowledgement and the assignment name
+// when the term begins, in the high 32 bits, and 32 random bits in the
+// low. A liveness record deleted (a person "resetting" it, a lifecycle
+// rule) makes the worker's next liveness token 1 again: the raise keeps
+// its next term above the terms still known, and the random bits keep it
+// apart from an earlier term with the same high bits should those records
+// have gone too. A term that then finds a greater term of its own worker
+// named in the assignment (which only such a loss allows) ends, and the
+// next begins above it: so no term takes an earlier one's shards, or
+// epochs, as its own, and the assigner never keeps shards for a term
+// that no process runs.
 //
 // The assigner lists GROUP/ every third of a renew interval, and once
 // more at the moment a worker that owns shards and has missed a renewal
@@ -115,7 +130,7 @@
 // assigner, seeing the acknowledgement, gives the shard to its new owner
 // in the next assignment, with a new epoch; the new owner starts it when
 // it reads that. A shard of a worker that left, or whose liveness expired,
-// or whose worker began a later term, is free at once.
+// or whose worker began a later term (see 3 below), is free at once.
 //
 // The plan keeps every owner it can. It frees the shards of dead terms and
 // the acknowledged releases, gives the ⌈N/M⌉ shares to the live workers
@@ -138,9 +153,15 @@
 // reads may be older than the last one written (a restore). So its first
 // write is a fence: the owners it read, every epoch set to its own first
 // Gen. A worker that reads a fence stops whatever the fence does not give
-// it, starts nothing, and acknowledges. The assigner plans nothing until
-// every worker it knows of, whose liveness has not expired, has
-// acknowledged the fence or left; after that every running shard runs
+// it, starts nothing, and acknowledges. The assigner watches every worker
+// whose liveness key or acknowledgement it lists, and every owner the
+// assignment names, and plans nothing until each of them whose liveness
+// has not expired (an absent key counts towards expiry) has acknowledged
+// the fence, or left while its liveness record still names the liveness
+// term that left (read once per listed version of the key: an
+// acknowledgement restored from an earlier term that left would hide a
+// later term, which runs shards that a restored assignment does not give
+// it); after that every running shard runs
 // where the fence says, and its next assignment (never a fence, even when
 // nobody moves) lets the shards the fence gives to workers that do not run
 // them start, with the fence's epoch, greater than every earlier one.
@@ -158,7 +179,8 @@
 // # Why two workers never run one shard at once
 //
 // Write t for a worker term: a worker's identity with the token of one of
-// its liveness terms. A term starts a shard s only on reading an
+// its terms, which no other term of it ever has (see above). A term starts
+// a shard s only on reading an
 // assignment that gives s to t (not releasing), and only from its runner's
 // task: every shard context of t is cancelled when that task's is, which the
 // runner does at sent + RenewDeadline and when the liveness lease is lost,
@@ -181,11 +203,19 @@
 //     returned, t starting nothing afterwards; or written for t by an
 //     assigner that had judged t dead by 3, 4 or 5 (bury), which stays true.
 //     A restore that takes the mark away only makes an assigner wait.
-//  3. An acknowledgement of a later term of the same worker exists: that
-//     term's liveness lease was acquired, which the lease contract allows
-//     only after t's term was released (after t's task, and every shard of
-//     it, returned) or judged lapsed on the new term's own clock, by which
-//     time t had stopped (lease/driver's argument).
+//  3. An acknowledgement of a later term of the same worker exists (a
+//     greater token), whose liveness token is greater than t's: that
+//     lease's count went on from t's, so the later term acquired it after
+//     t's term was released (after t's task, and every shard of it,
+//     returned) or judged lapsed on the new term's own clock, by which
+//     time t had stopped (lease/driver's argument). A later term whose
+//     liveness token is not greater acquired a record created anew: t's
+//     was deleted in between, and t's renewals, conditional on a version
+//     the store no longer holds, failed from then on, so t stopped by its
+//     last renewal's sent + RenewDeadline, before that acquisition + TTL.
+//     Its hello was written after the acquisition, so t is free a TTL
+//     after the assigner first read it, while the later term has not left
+//     (if it left, t waits for 4).
 //  4. The assigner judged t's liveness record expired by rule 2 on its
 //     listings, which are reads in the sense of lease/driver's argument: a
 //     listing shows each key's version as of an instant between its sending
@@ -198,7 +228,10 @@
 //     term, and t stopped by e1 + R + RenewDeadline ≤ e1 + T. A later term
 //     of the same worker would have written a version of its own, breaking
 //     the run. A key that vanished counts as a version too (absent): t's
-//     next renewal finds it gone and stops. This needs every renewal of t
+//     next renewal finds it gone and stops. A term whose hello the assigner
+//     first read after the latest listing was sent may have acquired its
+//     liveness after that listing, which showed the version before: the
+//     count says nothing of it until the next listing. This needs every renewal of t
 //     to change the version, or to fail: true of every compare-and-swap
 //     store, and of Azure's native leases, whose renewals write the record
 //     under the lease and fail when that write fails (lease.RenewalsShow).
@@ -253,16 +286,34 @@
 //     assigner, never misleads it: the worker writes its latest again at
 //     its next check.
 //   - A restore of a liveness record: lease/driver's argument, as above.
+//   - An assignment object that cannot be read (lease.ErrCorrupt): bytes
+//     that are no assignment, or an object the store cannot return whole,
+//     such as a DynamoDB head item restored after a later write deleted
+//     its parts. No worker can apply it, so it gives nobody anything; but
+//     nor can the assigner tell whose it was, and it holds the group's
+//     lease, so it writes a fence over it, conditionally on the version
+//     listed, instead of waiting for a read that never succeeds (which
+//     would leave every later join, leave and crash unhandled). A new
+//     assigner takes it as no assignment: its fence gives no owners, so
+//     every worker stops what it runs before anything starts. An assigner
+//     within its term fences what its own latest assignment gives. Either
+//     way nothing starts until every worker it knows of acknowledged the
+//     fence or expired, as after a change of assigner.
 //   - A restore of an assignment written by an earlier assigner, read by a
-//     new one: the fence. Its limit is the engine's: a worker term that the
-//     new assigner cannot know of (its liveness key deleted before the new
-//     assigner first listed, while its old shards run until its next
-//     renewal fails) is not waited for; nor is a later term of the previous
-//     assigner's worker whose hello a restore of its acknowledgement hid,
-//     when the assignment restored is also one that does not name it (two
-//     restores at once, across the change of assigner). A restore across a change of
-//     assigner also moves more shards than the minimum, since the fence
-//     stops what the old assignment does not give.
+//     new one: the fence. Every term that may run a shard is one of a
+//     worker the new assigner watches: its liveness key is listed, or, if
+//     that key was deleted, its acknowledgement is (a term writes its hello
+//     before it runs anything), or the assignment names it. The fence waits
+//     for each such worker's acknowledgement of it, or its expiry by 4; a
+//     term that left counts only while the liveness record names it, so
+//     that an acknowledgement restored from an earlier term that left does
+//     not stand for a later term that runs shards. A restore across a
+//     change of assigner moves more shards than the minimum, since the
+//     fence stops what the old assignment does not give.
+//   - A deleted liveness record: the next term of the worker gets a token
+//     of its own all the same (see above), so it takes none of an earlier
+//     term's shards or epochs as its own; the earlier term stops at its
+//     next renewal, and 3 waits a TTL for it.
 //
 // # What it does not do yet
 //

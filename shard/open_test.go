@@ -22,7 +22,8 @@ func TestOpenMem(t *testing.T) {
 func TestOpenNamesTheURL(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"nope://b/k", `URL ("nope://b/k") has unknown scheme "nope" (registered for shard groups: mem`},
-		{"mem://g?x=1", "has query parameters"},
+		{"mem://g?x=1", "has unknown query parameter(s) x (known: none)"},
+		{"mem://g?x=%zz", `has query parameter "x", which cannot be parsed`},
 		{"mem://", "names no group"},
 		{"mem://%zz", "is malformed"},
 	} {

@@ -54,6 +54,10 @@ type MemberStatus struct {
 	// asked to stop (moving elsewhere).
 	Shards    []Shard
 	Releasing []int
+	// term is the token of the worker's term as the assignment names it
+	// (see termToken): its acknowledgement's, when that names the
+	// liveness term of the record.
+	term uint64
 	// Fenced are those of Shards whose epoch is an assigner's fence Gen:
 	// a new assigner's fence gives every running shard its own epoch, so
 	// a shard that ran since before that fence runs under its earlier,
@@ -64,8 +68,9 @@ type MemberStatus struct {
 }
 
 // ReadStatus reads the status of group in store: one listing of its
-// members, a read of each member's liveness record and one of the
-// assignment. opts are the options of the reader's leases (its identity
+// members, a read of each member's liveness record and of its
+// acknowledgement (which names the term the assignment gives shards to),
+// and one of the assignment. opts are the options of the reader's leases (its identity
 // and call timeout). A prefix with no group reads as the zero Status.
 func ReadStatus(ctx context.Context, store Store, group string, opts lease.Options) (Status, error) {
 	prefix := memberKey(group, "")
@@ -90,7 +95,11 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 		if err != nil {
 			return Status{}, fmt.Errorf("shard: reading %s: %w", key, err)
 		}
-		byID[id] = &MemberStatus{Identity: id, Token: rec.Token, Live: !rec.Released, Version: rec.Version}
+		m := &MemberStatus{Identity: id, Token: rec.Token, Live: !rec.Released, Version: rec.Version}
+		if m.term, err = readTerm(ctx, store, group, id, rec.Token); err != nil {
+			return Status{}, err
+		}
+		byID[id] = m
 	}
 	var st Status
 	data, _, err := store.Get(ctx, assignmentKey(group), "")
@@ -112,11 +121,11 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 			}
 			m := byID[t.ID]
 			if m == nil {
-				m = &MemberStatus{Identity: t.ID, Token: t.Token}
+				m = &MemberStatus{Identity: t.ID, Token: termHigh(t.Token), term: t.Token}
 				byID[t.ID] = m
 			}
 			switch {
-			case m.Token != t.Token: // an earlier term's shard: not this worker's now
+			case m.term != t.Token: // an earlier term's shard: not this worker's now
 			case sl.Releasing:
 				m.Releasing = append(m.Releasing, s)
 			default:
@@ -133,6 +142,24 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 	slices.SortFunc(st.Members, func(a, b MemberStatus) int { return cmp.Compare(a.Identity, b.Identity) })
 	st.Balanced = st.balanced()
 	return st, nil
+}
+
+// readTerm returns the term token of id's acknowledgement if it is that of
+// the liveness term token (an earlier version's acknowledgement names it by
+// its token alone), else 0: no term of the assignment is the record's.
+func readTerm(ctx context.Context, store Store, group, id string, token uint64) (uint64, error) {
+	data, _, err := store.Get(ctx, ackKey(group, id), "")
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("shard: reading %s: %w", ackKey(group, id), err)
+	}
+	k, err := decodeAck(data)
+	if err != nil || !k.ofLease(token) {
+		return 0, nil
+	}
+	return k.Token, nil
 }
 
 // fenceEpoch reports whether epoch is the Gen of an assigner's fence,

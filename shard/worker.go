@@ -275,12 +275,12 @@ func (w *Worker) sayRestarting(ctx context.Context) {
 	}
 	key := ackKey(w.cfg.Group, w.cfg.Identity)
 	data, v, err := w.get(ctx, key, "")
-	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+	if err != nil {
 		return
 	}
-	k := ack{Token: rec.Token}
-	if old, err := decodeAck(data); err == nil && old.Token == rec.Token {
-		k = old
+	k, err := decodeAck(data)
+	if err != nil || !k.ofLease(rec.Token) {
+		return
 	}
 	k.Restarting = true
 	if _, err := w.put(ctx, key, k.encode(), v); err == nil {
@@ -330,6 +330,7 @@ func (w *Worker) emit(e Event) {
 type session struct {
 	w       *Worker
 	me      term
+	lease   uint64    // the liveness lease's token (ack.Lease)
 	highest uint64    // the latest Gen applied; older ones are restores
 	fence   bool      // the assignment applied last is a fence
 	version string    // the assignment's version as last read
@@ -340,6 +341,7 @@ type session struct {
 	ackVer  string    // the acknowledgement's version, "" when unknown
 	last    ack       // the latest acknowledgement written
 	running map[int]*run
+	end     context.CancelFunc // ends the term (see apply)
 	// wake is signalled when the assigner this worker observes changes
 	// (see campaign); left is closed once the term has left (see leave).
 	wake chan struct{}
@@ -360,15 +362,20 @@ type run struct {
 // term ends.
 func (w *Worker) serve(ctx context.Context) error {
 	lt, _ := runner.Term(ctx)
+	floor, err := w.termFloor(ctx)
+	if err != nil {
+		return nil // the term ended first
+	}
+	me := term{w.cfg.Identity, termToken(lt.Token, floor, rand.Uint32())}
 	ctx, end := context.WithCancel(ctx)
-	s := &session{w: w, me: term{w.cfg.Identity, lt.Token}, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
+	s := &session{w: w, me: me, lease: lt.Token, end: end, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
 	waitAssigner := func() {}
 	defer func() {
 		end()
 		waitAssigner()
 	}()
 	defer s.leave(ctx)
-	if s.ack(ctx, ack{Token: lt.Token}) != nil {
+	if s.ack(ctx, ack{Token: me.Token}) != nil {
 		return nil
 	}
 	if !w.cfg.NoAssigner {
@@ -419,6 +426,46 @@ func (w *Worker) serve(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// termFloor returns the highest term of this worker that its
+// acknowledgement and the assignment name, 0 if none, reading both until
+// it can or ctx ends: a new term's token goes above it (see termToken),
+// even when the worker's liveness record was deleted and its lease's
+// tokens began again at 1.
+func (w *Worker) termFloor(ctx context.Context) (uint64, error) {
+	for {
+		floor, err := w.namedTerms(ctx)
+		if err == nil || ctx.Err() != nil {
+			return floor, err
+		}
+		ctxtime.Sleep(ctx, w.cfg.RenewInterval/8)
+	}
+}
+
+// namedTerms is one attempt of termFloor. Objects that are not what they
+// should be name nothing; the assigner and poll say so.
+func (w *Worker) namedTerms(ctx context.Context) (uint64, error) {
+	var floor uint64
+	data, _, err := w.get(ctx, ackKey(w.cfg.Group, w.cfg.Identity), "")
+	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return 0, err
+	}
+	if k, err := decodeAck(data); err == nil {
+		floor = k.Token
+	}
+	data, _, err = w.get(ctx, assignmentKey(w.cfg.Group), "")
+	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+		return 0, err
+	}
+	if a, err := decodeAssignment(data); err == nil {
+		for _, m := range a.Members {
+			if m.ID == w.cfg.Identity {
+				floor = max(floor, m.Token)
+			}
+		}
+	}
+	return floor, nil
 }
 
 // termAnnotation is the assigner lease's annotation that names the
@@ -587,6 +634,11 @@ func (s *session) poll(ctx context.Context) error {
 // a asks (it took shards, or it is a fence), and then, unless a is a
 // fence, starts the shards it gives.
 func (s *session) apply(ctx context.Context, a *assignment) {
+	if later, ok := s.laterNamed(a); ok {
+		s.w.cfg.Logger.Warn("shard: the assignment names a later term of this worker than this one, whose token began again below it (its liveness record deleted, and the records that named that term with it); ending this term, so that the next begins above it", "token", s.me.Token, "named", later)
+		s.end()
+		return
+	}
 	i := a.memberOf(s.me)
 	s.named = s.named || i >= 0
 	want := map[int]uint64{}
@@ -619,6 +671,22 @@ func (s *session) apply(ctx context.Context, a *assignment) {
 			s.start(ctx, Shard{sh, epoch})
 		}
 	}
+}
+
+// laterNamed returns a term of this worker with a greater token than this
+// one's that a names. A term's token is greater than those of every term
+// its worker's records named when it began (termToken), so such a term
+// began earlier, and only the loss of those records (deleted, restored)
+// can have put this one below it; while it stays below, the assigner,
+// which takes the greater token for the later term, keeps that term, and
+// its shards, for a worker that no longer runs it.
+func (s *session) laterNamed(a *assignment) (uint64, bool) {
+	for _, m := range a.Members {
+		if m.ID == s.me.ID && m.Token > s.me.Token {
+			return m.Token, true
+		}
+	}
+	return 0, false
 }
 
 // start runs the shard's function.
@@ -680,6 +748,7 @@ func (s *session) leave(ctx context.Context) {
 func (s *session) ack(ctx context.Context, k ack) error {
 	cfg := &s.w.cfg
 	key := ackKey(cfg.Group, cfg.Identity)
+	k.Lease = s.lease
 	data := k.encode()
 	for retried := false; ; retried = true {
 		v, err := s.w.put(ctx, key, data, s.ackVer)

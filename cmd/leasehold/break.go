@@ -58,9 +58,10 @@ func cmdBreak(ctx context.Context, args []string, env *environment) error {
 	if !ok {
 		return exitf(exitConfig, "break: the backend of %s cannot break leases", lease.RedactURL(o.lease))
 	}
-	// On a compare-and-swap store, a holder is alive if its record changes
-	// within its TTL; --force needs no verdict. A store that judges expiry
-	// itself says at once whether its lease is live.
+	// On a compare-and-swap store, a holder is gone when the Lease's own
+	// count says a contender would take its record over (watchLease); --force
+	// needs no verdict. A store that judges expiry itself says at once
+	// whether its lease is live.
 	watchFor := func(r lease.Record) time.Duration {
 		if o.force || !r.Held() || l.Judge() != lease.JudgedByContender {
 			return 0
@@ -83,6 +84,9 @@ func cmdBreak(ctx context.Context, args []string, env *environment) error {
 	case rep.State == "held" && !o.force:
 		out.Verdict = "not broken: " + liveHolder(rep, l.Judge())
 		refusal = exitf(exitRefused, "break: refused: the holder %s is alive (--force breaks it anyway)", rep.Holder)
+		if !rep.Changed && l.Judge() == lease.JudgedByContender {
+			refusal = exitf(exitRefused, "break: refused: the holder %s may be alive: its record was not seen unchanged for its TTL in an unbroken run of reads (run break again; --force breaks it anyway)", rep.Holder)
+		}
 	default: // lapsed, or held and --force
 		out, refusal, err = breakLease(ctx, b, l, o, log, rep, rec)
 		if err != nil {
@@ -135,7 +139,7 @@ func liveHolder(rep statusReport, judge lease.Judge) string {
 	if judge == lease.JudgedByStore {
 		return fmt.Sprintf("%s holds the store's own lease on it, which is live: the store ends a dead holder's lease within its TTL by itself; only an infinite Azure lease (infinite_lease=true) never ends. If the holder is gone for good, --force breaks it", rep.Holder)
 	}
-	return fmt.Sprintf("%s renewed it while it was watched for its TTL (%s). --force breaks it anyway", rep.Holder, rep.TTL)
+	return rep.Meaning + ". --force breaks it anyway"
 }
 
 // brokenVerdict says what breaking rec meant, and what follows for its

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
 )
 
 // reportJSON runs leasehold cmd -o json with args and returns its exit
@@ -80,7 +81,7 @@ func TestBreak(t *testing.T) {
 			setup:   func(t *testing.T, url string) { holdLease(t, url, "alive", ttl) },
 			code:    exitRefused,
 			state:   "held",
-			verdict: "renewed it while it was watched",
+			verdict: "renewed it during the watch",
 		},
 		{
 			name:         "a live holder is broken with --force",
@@ -139,6 +140,37 @@ func TestBreak(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestBreakRestoreBetweenReads: a live holder's record is restored from a
+// backup while break watches it, so that the version break first read is
+// back when it reads again: break judges with the count a contender takes
+// over by (reads within the holder's renew interval of each other), which
+// sees the renewals in between, and refuses. Reading twice a TTL apart, it
+// freed the live holder.
+func TestBreakRestoreBetweenReads(t *testing.T) {
+	const ttl = 3 * time.Second // the holder renews every 1.125s from 0
+	synctest.Test(t, func(t *testing.T) {
+		name := memName("break-restore")
+		url := "mem://" + name
+		holdLease(t, url, "alive", ttl)
+		time.Sleep(1700 * time.Millisecond) // after the renewal at 1.125s
+		backup, _ := memlease.Default.Bytes(name)
+		restored := make(chan struct{})
+		go func() {
+			defer close(restored)
+			// The backup goes back just before break's read a TTL after
+			// its first, after the holder's renewal at 4.5s, before the
+			// one at 5.625s.
+			time.Sleep(ttl - 100*time.Millisecond)
+			memlease.Default.Put(name, backup)
+		}()
+		code, rep, stderr := breakJSON(t, "--lease", url, "--ttl", ttl.String())
+		<-restored
+		if code != exitRefused || rep.Broken {
+			t.Fatalf("break of a live holder whose record was restored meanwhile: exit %d, %+v; want exit %d, not broken; stderr:\n%s", code, rep, exitRefused, stderr)
+		}
+	})
 }
 
 func openLeaseAs(t *testing.T, url, identity string, ttl time.Duration) lease.Lease {

@@ -12,7 +12,9 @@ import (
 
 // envPrefix starts the environment variable of every flag: --health-url is
 // also LEASEHOLD_HEALTH_URL. A flag on the command line wins over its
-// variable; an empty variable counts as unset.
+// variable. A variable that is set is given, as its flag on the command
+// line is: an empty one is refused, as an empty flag value is (emptyValue),
+// never read as unset.
 const envPrefix = "LEASEHOLD_"
 
 // envName is the environment variable that sets the flag name.
@@ -51,9 +53,43 @@ func (f *flagSet) add(name string) {
 	g.names = append(g.names, name)
 }
 
+// String defines a string flag, which refuses an empty value.
 func (f *flagSet) String(p *string, name, value, usage string) {
-	f.fs.StringVar(p, name, value, usage)
+	*p = value
+	f.fs.Var(&stringValue{p: p, name: name}, name, usage)
 	f.add(name)
+}
+
+// stringValue is a string flag's value: any text but the empty one, which
+// a variable left unset in a script gives (--period "$TICK") and which
+// would silently mean the flag's default, such as no period at all.
+type stringValue struct {
+	p    *string
+	name string
+}
+
+func (s *stringValue) String() string {
+	if s.p == nil { // flag.Value's contract: String may be called on a zero value
+		return ""
+	}
+	return *s.p
+}
+
+func (s *stringValue) Set(v string) error {
+	if v == "" {
+		return emptyValue(s.name)
+	}
+	*s.p = v
+	return nil
+}
+
+// emptyValue is the error for an empty value given for the flag name, on
+// the command line or in its environment variable: leasehold never reads
+// one as "not given", since a flag given empty by mistake would then
+// silently change what the command does (--period "" would run a
+// scheduled job with no period, so twice for one tick).
+func emptyValue(name string) error {
+	return fmt.Errorf("must not be empty: leave --%s out, and %s unset, for its default", name, envName(name))
 }
 
 func (f *flagSet) Bool(p *bool, name string, usage string) {
@@ -99,17 +135,22 @@ func (d *durationValue) Set(s string) error {
 	return nil
 }
 
-// parse sets flags from their environment variables (getenv), then from
-// args, and returns the arguments after the flags.
-func (f *flagSet) parse(args []string, getenv func(string) string) ([]string, error) {
+// parse sets flags from their environment variables (lookupEnv), then
+// from args, and returns the arguments after the flags. A variable that is
+// set but empty is refused (emptyValue).
+func (f *flagSet) parse(args []string, lookupEnv func(string) (string, bool)) ([]string, error) {
 	var errs []error
 	for _, g := range f.groups {
 		for _, name := range g.names {
-			v := getenv(envName(name))
-			if v == "" {
+			v, ok := lookupEnv(envName(name))
+			if !ok {
 				continue
 			}
-			if err := f.fs.Set(name, v); err != nil {
+			err := emptyValue(name)
+			if v != "" {
+				err = f.fs.Set(name, v)
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("%s=%s: %v", envName(name), strconv.Quote(v), err))
 			}
 		}

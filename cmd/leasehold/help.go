@@ -57,7 +57,10 @@ Lease URLs (schemes in this build: %s):
 %s
 Every flag can also be set by an environment variable named after it:
 --lease is LEASEHOLD_LEASE, --health-url is LEASEHOLD_HEALTH_URL. A flag on
-the command line wins. Durations are in Go syntax: 500ms, 15s, 1m30s.
+the command line wins. An empty value is refused (exit 64), given as a
+flag or as a variable that is set: leave the flag out, and the variable
+unset, for its default (so --period "$TICK" with TICK unset fails instead
+of running with no period). Durations are in Go syntax: 500ms, 15s, 1m30s.
 
 Try it:
   leasehold run --lease mem://try -- sh -c 'echo "leading with token $LEASEHOLD_TOKEN"'
@@ -402,8 +405,9 @@ Reads the lease and says who holds it. It never writes to it.
 Fields (text and -o json):
   state          none: never acquired; released: free, the next contender
                  takes it at once; held; lapsed: held, but unchanged for at
-                 least its TTL during the watch (the holder stopped renewing;
-                 not on Azure)
+                 least its TTL during the watch, in reads that followed each
+                 other within the holder's renew interval (the holder
+                 stopped renewing; not on Azure)
   holder         the identity that last acquired it; "unknown" for a blob
                  whose Azure lease no leasehold record names (another
                  tool's, a person's, or a contender's that has not yet
@@ -449,8 +453,8 @@ assignment, and prints (json keys in brackets):
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
-`, wrap("With --watch, it reads the lease again after that long: a leader renews its lease every "+shares.renewInterval+" of the TTL or so, and on "+
-		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change during a watch as long as the TTL belongs to a leader that is gone. ("+
+`, wrap("With --watch, it watches the lease that long, reading it twice per renew interval of its holder (a leader renews every "+shares.renewInterval+" of the TTL or so), until a read shows a change. On "+
+		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change for the TTL belongs to a leader that is gone: it says so (lapsed) only when a contender would take the lease over, in an unbroken run of reads, each within the holder's renew interval of the one before. A read that fails or comes late restarts the count, as a renewal could hide in the gap (a restore from a backup brings an old version back). ("+
 		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and a held one is live.)", "", 75))
 	f.usage(w, commonDefaults)
 }
@@ -512,7 +516,7 @@ fencing counter: the lease is marked released with its holder's token, and
 the next leader's token is greater than every earlier one.
 
 First it judges, as leasehold status --watch does, whether the holder is
-alive:
+alive, as a contender would before taking the lease over:
 %s  - Azure: the store judges. A held blob lease is live (Azure ends a dead
     holder's lease within its TTL by itself, except an infinite lease),
     also one that no leasehold record names (another tool's): break says
@@ -535,10 +539,11 @@ Fields: those of leasehold status, as the lease was found, then
   verdict        what was done and why, and what follows
 
 Exit status: 0 when the lease was broken, or was free already; 75 refused:
-the holder is alive (or renewed the lease while it was being broken), and
---force was not given; 64 bad flags, 69 store unreachable within
+the holder is alive (or renewed the lease while it was being broken, or
+was not seen unchanged in an unbroken run of reads), and --force was not
+given; 64 bad flags, 69 store unreachable within
 --start-timeout, 78 unusable lease URL.
-`, bullet(storeNames(lease.JudgedByContender)+": it watches the record for the holder's TTL. A record that did not change belongs to a holder that is gone: the lease is broken. A record that changed was renewed: the holder is alive."), shares.renewInterval)
+`, bullet(storeNames(lease.JudgedByContender)+": it watches the record for the holder's TTL, reading it twice per renew interval of the holder. A record that changed was renewed: the holder is alive. A record that did not change, in an unbroken run of reads each within the holder's renew interval of the one before, belongs to a holder that is gone: the lease is broken. A read that failed or came late breaks the run, as a renewal could hide in the gap (a restore from a backup brings an old version back): break then refuses, and can be run again."), shares.renewInterval)
 	f.usage(w, commonDefaults)
 }
 

@@ -54,11 +54,11 @@ func testEnv(vars map[string]string) (*environment, *syncBuffer, *syncBuffer) {
 		environ = append(environ, k+"="+v)
 	}
 	return &environment{
-		getenv:   func(k string) string { return vars[k] },
-		environ:  environ,
-		stdout:   stdout,
-		stderr:   stderr,
-		identity: "host-42",
+		lookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+		environ:   environ,
+		stdout:    stdout,
+		stderr:    stderr,
+		identity:  "host-42",
 	}, stdout, stderr
 }
 

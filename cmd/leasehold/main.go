@@ -48,7 +48,7 @@ import (
 // environment is what leasehold takes from its process: tests give their
 // own.
 type environment struct {
-	getenv         func(string) string
+	lookupEnv      func(string) (string, bool)
 	environ        []string // the command's environment
 	stdout, stderr io.Writer
 	identity       string // the default identity
@@ -57,11 +57,11 @@ type environment struct {
 func main() {
 	ctx, hurry := signalContext()
 	env := &environment{
-		getenv:   os.Getenv,
-		environ:  os.Environ(),
-		stdout:   os.Stdout,
-		stderr:   os.Stderr,
-		identity: lease.DefaultIdentity(),
+		lookupEnv: os.LookupEnv,
+		environ:   os.Environ(),
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		identity:  lease.DefaultIdentity(),
 	}
 	os.Exit(mainWith(ctx, hurry, os.Args[1:], env))
 }

@@ -170,7 +170,7 @@ var runDefaults = map[string]string{
 func parseRun(args []string, env *environment) (*runOptions, error) {
 	o := &runOptions{}
 	f := runFlags(o)
-	rest, err := f.parse(args, env.getenv)
+	rest, err := f.parse(args, env.lookupEnv)
 	if errors.Is(err, flag.ErrHelp) {
 		printRunHelp(env.stdout, f)
 		return nil, errHelp

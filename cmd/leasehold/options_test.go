@@ -5,6 +5,8 @@ package main
 import (
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,8 +57,8 @@ func TestParseRun(t *testing.T) {
 			},
 		},
 		{
-			name: "a flag beats its variable, an empty variable is unset",
-			env:  map[string]string{"LEASEHOLD_LEASE": "mem://env", "LEASEHOLD_TTL": "", "LEASEHOLD_GRACE": "1s"},
+			name: "a flag beats its variable",
+			env:  map[string]string{"LEASEHOLD_LEASE": "mem://env", "LEASEHOLD_GRACE": "1s"},
 			args: []string{"--lease=mem://flag", "--grace", "2s", "--", "worker"},
 			check: func(t *testing.T, o *runOptions) {
 				if o.lease != "mem://flag" || o.grace != 2*time.Second || o.ttl != 15*time.Second {
@@ -263,6 +265,36 @@ func TestOpenNamesTheFlagGiven(t *testing.T) {
 			}
 			if named := flagRef.FindAllString(lines[0], -1); len(named) == 0 || named[0] != tc.flag {
 				t.Fatalf("%q names %q first, want %s", lines[0], named, tc.flag)
+			}
+		})
+	}
+}
+
+// TestEmptyPeriodIsRefused: leasehold run --once --period "$TICK" with TICK
+// unset ran the command with no period at all, so that two triggers of one
+// tick both ran it. An empty period, on the command line or in
+// LEASEHOLD_PERIOD, is refused before anything runs, naming both; with
+// --retry-failed too, whose message blamed a --period missing.
+func TestEmptyPeriodIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{`--period ""`, nil, []string{"--period", ""}},
+		{`--period "" --retry-failed`, nil, []string{"--period", "", "--retry-failed"}},
+		{`LEASEHOLD_PERIOD=""`, map[string]string{"LEASEHOLD_PERIOD": ""}, nil},
+		{`LEASEHOLD_PERIOD="" --retry-failed`, map[string]string{"LEASEHOLD_PERIOD": ""}, []string{"--retry-failed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := filepath.Join(t.TempDir(), "ran")
+			env, _, stderr := testEnv(tc.env)
+			args := append([]string{"run", "--once", "--lease", "mem://" + memName("empty-period")}, tc.args...)
+			code := mainWith(t.Context(), nil, append(args, "--", "touch", ran), env)
+			_, err := os.Stat(ran)
+			if code != exitUsage || err == nil || !strings.Contains(stderr.String(), "leave --period out, and LEASEHOLD_PERIOD unset") || strings.Contains(stderr.String(), "needs --period") {
+				t.Fatalf("leasehold run --once %q with %q: exit %d, the command ran: %t; want exit %d, refused naming --period and LEASEHOLD_PERIOD; stderr:\n%s",
+					tc.args, tc.env, code, err == nil, exitUsage, stderr)
 			}
 		})
 	}

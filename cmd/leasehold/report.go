@@ -49,7 +49,7 @@ type reporter struct {
 // any other error is a usageError.
 func (r reporter) parse(args []string, env *environment) (*slog.Logger, error) {
 	o := r.opts
-	rest, err := r.flags.parse(args, env.getenv)
+	rest, err := r.flags.parse(args, env.lookupEnv)
 	if errors.Is(err, flag.ErrHelp) {
 		r.help(env.stdout, r.flags)
 		return nil, errHelp

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ func statusFlags(o *statusOptions) *flagSet {
 	o.defineLease(f)
 	f.Int(&o.shards, "shards", 0, "--lease is the prefix of a group of `N` shards (leasehold run --shards):\nshow its members, their shards and epochs, and whether it is balanced")
 	o.defineOutput(f)
-	f.Duration(&o.watch, "watch", 0, "read the lease twice, this long apart, to see whether its holder renews it\n(with --shards: whether each member renews its liveness; 0: read it once)")
+	f.Duration(&o.watch, "watch", 0, "watch the lease this long, reading it twice per renew interval of its holder,\nto see whether its holder renews it (with --shards: read it twice, this long\napart, to see whether each member renews its liveness; 0: read it once)")
 	f.group("Logs")
 	o.defineLogs(f)
 	return f
@@ -60,7 +61,8 @@ type statusReport struct {
 	// Version is the store's version of the record (an ETag); it changes
 	// with every write, renewals included.
 	Version string `json:"version,omitempty"`
-	// Watch is how long the record was watched (--watch).
+	// Watch is how long the record was to be watched (--watch; for break,
+	// the holder's TTL): a watch ends early at the first change it sees.
 	Watch string `json:"watch"`
 	// Changed reports whether the record changed during the watch: the
 	// holder renewed it (or the lease changed hands).
@@ -98,33 +100,58 @@ func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	return o.print(env.stdout, rep, func() { printStatus(env.stdout, rep) })
 }
 
-// watchLease reads the lease, reads it again watchFor(first read) later
-// unless that is 0, and says what it saw: the one judgement of whether a
-// holder is alive, for status and break. It returns the last record read.
+// watchLease reads the lease and, for watchFor(first read) after that read
+// returned (0: not at all), watches it: reads it again at a follower's pace
+// (watchPace) until the watch is over or a read returns another version.
+// It says what it saw, with the Lease's own verdict on a compare-and-swap
+// store (lease.Watcher): the count Acquire takes a lease over by, which a
+// failed or late read or a restore restarts, so that break frees a lease
+// only when a contender could take it. It is the one judgement of whether
+// a holder is alive, for status and break. It returns the last record
+// read.
 func watchLease(ctx context.Context, l lease.Lease, o *commonOptions, log *slog.Logger, watchFor func(lease.Record) time.Duration) (statusReport, lease.Record, error) {
 	first, err := readLease(ctx, l, o.lease, o.startTimeout, log)
 	if err != nil {
 		return statusReport{}, lease.Record{}, err
 	}
 	last, watch := first, watchFor(first)
-	if watch > 0 {
+	end := time.Now().Add(watch)
+	for watch > 0 && last.Version == first.Version && time.Now().Before(end) {
 		select {
 		case <-ctx.Done():
 			return statusReport{}, lease.Record{}, interrupted(ctx, "while watching the lease")
-		case <-time.After(watch):
+		case <-time.After(min(watchPace(last), time.Until(end))):
 		}
 		if last, err = readLease(ctx, l, o.lease, o.startTimeout, log); err != nil {
 			return statusReport{}, lease.Record{}, err
 		}
 	}
-	return describe(o.lease, first, last, watch, l.Judge() == lease.JudgedByStore), last, nil
+	wait := last.TTL
+	if w, ok := l.(lease.Watcher); ok {
+		wait = w.Wait(last)
+	}
+	return describe(o.lease, first, last, watch, l.Judge() == lease.JudgedByStore, wait), last, nil
+}
+
+// watchPace is how long a watch waits between two reads of rec: as often
+// as a follower reads (runner.DefaultFollowerReads per renewal of the
+// holder), well within the holder's renew interval, beyond which a gap
+// restarts the count towards expiry; the whole watch when rec tells no
+// interval (no record).
+func watchPace(rec lease.Record) time.Duration {
+	if iv := rec.HolderRenewInterval(); iv > 0 {
+		return iv / runner.DefaultFollowerReads
+	}
+	return time.Duration(math.MaxInt64)
 }
 
 // describe reports on a lease read as first and, watch later, as last.
 // native says the store judges expiry itself (lease.JudgedByStore): its
 // renewals need not change the version, and a lapsed lease reads as
-// released.
-func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool) statusReport {
+// released. Otherwise wait is how much longer the Lease that read last
+// would have to see it unchanged before taking it over (lease.Watcher): a
+// held record lapsed only when that is 0.
+func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool, wait time.Duration) statusReport {
 	sched := runner.ScheduleOf(last.Annotations)
 	rep := statusReport{
 		PeriodDone: sched.Done,
@@ -158,6 +185,9 @@ func describe(leaseURL string, first, last lease.Record, watch time.Duration, na
 	case last.Released:
 		rep.State = "released"
 		rep.Meaning = fmt.Sprintf("released by %s: the next contender takes it at once, with token %d", last.Holder, last.Token+1)
+	case rep.Changed && last.Token < first.Token:
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("went back during the watch (token %d to %d: restored from a backup?), now names %s: the holder of token %d may still be alive", first.Token, last.Token, last.Holder, first.Token)
 	case rep.Changed && first.Token != last.Token:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("changed hands during the watch (token %d to %d): now held by %s", first.Token, last.Token, last.Holder)
@@ -170,9 +200,12 @@ func describe(leaseURL string, first, last lease.Record, watch time.Duration, na
 	case watch == 0:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("held by %s (read once: use --watch %v to see whether it is renewed)", last.Holder, last.TTL)
-	case unchanged >= last.TTL:
+	case wait == 0:
 		rep.State = "lapsed"
-		rep.Meaning = fmt.Sprintf("held by %s, but not renewed for at least its TTL (%v): the holder is gone, and a contender that watched it as long may take it over", last.Holder, last.TTL)
+		rep.Meaning = fmt.Sprintf("held by %s, but not renewed for at least its TTL (%v), in reads that followed each other within its renew interval: the holder is gone, and a contender that watched it as long may take it over", last.Holder, last.TTL)
+	case unchanged >= last.TTL:
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("held by %s, unchanged during the %v watch, but not in an unbroken run of reads for its TTL (%v): a read failed, or came later than its renew interval after the one before, and a renewal could have been hidden in the gap (by a restore); watch again to tell", last.Holder, watch, last.TTL)
 	default:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("held by %s, not renewed during the %v watch, which is shorter than its renew interval may be: watch for the TTL (%v) to tell", last.Holder, watch, last.TTL)

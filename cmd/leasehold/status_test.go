@@ -20,27 +20,32 @@ func TestDescribe(t *testing.T) {
 	other := lease.Record{Holder: "web-4", Token: 8, TTL: 15 * time.Second, Version: "v3"}
 	released := held
 	released.Released = true
+	restored := held
+	restored.Token, restored.Version = 6, "v0"
 	for _, tc := range []struct {
 		name         string
 		first, last  lease.Record
 		watch        time.Duration
 		native       bool
+		wait         time.Duration // the Lease's own count (lease.Watcher)
 		state, means string
 		changed      bool
 		unchanged    string
 	}{
-		{"never acquired", lease.Record{}, lease.Record{}, 0, false, "none", "never acquired", false, "0s"},
-		{"released", released, released, 0, false, "released", "with token 8", false, "0s"},
-		{"read once", held, held, 0, false, "held", "read once", false, "0s"},
-		{"renewed during the watch", held, renewed, 5 * time.Second, false, "held", "the leader is alive", true, "0s"},
-		{"changed hands", held, other, 5 * time.Second, false, "held", "changed hands during the watch (token 7 to 8)", true, "0s"},
-		{"short watch, unchanged", held, held, 5 * time.Second, false, "held", "watch for the TTL", false, "5s"},
-		{"unchanged for the TTL", held, held, 15 * time.Second, false, "lapsed", "the holder is gone", false, "15s"},
-		{"native lease, unchanged for the TTL", held, held, 15 * time.Second, true, "held", "judges expiry itself", false, "15s"},
-		{"native lease lapsed or released", released, released, 0, true, "released", "or its lease lapsed", false, "0s"},
+		{"never acquired", lease.Record{}, lease.Record{}, 0, false, 0, "none", "never acquired", false, "0s"},
+		{"released", released, released, 0, false, 0, "released", "with token 8", false, "0s"},
+		{"read once", held, held, 0, false, 15 * time.Second, "held", "read once", false, "0s"},
+		{"renewed during the watch", held, renewed, 5 * time.Second, false, 15 * time.Second, "held", "the leader is alive", true, "0s"},
+		{"changed hands", held, other, 5 * time.Second, false, 15 * time.Second, "held", "changed hands during the watch (token 7 to 8)", true, "0s"},
+		{"went back", held, restored, 5 * time.Second, false, 15 * time.Second, "held", "went back during the watch (token 7 to 6", true, "0s"},
+		{"short watch, unchanged", held, held, 5 * time.Second, false, 10 * time.Second, "held", "watch for the TTL", false, "5s"},
+		{"unchanged for the TTL", held, held, 15 * time.Second, false, 0, "lapsed", "the holder is gone", false, "15s"},
+		{"unchanged for the TTL, the count broken", held, held, 15 * time.Second, false, 4 * time.Second, "held", "not in an unbroken run of reads", false, "15s"},
+		{"native lease, unchanged for the TTL", held, held, 15 * time.Second, true, 0, "held", "judges expiry itself", false, "15s"},
+		{"native lease lapsed or released", released, released, 0, true, 0, "released", "or its lease lapsed", false, "0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := describe("mem://x", tc.first, tc.last, tc.watch, tc.native)
+			r := describe("mem://x", tc.first, tc.last, tc.watch, tc.native, tc.wait)
 			if r.State != tc.state || !strings.Contains(r.Meaning, tc.means) || r.Changed != tc.changed || r.UnchangedFor != tc.unchanged {
 				t.Fatalf("describe = %+v, want state %q, changed %t, unchanged for %s, meaning containing %q", r, tc.state, tc.changed, tc.unchanged, tc.means)
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -115,22 +114,9 @@ func (o *URLOpener) parse(u *url.URL, path string, params []string) (Options, er
 	case opts.Blob == "":
 		return Options{}, bad("names no " + strings.ToLower(path) + "; want azblob://CONTAINER/" + path)
 	}
-	q := u.Query()
-	var unknown, repeated []string
-	for name, values := range q {
-		if !slices.Contains(params, name) {
-			unknown = append(unknown, name)
-		} else if len(values) > 1 {
-			repeated = append(repeated, name)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return Options{}, bad(fmt.Sprintf("has unknown query parameter(s) %s (known: %s)", strings.Join(unknown, ", "), strings.Join(params, ", ")))
-	}
-	if len(repeated) > 0 {
-		slices.Sort(repeated)
-		return Options{}, bad(fmt.Sprintf("repeats query parameter(s) %s", strings.Join(repeated, ", ")))
+	q, err := driver.Query("azurelease", u, params)
+	if err != nil {
+		return Options{}, err
 	}
 	if q.Has("infinite_lease") {
 		b, err := strconv.ParseBool(q.Get("infinite_lease"))

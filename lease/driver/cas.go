@@ -46,7 +46,8 @@ type CAS interface {
 //   - Expiry is judged on this contender's monotonic clock: it takes over a
 //     held record only after one of its reads returned the same version,
 //     unchanged, a full TTL (the holder's, as recorded) earlier, and only by
-//     a conditional write on that version.
+//     a conditional write on that version. The Lease is a lease.Watcher:
+//     its Wait tells that judgement without writing (leasehold break).
 //   - Every write carries a fresh nonce, so every write changes the version.
 //   - Every acquisition writes the previous token plus one, and records are
 //     never deleted: release marks the record released and keeps its token.
@@ -118,6 +119,7 @@ const absent = "\x00absent"
 var (
 	_ lease.Breaker = (*casLease)(nil)
 	_ lease.Keeper  = (*casLease)(nil)
+	_ lease.Watcher = (*casLease)(nil)
 )
 
 func (c *casLease) Options() lease.Options { return c.opts }
@@ -130,17 +132,11 @@ func (c *casLease) Observe(ctx context.Context) (lease.Record, error) {
 
 func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	cur, err := c.read(ctx)
-	switch {
-	case errors.Is(err, lease.ErrNoRecord):
-		if wait := c.wait(lease.Record{}); wait > 0 { // it vanished while this Lease watched
-			return lease.Term{}, &lease.HeldError{Wait: wait}
-		}
-	case err != nil:
+	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
 		return lease.Term{}, err
-	case (cur.Held() || c.restored(cur)) && !c.ownUnseen(cur):
-		if wait := c.wait(cur); wait > 0 {
-			return lease.Term{}, &lease.HeldError{Record: cur, Wait: wait}
-		}
+	}
+	if wait := c.Wait(cur); wait > 0 {
+		return lease.Term{}, &lease.HeldError{Record: cur, Wait: wait}
 	}
 	token, err := c.highest.Next(cur)
 	if err != nil {
@@ -187,6 +183,18 @@ func (c *casLease) Keep(ctx context.Context, t lease.Term, d time.Duration) erro
 	r.TTL = d
 	_, err := c.rewrite(ctx, t, c.record(r))
 	return err
+}
+
+// Wait is lease.Watcher's: the judgement Acquire makes of the record it
+// read, cur (the zero Record for none), before it writes.
+func (c *casLease) Wait(cur lease.Record) time.Duration {
+	switch {
+	case cur.Version == "": // no record: waited out if it vanished while this Lease watched
+		return c.wait(lease.Record{})
+	case (cur.Held() || c.restored(cur)) && !c.ownUnseen(cur):
+		return c.wait(cur)
+	}
+	return 0
 }
 
 // Break is lease.Breaker's: a conditional Replace on rec's version with

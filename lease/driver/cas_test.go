@@ -491,6 +491,41 @@ func TestCASObserveCountsTowardExpiry(t *testing.T) {
 	})
 }
 
+// TestCASWatcherIsAcquiresJudgement: Wait (lease.Watcher) says what
+// Acquire would make of the record read last, without writing: the
+// holder's TTL at first sight, less the unbroken run of reads since, the
+// full TTL again after a gap longer than the renew interval, and 0 when
+// Acquire takes the record over.
+func TestCASWatcherIsAcquiresJudgement(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		a, b := openLease(t, store, "a"), openLease(t, store, "b")
+		mustAcquire(t, a) // a then stops renewing
+		w := b.(lease.Watcher)
+		if got := w.Wait(mustObserve(t, b)); got != ttl {
+			t.Errorf("Wait at first sight = %v, want the TTL (%v)", got, ttl)
+		}
+		watch(t, b, ttl/2)
+		if got := w.Wait(mustObserve(t, b)); got != ttl/2 {
+			t.Errorf("Wait after half a TTL of reads = %v, want %v", got, ttl/2)
+		}
+		advance(lease.DefaultRenewInterval(ttl) + time.Millisecond)
+		if got := w.Wait(mustObserve(t, b)); got != ttl {
+			t.Errorf("Wait after a gap longer than the renew interval = %v, want the TTL again (%v)", got, ttl)
+		}
+		watch(t, b, ttl)
+		rec := mustObserve(t, b)
+		if got := w.Wait(rec); got != 0 {
+			t.Errorf("Wait after a TTL of unbroken reads = %v, want 0", got)
+		}
+		if term := mustAcquire(t, b); term.Token != rec.Token+1 {
+			t.Errorf("b's Acquire when Wait said 0: token %d, want %d", term.Token, rec.Token+1)
+		}
+		if got := w.Wait(mustObserve(t, b)); got != ttl {
+			t.Errorf("Wait of b's own term = %v, want its TTL (%v): a Lease's own term is someone's", got, ttl)
+		}
+	})
+}
+
 // Rule 3 counts the holder's deadline from when its write was sent: the
 // store may apply the write any time after.
 func TestCASSentIsWhenTheWriteWasSent(t *testing.T) {

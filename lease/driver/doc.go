@@ -34,6 +34,11 @@
 //     a store that fails twice in a row is refused with
 //     lease.ErrUnsafeStore naming the step it failed.
 //
+// Every backend's URL openers (lease.URLOpener, ObjectsOpener) read the
+// URL's query with Query, which refuses a pair that does not parse (where
+// url.URL.Query drops it), a parameter the backend does not know and one
+// given twice, naming the parameter.
+//
 // Every backend describes its store with a Store, registered with
 // RegisterStore beside its lease.Register: who judges expiry, how the store
 // is probed, the grants of least privilege its calls need (the probe's

@@ -36,7 +36,14 @@ import (
 //   - Get returns the stored bytes and version, or, when the stored version
 //     equals known, the version alone (a GET with If-None-Match, answered
 //     304, which is what keeps a worker's steady state at one cheap read per
-//     renew interval). A key that holds nothing is lease.ErrNoRecord.
+//     renew interval). A key that holds nothing is lease.ErrNoRecord. A key
+//     whose object cannot be read whole, now or later (a DynamoDB head item
+//     put back by a restore after a later write deleted its parts), is
+//     lease.ErrCorrupt, as bytes that are not the caller's format are to
+//     the caller: unreadable until a Put over the version List shows
+//     replaces it. lease.ErrUnavailable says only that the store may answer
+//     later, so a caller that retries it never writes over an object that
+//     is merely slow.
 //   - List returns the version of every key under prefix: each key's
 //     version as of some instant between the listing's sending and its
 //     return, reflecting every write that returned before that instant
@@ -99,8 +106,9 @@ type ObjectsOpener interface {
 	// Objects act for the client opts.Identity. It sends no request, but
 	// where the backend's lease opener checks its store at Open too
 	// (dynamolease describes the group's table, within opts.CallTimeout).
-	// It must reject query parameters it does not know with an error
-	// wrapping lease.ErrInvalid.
+	// It must reject query parameters it does not know, and a query it
+	// cannot parse, with an error wrapping lease.ErrInvalid that names the
+	// parameter (Query does both).
 	OpenObjectsURL(ctx context.Context, u *url.URL, opts lease.Options) (store Objects, group string, err error)
 }
 

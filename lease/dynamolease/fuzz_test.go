@@ -3,6 +3,7 @@ package dynamolease
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -19,11 +20,15 @@ import (
 
 // cannedItem is an HTTP client that answers every request, without a
 // network, with a GetItem answer whose Item is item (DynamoDB's JSON: an
-// object of attribute values such as {"holder":{"S":"worker-1"}}).
-type cannedItem struct{ item []byte }
+// object of attribute values such as {"holder":{"S":"worker-1"}}), or, to
+// a Query, one page whose Items are parts (an array of items).
+type cannedItem struct{ item, parts []byte }
 
 func (c cannedItem) Do(r *http.Request) (*http.Response, error) {
 	body := append(append([]byte(`{"Item":`), c.item...), '}')
+	if r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.Query" {
+		body = append(append([]byte(`{"Items":`), c.parts...), '}')
+	}
 	return &http.Response{
 		StatusCode:    200,
 		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
@@ -110,4 +115,58 @@ func isSentinel(err error) bool {
 		}
 	}
 	return false
+}
+
+// FuzzObjectsGet: whatever head item and parts a group's object has, as
+// DynamoDB's JSON that the SDK's own deserializer reads, Objects.Get must
+// not panic, nor allocate for parts it was not given, and must fail with
+// one of package lease's sentinels or return the bytes of exactly the parts
+// the head names: a head whose version names parts that the Query does not
+// return in full is lease.ErrCorrupt (read twice, it names parts that are
+// gone), as is one naming more than maxParts. Seeds:
+// testdata/fuzz/FuzzObjectsGet.
+func FuzzObjectsGet(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"group":{"S":"g"},"key":{"S":"assignment"},"nonce":{"S":"4f1c9a0b7e22d3c5"},"data":{"B":"AQID"}}`, `[]`},
+		{`{"group":{"S":"g"},"key":{"S":"assignment"},"nonce":{"S":"4f1c9a0b7e22d3c5/2"}}`, `[{"data":{"B":"AQID"}},{"data":{"B":"BAU="}}]`},
+		{`{"group":{"S":"g"},"key":{"S":"assignment"},"nonce":{"S":"4f1c9a0b7e22d3c5/2"}}`, `[]`},
+		{`{"group":{"S":"g"},"key":{"S":"assignment"},"nonce":{"S":"4f1c9a0b7e22d3c5/9223372036854775807"}}`, `[]`},
+		{`{"group":{"S":"g"},"key":{"S":"assignment"},"nonce":{"N":"1"}}`, `[]`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, head, partItems []byte) {
+		client := ddb.New(ddb.Options{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String("http://dynamodb.fuzz.invalid"),
+			Credentials:  aws.AnonymousCredentials{},
+			HTTPClient:   cannedItem{item: head, parts: partItems},
+		})
+		o := &Objects{base: conn{client: client, table: "shards", name: "g", keyAttr: DefaultGroupAttribute, sortAttr: DefaultObjectKeyAttribute}}
+		data, version, err := o.Get(context.Background(), "g/assignment", "")
+		if err != nil {
+			if !isSentinel(err) {
+				t.Fatalf("Get of head %s, parts %s: %v, want an error wrapping one of package lease's sentinels", head, partItems, err)
+			}
+			return
+		}
+		n, ok := parts(version)
+		if !ok {
+			t.Fatalf("Get of head %s returned version %q, which names parts no object has", head, version)
+		}
+		if n == 0 {
+			return
+		}
+		var items []map[string]struct{ B []byte }
+		if json.Unmarshal(partItems, &items) != nil || len(items) != n {
+			t.Fatalf("Get of head %s (version %q), parts %s: %d bytes, no error; want the bytes only of exactly %d parts", head, version, partItems, len(data), n)
+		}
+		var want []byte
+		for _, it := range items {
+			want = append(want, it["data"].B...)
+		}
+		if !bytes.Equal(data, want) {
+			t.Fatalf("Get of head %s, parts %s: %q; want the parts' bytes in order, %q", head, partItems, data, want)
+		}
+	})
 }

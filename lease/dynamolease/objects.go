@@ -94,7 +94,14 @@ type ObjectsOptions struct {
 // head, then the parts of that head's nonce: never a mix of two writes.
 // The parts of the version a Put replaced are deleted after the head is
 // written; a reader that read the old head and finds its parts gone reads
-// the head again. Parts live outside the group's partition so that
+// the head again. A head read twice at one version whose parts are missing
+// names parts that are gone for good: a restore of the head item (a
+// point-in-time restore of the item, a person putting an earlier item
+// back) after a later Put deleted them. Get reports it as lease.ErrCorrupt,
+// not as a store that may answer later, and the object stays so until a
+// Put over its version replaces it (a shard group's assigner writes a
+// fence over it). So does a head whose version names more than 64 parts
+// (22 MB), which Put refuses to write. Parts live outside the group's partition so that
 // listings, charged by the size of the items they read, read heads only.
 // A Put whose part write fails, or whose head write fails other than by
 // its condition (its answer lost, refused or throttled), leaves its parts
@@ -197,18 +204,25 @@ func (o *Objects) Lease(key string, lopts lease.Options) (lease.Lease, error) {
 	return driver.NewCAS(c, lopts)
 }
 
+// maxParts is the most parts an object has: up to maxParts·partSize bytes
+// (22 MB; the assignment of shard.MaxShards shards is about 700 kB). A
+// head naming more was not written by Objects: nothing is read or deleted
+// for it.
+const maxParts = 64
+
 // parts returns the number of parts of an object's version: N of
-// NONCE/N, 0 for an object stored in its item.
-func parts(version string) int {
-	_, n, ok := strings.Cut(version, "/")
-	if !ok {
-		return 0
+// NONCE/N, 0 for an object stored in its item; ok is false for a version
+// that names parts Objects cannot have written (N not 1 to maxParts).
+func parts(version string) (n int, ok bool) {
+	_, s, found := strings.Cut(version, "/")
+	if !found {
+		return 0, true
 	}
-	p, err := strconv.Atoi(n)
-	if err != nil || p < 0 {
-		return 0
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxParts {
+		return 0, false
 	}
-	return p
+	return n, true
 }
 
 // partKey is the key of part i of the object rest at version.
@@ -227,9 +241,11 @@ func (o *Objects) Get(ctx context.Context, key, known string) ([]byte, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	// A second round only when the parts of the head read were replaced
-	// before they were read.
-	for range 2 {
+	// Another round only when the parts of the head read were replaced
+	// before they were read; a head read twice at one version whose parts
+	// are missing names parts that are gone (see Get's doc).
+	var prev string
+	for range 3 {
 		out, err := c.client.GetItem(ctx, &ddb.GetItemInput{TableName: &c.table, Key: c.key(), ConsistentRead: aws.Bool(true)}, callOptions)
 		if err != nil {
 			return nil, "", c.classify(ctx, opGet, err)
@@ -242,28 +258,36 @@ func (o *Objects) Get(ctx context.Context, key, known string) ([]byte, string, e
 			return nil, "", fmt.Errorf("%w (%s)", driver.Corruptf("the item has no %q attribute of type S: not an object (attributes: %s)", attrNonce, strings.Join(names(out.Item), ", ")), c.url())
 		}
 		version := nonce.Value
+		n, ok := parts(version)
 		switch {
 		case version == known:
 			return nil, version, nil
-		case parts(version) == 0:
+		case !ok:
+			return nil, "", fmt.Errorf("%w (%s)", driver.Corruptf("the item's version %+.64q names parts that no object has (at most %d): not an object", version, maxParts), c.url())
+		case n == 0:
 			data, ok := out.Item[attrData].(*types.AttributeValueMemberB)
 			if !ok {
 				return nil, "", fmt.Errorf("%w (%s)", driver.Corruptf("the item has no %q attribute of type B: not an object (attributes: %s)", attrData, strings.Join(names(out.Item), ", ")), c.url())
 			}
 			return data.Value, version, nil
 		}
-		data, complete, err := o.readParts(ctx, c, version)
-		if err != nil || complete {
-			return data, version, err
+		data, found, err := o.readParts(ctx, c, version)
+		switch {
+		case err != nil:
+			return nil, "", err
+		case found == n:
+			return data, version, nil
+		case version == prev:
+			return nil, "", fmt.Errorf("%w (%s)", driver.Corruptf("the head item at version %q names %d parts, of which %d are stored: a head put back (a restore) after a later write deleted its parts; the next Put over it replaces it", version, n, found), c.url())
 		}
+		prev = version
 	}
 	return nil, "", fmt.Errorf("%w: dynamodb: %s: the object's parts were replaced twice while it was read", lease.ErrUnavailable, c.url())
 }
 
 // readParts reads the parts of c's object at version, with a strongly
-// consistent Query, and reports whether they were all there.
-func (o *Objects) readParts(ctx context.Context, c *conn, version string) ([]byte, bool, error) {
-	n := parts(version)
+// consistent Query, and returns them and how many it found.
+func (o *Objects) readParts(ctx context.Context, c *conn, version string) ([]byte, int, error) {
 	nonce, _, _ := strings.Cut(version, "/")
 	var data []byte
 	i := 0
@@ -277,9 +301,9 @@ func (o *Objects) readParts(ctx context.Context, c *conn, version string) ([]byt
 		return nil
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
-	return data, i == n, nil
+	return data, i, nil
 }
 
 // query calls f for every item of partition whose sort key begins with
@@ -335,6 +359,9 @@ func (o *Objects) Put(ctx context.Context, key string, data []byte, version stri
 	_, _ = rand.Read(b[:])
 	next := hex.EncodeToString(b[:])
 	item := c.key()
+	if n := (len(data) + partSize - 1) / partSize; n > maxParts {
+		return "", &lease.OptionError{Pkg: "dynamodb", Field: "data", Value: fmt.Sprintf("%d bytes", len(data)), Reason: fmt.Sprintf("is more than an object holds: %d parts of %d bytes", maxParts, partSize)}
+	}
 	if len(data) <= inlineMax {
 		item[attrData] = &types.AttributeValueMemberB{Value: data}
 	} else {
@@ -381,7 +408,7 @@ func (o *Objects) Put(ctx context.Context, key string, data []byte, version stri
 // orphan keeps version of the object rest for the next successful Put of
 // it to delete, if it has parts.
 func (o *Objects) orphan(rest, version string) {
-	if parts(version) == 0 {
+	if n, _ := parts(version); n == 0 {
 		return
 	}
 	o.mu.Lock()
@@ -410,7 +437,8 @@ func (o *Objects) condition(in *ddb.PutItemInput, version string) {
 // which no head names. A delete that fails leaves its part behind, for the
 // next successful Put of the object to delete (orphan): nothing reads it.
 func (o *Objects) deleteParts(ctx context.Context, c *conn, version string) {
-	for i := range parts(version) {
+	n, _ := parts(version)
+	for i := range n {
 		if _, err := c.client.DeleteItem(ctx, &ddb.DeleteItemInput{TableName: &c.table, Key: o.partKey(c.sort, version, i)}, callOptions); err != nil {
 			o.orphan(c.sort, version)
 		}

@@ -2,6 +2,7 @@ package dynamolease_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -98,6 +99,11 @@ func TestNewObjectsChecks(t *testing.T) {
 	})
 }
 
+// TestShardConformance runs shardtest on each target, at the target's TTL
+// (moto's is longer: one Python process serves every suite), with the
+// assignment made unreadable as only DynamoDB can: 600 shards, an
+// assignment over 3 KiB in parts, whose head item is put back after a later
+// assignment deleted its parts (restoreHead).
 func TestShardConformance(t *testing.T) {
 	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
 		table := tg.groupTable(t)
@@ -106,10 +112,74 @@ func TestShardConformance(t *testing.T) {
 				o := tg.objectsPaged(t, table, "shardtest", nil, shardPageSize)
 				return func(string) shard.Store { return o }
 			},
-			TTL:         testTTL,
-			CallTimeout: tg.callTimeout,
-			PageSize:    shardPageSize,
+			TTL:              cmp.Or(tg.ttl, testTTL),
+			CallTimeout:      tg.callTimeout,
+			PageSize:         shardPageSize,
+			Unreadable:       func(t *testing.T, key string) func() { return tg.restoreHead(t, table, "shardtest", key) },
+			UnreadableShards: 600,
 		})
+	})
+}
+
+// restoreHead reads the head item of the object key of group g, which
+// must be stored in parts, and returns a function that puts it back as it
+// was, as a restore of the item would: after a later Put deleted its
+// parts, a head that names parts that are gone.
+func (tg *target) restoreHead(t *testing.T, table, g, key string) func() {
+	t.Helper()
+	c := tg.newClient(nil)
+	out, err := c.GetItem(t.Context(), &ddb.GetItemInput{TableName: &table, ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
+		dynamolease.DefaultGroupAttribute:     &types.AttributeValueMemberS{Value: g},
+		dynamolease.DefaultObjectKeyAttribute: &types.AttributeValueMemberS{Value: strings.TrimPrefix(key, g+"/")},
+	}})
+	if err != nil || len(out.Item) == 0 {
+		t.Fatalf("%s: GetItem of the head of %q: %v, %v", tg.name, key, out, err)
+	}
+	if nonce, _ := out.Item["nonce"].(*types.AttributeValueMemberS); nonce == nil || !strings.Contains(nonce.Value, "/") {
+		t.Fatalf("%s: the head of %q has the version %v: stored in its item, not in parts", tg.name, key, out.Item["nonce"])
+	}
+	return func() {
+		t.Helper()
+		if _, err := c.PutItem(t.Context(), &ddb.PutItemInput{TableName: &table, Item: out.Item}); err != nil {
+			t.Fatalf("%s: PutItem of the head of %q as it was: %v", tg.name, key, err)
+		}
+	}
+}
+
+// TestObjectsRestoredHead: a head item put back after a later Put deleted
+// its parts cannot be read, now or later: Get says lease.ErrCorrupt, not
+// lease.ErrUnavailable (which a caller retries for ever), and a Put over
+// its version replaces it.
+func TestObjectsRestoredHead(t *testing.T) {
+	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
+		table := tg.groupTable(t)
+		o := tg.objects(t, table, "g", nil)
+		ctx := t.Context()
+		v1, err := o.Put(ctx, "g/assignment", bytes.Repeat([]byte{1}, 700_001), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		restore := tg.restoreHead(t, table, "g", "g/assignment")
+		if _, err := o.Put(ctx, "g/assignment", bytes.Repeat([]byte{2}, 5000), v1); err != nil {
+			t.Fatal(err)
+		}
+		restore()
+		if list, err := o.List(ctx, "g/"); err != nil || list["g/assignment"] != v1 {
+			t.Fatalf("List after the head was put back: %v, %v; want g/assignment at %q", list, err, v1)
+		}
+		_, _, err = o.Get(ctx, "g/assignment", "")
+		storetest.CheckError(t, "Get of a head whose parts are gone", err, lease.ErrCorrupt, "names 3 parts, of which 0 are stored")
+		if data, v, err := o.Get(ctx, "g/assignment", v1); err != nil || data != nil || v != v1 {
+			t.Errorf("Get knowing the version put back: %d bytes at %q, %v; want the version alone", len(data), v, err)
+		}
+		third := bytes.Repeat([]byte{3}, 5000)
+		v3, err := o.Put(ctx, "g/assignment", third, v1)
+		if err != nil {
+			t.Fatalf("Put over the head put back, at its version: %v", err)
+		}
+		if data, v, err := o.Get(ctx, "g/assignment", ""); err != nil || v != v3 || !bytes.Equal(data, third) {
+			t.Fatalf("Get after the Put over it: %d bytes at %q, %v; want the Put's at %q", len(data), v, err, v3)
+		}
 	})
 }
 
@@ -315,4 +385,49 @@ func TestObjectsCallsAreGranted(t *testing.T) {
 			t.Errorf("the group's calls touched the partitions %v; want %v", got, want)
 		}
 	})
+}
+
+// TestObjectsPutOverAForeignHead: a head item whose version names more
+// parts than Objects writes (1,000: not written by Objects, or garbage) is
+// refused as lease.ErrCorrupt, and a Put over it deletes no part for it,
+// instead of sending a DeleteItem for each part it names.
+func TestObjectsPutOverAForeignHead(t *testing.T) {
+	tg := targets.First(t)
+	table := tg.groupTable(t)
+	calls := storetest.NewCounter(nil, awstest.ByOperation)
+	o := tg.objects(t, table, "g", tg.newClient(calls))
+	ctx := t.Context()
+	if _, err := tg.newClient(nil).PutItem(ctx, &ddb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+		dynamolease.DefaultGroupAttribute:     &types.AttributeValueMemberS{Value: "g"},
+		dynamolease.DefaultObjectKeyAttribute: &types.AttributeValueMemberS{Value: "assignment"},
+		"nonce":                               &types.AttributeValueMemberS{Value: "f0f0f0f0/1000"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := o.Get(ctx, "g/assignment", "")
+	storetest.CheckError(t, "Get of a head naming 1,000 parts", err, lease.ErrCorrupt, `version "f0f0f0f0/1000" names parts that no object has`)
+	calls.Take()
+	if _, err := o.Put(ctx, "g/assignment", []byte("x"), "f0f0f0f0/1000"); err != nil {
+		t.Fatalf("Put over the head, at its version: %v", err)
+	}
+	if n := calls.Take()["DeleteItem"]; n != 0 {
+		t.Errorf("Put over a head naming 1,000 parts sent %d DeleteItems; want none", n)
+	}
+}
+
+// TestObjectsPutRefusesMoreThanAnObjectHolds: an object of more than 64
+// parts (22 MB) is refused, naming the field, before any request, so that
+// every head Objects writes names parts that Get reads.
+func TestObjectsPutRefusesMoreThanAnObjectHolds(t *testing.T) {
+	tg := targets.First(t)
+	calls := storetest.NewCounter(nil, awstest.ByOperation)
+	o := tg.objects(t, tg.groupTable(t), "g", tg.newClient(calls))
+	calls.Take()
+	_, err := o.Put(t.Context(), "g/assignment", make([]byte, 64*350_000+1), "")
+	if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "data (22400001 bytes) is more than an object holds: 64 parts of 350000 bytes") {
+		t.Errorf("Put of 22,400,001 bytes: %v; want lease.ErrInvalid naming the size and the bound", err)
+	}
+	if n := len(calls.Take()); n != 0 {
+		t.Errorf("Put of 22,400,001 bytes sent requests (%d operations); want none", n)
+	}
 }

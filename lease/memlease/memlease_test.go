@@ -257,7 +257,7 @@ func TestOpenURL(t *testing.T) {
 	}{
 		{name: "plain", url: "mem://" + leasetest.UniqueName("open-url")},
 		{name: "with path", url: "mem://" + leasetest.UniqueName("open-url") + "/with/path"},
-		{name: "unknown query parameter", url: "mem://test-open-url?region=eu", wantErr: "query parameters"},
+		{name: "unknown query parameter", url: "mem://test-open-url?region=eu", wantErr: "unknown query parameter(s) region (known: none)"},
 		{name: "empty name", url: "mem://", wantErr: "name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,10 +34,10 @@ func (s *Store) Objects(identity string) *Objects {
 // opener), for the client opts.Identity.
 func (o *URLOpener) OpenObjectsURL(_ context.Context, u *url.URL, opts lease.Options) (driver.Objects, string, error) {
 	group := u.Host + u.Path
-	switch {
-	case len(u.Query()) > 0:
-		return nil, "", &lease.OptionError{Pkg: "memlease", Field: "URL", Value: strconv.Quote(lease.RedactURL(u.String())), Reason: "has query parameters; mem URLs take none"}
-	case group == "":
+	if _, err := driver.Query("memlease", u, nil); err != nil {
+		return nil, "", err
+	}
+	if group == "" {
 		return nil, "", &lease.OptionError{Pkg: "memlease", Field: "URL", Value: strconv.Quote(u.String()), Reason: "names no group: want mem://NAME"}
 	}
 	return o.Store.Objects(opts.Identity), group, nil
@@ -54,13 +54,16 @@ func (o *Objects) Lease(key string, opts lease.Options) (lease.Lease, error) {
 // Get returns the bytes stored at key and their version. When the stored
 // version is known (a version the caller already has), it returns no bytes,
 // only the version, as a GET with If-None-Match answers 304. It returns an
-// error wrapping lease.ErrNoRecord when key holds nothing.
+// error wrapping lease.ErrNoRecord when key holds nothing, and one wrapping
+// lease.ErrCorrupt when it holds an object torn by Store.Tear.
 func (o *Objects) Get(ctx context.Context, key, known string) (data []byte, version string, err error) {
 	err = o.store.do(ctx, o.identity, false, func() error {
 		obj, ok := o.store.objects[key]
 		switch {
 		case !ok:
 			return fmt.Errorf("%w: mem://%s", lease.ErrNoRecord, key)
+		case obj.torn && obj.version != known:
+			return fmt.Errorf("%w (mem://%s)", driver.Corruptf("the object at version %q cannot be read whole (Store.Tear)", obj.version), key)
 		case obj.version != known:
 			data = append([]byte(nil), obj.data...)
 		}

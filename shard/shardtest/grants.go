@@ -5,7 +5,6 @@ import (
 
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/leasetest"
-	"github.com/leasehold/leasehold/shard/internal/oracle"
 )
 
 // CheckCallsGranted checks the grants that store declares for shard groups
@@ -21,7 +20,8 @@ func CheckCallsGranted(t *testing.T, store driver.Store, cfg Config, group strin
 	t.Helper()
 	cfg = cfg.withDefaults(t)
 	e := &env{t: t, cfg: cfg, clients: cfg.NewStore(t)}
-	f := &fleet{e: e, group: group, o: oracle.New(groupShards), workers: map[string]*worker{}}
+	f := newFleet(e, groupShards)
+	f.group = group
 	f.start("w1")
 	f.start("w2")
 	f.settle("start of two workers", 0)

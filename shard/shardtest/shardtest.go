@@ -23,7 +23,9 @@
 //   - a group of workers on the store (shard.Worker) starts every shard,
 //     balances on a join and on a leave with the fewest moves, and never
 //     runs a shard on two workers at once nor starts one with an epoch that
-//     does not increase, as an oracle that sees every start and end judges.
+//     does not increase, as an oracle that sees every start and end judges;
+//   - and goes on balancing, as safely, after its assignment object was made
+//     unreadable (Config.Unreadable, or bytes that are no assignment).
 //
 // A backend's test calls Run:
 //
@@ -83,6 +85,19 @@ type Config struct {
 	// without writing thousands of keys); 0 if the store does not page.
 	// The suite lists 2·PageSize+1 keys (at least 5).
 	PageSize int
+	// Unreadable, if set, makes the object at key one that the store
+	// cannot return whole, as only this store can: called while key holds
+	// an assignment, it returns tear, which the suite calls once the
+	// object has been replaced, and which puts back what Unreadable saw
+	// (DynamoDB: the head item, whose parts the replacement deleted; the
+	// store's Get must then fail with lease.ErrCorrupt). Default: the suite
+	// writes bytes that are no assignment over the object, which any store
+	// holds.
+	Unreadable func(t *testing.T, key string) (tear func())
+	// UnreadableShards is the group's N in UnreadableAssignment: enough
+	// for the object Unreadable tears (DynamoDB: 600 shards, over 3 KiB).
+	// Default 6.
+	UnreadableShards int
 	// FakeTime runs each subtest inside a testing/synctest bubble, where
 	// the group's run takes no real time: for in-memory stores only, as
 	// network I/O cannot run inside a bubble.
@@ -103,6 +118,9 @@ func (cfg Config) withDefaults(t *testing.T) Config {
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = cfg.TTL / 5
+	}
+	if cfg.UnreadableShards == 0 {
+		cfg.UnreadableShards = groupShards
 	}
 	return cfg
 }
@@ -125,6 +143,7 @@ func Run(t *testing.T, cfg Config) {
 		{"CancelledContext", cancelledContext},
 		{"Lease", leaseWorks},
 		{"Group", group},
+		{"UnreadableAssignment", unreadableAssignment},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if cfg.FakeTime {

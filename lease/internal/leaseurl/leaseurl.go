@@ -6,13 +6,12 @@
 package leaseurl
 
 import (
-	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // Form describes a backend's lease URLs, for checking them and for the
@@ -42,7 +41,8 @@ func (f *Form) Invalid(u *url.URL, reason string) error {
 
 // Parse checks u's shape and returns its host, its path without the leading
 // slash, and its query. u must carry no credentials and no port, name a
-// host and a path, and carry only known query parameters, each once.
+// host and a path, and carry only known query parameters, each once, that
+// parse (driver.Query).
 func (f *Form) Parse(u *url.URL) (host, path string, q url.Values, err error) {
 	host, path = u.Host, strings.TrimPrefix(u.Path, "/")
 	switch {
@@ -55,26 +55,8 @@ func (f *Form) Parse(u *url.URL) (host, path string, q url.Values, err error) {
 	case path == "":
 		return "", "", nil, f.Invalid(u, "names no "+f.Path+"; want "+f.Form)
 	}
-	q = u.Query()
-	var unknown, repeated []string
-	for name, values := range q {
-		if !slices.Contains(f.Params, name) {
-			unknown = append(unknown, name)
-		} else if len(values) > 1 {
-			repeated = append(repeated, name)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		known := "none"
-		if len(f.Params) > 0 {
-			known = strings.Join(f.Params, ", ")
-		}
-		return "", "", nil, f.Invalid(u, fmt.Sprintf("has unknown query parameter(s) %s (known: %s)", strings.Join(unknown, ", "), known))
-	}
-	if len(repeated) > 0 {
-		slices.Sort(repeated)
-		return "", "", nil, f.Invalid(u, fmt.Sprintf("repeats query parameter(s) %s", strings.Join(repeated, ", ")))
+	if q, err = driver.Query(f.Pkg, u, f.Params); err != nil {
+		return "", "", nil, err
 	}
 	return host, path, q, nil
 }

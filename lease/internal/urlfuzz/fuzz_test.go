@@ -27,12 +27,12 @@ var rawUserinfo = regexp.MustCompile(`^[^:/?#]*://([^/?#@:]*):([^/?#@]+)@`)
 // tripwire listens on loopback and counts the connections made to it: the
 // endpoint, proxy and Azure blob endpoint that the environment points
 // every client at, so that any request sent during Open shows.
-func tripwire(f *testing.F) (addr string, dialled *atomic.Int64) {
+func tripwire(tb testing.TB) (addr string, dialled *atomic.Int64) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.Cleanup(func() { ln.Close() })
+	tb.Cleanup(func() { ln.Close() })
 	dialled = new(atomic.Int64)
 	go func() {
 		for {
@@ -47,22 +47,15 @@ func tripwire(f *testing.F) (addr string, dialled *atomic.Int64) {
 	return ln.Addr().String(), dialled
 }
 
-// FuzzOpen: lease.Open with every backend registered must not panic, and
-// must either open the lease or refuse the URL or options with
-// lease.ErrInvalid, whose message never shows the URL's password (also when
-// the URL is malformed). No opener may send a request: s3, gs and azblob
-// send none at Open, and dynamodb's one DescribeTable is made with a
-// cancelled context (so its URL parsing runs in full and the call returns
-// context.Canceled before net/http dials); the environment points every
-// default endpoint (Cloud Storage's through STORAGE_EMULATOR_HOST, so that
-// no credentials are looked for), the HTTP(S) proxy and Azure's connection
-// string at a tripwire that fails the test if anything connects. Seeds:
-// testdata/fuzz/FuzzOpen.
-func FuzzOpen(f *testing.F) {
-	addr, dialled := tripwire(f)
-	empty := filepath.Join(f.TempDir(), "empty")
+// isolate points every default endpoint, the HTTP(S) proxy and Azure's
+// connection string (also in LEASEHOLD_FUZZ_CS) at a tripwire for the rest
+// of the test, and returns its count of connections: an opener that sends
+// a request shows.
+func isolate(tb testing.TB) *atomic.Int64 {
+	addr, dialled := tripwire(tb)
+	empty := filepath.Join(tb.TempDir(), "empty")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	azurite := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://" + addr + "/devstoreaccount1;"
 	for k, v := range map[string]string{
@@ -76,8 +69,24 @@ func FuzzOpen(f *testing.F) {
 		"IDENTITY_ENDPOINT": "", "MSI_ENDPOINT": "",
 		"STORAGE_EMULATOR_HOST": addr, "GOOGLE_APPLICATION_CREDENTIALS": "",
 	} {
-		f.Setenv(k, v)
+		tb.Setenv(k, v)
 	}
+	return dialled
+}
+
+// FuzzOpen: lease.Open with every backend registered must not panic, and
+// must either open the lease or refuse the URL or options with
+// lease.ErrInvalid, whose message never shows the URL's password (also when
+// the URL is malformed). No opener may send a request: s3, gs and azblob
+// send none at Open, and dynamodb's one DescribeTable is made with a
+// cancelled context (so its URL parsing runs in full and the call returns
+// context.Canceled before net/http dials); the environment points every
+// default endpoint (Cloud Storage's through STORAGE_EMULATOR_HOST, so that
+// no credentials are looked for), the HTTP(S) proxy and Azure's connection
+// string at a tripwire that fails the test if anything connects. Seeds:
+// testdata/fuzz/FuzzOpen.
+func FuzzOpen(f *testing.F) {
+	dialled := isolate(f)
 
 	for _, s := range []string{
 		"mem://jobs",
@@ -109,6 +118,9 @@ func FuzzOpen(f *testing.F) {
 		"gs://leases/",
 		"bucket/key",
 		"mem://jobs%zz",
+		"mem://jobs?x=%zz",
+		"s3://bucket/key?region=us-east-1&endpoint=http://127.0.0.1:9000/%zz",
+		"s3://bucket/key?region=us-east-1;use_path_style=true",
 		"",
 	} {
 		f.Add(s, int64(15000))
@@ -128,6 +140,9 @@ func FuzzOpen(f *testing.F) {
 		}
 		u, perr := url.Parse(urlstr)
 		if err == nil {
+			if _, qerr := url.ParseQuery(u.RawQuery); qerr != nil {
+				t.Fatalf("lease.Open(%q) opened a lease although its query cannot be parsed (%v)", urlstr, qerr)
+			}
 			if l == nil || l.Options() != opts.WithDefaults() {
 				t.Fatalf("lease.Open(%q) = %v, want a lease with options %+v", urlstr, l, opts.WithDefaults())
 			}

@@ -1,0 +1,239 @@
+package runner_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// lateAnswer is a holder's lease whose Acquire answers late: its write
+// lands at once, but its answer comes after delay (lost, then read back
+// slowly: up to two CallTimeouts). The first write that follows (the
+// period mark) lands, and is then hidden by a restore of the acquisition's
+// record, and every later call of the holder hangs.
+type lateAnswer struct {
+	lease.Lease
+	store    *memlease.Store
+	identity string
+	delay    time.Duration
+	acquired []byte
+	wrote    atomic.Bool
+}
+
+func (l *lateAnswer) Acquire(ctx context.Context) (lease.Term, error) {
+	t, err := l.Lease.Acquire(ctx)
+	l.acquired, _ = l.store.Bytes("job")
+	time.Sleep(l.delay)
+	return t, err
+}
+
+func (l *lateAnswer) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	nt, err := l.Lease.Renew(ctx, t)
+	if !l.wrote.Swap(true) {
+		l.store.Put("job", l.acquired)
+		l.store.Hang(l.identity)
+	}
+	return nt, err
+}
+
+// TestLateAcquisitionAnswer: a term whose Acquire answered late is led,
+// and written, only within the deadlines its acquisition set (finding D1
+// of issue 34). Its period mark is a write of the term like any renewal:
+// sent only before the acquisition's renew deadline, and counted from when
+// it was due (the acquisition's sending plus RenewInterval) when sent
+// later, so that a restore hiding it, and renewals that hang after it,
+// cannot keep the holder leading past a follower's takeover a TTL after
+// the acquisition. A task whose term's deadline passed before it could
+// start is not started.
+func TestLateAcquisitionAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		period      string
+		callTimeout time.Duration
+		answer      time.Duration
+		want        runner.OnceOutcome // Unreachable: the period not written, the task not run
+	}{
+		{"the mark sent after the acquisition's deadline", tick1, 5 * time.Second, 9900 * time.Millisecond, runner.Unreachable},
+		{"the mark sent late, before that deadline", tick1, 5 * time.Second, 7 * time.Second, runner.SteppedDown},
+		{"no period: the task would start after the takeover", "", 8 * time.Second, 15500 * time.Millisecond, runner.SteppedDown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				began := time.Now()
+				store := memlease.NewStore()
+				la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl, CallTimeout: tc.callTimeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				j := newJournal()
+				res := make(chan runner.Once, 1)
+				go func() {
+					res <- runPeriod(t, &lateAnswer{Lease: la, store: store, identity: "a", delay: tc.answer}, tc.period, runner.Config{}, j.task("a"))
+				}()
+				advance(100 * time.Millisecond) // b first reads a's acquisition
+				stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+				got := <-res
+				advance(ttl)
+				if b := j.leader(); b != "b" {
+					t.Errorf("after a's RunOnce (%+v) and a TTL, %q leads, want b", got, b)
+				}
+				_ = stop()
+				j.checkSafety(t)
+				wantOutcome(t, "a", got, tc.want)
+				for _, tm := range j.recorded() {
+					t.Logf("%s led from %v to %v", tm.who, tm.start.Sub(began), tm.end.Sub(began))
+				}
+				t.Logf("a: %v, %v", got.Outcome, got.Err)
+			})
+		})
+	}
+}
+
+// TestDoneMarkOutlivesAnOutage: the done mark of a run whose store is out
+// of reach as its task returns is retried until it lands, for as long as a
+// TTL after the term's latest write (rule 13; finding D4 of issue 34: it
+// was given up at the renew deadline, and with RetryFailed a duplicate
+// trigger ran the period again).
+func TestDoneMarkOutlivesAnOutage(t *testing.T) {
+	const outage = 3500 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		cfg := runner.Config{RetryFailed: true}
+		res := make(chan runner.Once, 1)
+		go func() {
+			res <- runPeriod(t, openLease(t, store, "a"), tick1, cfg, func(context.Context) error {
+				advance(renewInterval - 100*time.Millisecond) // just before a renewal is due
+				store.Partition("a")
+				return nil
+			})
+		}()
+		advance(renewInterval - 100*time.Millisecond + outage)
+		store.Heal("a")
+		a := <-res
+		if s := runner.ScheduleOf(record(t, store).Annotations); a.Outcome != runner.Ran || !s.Done || !a.Demotion.Released {
+			t.Errorf("a after an outage of %v as its task returned: %+v, record's schedule %+v; want Ran, the period done, released", outage, a, s)
+		}
+		b := runPeriod(t, openLease(t, store, "b"), tick1, cfg, mustNotRun(t))
+		wantOutcome(t, "b, a duplicate trigger of the period", b, runner.AlreadyRan)
+	})
+}
+
+// TestMinHoldOutlivesAnOutage: a minimum hold's renewals are retried
+// through an outage longer than the renew deadline allows, for as long as
+// a TTL after the term's latest write, so the hold is not cut short: the
+// lease does not lapse, and a duplicate fired within MinHold does not run
+// (rule 13; finding D4 of issue 34).
+func TestMinHoldOutlivesAnOutage(t *testing.T) {
+	const minHold, outage = time.Minute, 3500 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		started := time.Now()
+		res := make(chan runner.Once, 1)
+		go func() { res <- runPeriod(t, openLease(t, store, "a"), "", runner.Config{MinHold: minHold}, done) }()
+		advance(2*renewInterval - 250*time.Millisecond) // just before the hold's second renewal is due
+		store.Partition("a")
+		advance(outage)
+		store.Heal("a")
+		advance(25*time.Second - time.Since(started))
+		var ranAt shared[time.Time]
+		runPeriod(t, openLease(t, store, "b"), "", runner.Config{}, func(context.Context) error { ranAt.set(time.Now()); return nil })
+		if at := ranAt.get(); !at.IsZero() && at.Sub(started) < minHold {
+			t.Errorf("b, fired 25s into a's hold, ran %v after a's task started, within MinHold (%v)", at.Sub(started), minHold)
+		}
+		a := <-res
+		if a.Outcome != runner.Ran || !a.Demotion.Released || time.Since(started) < minHold {
+			t.Errorf("a: %+v after %v, want Ran, released once MinHold (%v) had passed", a, time.Since(started), minHold)
+		}
+	})
+}
+
+// TestLateDoneMarkNeverLandsOverASuccessor: the done mark is retried only
+// until a TTL after the term's latest write, the earliest a follower can
+// take the lease over, and a retry still in flight then is abandoned, so
+// that it cannot land over the successor's record, nor over the holder's
+// own record that a restore brought back after the takeover.
+func TestLateDoneMarkNeverLandsOverASuccessor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		res := make(chan runner.Once, 1)
+		go func() {
+			res <- runPeriod(t, openLease(t, store, "a"), tick1, runner.Config{}, func(context.Context) error {
+				advance(renewInterval - 100*time.Millisecond)
+				store.Partition("a")
+				return nil
+			})
+		}()
+		advance(100 * time.Millisecond)
+		marked, _ := store.Bytes("job") // a's period mark, its latest write
+		j := newJournal()
+		stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		advance(13*time.Second - time.Since(began))
+		store.Heal("a")
+		store.Delay("a", 3*time.Second) // a's retries from now on would land after b's takeover
+		a := <-res
+		if took := time.Since(began); took > ttl || a.Demotion.Released {
+			t.Errorf("a: %+v after %v; want it to give up, unreleased, by a TTL (%v) after its latest write", a, took, ttl)
+		}
+		advance(15500*time.Millisecond - time.Since(began))
+		if j.leader() != "b" {
+			t.Fatalf("b does not lead %v after a's latest write", time.Since(began))
+		}
+		store.Put("job", marked) // a restore brings a's record back under b
+		advance(3 * time.Second)
+		if now, _ := store.Bytes("job"); string(now) != string(marked) {
+			t.Errorf("a wrote over the record that a restore brought back after b took over: %s", now)
+		}
+		_ = stop()
+	})
+}
+
+// TestLateReleaseNeverFreesASuccessorsLease: a release is a write of the
+// term once its task has returned, and is not sent later than a TTL after
+// the term's latest write. A task that ignored its cancellation returned
+// after its lease was taken over and a restore had put its record back:
+// releasing that record let a new instance take the lease at once, with
+// the successor's token, while the successor still led.
+func TestLateReleaseNeverFreesASuccessorsLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		j := newJournal()
+		res := make(chan runner.Once, 1)
+		go func() {
+			res <- runPeriod(t, openLease(t, store, "a"), "", runner.Config{}, func(ctx context.Context) error {
+				_ = j.task("a")(ctx)
+				advance(25100*time.Millisecond - time.Since(began)) // it ignores the cancellation
+				return nil
+			})
+		}()
+		advance(100 * time.Millisecond)
+		acquired, _ := store.Bytes("job")
+		store.Hang("a") // a's renewals hang: it steps down at its renew deadline
+		stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		advance(21*time.Second - time.Since(began))
+		if j.leader() != "b" {
+			t.Fatalf("b does not lead %v after a's acquisition", time.Since(began))
+		}
+		store.Hang("b") // b leads on until its renew deadline
+		advance(24900*time.Millisecond - time.Since(began))
+		store.Heal("a")
+		advance(100 * time.Millisecond)
+		store.Put("job", acquired) // a restore puts a's record back under b
+		a := <-res
+		advance(100 * time.Millisecond)
+		stopD := start(t, runner.Config{Lease: openLease(t, store, "d"), Task: j.task("d")})
+		advance(10 * time.Second)
+		_, _ = stopB(), stopD()
+		j.checkSafety(t)
+		if a.Demotion.Released {
+			t.Errorf("a released its record %v after its latest write, later than a TTL (%v) after it: %+v", 25100*time.Millisecond, ttl, a)
+		}
+	})
+}
