@@ -54,9 +54,10 @@
 //	              (the version a follower counted) and the contender's
 //	              calls hang for D (> TTL)
 //	break         an operator runs leasehold break without --force:     nothing (a restore it meets
-//	              reads, reads again a TTL later, breaks if the version  counts as a restore)
-//	              is the same; N=1: a restore during the watch puts
-//	              back the body it first read
+//	              watches the record for a TTL at a follower's pace,     counts as a restore)
+//	              breaks only if the Lease's own count says a contender
+//	              would take over (lease.Watcher); N=1: a restore during
+//	              the watch puts back the body it first read
 //	outage        the contender's calls fail for D (less than TTL -      nothing
 //	              RenewDeadline), from when its next task returns
 //	              (N=1) or as its minimum hold ends (N>1)

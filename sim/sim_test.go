@@ -822,11 +822,14 @@ func apply(ctx context.Context, t *testing.T, st *store, h *history, s step, sc 
 }
 
 // operatorBreak is leasehold break without --force, as the CLI judges a
-// holder gone (cmd/leasehold watchLease and breakLease; package main, which
-// the simulation cannot import): it reads the record, reads it again a TTL
-// later, and breaks it if its version did not change. With s.N = 1, a
-// restore lands during the watch and puts back the body it first read (a
-// backup taken then), if it is of the term the record then names.
+// holder gone (cmd/leasehold watchLease and breakLease, in package main,
+// which the simulation cannot import): it reads the record, reads it again
+// at a follower's pace (twice per the holder's renew interval) until a TTL
+// has passed or the version changed, and breaks it only if the Lease's own
+// count says a contender would take it over (lease.Watcher, the judgement
+// Acquire makes, which the CLI calls too). With s.N = 1, a restore lands
+// during the watch and puts back the body it first read (a backup taken
+// then), if it is of the term the record then names.
 func operatorBreak(ctx context.Context, t *testing.T, st *store, h *history, s step, sc scenario) {
 	l := openCAS(t, st, "operator", sc)
 	first, err := l.Observe(ctx)
@@ -834,16 +837,26 @@ func operatorBreak(ctx context.Context, t *testing.T, st *store, h *history, s s
 		return
 	}
 	body, _, _ := st.current()
+	end := time.Now().Add(first.TTL)
 	if s.N == 1 {
-		sleepCtx(ctx, time.Duration(s.Seed%uint64(first.TTL)))
-		if cur, r, err := st.current(); err == nil && r.Holder == first.Holder && r.Token == first.Token && version(cur) != first.Version {
-			st.put(body)
-			h.fault(step{F: restore, Who: s.Who, N: 0})
+		wg := sync.WaitGroup{}
+		defer wg.Wait()
+		wg.Go(func() {
+			sleepCtx(ctx, time.Duration(s.Seed%uint64(first.TTL)))
+			if cur, r, err := st.current(); err == nil && r.Holder == first.Holder && r.Token == first.Token && version(cur) != first.Version {
+				st.put(body)
+				h.fault(step{F: restore, Who: s.Who, N: 0})
+			}
+		})
+	}
+	last := first
+	for last.Version == first.Version && time.Now().Before(end) {
+		sleepCtx(ctx, min(last.HolderRenewInterval()/runner.DefaultFollowerReads, time.Until(end)))
+		if last, err = l.Observe(ctx); err != nil || ctx.Err() != nil {
+			return
 		}
 	}
-	sleepCtx(ctx, time.Until(h.t0.Add(s.At).Add(first.TTL)))
-	last, err := l.Observe(ctx)
-	if err != nil || ctx.Err() != nil || last.Version != first.Version || !last.Held() {
+	if !last.Held() || l.(lease.Watcher).Wait(last) > 0 {
 		return
 	}
 	_, _ = l.(lease.Breaker).Break(ctx, last)
