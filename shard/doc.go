@@ -12,7 +12,10 @@
 //
 //   - At most one worker runs a shard at any instant, assuming only that
 //     clocks tick at nearly the same rate, and that each Config.Run stops
-//     when its context is cancelled (as the runner assumes of its task).
+//     when its context is cancelled, or, if it needs time to stop, returns
+//     by runner.Expiry of its context: the earliest instant a lease the
+//     shard rests on may be someone else's (as the runner assumes of its
+//     task; leasehold run kills a shard's command by then).
 //   - Every start of a shard carries an epoch (Shard.Epoch) strictly greater
 //     than that of every earlier start of it, on any worker: a fencing token,
 //     as a lease's token is.
@@ -35,7 +38,10 @@
 //     assigner gives them.
 //   - A worker that leaves (its context ends: SIGTERM, scale-in) stops its
 //     shards, says so, and they start elsewhere within about a renew
-//     interval, not a TTL. A worker that crashes has its shards started
+//     interval, not a TTL. With DrainTimeout, its leases stay renewed
+//     while its shards' functions return (the assigner's worker keeps its
+//     assigner lease so, as it keeps its liveness), so none starts
+//     elsewhere before its function returned. A worker that crashes has its shards started
 //     elsewhere about a TTL after its last renewal; so has the assigner,
 //     whose successor knows at once that its shards have stopped (see
 //     below), instead of counting a TTL of its own.
@@ -74,7 +80,11 @@
 //     liveness term ends with it, its shards stopped before the assigner
 //     lease is released. Every renewal and the release of the assigner
 //     lease write that liveness term (identity and token) in the record's
-//     annotation shard/term (runner.Config.Annotate).
+//     annotation shard/term (runner.Config.Annotate). From the start of
+//     an assigner term its worker's shards rest on both leases: a shard's
+//     context is a runner.Joint of the two terms, so runner.Expiry of it
+//     is the earlier of their expiries; and the assigner lease drains
+//     (DrainTimeout) as the liveness does.
 //   - GROUP/assignment: one object, written only by the assigner and only
 //     when ownership changes: for every shard, its owner as a worker term
 //     (identity and liveness token), whether the owner is releasing it, and
@@ -161,8 +171,15 @@
 // its liveness terms. A term starts a shard s only on reading an
 // assignment that gives s to t (not releasing), and only from its runner's
 // task: every shard context of t is cancelled when that task's is, which the
-// runner does at sent + RenewDeadline and when the liveness lease is lost,
-// so t runs no shard after its liveness term could have lapsed (rule 3).
+// runner does at sent + RenewDeadline and when the liveness lease is lost
+// (rule 3), and when an assigner term of t ends, at its own step-down at
+// the latest. A shard's function returns by runner.Expiry of its context,
+// the earlier of the liveness term's expiry and, from the start of an
+// assigner term of t, that term's (runner.Joint): each lease's latest
+// renewal's Sent + T - R, or the moment a renewal found it lost. So t runs
+// no shard after either lease could have lapsed, including while it
+// drains on purpose: a drain renews both leases alike, which moves that
+// instant on, and a renewal that fails during a drain makes it final.
 //
 // The assigner gives s to a term t' only while s is free in its own state,
 // which it writes in Gen order and conditionally on the version it wrote
@@ -195,7 +212,9 @@
 //     follower's reads: if the record stayed at one version V from the
 //     listing that first showed it (e1) for a TTL T, any write of t between
 //     was hidden by a restore, t's next renewal after a restore ends its
-//     term, and t stopped by e1 + R + RenewDeadline ≤ e1 + T. A later term
+//     term, and t's last successful renewal was sent at most R after e1, so
+//     its shards had returned by that renewal's Sent + T - R ≤ e1 + T (the
+//     expiry above, which no assigner lease moves later). A later term
 //     of the same worker would have written a version of its own, breaking
 //     the run. A key that vanished counts as a version too (absent): t's
 //     next renewal finds it gone and stops. This needs every renewal of t
@@ -208,21 +227,28 @@
 //  5. t is the liveness term named in the assigner lease's record when
 //     this assigner won the lease. Only t's own assigner terms write t in
 //     that annotation (a later acquisition carries it over until its
-//     first renewal), so some assigner term of t held the lease before
-//     this one won it; by the lease contract that term had ended, released
-//     or judged lapsed on the winner's own clock, before then. An assigner
-//     term of t ends t with it: the runner cancels its task at sent +
-//     RenewDeadline or when the lease is lost (rule 3), and that
-//     cancellation cancels t's every shard at once (context.AfterFunc),
-//     and the lease is released only after t's shards returned. So t had
-//     stopped every shard, and starts none, by the time this assigner won.
-//     A restore of the lease record changes nothing: the annotation it
-//     brings back names a term that has ended too, and the holder hidden by
-//     the restore loses its lease at its next renewal, its liveness term
-//     with it. The simulation restores the record under a live assigner,
-//     and hangs the calls of its assigner lease alone while its liveness
-//     renews; each sees two owners when the liveness term does not end
-//     with the assigner term.
+//     first renewal), so an assigner term a of t held the lease before
+//     this one won it, and by the lease contract a had ended by then, in
+//     one of two ways. Either a released the lease, which its task does
+//     only after t left, every shard of t returned. Or the lease lapsed:
+//     the winner saw a's record unchanged for a TTL on its own clock, so
+//     a's expiry (its latest renewal's Sent + T - R, or the moment a
+//     renewal found it lost, whichever is earlier) had passed, and every
+//     shard of t, whose expiry is at most a's from a's start (see above),
+//     had returned. Its drain does not weaken this: a's renewals go on,
+//     as t's liveness's do, until t's shards have returned or
+//     DrainTimeout passed, and a lease it still renews is not won. Either
+//     way t ended with a (its shards' contexts cancelled when a's task
+//     context was, context.AfterFunc), so it starts none afterwards. So
+//     this assigner frees t's shards at once only after the bound of every
+//     lease they rested on has passed. A restore of the lease record
+//     changes nothing: the annotation it brings back names a term that has
+//     ended too, and the holder hidden by the restore loses its lease at
+//     its next renewal, its liveness term with it, its shards bounded by
+//     the moment it was found lost. The simulation restores the record
+//     under a live assigner, and hangs the calls of its assigner lease
+//     alone while its liveness renews; each sees two owners when the
+//     liveness term does not end with the assigner term.
 //
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which
