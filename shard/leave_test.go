@@ -83,13 +83,24 @@ func (f *slowStopFleet) start(id string) {
 }
 
 // stop takes slowStopTakes to stop a shard whose context ctx was
-// cancelled, or, with obeyExpiry, until a margin before runner.Expiry(ctx)
-// if that comes first, following it as it moves (runner.RenewalsDone).
+// cancelled, or, with obeyExpiry, at most until stopBy says.
 func (f *slowStopFleet) stop(ctx context.Context) {
-	end := time.Now().Add(slowStopTakes)
+	if f.obeyExpiry {
+		stopBy(ctx, slowStopTakes, f.ttl/40)
+		return
+	}
+	time.Sleep(slowStopTakes)
+}
+
+// stopBy is a shard function's stop, once its context ctx was cancelled,
+// that takes takes, or ends margin before runner.Expiry(ctx) if that comes
+// first, following Expiry as it moves (runner.RenewalsDone): what a
+// function that needs time to stop must do, as leasehold run's kill does.
+func stopBy(ctx context.Context, takes, margin time.Duration) {
+	end := time.Now().Add(takes)
 	changed := runner.RenewalsDone(ctx)
-	for f.obeyExpiry {
-		until := runner.Expiry(ctx).Add(-f.ttl / 40)
+	for {
+		until := runner.Expiry(ctx).Add(-margin)
 		if end.Before(until) {
 			until = end
 		}
@@ -106,7 +117,6 @@ func (f *slowStopFleet) stop(ctx context.Context) {
 			}
 		}
 	}
-	time.Sleep(time.Until(end))
 }
 
 // check fails the test on any shard started while another worker ran it,

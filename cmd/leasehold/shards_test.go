@@ -422,6 +422,42 @@ func TestAssignersCommandsKeepTheirShardsWhileTheyStop(t *testing.T) {
 	})
 }
 
+// TestAssignerLeaseLostWhileItsCommandsStop: the group's assigner, told
+// to stop, keeps both its leases renewed while its command (which ignores
+// SIGTERM) has its --grace; a restore of the assigner lease's record then
+// ends that drain at the next renewal, and the command is killed at once,
+// not at the end of --grace: the next assigner frees its shard as soon as
+// it wins the lease.
+func TestAssignerLeaseLostWhileItsCommandsStop(t *testing.T) {
+	dir := t.TempDir()
+	leaseURL := "mem://" + memName("assigner-lost-draining")
+	group := strings.TrimPrefix(leaseURL, "mem://")
+	watchOverlaps(t, dir)
+	stopA, waitA, _ := assignerAndWorker(t, dir, leaseURL)
+	var pid int
+	for _, c := range shardCommands(t, dir) {
+		if c.alive && c.identity == "a" {
+			pid = c.pid
+		}
+	}
+	old, _ := memlease.Default.Bytes(group + "/assigner")
+	turnStubborn(t, dir, "a")
+	stopA(&signalCause{sig: 15})
+	eventually(t, 5*time.Second, "the assigner lease renewed while a drains", func() bool {
+		b, _ := memlease.Default.Bytes(group + "/assigner")
+		return string(b) != string(old)
+	})
+	restored := time.Now()
+	memlease.Default.Put(group+"/assigner", old)
+	eventually(t, 6*time.Second, "a's command killed", func() bool { return !alive(pid) })
+	if took := time.Since(restored); took > 2*time.Second {
+		t.Errorf("a's command was killed %v after its assigner lease's record was restored; want within the TTL (2s)", took)
+	}
+	if code := waitA(); code != 0 {
+		t.Fatalf("a exited %d after SIGTERM, want 0", code)
+	}
+}
+
 // TestLostAssignerLeaseKillsItsCommands: a restore of the assigner lease's
 // record ends the assigner's term at its next renewal, while its liveness
 // renews on; its commands are killed by the assigner lease's expiry (here
