@@ -23,7 +23,9 @@
 //     and said so, or after the previous owner's liveness was judged
 //     expired by rule 2 (the same version of its liveness record, unchanged,
 //     for a full TTL on the judge's own clock). A worker that cannot renew its
-//     liveness stops all its shards at sent + RenewDeadline. Nobody steals.
+//     liveness stops all its shards at sent + RenewDeadline, and so does
+//     the assigner's worker that cannot renew its assigner lease. Nobody
+//     steals.
 //   - Balance: once settled, every live worker runs ⌊N/M⌋ or ⌈N/M⌉
 //     shards. Sticky: a shard moves only when balance requires it, and a
 //     join or a leave moves the fewest shards that balance needs; a worker
@@ -41,10 +43,10 @@
 //     interval, not a TTL. With DrainTimeout, its leases stay renewed
 //     while its shards' functions return (the assigner's worker keeps its
 //     assigner lease so, as it keeps its liveness), so none starts
-//     elsewhere before its function returned. A worker that crashes has its shards started
-//     elsewhere about a TTL after its last renewal; so has the assigner,
-//     whose successor knows at once that its shards have stopped (see
-//     below), instead of counting a TTL of its own.
+//     elsewhere before its function returned. A worker that crashes has
+//     its shards started elsewhere about a TTL after its last renewal; so
+//     has the assigner, whose successor knows at once that its shards have
+//     stopped (see below), instead of counting a TTL of its own.
 //   - Presence apart from ownership: a worker counts for balance from its
 //     first heartbeat, owning shards or not. The member list is a listing
 //     of the store, used only when complete (a listing that fails decides
@@ -202,7 +204,8 @@
 //     term's liveness lease was acquired, which the lease contract allows
 //     only after t's term was released (after t's task, and every shard of
 //     it, returned) or judged lapsed on the new term's own clock, by which
-//     time t had stopped (lease/driver's argument).
+//     time the liveness expiry that bounds t's shards had passed
+//     (lease/driver's argument).
 //  4. The assigner judged t's liveness record expired by rule 2 on its
 //     listings, which are reads in the sense of lease/driver's argument: a
 //     listing shows each key's version as of an instant between its sending
@@ -233,7 +236,8 @@
 //     only after t left, every shard of t returned. Or the lease lapsed:
 //     the winner saw a's record unchanged for a TTL on its own clock, so
 //     a's expiry (its latest renewal's Sent + T - R, or the moment a
-//     renewal found it lost, whichever is earlier) had passed, and every
+//     renewal found it lost, whichever is earlier) had passed
+//     (lease/driver's argument), and every
 //     shard of t, whose expiry is at most a's from a's start (see above),
 //     had returned. Its drain does not weaken this: a's renewals go on,
 //     as t's liveness's do, until t's shards have returned or
