@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -98,26 +99,47 @@ func (ld *leadership) set(tn tenure) {
 
 type termKey struct{}
 
+// terms is what a task's context carries under termKey: one term (a
+// *leadership), or the terms of a Joint context.
+type terms interface {
+	// first is the term whose Term and Progress the context gives, nil
+	// if none.
+	first() *leadership
+	expiry() time.Time
+	stepDownAt() time.Time
+	changed() <-chan struct{}
+}
+
+func (ld *leadership) first() *leadership       { return ld }
+func (ld *leadership) changed() <-chan struct{} { return ld.renewalsDone }
+
+func termsOf(ctx context.Context) (terms, bool) {
+	v, ok := ctx.Value(termKey{}).(terms)
+	return v, ok
+}
+
 // Term returns the leader's current term from the context Task was given:
 // its fencing token, and the Sent time of the last successful renewal. It
 // keeps reporting the latest renewal after the task's context is cancelled,
-// while the runner drains (Config.DrainTimeout). ok is false outside a
-// task's context.
+// while the runner drains (Config.DrainTimeout). On a Joint context it is
+// the term of the context Joint was given. ok is false outside a task's
+// context.
 func Term(ctx context.Context) (t lease.Term, ok bool) {
-	st, ok := ctx.Value(termKey{}).(*leadership)
-	if !ok {
+	v, ok := termsOf(ctx)
+	if !ok || v.first() == nil {
 		return lease.Term{}, false
 	}
-	return st.get(), true
+	return v.first().get(), true
 }
 
 // Progress tells the stall watchdog that the task is still making progress.
-// Call it with the context Task was given; elsewhere it does nothing. It
-// never blocks.
+// Call it with the context Task was given (on a Joint context, it feeds
+// the watchdog of the term of the context Joint was given); elsewhere it
+// does nothing. It never blocks.
 func Progress(ctx context.Context) {
-	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
+	if v, ok := termsOf(ctx); ok && v.first() != nil {
 		select {
-		case st.progress <- struct{}{}:
+		case v.first().progress <- struct{}{}:
 		default:
 		}
 	}
@@ -132,11 +154,12 @@ func Progress(ctx context.Context) {
 // a renewal found the lease lost, whichever is earlier.
 // It moves forward with each renewal, including those made while draining
 // (Config.DrainTimeout), and no longer changes once RenewalsDone(ctx) is
-// closed. Subtract a margin for latency and scheduling before acting on it.
+// closed. On a Joint context it is the earliest of its terms' expiries.
+// Subtract a margin for latency and scheduling before acting on it.
 // It returns the zero time outside a task's context.
 func Expiry(ctx context.Context) time.Time {
-	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
-		return st.expiry()
+	if v, ok := termsOf(ctx); ok {
+		return v.expiry()
 	}
 	return time.Time{}
 }
@@ -145,11 +168,11 @@ func Expiry(ctx context.Context) time.Time {
 // the leader of the term ctx belongs to steps down unless a renewal
 // succeeds first: RenewDeadline after its latest successful acquire or
 // renew was sent (or was due, for a renewal sent late; see Term). It moves
-// forward with each renewal. It returns the zero time outside a task's
-// context.
+// forward with each renewal. On a Joint context it is the earliest of its
+// terms' deadlines. It returns the zero time outside a task's context.
 func Deadline(ctx context.Context) time.Time {
-	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
-		return st.stepDownAt()
+	if v, ok := termsOf(ctx); ok {
+		return v.stepDownAt()
 	}
 	return time.Time{}
 }
@@ -159,11 +182,119 @@ func Deadline(ctx context.Context) time.Time {
 // lost, when no renewal succeeded within RenewDeadline, when the task's
 // context was cancelled (without DrainTimeout), or when a drain ended
 // (the task returned, or DrainTimeout passed). Call Expiry again when it
-// closes: it is final from then on. Outside a task's context it returns
-// nil, a channel that never closes.
+// closes: it is final from then on. On a Joint context the channel is
+// closed when Expiry may have moved back or become final: when one more
+// of its terms' renewals stop, or a term joins it; call Expiry and
+// RenewalsDone again then. Once the renewals of every term of ctx have
+// stopped, RenewalsDone returns the same closed channel on every call,
+// and Expiry is final. Outside a task's context it returns nil, a channel
+// that never closes.
 func RenewalsDone(ctx context.Context) <-chan struct{} {
-	if st, ok := ctx.Value(termKey{}).(*leadership); ok {
-		return st.renewalsDone
+	if v, ok := termsOf(ctx); ok {
+		return v.changed()
 	}
 	return nil
+}
+
+// Joint returns a context derived from ctx for work that rests on the
+// lease of ctx's term (ctx is a task's context, or one derived from it)
+// and on the leases of the terms that join it later: join(other), with
+// other another runner's task context (or one derived from it), adds the
+// terms other carries. Work whose every lease must stay its own while it
+// runs (shards that an assigner term and a liveness term both vouch for,
+// say) stops, then, by the earliest of their expiries: on the returned
+// context, and those derived from it, Expiry and Deadline are the
+// earliest of every term's, and RenewalsDone closes when one of them may
+// have moved back (see RenewalsDone); Term and Progress are ctx's term's.
+// A term that joined stays: its Expiry, final once its renewals stopped,
+// still bounds the work. So join only a term whose task outlasts the work,
+// as a task's lease is released only after the task returned. Cancelling
+// the returned context is still the caller's: Joint does not end the
+// work when a term ends.
+func Joint(ctx context.Context) (jctx context.Context, join func(other context.Context)) {
+	j := &joint{ch: make(chan struct{})}
+	if v, ok := termsOf(ctx); ok {
+		j.lead = v.first()
+		j.add(v)
+	}
+	return context.WithValue(ctx, termKey{}, j), func(other context.Context) {
+		if v, ok := termsOf(other); ok {
+			j.add(v)
+		}
+	}
+}
+
+// joint is the value of a Joint context.
+type joint struct {
+	lead *leadership // the term of the context Joint was given, or nil
+
+	mu      sync.Mutex
+	terms   []*leadership
+	stopped int // how many of terms' renewals have stopped
+	// ch is closed when one more term's renewals stop or a term joins,
+	// and replaced then unless every term's renewals have stopped.
+	ch chan struct{}
+}
+
+// add adds v's terms (a joint's, as they are now), and watches each
+// until its renewals stop.
+func (j *joint) add(v terms) {
+	var added []*leadership
+	switch v := v.(type) {
+	case *leadership:
+		added = []*leadership{v}
+	case *joint:
+		v.mu.Lock()
+		added = slices.Clone(v.terms)
+		v.mu.Unlock()
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, ld := range added {
+		j.terms = append(j.terms, ld)
+		go func() {
+			<-ld.renewalsDone
+			j.mu.Lock()
+			defer j.mu.Unlock()
+			j.stopped++
+			j.changeLocked()
+		}()
+	}
+	j.changeLocked()
+}
+
+// changeLocked closes ch, and replaces it while some term still renews.
+func (j *joint) changeLocked() {
+	select {
+	case <-j.ch:
+	default:
+		close(j.ch)
+	}
+	if j.stopped < len(j.terms) {
+		j.ch = make(chan struct{})
+	}
+}
+
+func (j *joint) first() *leadership { return j.lead }
+
+func (j *joint) changed() <-chan struct{} {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.ch
+}
+
+func (j *joint) expiry() time.Time     { return j.earliest((*leadership).expiry) }
+func (j *joint) stepDownAt() time.Time { return j.earliest((*leadership).stepDownAt) }
+
+// earliest is the earliest of at over the terms, zero if there are none.
+func (j *joint) earliest(at func(*leadership) time.Time) time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out time.Time
+	for _, ld := range j.terms {
+		if t := at(ld); out.IsZero() || t.Before(out) {
+			out = t
+		}
+	}
+	return out
 }

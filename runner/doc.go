@@ -94,7 +94,10 @@
 // mid-drain. Such a task watches RenewalsDone(ctx) and Expiry(ctx), the
 // instant after which the lease may be someone else's, and must have stopped
 // by then; Deadline(ctx) is when the leader steps down unless a renewal
-// succeeds first.
+// succeeds first. Work that rests on the leases of several runners (package
+// shard's shards, on a worker's liveness and its assigner lease) runs under
+// a Joint context, on which Expiry and Deadline are the earliest of all
+// its terms'.
 //
 // # What it assumes
 //

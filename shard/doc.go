@@ -12,7 +12,10 @@
 //
 //   - At most one worker runs a shard at any instant, assuming only that
 //     clocks tick at nearly the same rate, and that each Config.Run stops
-//     when its context is cancelled (as the runner assumes of its task).
+//     when its context is cancelled, or, if it needs time to stop, returns
+//     by runner.Expiry of its context: the earliest instant a lease the
+//     shard rests on may be someone else's (as the runner assumes of its
+//     task; leasehold run kills a shard's command by then).
 //   - Every start of a shard carries an epoch (Shard.Epoch) strictly greater
 //     than that of every earlier start of it, on any worker: a fencing token,
 //     as a lease's token is.
@@ -20,7 +23,9 @@
 //     and said so, or after the previous owner's liveness was judged
 //     expired by rule 2 (the same version of its liveness record, unchanged,
 //     for a full TTL on the judge's own clock). A worker that cannot renew its
-//     liveness stops all its shards at sent + RenewDeadline. Nobody steals.
+//     liveness stops all its shards at sent + RenewDeadline, and so does
+//     the assigner's worker that cannot renew its assigner lease. Nobody
+//     steals.
 //   - Balance: once settled, every live worker runs ⌊N/M⌋ or ⌈N/M⌉
 //     shards. Sticky: a shard moves only when balance requires it, and a
 //     join or a leave moves the fewest shards that balance needs; a worker
@@ -35,10 +40,13 @@
 //     assigner gives them.
 //   - A worker that leaves (its context ends: SIGTERM, scale-in) stops its
 //     shards, says so, and they start elsewhere within about a renew
-//     interval, not a TTL. A worker that crashes has its shards started
-//     elsewhere about a TTL after its last renewal; so has the assigner,
-//     whose successor knows at once that its shards have stopped (see
-//     below), instead of counting a TTL of its own.
+//     interval, not a TTL. With DrainTimeout, its leases stay renewed
+//     while its shards' functions return (the assigner's worker keeps its
+//     assigner lease so, as it keeps its liveness), so none starts
+//     elsewhere before its function returned. A worker that crashes has
+//     its shards started elsewhere about a TTL after its last renewal; so
+//     has the assigner, whose successor knows at once that its shards have
+//     stopped (see below), instead of counting a TTL of its own.
 //   - Presence apart from ownership: a worker counts for balance from its
 //     first heartbeat, owning shards or not. The member list is a listing
 //     of the store, used only when complete (a listing that fails decides
@@ -74,7 +82,11 @@
 //     liveness term ends with it, its shards stopped before the assigner
 //     lease is released. Every renewal and the release of the assigner
 //     lease write that liveness term (identity and token) in the record's
-//     annotation shard/term (runner.Config.Annotate).
+//     annotation shard/term (runner.Config.Annotate). From the start of
+//     an assigner term its worker's shards rest on both leases: a shard's
+//     context is a runner.Joint of the two terms, so runner.Expiry of it
+//     is the earlier of their expiries; and the assigner lease drains
+//     (DrainTimeout) as the liveness does.
 //   - GROUP/assignment: one object, written only by the assigner and only
 //     when ownership changes: for every shard, its owner as a worker term
 //     (identity and term token, below), whether the owner is releasing it, and
@@ -183,8 +195,15 @@
 // a shard s only on reading an
 // assignment that gives s to t (not releasing), and only from its runner's
 // task: every shard context of t is cancelled when that task's is, which the
-// runner does at sent + RenewDeadline and when the liveness lease is lost,
-// so t runs no shard after its liveness term could have lapsed (rule 3).
+// runner does at sent + RenewDeadline and when the liveness lease is lost
+// (rule 3), and when an assigner term of t ends, at its own step-down at
+// the latest. A shard's function returns by runner.Expiry of its context,
+// the earlier of the liveness term's expiry and, from the start of an
+// assigner term of t, that term's (runner.Joint): each lease's latest
+// renewal's Sent + T - R, or the moment a renewal found it lost. So t runs
+// no shard after either lease could have lapsed, including while it
+// drains on purpose: a drain renews both leases alike, which moves that
+// instant on, and a renewal that fails during a drain makes it final.
 //
 // The assigner gives s to a term t' only while s is free in its own state,
 // which it writes in Gen order and conditionally on the version it wrote
@@ -208,11 +227,12 @@
 //     lease's count went on from t's, so the later term acquired it after
 //     t's term was released (after t's task, and every shard of it,
 //     returned) or judged lapsed on the new term's own clock, by which
-//     time t had stopped (lease/driver's argument). A later term whose
-//     liveness token is not greater acquired a record created anew: t's
-//     was deleted in between, and t's renewals, conditional on a version
-//     the store no longer holds, failed from then on, so t stopped by its
-//     last renewal's sent + RenewDeadline, before that acquisition + TTL.
+//     time the liveness expiry that bounds t's shards had passed
+//     (lease/driver's argument). A later term whose liveness token is not
+//     greater acquired a record created anew: t's was deleted in between,
+//     and t's renewals, conditional on a version the store no longer
+//     holds, failed from then on, so t's shards had returned by its last
+//     successful renewal's Sent + T - R, before that acquisition + TTL.
 //     Its hello was written after the acquisition, so t is free a TTL
 //     after the assigner first read it, while the later term has not left
 //     (if it left, t waits for 4).
@@ -225,7 +245,9 @@
 //     follower's reads: if the record stayed at one version V from the
 //     listing that first showed it (e1) for a TTL T, any write of t between
 //     was hidden by a restore, t's next renewal after a restore ends its
-//     term, and t stopped by e1 + R + RenewDeadline ≤ e1 + T. A later term
+//     term, and t's last successful renewal was sent at most R after e1, so
+//     its shards had returned by that renewal's Sent + T - R ≤ e1 + T (the
+//     expiry above, which no assigner lease moves later). A later term
 //     of the same worker would have written a version of its own, breaking
 //     the run. A key that vanished counts as a version too (absent): t's
 //     next renewal finds it gone and stops. A term whose hello the assigner
@@ -241,21 +263,29 @@
 //  5. t is the liveness term named in the assigner lease's record when
 //     this assigner won the lease. Only t's own assigner terms write t in
 //     that annotation (a later acquisition carries it over until its
-//     first renewal), so some assigner term of t held the lease before
-//     this one won it; by the lease contract that term had ended, released
-//     or judged lapsed on the winner's own clock, before then. An assigner
-//     term of t ends t with it: the runner cancels its task at sent +
-//     RenewDeadline or when the lease is lost (rule 3), and that
-//     cancellation cancels t's every shard at once (context.AfterFunc),
-//     and the lease is released only after t's shards returned. So t had
-//     stopped every shard, and starts none, by the time this assigner won.
-//     A restore of the lease record changes nothing: the annotation it
-//     brings back names a term that has ended too, and the holder hidden by
-//     the restore loses its lease at its next renewal, its liveness term
-//     with it. The simulation restores the record under a live assigner,
-//     and hangs the calls of its assigner lease alone while its liveness
-//     renews; each sees two owners when the liveness term does not end
-//     with the assigner term.
+//     first renewal), so an assigner term a of t held the lease before
+//     this one won it, and by the lease contract a had ended by then, in
+//     one of two ways. Either a released the lease, which its task does
+//     only after t left, every shard of t returned. Or the lease lapsed:
+//     the winner saw a's record unchanged for a TTL on its own clock, so
+//     a's expiry (its latest renewal's Sent + T - R, or the moment a
+//     renewal found it lost, whichever is earlier) had passed
+//     (lease/driver's argument), and every
+//     shard of t, whose expiry is at most a's from a's start (see above),
+//     had returned. Its drain does not weaken this: a's renewals go on,
+//     as t's liveness's do, until t's shards have returned or
+//     DrainTimeout passed, and a lease it still renews is not won. Either
+//     way t ended with a (its shards' contexts cancelled when a's task
+//     context was, context.AfterFunc), so it starts none afterwards. So
+//     this assigner frees t's shards at once only after the bound of every
+//     lease they rested on has passed. A restore of the lease record
+//     changes nothing: the annotation it brings back names a term that has
+//     ended too, and the holder hidden by the restore loses its lease at
+//     its next renewal, its liveness term with it, its shards bounded by
+//     the moment it was found lost. The simulation restores the record
+//     under a live assigner, and hangs the calls of its assigner lease
+//     alone while its liveness renews; each sees two owners when the
+//     liveness term does not end with the assigner term.
 //
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which

@@ -86,7 +86,13 @@ type Config struct {
 	// shard is revoked, when this worker's liveness ends, and when the
 	// context given to Worker.Run ends; the shard is released only after
 	// Run has returned. It must stop acting for the shard when its context
-	// is cancelled; downstream systems fence it by Shard.Epoch.
+	// is cancelled; downstream systems fence it by Shard.Epoch. A Run
+	// that needs time to stop (see DrainTimeout) must return by
+	// runner.Expiry of its context, the earliest instant a lease the shard
+	// rests on may be someone else's: the worker's liveness lease and,
+	// while the worker is the group's assigner, the assigner lease
+	// (runner.Joint). runner.RenewalsDone of its context says when to look
+	// again.
 	Run func(ctx context.Context, s Shard) error
 
 	// TTL is the liveness lease's TTL, the group's (every worker must use
@@ -113,6 +119,10 @@ type Config struct {
 	// applied to the worker's liveness: an unhealthy or stalled worker
 	// stops all its shards and rejoins after a cool-down. The stall
 	// watchdog counts runner.Progress calls made with any shard's context.
+	// DrainTimeout applies to the assigner lease too: a worker that leaves
+	// or is unhealthy keeps both its leases renewed while its shards'
+	// functions return, for at most DrainTimeout, so that no successor
+	// frees its shards meanwhile.
 	HealthCheck     func(ctx context.Context) error
 	HealthInterval  time.Duration
 	HealthTimeout   time.Duration
@@ -133,8 +143,9 @@ type Config struct {
 	// Logger receives the worker's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Rand is where the worker's runners (its liveness and its campaign
-	// for the assigner) draw their random numbers (runner.Config.Rand):
-	// both draw from it, so it must be safe for concurrent use
+	// for the assigner) draw their random numbers (runner.Config.Rand),
+	// and the random low bits of its terms' tokens: all draw from it, so
+	// it must be safe for concurrent use
 	// (runner.LockedSource). A simulation seeds it, so that a seed
 	// replays the run. Default: math/rand/v2's global source.
 	Rand rand.Source
@@ -288,6 +299,15 @@ func (w *Worker) sayRestarting(ctx context.Context) {
 	}
 }
 
+// random32 draws 32 random bits from Config.Rand, or from math/rand/v2's
+// global source when it is nil.
+func (w *Worker) random32() uint32 {
+	if w.cfg.Rand != nil {
+		return uint32(w.cfg.Rand.Uint64() >> 32)
+	}
+	return rand.Uint32()
+}
+
 // fatal ends Run with err, unless an earlier error ended it.
 func (w *Worker) fatal(err error) {
 	w.mu.Lock()
@@ -346,6 +366,9 @@ type session struct {
 	// (see campaign); left is closed once the term has left (see leave).
 	wake chan struct{}
 	left chan struct{}
+	// join adds an assigner term of this liveness term to the leases its
+	// shards rest on (runner.Joint): see campaign.
+	join func(context.Context)
 }
 
 // run is one start of one shard.
@@ -366,9 +389,10 @@ func (w *Worker) serve(ctx context.Context) error {
 	if err != nil {
 		return nil // the term ended first
 	}
-	me := term{w.cfg.Identity, termToken(lt.Token, floor, rand.Uint32())}
+	me := term{w.cfg.Identity, termToken(lt.Token, floor, w.random32())}
+	ctx, join := runner.Joint(ctx)
 	ctx, end := context.WithCancel(ctx)
-	s := &session{w: w, me: me, lease: lt.Token, end: end, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{})}
+	s := &session{w: w, me: me, lease: lt.Token, end: end, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{}), join: join}
 	waitAssigner := func() {}
 	defer func() {
 		end()
@@ -493,13 +517,18 @@ func parseTermAnnotation(v string) (t term, ok bool) {
 // a later assigner wrote the assignment), it ends this liveness term with
 // it (end), whose every shard stops, before its lease is released. Every
 // renewal of the assigner lease and its release write this liveness term
-// in the record's annotation (termAnnotation). So a worker that wins the
-// assigner lease, and finds a term named there, knows that term has
-// stopped every shard and will start none: the term that wrote the
-// annotation held the lease before it, and had ended by the time the
-// lease could be won (the lease contract), and its liveness term with it.
-// The new assigner frees that term's shards at once (assigner.ended)
-// instead of counting a TTL of its own towards its liveness's expiry.
+// in the record's annotation (termAnnotation). From its start, this
+// term's shards rest on the assigner lease too (s.join: runner.Expiry of
+// a shard's context is the earlier of the two leases'), and it drains as
+// the liveness does (DrainTimeout), renewed until the shards returned. So
+// a worker that wins the assigner lease, and finds a term named there,
+// knows that term has stopped every shard and will start none: the term
+// that wrote the annotation held the lease before it, and had ended by
+// the time the lease could be won (the lease contract), its liveness
+// term with it, and released the lease only after its shards returned,
+// or let it lapse after their expiry. The new assigner frees that term's
+// shards at once (assigner.ended) instead of counting a TTL of its own
+// towards its liveness's expiry.
 //
 // Every campaigning worker follows the assigner's lease, so it reads it
 // runner.DefaultFollowerReads times per renewal on every store, not the
@@ -513,6 +542,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 	var ended term // named by the record the latest term won took over
 	leader := ""
 	return w.startRunner(ctx, assignerKey(w.cfg.Group), func(actx context.Context) error {
+		s.join(actx)
 		context.AfterFunc(actx, end)
 		err := w.assign(actx, ended)
 		end()
@@ -520,6 +550,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 		return err
 	}, runner.Config{
 		FollowerReads: runner.DefaultFollowerReads,
+		DrainTimeout:  w.cfg.DrainTimeout,
 		Annotate: func(won lease.Term) lease.Annotations {
 			ended, _ = parseTermAnnotation(won.Annotations.Get(termAnnotation))
 			if ended == s.me {

@@ -54,6 +54,8 @@ type e2e struct {
 	journal  string
 	env      []string
 	endpoint string
+	// s3 is a client of MinIO, for what a test does to the store itself.
+	s3 *s3.Client
 	// sys, if set, is how leasehold is started (the image test runs it
 	// chrooted into the image, as its user).
 	sys *syscall.SysProcAttr
@@ -88,6 +90,7 @@ while :; do line tick; sleep 0.05; done
 	var err error
 	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(key, secret, "")})
+	e.s3 = client
 	_, err = client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(e2eBucket)})
 	var owned interface{ ErrorCode() string }
 	if err != nil && !(errors.As(err, &owned) && (owned.ErrorCode() == "BucketAlreadyOwnedByYou" || owned.ErrorCode() == "BucketAlreadyExists")) {

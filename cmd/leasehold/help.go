@@ -247,9 +247,13 @@ A shard moves only when balance needs it (a join, a leave, a crash): its
 command is stopped as on a step-down (SIGTERM, --grace, SIGKILL), and the
 shard starts elsewhere only once the command has exited. On SIGTERM every
 command is stopped so, and the shards start elsewhere within about a renew
-interval. An instance that cannot renew its own liveness lease stops every
-command as when a lease is lost; a crashed instance's shards start
-elsewhere after its TTL. A command that exits by itself ends leasehold run
+interval; the group's assigner keeps its assigner lease renewed through
+the grace period too, as it does its liveness lease. An instance that
+cannot renew its own liveness lease stops every command as when a lease is
+lost, and so does the assigner that cannot renew its assigner lease: each
+command is killed no later than --kill-margin before either lease its shard
+rests on could be taken over. A crashed instance's shards start elsewhere
+after its TTL. A command that exits by itself ends leasehold run
 with its status, its other shards stopped and released. Give each instance
 a stable --identity: one restarted under the same identity within a TTL
 gets its shards back. Every instance must give the same --shards, --ttl

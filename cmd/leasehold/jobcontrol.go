@@ -67,7 +67,9 @@ func stopSelf(conts <-chan os.Signal) {
 // stopped, and the step-down that follows kills it (SIGKILL reaches a
 // stopped process; a SIGTERM is followed by SIGCONT). A command never
 // runs while leasehold is stopped, nor after it resumes past its term.
-// (With --shards every command's term is the worker's liveness term.)
+// (With --shards a command's deadlines are the earliest of the leases its
+// shard rests on: the worker's liveness, and its assigner lease while it
+// is the group's assigner; see runner.Joint.)
 func (s *supervisor) suspend(sig syscall.Signal, stopSelf func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -4,8 +4,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // shardSpan is one run of a shard's command, from the shard journal.
@@ -27,11 +33,13 @@ type shardSpan struct {
 }
 
 // shardJournalScript writes "start", "tick" every 50ms and "end" on
-// SIGTERM, each with its shard, epoch, identity, PID and CLOCK_MONOTONIC.
+// SIGTERM, each with its shard, epoch, identity, PID and CLOCK_MONOTONIC;
+// it ignores SIGTERM once the file $JOURNAL.stubborn.IDENTITY exists
+// (stubborn).
 const shardJournalScript = `#!/bin/sh
 now() { "$MONOTIME"; }
 line() { echo "$1 $LEASEHOLD_SHARD $LEASEHOLD_TOKEN $LEASEHOLD_IDENTITY $$ $(now)" >> "$JOURNAL"; }
-trap 'line end; exit 0' TERM
+trap '[ -e "$JOURNAL.stubborn.$LEASEHOLD_IDENTITY" ] || { line end; exit 0; }' TERM
 line start
 while :; do line tick; sleep 0.05; done
 `
@@ -185,4 +193,113 @@ func TestEndToEndShards(t *testing.T) {
 	if err := json.Unmarshal([]byte(p.stdout.String()), &rep); err != nil || !rep.Balanced || rep.Shards != 4 {
 		t.Fatalf("status --shards --watch -o json: %+v, %v; want a group of 4 balanced over w1", rep, err)
 	}
+}
+
+// stubborn makes the shard commands of instance who ignore SIGTERM from
+// now on (see shardJournalScript).
+func (e *e2e) stubborn(who string) {
+	e.t.Helper()
+	if err := os.WriteFile(e.journal+".stubborn."+who, nil, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// assignerAndWorker writes shardJournalScript and starts w1, alone until
+// it runs both of 2 shards (so the group's assigner), then w2, each with
+// --ttl 2s and --grace 6s (longer than the TTL), and waits until each runs
+// one shard. It returns w1 and the group's URL.
+func (e *e2e) assignerAndWorker() (*proc, string) {
+	e.t.Helper()
+	script := filepath.Join(e.dir, "shard.sh")
+	if err := os.WriteFile(script, []byte(shardJournalScript), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	url := e.leaseURL(e.endpoint)
+	start := func(who string) *proc {
+		return e.start(who, "run", "--shards", "2", "--lease", url, "--identity", who, "--ttl", "2s", "--grace", "6s", "--", script)
+	}
+	runs := func(want map[string]int) func() bool {
+		return func() bool {
+			got := e.runningShards()
+			return len(got) == len(want) && len(got["w1"]) == want["w1"] && len(got["w2"]) == want["w2"]
+		}
+	}
+	w1 := start("w1")
+	eventually(e.t, 30*time.Second, "w1 runs both shards", runs(map[string]int{"w1": 2}))
+	start("w2")
+	eventually(e.t, 30*time.Second, "w1 and w2 run one shard each", runs(map[string]int{"w1": 1, "w2": 1}))
+	return w1, url
+}
+
+// TestEndToEndAssignerLeaves: SIGTERM to the leasehold run --shards that is
+// its group's assigner, whose command ignores SIGTERM for longer than the
+// TTL: the other instance starts its shard only once leasehold killed the
+// command at the end of --grace, never beside it. On main the assigner
+// lease lapsed a TTL after the SIGTERM, and its successor started the
+// shard while the command ran.
+func TestEndToEndAssignerLeaves(t *testing.T) {
+	e := newE2E(t)
+	w1, _ := e.assignerAndWorker()
+	e.stubborn("w1")
+	w1.signal(syscall.SIGTERM)
+	if code := w1.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("w1 exited %d after SIGTERM, want 0", code)
+	}
+	eventually(t, 15*time.Second, "w2 runs both shards", func() bool { return len(e.runningShards()["w2"]) == 2 })
+	e.checkShardSpans()
+}
+
+// TestEndToEndAssignerLeaseRestored: a restore of the assigner lease's
+// record (its bytes of a renewal ago put back) ends the assigner's term
+// at its next renewal, while its liveness renews on; its command, which
+// ignores SIGTERM, is killed by the assigner lease's expiry, before the
+// other instance can win that lease and start the shard, not at the end
+// of --grace. On main it lived its whole --grace beside its successor.
+func TestEndToEndAssignerLeaseRestored(t *testing.T) {
+	e := newE2E(t)
+	_, url := e.assignerAndWorker()
+	var pid int
+	for _, sp := range e.shardSpans() {
+		if sp.who == "w1" && alive(sp.pid) {
+			pid = sp.pid
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimPrefix(u.Path, "/") + "/assigner"
+	get := func() ([]byte, string) {
+		out, err := e.s3.GetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String(e2eBucket), Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("get %s: %v", key, err)
+		}
+		defer out.Body.Close()
+		b, err := io.ReadAll(out.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, aws.ToString(out.ETag)
+	}
+	old, oldTag := get()
+	eventually(t, 5*time.Second, "the assigner lease renewed", func() bool { _, tag := get(); return tag != oldTag })
+	e.stubborn("w1")
+	restored := monotonic()
+	if _, err := e.s3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(e2eBucket), Key: aws.String(key), Body: bytes.NewReader(old)}); err != nil {
+		t.Fatalf("restore %s: %v", key, err)
+	}
+	eventually(t, 10*time.Second, "w1's command killed", func() bool { return !alive(pid) })
+	for _, sp := range e.shardSpans() {
+		if sp.pid == pid && sp.end > restored+int64(2*time.Second) {
+			t.Errorf("w1's command ran %s after its assigner lease's record was restored; want it killed within the TTL (2s)", ms(sp.end-restored))
+		}
+	}
+	eventually(t, 15*time.Second, "both shards run", func() bool {
+		n := 0
+		for _, s := range e.runningShards() {
+			n += len(s)
+		}
+		return n == 2
+	})
+	e.checkShardSpans()
 }

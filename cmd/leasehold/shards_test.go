@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 	"github.com/leasehold/leasehold/shard"
@@ -332,4 +333,160 @@ func TestJobControlStopsEveryShardsCommand(t *testing.T) {
 	cancel()
 	<-stopped
 	<-stopped
+}
+
+// assignerOf returns the holder of group's assigner lease on the
+// process-wide in-memory store, "" if none.
+func assignerOf(t *testing.T, group string) string {
+	t.Helper()
+	b, ok := memlease.Default.Bytes(group + "/assigner")
+	if !ok {
+		return ""
+	}
+	r, err := driver.DecodeJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Holder
+}
+
+// turnStubborn makes the commands of a shardScript(dir, false) started with
+// stubbornScript ignore SIGTERM from now on on the instance identity.
+func turnStubborn(t *testing.T, dir, identity string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "stubborn."+identity), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stubbornScript is shardScript's command, which ignores SIGTERM once
+// turnStubborn was called for its instance: so that the moves of a start
+// are quick, and a later stop waits for SIGKILL.
+func stubbornScript(dir string) []string {
+	return []string{"sh", "-c", `trap '[ -e "$0/stubborn.$LEASEHOLD_IDENTITY" ] || exit 0' TERM; echo "$LEASEHOLD_SHARD $LEASEHOLD_SHARDS $LEASEHOLD_TOKEN $LEASEHOLD_IDENTITY $LEASEHOLD_LEASE" > "$0/$LEASEHOLD_SHARD.$LEASEHOLD_IDENTITY.$$"; while :; do sleep 0.05; done`, dir}
+}
+
+// assignerAndWorker starts a, the group's assigner, and b, sharing 2
+// shards with --ttl 2s and --grace 6s (longer than the TTL), each running
+// stubbornScript with its own context, and waits until each runs one.
+func assignerAndWorker(t *testing.T, dir, leaseURL string) (stopA context.CancelCauseFunc, waitA, waitB func() int) {
+	t.Helper()
+	run := func(id string) (context.CancelCauseFunc, func() int) {
+		ctx, stop := context.WithCancelCause(context.Background())
+		wait, _ := started(t, ctx, append([]string{"run", "--shards", "2", "--lease", leaseURL, "--identity", id, "--ttl", "2s", "--grace", "6s", "--"},
+			stubbornScript(dir)...)...)
+		t.Cleanup(func() { stop(nil) }) // before started's wait
+		return stop, wait
+	}
+	stopA, waitA = run("a")
+	group := strings.TrimPrefix(leaseURL, "mem://")
+	eventually(t, 10*time.Second, "a is the assigner", func() bool { return assignerOf(t, group) == "a" })
+	_, waitB = run("b")
+	eventually(t, 20*time.Second, "a and b run one shard each", func() bool {
+		running := map[string]int{}
+		for _, c := range shardCommands(t, dir) {
+			if c.alive {
+				running[c.identity]++
+			}
+		}
+		return running["a"] == 1 && running["b"] == 1
+	})
+	return stopA, waitA, waitB
+}
+
+// TestAssignersCommandsKeepTheirShardsWhileTheyStop: SIGTERM to the
+// group's assigner, whose command ignores SIGTERM for its whole --grace
+// (longer than the TTL): its assigner lease stays renewed, as its
+// liveness does, until the command was killed, so no other instance
+// starts its shard meanwhile (watchOverlaps). On main the assigner lease's
+// renewals stopped at once, and b, taking it over a TTL later, started
+// a's shard beside a's command.
+func TestAssignersCommandsKeepTheirShardsWhileTheyStop(t *testing.T) {
+	dir := t.TempDir()
+	leaseURL := "mem://" + memName("assigner-leaves")
+	watchOverlaps(t, dir)
+	stopA, waitA, _ := assignerAndWorker(t, dir, leaseURL)
+	turnStubborn(t, dir, "a")
+	stopA(&signalCause{sig: 15})
+	if code := waitA(); code != 0 {
+		t.Fatalf("a exited %d after SIGTERM, want 0", code)
+	}
+	eventually(t, 10*time.Second, "b runs both shards", func() bool {
+		n := 0
+		for _, c := range shardCommands(t, dir) {
+			if c.alive && c.identity == "b" {
+				n++
+			}
+		}
+		return n == 2
+	})
+}
+
+// TestAssignerLeaseLostWhileItsCommandsStop: the group's assigner, told
+// to stop, keeps both its leases renewed while its command (which ignores
+// SIGTERM) has its --grace; a restore of the assigner lease's record then
+// ends that drain at the next renewal, and the command is killed at once,
+// not at the end of --grace: the next assigner frees its shard as soon as
+// it wins the lease.
+func TestAssignerLeaseLostWhileItsCommandsStop(t *testing.T) {
+	dir := t.TempDir()
+	leaseURL := "mem://" + memName("assigner-lost-draining")
+	group := strings.TrimPrefix(leaseURL, "mem://")
+	watchOverlaps(t, dir)
+	stopA, waitA, _ := assignerAndWorker(t, dir, leaseURL)
+	var pid int
+	for _, c := range shardCommands(t, dir) {
+		if c.alive && c.identity == "a" {
+			pid = c.pid
+		}
+	}
+	old, _ := memlease.Default.Bytes(group + "/assigner")
+	turnStubborn(t, dir, "a")
+	stopA(&signalCause{sig: 15})
+	eventually(t, 5*time.Second, "the assigner lease renewed while a drains", func() bool {
+		b, _ := memlease.Default.Bytes(group + "/assigner")
+		return string(b) != string(old)
+	})
+	restored := time.Now()
+	memlease.Default.Put(group+"/assigner", old)
+	eventually(t, 6*time.Second, "a's command killed", func() bool { return !alive(pid) })
+	if took := time.Since(restored); took > 2*time.Second {
+		t.Errorf("a's command was killed %v after its assigner lease's record was restored; want within the TTL (2s)", took)
+	}
+	if code := waitA(); code != 0 {
+		t.Fatalf("a exited %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestLostAssignerLeaseKillsItsCommands: a restore of the assigner lease's
+// record ends the assigner's term at its next renewal, while its liveness
+// renews on; its commands are killed by the assigner lease's expiry (here
+// at once: a renewal found it lost), not at the end of --grace, since the
+// next assigner frees their shards as soon as it wins the lease. On main
+// they lived their whole --grace, following the liveness lease alone, and
+// b started a's shard beside a's command.
+func TestLostAssignerLeaseKillsItsCommands(t *testing.T) {
+	dir := t.TempDir()
+	leaseURL := "mem://" + memName("assigner-lost")
+	group := strings.TrimPrefix(leaseURL, "mem://")
+	watchOverlaps(t, dir)
+	assignerAndWorker(t, dir, leaseURL)
+	var pid int
+	for _, c := range shardCommands(t, dir) {
+		if c.alive && c.identity == "a" {
+			pid = c.pid
+		}
+	}
+	old, _ := memlease.Default.Bytes(group + "/assigner")
+	eventually(t, 5*time.Second, "the assigner lease renewed", func() bool {
+		b, _ := memlease.Default.Bytes(group + "/assigner")
+		return string(b) != string(old)
+	})
+	turnStubborn(t, dir, "a")
+	restored := time.Now()
+	memlease.Default.Put(group+"/assigner", old)
+	eventually(t, 6*time.Second, "a's command killed", func() bool { return !alive(pid) })
+	if took := time.Since(restored); took > 2*time.Second {
+		t.Errorf("a's command was killed %v after its assigner lease's record was restored; want within the TTL (2s)", took)
+	}
 }

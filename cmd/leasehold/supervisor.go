@@ -168,7 +168,10 @@ func killDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
 // its process group, then SIGKILL at killDeadline, which follows the lease:
 // while the runner drains a voluntary step-down, renewals push the expiry
 // on and the grace period decides; after the lease was lost, or renewals
-// stopped at the renew deadline, the expiry does.
+// stopped at the renew deadline, the expiry does. A shard's command
+// follows every lease its shard rests on (runner.Expiry of a shard's
+// context is the earliest of them): the worker's liveness, and the
+// assigner lease while the worker is the group's assigner.
 func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	why := context.Cause(ctx)
 	graceEnd := time.Now().Add(s.grace)
@@ -196,8 +199,15 @@ func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 		case <-c.exited:
 			return
 		case <-timer.C:
-		case <-renewalsDone: // the expiry is final now: recompute
-			renewalsDone = nil
+		case <-renewalsDone:
+			// The expiry moved back or is final: recompute. A shard's
+			// context rests on two leases when this worker is the
+			// assigner (runner.Joint): watch the one still renewing.
+			if next := runner.RenewalsDone(ctx); next != renewalsDone {
+				renewalsDone = next
+			} else {
+				renewalsDone = nil
+			}
 		case <-hurry:
 			hurry, graceEnd = nil, time.Now()
 		}
