@@ -3,7 +3,12 @@ package shard
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,33 +17,93 @@ import (
 var (
 	seedFlag  = flag.Uint64("seed", 0, "run TestRandomFaults with this seed only")
 	seedCount = flag.Int("seeds", 100, "how many seeds TestRandomFaults runs")
+	classFlag = flag.String("classes", strings.Join(faultClasses, ","), "the fault classes TestRandomFaults adds to its base faults (comma-separated; \"\" for none)")
 )
+
+// faultClasses are the fault classes of TestRandomFaults beside its base
+// faults, each named for what it does (see TestRandomFaults):
+//
+//	leave    the assigner's worker leaves, or fails its health checks, its shards slow to stop
+//	cli      shards run as leasehold run's commands that ignore SIGTERM; the assigner lease's calls hang, or its record is restored
+//	restart  a worker is killed, its liveness record deleted, and started again within a TTL
+//	parts    the assignment is kept in parts, as DynamoDB keeps a large object
+//	delete   a worker's liveness record is deleted under it
+//	slow     the assigner's listings are slower than the margins, and a renewal is hidden
+var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"}
 
 // TestRandomFaults runs fleets through seeded schedules of joins, leaves,
 // crashes, partitions (calls that hang or fail), slow calls, failed calls,
-// lost answers, restores of earlier assignments, acknowledgements and
-// liveness records (of any term), and deletes of the assignment and of
-// acknowledgements, then heals everything and waits for balance. The oracle must see no two
-// owners of a shard and no epoch that does not increase. A failure names
-// its seed: go test ./shard -run TestRandomFaults -seed N.
+// lost answers, restores of earlier assignments, acknowledgements,
+// liveness records (of any term) and assigner lease records, and deletes of
+// the assignment, of acknowledgements and of liveness records, then heals
+// everything and waits for balance. Beside those, the fault classes that
+// the project's checks once missed: the assigner's worker leaving, or
+// failing its health checks, while its shards take longer than TTL − R to
+// stop; the assigner lease's calls hanging while its liveness renews;
+// shards run as leasehold run --shards runs commands that ignore SIGTERM
+// (killed at the CLI's kill deadline); a worker killed, its liveness
+// record deleted, and started again within a TTL (its liveness token
+// starts over); the assignment kept in parts, as DynamoDB keeps a large
+// object, so that a restored head names deleted parts; listings slower
+// than the margins, with a renewal hidden by a restore of the version the
+// assigner counted while the worker's calls hang. The oracle must see no
+// two owners of a shard and no epoch that does not increase, and the group
+// must be balanced within 20 TTL of the healing. Every random choice of a
+// run is drawn from its seed (the runners' jitter included), so a failure
+// replays: go test ./shard -run '^TestRandomFaults$' -seed N.
+// LEASEHOLD_SHARD_SIM_SEEDS sets how many seeds run (as -seeds does).
 func TestRandomFaults(t *testing.T) {
-	seeds := make([]uint64, 0, *seedCount)
-	for i := range *seedCount {
+	count := *seedCount
+	if v := os.Getenv("LEASEHOLD_SHARD_SIM_SEEDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("LEASEHOLD_SHARD_SIM_SEEDS=%q: want a positive number of seeds", v)
+		}
+		count = n
+	}
+	seeds := make([]uint64, 0, count)
+	for i := range count {
 		seeds = append(seeds, uint64(i+1))
 	}
 	if *seedFlag != 0 {
 		seeds = []uint64{*seedFlag}
 	}
+	on := map[string]bool{}
+	for _, c := range strings.Split(*classFlag, ",") {
+		switch {
+		case c == "":
+		case !slices.Contains(faultClasses, c):
+			t.Fatalf("-classes: %q is not a fault class; the classes are %s", c, strings.Join(faultClasses, ", "))
+		default:
+			on[c] = true
+		}
+	}
+	began := time.Now()
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { randomFaults(t, seed) })
+			synctest.Test(t, func(t *testing.T) { randomFaults(t, seed, on) })
 		})
 	}
+	t.Logf("%d seeds in %v", len(seeds), time.Since(began).Round(time.Millisecond))
 }
 
-func randomFaults(t *testing.T, seed uint64) {
+func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 	rng := rand.New(rand.NewPCG(seed, 0))
-	f := newFleet(t, 5+rng.IntN(40))
+	f := newFleet(t, 5+rng.IntN(40), seed)
+	var setup []string
+	if rng.IntN(3) == 0 && on["cli"] {
+		// leasehold run --shards: commands that ignore SIGTERM, killed at
+		// the CLI's deadline; DrainTimeout as the CLI sets it.
+		f.grace = f.ttl/2 + time.Duration(rng.Int64N(int64(f.ttl*3/2)))
+		f.drainTimeout = f.grace + f.ttl
+		setup = append(setup, fmt.Sprintf("commands ignoring SIGTERM, --grace %v", f.grace))
+	} else {
+		f.drainTimeout = 3 * f.ttl
+	}
+	if rng.IntN(2) == 0 && on["parts"] {
+		f.parts = &partsModel{kept: map[string]bool{}}
+		setup = append(setup, "the assignment in parts")
+	}
 	for range 2 + rng.IntN(6) {
 		f.join()
 	}
@@ -52,6 +117,18 @@ func randomFaults(t *testing.T, seed uint64) {
 		}
 		return live[rng.IntN(len(live))]
 	}
+	// slowStop is how long the shards of a worker that stops take to stop:
+	// longer than TTL − R, within the DrainTimeout.
+	slowStop := func(id string) time.Duration {
+		d := f.ttl - f.renew() + time.Duration(rng.Int64N(int64(f.ttl)))
+		f.workers[id].stopTakes.Store(int64(d))
+		return d
+	}
+	// The delay of a slow listing: more than the TTL's margin over
+	// RenewInterval + RenewDeadline, less than half a renew interval, so
+	// that two listings stay within a renew interval and a count is not
+	// broken by each.
+	slowList := int64(f.renew() * 9 / 20)
 	var trace []string
 	for range 30 {
 		time.Sleep(time.Duration(rng.Int64N(int64(f.ttl))))
@@ -65,13 +142,17 @@ func randomFaults(t *testing.T, seed uint64) {
 		if b, ok := f.store.Bytes(memberKey(simGroup, id)); ok && id != "" && rng.IntN(2) == 0 {
 			liveness[id] = b
 		}
+		boss := f.assigner()
+		if f.workers[boss] == nil || !f.workers[boss].live {
+			boss = ""
+		}
 		var what string
-		switch k := rng.IntN(14); {
+		switch k := rng.IntN(23); {
 		case k == 0 || len(f.live()) < 2:
 			what = "join " + f.join()
 		case k == 1:
 			what = "leave " + id
-			f.leave(id)
+			f.leaveLater(id)
 		case k == 2:
 			what = "crash " + id
 			f.crash(id)
@@ -81,20 +162,22 @@ func randomFaults(t *testing.T, seed uint64) {
 			f.partition(id, hang)
 			cut[id] = true
 		case k == 5:
-			for c := range cut {
+			for _, c := range slices.Sorted(maps.Keys(cut)) {
 				what += "heal " + c + "; "
-				f.heal(c)
+				if f.workers[c] != nil {
+					f.heal(c)
+				}
 				delete(cut, c)
 			}
 		case k == 6:
 			what = "slow calls " + id
-			f.store.Delay(id, f.renew()/10)
+			f.store.Delay(f.workers[id].proc, f.renew()/10)
 		case k == 7:
 			what = "fail calls " + id
-			f.store.FailNext(id, 1+rng.IntN(4))
+			f.store.FailNext(f.workers[id].proc, 1+rng.IntN(4))
 		case k == 8:
 			what = "lose answers " + id
-			f.store.LoseResponses(id, 1+rng.IntN(3))
+			f.store.LoseResponses(f.workers[id].proc, 1+rng.IntN(3))
 		case k == 11 && liveness[id] != nil:
 			what = "restore the liveness record of " + id
 			f.store.Put(memberKey(simGroup, id), liveness[id])
@@ -107,17 +190,79 @@ func randomFaults(t *testing.T, seed uint64) {
 		case k == 9 && len(snapshots) > 0:
 			what = "restore an assignment"
 			f.store.Put(assignmentKey(simGroup), snapshots[rng.IntN(len(snapshots))])
+		case k == 14 && on["leave"] && boss != "":
+			// C1: the assigner's worker leaves (SIGTERM) while its shards
+			// take longer than TTL − R to stop.
+			what = "leave the assigner " + boss
+			if f.grace == 0 {
+				what += fmt.Sprintf(", its shards taking %v to stop", slowStop(boss))
+			}
+			f.leaveLater(boss)
+		case k == 15 && on["leave"] && boss != "":
+			// C1 again: the assigner's worker fails its health checks.
+			what = "the assigner " + boss + " fails its health checks"
+			if f.grace == 0 {
+				what += fmt.Sprintf(", its shards taking %v to stop", slowStop(boss))
+			}
+			f.workers[boss].unhealthy.Store(true)
+			f.workers[boss].live = false
+			cut[boss] = true
+		case k == 16 && on["cli"] && boss != "":
+			// C2: the assigner lease's calls hang while its liveness renews.
+			what = "the assigner lease's calls of " + boss + " hang"
+			f.workers[boss].cut.Store(true)
+			cut[boss] = true
+		case k == 17 && on["cli"] && boss != "":
+			// C2: a restore of the assigner lease's record, as it was up to
+			// a renew interval before: its holder's term ends at its next
+			// renewal while its liveness renews. (A record of an earlier
+			// holder brings back a lower token: see the package doc.)
+			b, _ := f.store.Bytes(assignerKey(simGroup))
+			pause := time.Duration(rng.Int64N(int64(f.renew())))
+			time.Sleep(pause)
+			if f.assigner() == boss {
+				f.store.Put(assignerKey(simGroup), b)
+				what = fmt.Sprintf("restore the assigner lease's record as it was %v before", pause)
+			}
+		case k == 18 && on["restart"] && id != "":
+			// C3: killed, its liveness record deleted (or not), started
+			// again within a TTL: its new term's token starts over.
+			deleted := rng.IntN(3) != 0
+			f.crash(id)
+			if deleted {
+				f.store.Delete(memberKey(simGroup, id))
+			}
+			pause := time.Duration(rng.Int64N(int64(f.ttl / 2)))
+			time.Sleep(pause)
+			f.o.Restart(id)
+			f.startProcess(id, fmt.Sprintf("%s#%d", id, f.procs+1))
+			what = fmt.Sprintf("kill %s, delete its liveness record %t, start it again after %v", id, deleted, pause)
+		case k == 19 && on["delete"] && id != "":
+			what = "delete the liveness record of " + id
+			f.store.Delete(memberKey(simGroup, id))
+		case k == 20 && on["slow"] && boss != "":
+			what = "slow listings of the assigner " + boss
+			f.workers[boss].slowLists.Store(slowList)
+			cut[boss] = true
+		case k >= 21 && on["slow"] && boss != "" && id != boss:
+			// A renewal hidden by a restore of the version the assigner
+			// counted, the worker's calls hanging from then on, while the
+			// assigner's listings are slower than the margins.
+			what = "hide the next renewal of " + id + ", slow listings of the assigner " + boss
+			f.workers[boss].slowLists.Store(slowList)
+			f.workers[id].hide.Store(true)
+			f.workers[id].live = false
+			cut[boss], cut[id] = true, true
 		default:
 			what = "restore acknowledgements"
-			for id, b := range acks {
-				f.store.Put(ackKey(simGroup, id), b)
+			for _, id := range slices.Sorted(maps.Keys(acks)) {
+				f.store.Put(ackKey(simGroup, id), acks[id])
 			}
 		}
 		trace = append(trace, time.Now().Format(time.TimeOnly)+" "+what)
 	}
-	for id := range f.workers {
-		f.store.Heal(id)
-		f.workers[id].live = true
+	for _, id := range f.ids() {
+		f.heal(id)
 	}
 	if len(f.workers) == 0 {
 		f.join()
@@ -128,9 +273,10 @@ func randomFaults(t *testing.T, seed uint64) {
 		time.Sleep(f.renew() / 16)
 	}
 	balanced := f.o.Balanced(f.live())
+	counts := f.o.Counts(f.live())
 	f.stopAll()
 	if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
-		t.Errorf("seed %d: %d overlaps, %d epochs not increasing, balanced after healing: %t; first: %s\ntrace:\n%v",
-			seed, overlaps, backwards, balanced, first, trace)
+		t.Errorf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace:\n%s\nreplay: go test ./shard -run '^TestRandomFaults$' -seed %d",
+			seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), seed)
 	}
 }
