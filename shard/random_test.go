@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -50,19 +48,12 @@ var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"
 // two owners of a shard and no epoch that does not increase, and the group
 // must be balanced within 20 TTL of the healing. Every random choice of a
 // run is drawn from its seed (the runners' jitter included), so a failure
-// replays: go test ./shard -run '^TestRandomFaults$' -seed N.
-// LEASEHOLD_SHARD_SIM_SEEDS sets how many seeds run (as -seeds does).
+// replays: go test ./shard -run '^TestRandomFaults$' -seed N. The seeds
+// run in parallel, each in a bubble of its own (scripts/test runs
+// LEASEHOLD_SHARD_SIM_SEEDS of them, -seeds N).
 func TestRandomFaults(t *testing.T) {
-	count := *seedCount
-	if v := os.Getenv("LEASEHOLD_SHARD_SIM_SEEDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("LEASEHOLD_SHARD_SIM_SEEDS=%q: want a positive number of seeds", v)
-		}
-		count = n
-	}
-	seeds := make([]uint64, 0, count)
-	for i := range count {
+	seeds := make([]uint64, 0, *seedCount)
+	for i := range *seedCount {
 		seeds = append(seeds, uint64(i+1))
 	}
 	if *seedFlag != 0 {
@@ -79,17 +70,21 @@ func TestRandomFaults(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	for _, seed := range seeds {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { randomFaults(t, seed, on) })
-		})
-	}
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				synctest.Test(t, func(t *testing.T) { randomFaults(t, seed, on) })
+			})
+		}
+	})
 	t.Logf("%d seeds in %v", len(seeds), time.Since(began).Round(time.Millisecond))
 }
 
 func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	f := newFleet(t, 5+rng.IntN(40), seed)
+	f.latency = true
 	var setup []string
 	if rng.IntN(3) == 0 && on["cli"] {
 		// leasehold run --shards: commands that ignore SIGTERM, killed at
@@ -104,8 +99,12 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 		f.parts = &partsModel{kept: map[string]bool{}}
 		setup = append(setup, "the assignment in parts")
 	}
+	// Apart, by a phase drawn from the seed: workers that start at one
+	// instant of the fake clock race to be the assigner, and which wins
+	// is the Go scheduler's choice, not the seed's.
 	for range 2 + rng.IntN(6) {
 		f.join()
+		time.Sleep(1 + time.Duration(rng.Int64N(int64(f.renew()/4))))
 	}
 	var snapshots [][]byte
 	acks, liveness := map[string][]byte{}, map[string][]byte{}
@@ -238,8 +237,19 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 			f.startProcess(id, fmt.Sprintf("%s#%d", id, f.procs+1))
 			what = fmt.Sprintf("kill %s, delete its liveness record %t, start it again after %v", id, deleted, pause)
 		case k == 19 && on["delete"] && id != "":
+			// C6: a worker's liveness record deleted around a change of
+			// assigner, with a restore of an assignment that may not name
+			// it: a term the new assigner cannot know of.
 			what = "delete the liveness record of " + id
 			f.store.Delete(memberKey(simGroup, id))
+			if len(snapshots) > 0 && rng.IntN(2) == 0 {
+				what += ", restore the first assignment kept"
+				f.store.Put(assignmentKey(simGroup), snapshots[0])
+			}
+			if boss != "" && boss != id && rng.IntN(2) == 0 {
+				what += ", the assigner " + boss + " leaves"
+				f.leaveLater(boss)
+			}
 		case k == 20 && on["slow"] && boss != "":
 			what = "slow listings of the assigner " + boss
 			f.workers[boss].slowLists.Store(slowList)

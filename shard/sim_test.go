@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -58,7 +59,10 @@ type fleet struct {
 	// parts, if set, keeps the assignment as DynamoDB keeps a large object
 	// (see partsModel).
 	parts *partsModel
-	gone  []*simWorker // stopped or killed, whose Run has yet to return
+	// latency, if set, gives every call a latency below a millisecond
+	// (see simStore.delay).
+	latency bool
+	gone    []*simWorker // stopped or killed, whose Run has yet to return
 }
 
 type simWorker struct {
@@ -87,6 +91,7 @@ type simWorker struct {
 	slowLists atomic.Int64
 	mu        sync.Mutex
 	rng       *rand.Rand
+	calls     map[string]int // by key and operation (see simStore.delay)
 	// proc names the process for the store's faults (see startProcess).
 	proc string
 }
@@ -127,7 +132,7 @@ func (f *fleet) start(id string) { f.startProcess(id, id) }
 // differs from id) is not cut off with the killed one.
 func (f *fleet) startProcess(id, proc string) {
 	f.procs++
-	sw := &simWorker{done: make(chan error, 1), live: true, killed: make(chan struct{}), proc: proc, rng: rand.New(rand.NewPCG(f.seed, uint64(f.procs)))}
+	sw := &simWorker{done: make(chan error, 1), live: true, killed: make(chan struct{}), proc: proc, calls: map[string]int{}, rng: rand.New(rand.NewPCG(f.seed, uint64(f.procs)))}
 	sw.stopTakes.Store(int64(f.drain()))
 	var store Store = f.store.Objects(proc)
 	if f.followerReads > 0 {
@@ -283,12 +288,13 @@ func (f *fleet) heal(id string) {
 }
 
 // simStore is a worker's Store with the simulation's faults beside
-// memlease's: the calls of its assigner lease alone hang while cut is set,
-// each until its CallTimeout, its other calls going on (a fault that ends
-// a worker's assigner term by its renew deadline while its liveness
-// renews); its next renewal of its liveness is hidden while hide is set;
-// its listings are slow while slowLists is set; and the assignment is
-// kept in parts when the fleet's parts is set.
+// memlease's: every call takes a latency below a millisecond when the
+// fleet's latency is set (see delay); the calls of its assigner lease
+// alone hang while cut is set, each until its CallTimeout, its other calls
+// going on (a fault that ends a worker's assigner term by its renew
+// deadline while its liveness renews); its next renewal of its liveness
+// is hidden while hide is set; its listings are slow while slowLists is
+// set; and the assignment is kept in parts when the fleet's parts is set.
 type simStore struct {
 	Store
 	f    *fleet
@@ -296,20 +302,40 @@ type simStore struct {
 	proc string
 }
 
+// delay holds a call of op on key for its latency, when the fleet has
+// one: below a millisecond, a hash of the seed, the process, the key, op,
+// and how many such calls the process made before. On the fake clock,
+// calls of two goroutines that fall on one instant run in the order the Go
+// scheduler picks, which the seed does not decide (a worker's read of the
+// assignment and its assigner's write of it, whose timers' periods share
+// multiples, say); a latency that differs by caller and call puts them at
+// instants of their own, so that a seed replays. It does not hang on the
+// instant, nor on the order of a loop over a map (the assigner's reads of
+// the acknowledgements that changed), which would make them differ again.
+func (s simStore) delay(ctx context.Context, key, op string) {
+	if !s.f.latency {
+		return
+	}
+	call := key + " " + op
+	s.w.mu.Lock()
+	n := s.w.calls[call]
+	s.w.calls[call] = n + 1
+	s.w.mu.Unlock()
+	h := fnv.New64a()
+	fmt.Fprint(h, s.f.seed, s.proc, call, n)
+	ctxtime.Sleep(ctx, 1+time.Duration(h.Sum64()%uint64(time.Millisecond)))
+}
+
 func (s simStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
 	l, err := s.Store.Lease(key, opts)
-	switch {
-	case err != nil:
+	if err != nil {
 		return l, err
-	case key == assignerKey(simGroup):
-		return cutLease{l, &s.w.cut}, nil
-	case key == memberKey(simGroup, opts.Identity):
-		return hiddenLease{l, s, key}, nil
 	}
-	return l, err
+	return simLease{l, s, key}, nil
 }
 
 func (s simStore) List(ctx context.Context, prefix string) (map[string]string, error) {
+	s.delay(ctx, prefix, "list")
 	if d := time.Duration(s.w.slowLists.Load()); d > 0 {
 		s.w.mu.Lock()
 		slow := s.w.rng.IntN(2) == 0
@@ -318,14 +344,15 @@ func (s simStore) List(ctx context.Context, prefix string) (map[string]string, e
 			d = 0
 		}
 		ctxtime.Sleep(ctx, d)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return s.Store.List(ctx, prefix)
 }
 
 func (s simStore) Get(ctx context.Context, key, known string) ([]byte, string, error) {
+	s.delay(ctx, key, "get")
 	data, v, err := s.Store.Get(ctx, key, known)
 	if err == nil && data != nil && s.f.parts != nil && key == assignmentKey(simGroup) && !s.f.parts.has(v) {
 		return nil, "", fmt.Errorf("%w: sim: %s: the head of version %s names parts that were deleted", lease.ErrUnavailable, key, v)
@@ -334,6 +361,7 @@ func (s simStore) Get(ctx context.Context, key, known string) ([]byte, string, e
 }
 
 func (s simStore) Put(ctx context.Context, key string, data []byte, version string) (string, error) {
+	s.delay(ctx, key, "put")
 	if s.f.parts == nil || key != assignmentKey(simGroup) {
 		return s.Store.Put(ctx, key, data, version)
 	}
@@ -344,6 +372,68 @@ func (s simStore) Put(ctx context.Context, key string, data []byte, version stri
 	}
 	return v, err
 }
+
+// simLease is a lease of a worker's simStore: its calls take their
+// latency; the assigner lease's hang while the worker's cut is set; the
+// liveness lease's next successful renewal, while the worker's hide is
+// set, is hidden: the record is put back as it was before it, as by a
+// restore of the version the assigner's listings have counted, and the
+// worker's calls hang from then on, so that it stops only at its renew
+// deadline, counted from that renewal's sending.
+type simLease struct {
+	lease.Lease
+	s   simStore
+	key string
+}
+
+func (l simLease) before(ctx context.Context, op string) error {
+	l.s.delay(ctx, l.key, op)
+	if l.key != assignerKey(simGroup) || !l.s.w.cut.Load() {
+		return ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.Options().CallTimeout)
+	defer cancel()
+	<-ctx.Done()
+	return fmt.Errorf("%w: sim: the assigner lease's calls hang", lease.ErrUnavailable)
+}
+
+func (l simLease) Acquire(ctx context.Context) (lease.Term, error) {
+	if err := l.before(ctx, "acquire"); err != nil {
+		return lease.Term{}, err
+	}
+	return l.Lease.Acquire(ctx)
+}
+
+func (l simLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if err := l.before(ctx, "renew"); err != nil {
+		return lease.Term{}, err
+	}
+	before, _ := l.s.f.store.Bytes(l.key)
+	nt, err := l.Lease.Renew(ctx, t)
+	if err == nil && l.key == memberKey(simGroup, t.Holder) && l.s.w.hide.CompareAndSwap(true, false) {
+		l.s.f.store.Put(l.key, before)
+		l.s.f.store.Hang(l.s.proc)
+	}
+	return nt, err
+}
+
+func (l simLease) Release(ctx context.Context, t lease.Term) error {
+	if err := l.before(ctx, "release"); err != nil {
+		return err
+	}
+	return l.Lease.Release(ctx, t)
+}
+
+func (l simLease) Observe(ctx context.Context) (lease.Record, error) {
+	l.s.delay(ctx, l.key, "observe")
+	if err := ctx.Err(); err != nil {
+		return lease.Record{}, err
+	}
+	return l.Lease.Observe(ctx)
+}
+
+func (l simLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
+func (l simLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 
 // partsModel is how DynamoDB keeps an object larger than an item
 // (dynamolease.Objects): a head item, whose version names its parts, and
@@ -382,69 +472,6 @@ func digest(data []byte) string {
 	sum := md5.Sum(data)
 	return hex.EncodeToString(sum[:])
 }
-
-// hiddenLease is a worker's liveness lease whose next successful renewal,
-// while hide is set, is hidden: the record is put back as it was before
-// it, as by a restore of the version the assigner's listings have
-// counted, and the worker's calls hang from then on, so that it stops
-// only at its renew deadline, counted from that renewal's sending.
-type hiddenLease struct {
-	lease.Lease
-	s   simStore
-	key string
-}
-
-func (l hiddenLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
-	before, _ := l.s.f.store.Bytes(l.key)
-	nt, err := l.Lease.Renew(ctx, t)
-	if err == nil && l.s.w.hide.CompareAndSwap(true, false) {
-		l.s.f.store.Put(l.key, before)
-		l.s.f.store.Hang(l.s.proc)
-	}
-	return nt, err
-}
-
-func (l hiddenLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
-func (l hiddenLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
-
-type cutLease struct {
-	lease.Lease
-	cut *atomic.Bool
-}
-
-func (l cutLease) hang(ctx context.Context) error {
-	if !l.cut.Load() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, l.Options().CallTimeout)
-	defer cancel()
-	<-ctx.Done()
-	return fmt.Errorf("%w: sim: the assigner lease's calls hang", lease.ErrUnavailable)
-}
-
-func (l cutLease) Acquire(ctx context.Context) (lease.Term, error) {
-	if err := l.hang(ctx); err != nil {
-		return lease.Term{}, err
-	}
-	return l.Lease.Acquire(ctx)
-}
-
-func (l cutLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
-	if err := l.hang(ctx); err != nil {
-		return lease.Term{}, err
-	}
-	return l.Lease.Renew(ctx, t)
-}
-
-func (l cutLease) Release(ctx context.Context, t lease.Term) error {
-	if err := l.hang(ctx); err != nil {
-		return err
-	}
-	return l.Lease.Release(ctx, t)
-}
-
-func (l cutLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
-func (l cutLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 
 // assigner returns the identity holding the assigner lease.
 func (f *fleet) assigner() string {
