@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -67,6 +69,16 @@ type Config struct {
 	// Jitter is the fraction of CampaignInterval added at random to each
 	// wait, so that followers spread out. Between 0 and 1. Default: DefaultJitter, 0.2.
 	Jitter float64
+	// Rand is where the runner draws every random number it uses: the
+	// Jitter of its waits, a follower's own delay after the holder's
+	// renewals (see the package doc), and the spread of its renewal
+	// retries' backoff. The runner's goroutines draw from it at once, and
+	// so do other runners given the same source, so it must be safe for
+	// concurrent use (LockedSource makes any source so). A simulation
+	// gives a source seeded from its schedule's seed, so that the seed
+	// replays the run (see sim's package doc). Default: math/rand/v2's
+	// global source, seeded at random by the runtime.
+	Rand rand.Source
 	// FollowerReads is how many times a follower of a lease whose
 	// renewals show (lease.RenewalsShow) reads it per renewal of its
 	// holder, once it has learned when the holder renews: just after each
@@ -206,6 +218,27 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// globalSource is Config.Rand's default: math/rand/v2's global source.
+type globalSource struct{}
+
+func (globalSource) Uint64() uint64 { return rand.Uint64() }
+
+// LockedSource returns src made safe for concurrent use, as Config.Rand
+// must be: each draw takes a lock of its own. For a seeded source, such as
+// rand.NewPCG(seed, stream), that several goroutines draw from.
+func LockedSource(src rand.Source) rand.Source { return &lockedSource{src: src} }
+
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (l *lockedSource) Uint64() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.src.Uint64()
+}
+
 // DefaultRenewInterval is Config.RenewInterval's default for a TTL:
 // lease.DefaultRenewInterval, 3/8 of it.
 func DefaultRenewInterval(ttl time.Duration) time.Duration { return lease.DefaultRenewInterval(ttl) }
@@ -287,6 +320,9 @@ func (c Config) Resolve(opts lease.Options) (Resolved, error) {
 	}
 	c.FollowerReads = cmp.Or(c.FollowerReads, DefaultFollowerReads)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Rand == nil {
+		c.Rand = globalSource{}
+	}
 
 	res := Resolved{Config: c, LeaseOptions: opts}
 	for _, d := range []struct {

@@ -82,8 +82,8 @@ type follow struct {
 // follower's reads while it looks for the holder's first renewal: TTL/20.
 const burstStep = 20
 
-func newFollow(cfg Config, ttl time.Duration, jittered func(time.Duration) time.Duration) *follow {
-	base := ttl/100 + rand.N(ttl/50+1)
+func newFollow(cfg Config, ttl time.Duration, jittered func(time.Duration) time.Duration, rnd *rand.Rand) *follow {
+	base := ttl/100 + time.Duration(rnd.Int64N(int64(ttl/50+1)))
 	return &follow{
 		renew:     cfg.RenewInterval,
 		campaign:  cfg.CampaignInterval,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/leasehold/leasehold/internal/ctxtime"
+	"math/rand/v2"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -78,11 +79,12 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 // OnRenew.
 func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	window := r.cfg.RenewDeadline - r.cfg.RenewInterval
-	b := backoff.NewExponentialBackOff(
+	b := spreadBackOff{backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(window/20),
 		backoff.WithMaxInterval(window/4),
 		backoff.WithMaxElapsedTime(0),
-	)
+		backoff.WithRandomizationFactor(0),
+	), r.rand}
 	return backoff.RetryNotifyWithData(func() (lease.Term, error) {
 		began := time.Now()
 		nt, err := r.cfg.Lease.Renew(ctx, t)
@@ -96,4 +98,22 @@ func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	}, backoff.WithContext(b, ctx), func(err error, wait time.Duration) {
 		r.cfg.Logger.Warn("renew failed; retrying", "token", t.Token, "err", err, "retry_in", wait)
 	})
+}
+
+// spreadBackOff spreads its exponential backoff's waits at random by
+// backoff.DefaultRandomizationFactor (each between half and one and a
+// half times the interval), as the backoff would itself, but draws from
+// the runner's Config.Rand rather than from math/rand's global source.
+type spreadBackOff struct {
+	*backoff.ExponentialBackOff
+	rand *rand.Rand
+}
+
+func (b spreadBackOff) NextBackOff() time.Duration {
+	d := b.ExponentialBackOff.NextBackOff()
+	if d == backoff.Stop {
+		return d
+	}
+	f := backoff.DefaultRandomizationFactor
+	return time.Duration(float64(d) * (1 - f + 2*f*b.rand.Float64()))
 }

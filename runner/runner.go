@@ -14,7 +14,8 @@ import (
 
 // Runner runs a task while, and only while, it holds a lease.
 type Runner struct {
-	cfg Config
+	cfg  Config
+	rand *rand.Rand // draws from cfg.Rand
 
 	mu     sync.Mutex
 	leader string // the leader last observed, for OnLeaderChanged
@@ -34,7 +35,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	res.Logger = res.Logger.With("identity", res.LeaseOptions.Identity)
-	return &Runner{cfg: res.Config}, nil
+	return &Runner{cfg: res.Config, rand: rand.New(res.Rand)}, nil
 }
 
 // Run campaigns for the lease, runs the task while leader, and campaigns
@@ -85,7 +86,7 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.Term, error) {
 	var f *follow // when to read, on a store whose holder's renewals show
 	if lease.RenewalsShow(r.cfg.Lease) {
-		f = newFollow(r.cfg, r.cfg.Lease.Options().TTL, r.jittered)
+		f = newFollow(r.cfg, r.cfg.Lease.Options().TTL, r.jittered, r.rand)
 	}
 	for {
 		began := time.Now()
@@ -289,5 +290,5 @@ func (r *Runner) restartDelay(taskErr error, ran time.Duration, failures int) (t
 }
 
 func (r *Runner) jittered(d time.Duration) time.Duration {
-	return d + time.Duration(rand.Float64()*r.cfg.Jitter*float64(d))
+	return d + time.Duration(r.rand.Float64()*r.cfg.Jitter*float64(d))
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,6 +132,12 @@ type Config struct {
 	OnSettled func(Settled)
 	// Logger receives the worker's logs. Default slog.Default().
 	Logger *slog.Logger
+	// Rand is where the worker's runners (its liveness and its campaign
+	// for the assigner) draw their random numbers (runner.Config.Rand):
+	// both draw from it, so it must be safe for concurrent use
+	// (runner.LockedSource). A simulation seeds it, so that a seed
+	// replays the run. Default: math/rand/v2's global source.
+	Rand rand.Source
 
 	// expireAfter, if set, replaces the TTL in the assigner's judgement of
 	// expiry: only tests set it, to show what judging early breaks.
@@ -237,7 +244,7 @@ func (w *Worker) startRunner(ctx context.Context, key string, task func(context.
 		return nil, fmt.Errorf("shard: %w: the store %T: the renewals of its lease %s do not change the record's version (lease.RenewalsShow is false), and the assigner judges liveness by rule 2 on listed versions", lease.ErrUnsafeStore, w.cfg.Store, key)
 	}
 	rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
-	rc.RenewDeadline, rc.RenewInterval = w.cfg.RenewDeadline, w.cfg.RenewInterval
+	rc.RenewDeadline, rc.RenewInterval, rc.Rand = w.cfg.RenewDeadline, w.cfg.RenewInterval, w.cfg.Rand
 	r, err := runner.New(rc)
 	if err != nil {
 		return nil, err
