@@ -143,6 +143,8 @@ func (f *fleet) startProcess(id, proc string) {
 		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
 		NoAssigner:   f.candidates > 0 && f.next > f.candidates,
 		DrainTimeout: f.drainTimeout,
+		// The runners' jitter from the seed, a stream per process.
+		Rand: runner.LockedSource(rand.NewPCG(f.seed, 1<<32|uint64(f.procs))),
 		HealthCheck: func(context.Context) error {
 			if sw.unhealthy.Load() {
 				return errors.New("sim: unhealthy")
