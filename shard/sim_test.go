@@ -175,8 +175,10 @@ func (f *fleet) startProcess(id, proc string) {
 // stopping waits while a cancelled shard function stops: sw.stopTakes, or
 // with f.grace set, until leasehold run's supervisor would kill a command
 // that ignores SIGTERM (killDeadline: the end of the grace period, or the
-// kill margin before the expiry of the lease the shard's context belongs
-// to, recomputed when its renewals end), or until the process is killed.
+// kill margin before runner.Expiry of the shard's context, recomputed when
+// runner.RenewalsDone of it closes), or until the process is killed. It
+// follows cmd/leasehold's supervisor.stop step for step, which a test in
+// package shard cannot call: keep the two alike.
 func (f *fleet) stopping(ctx context.Context, sw *simWorker) {
 	if f.grace == 0 {
 		t := time.NewTimer(time.Duration(sw.stopTakes.Load()))
@@ -198,8 +200,14 @@ func (f *fleet) stopping(ctx context.Context, sw *simWorker) {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-renewalsDone: // the expiry is final now
-			renewalsDone = nil
+		case <-renewalsDone:
+			// The expiry moved back or is final: recompute, watching the
+			// lease still renewed if the context rests on two.
+			if next := runner.RenewalsDone(ctx); next != renewalsDone {
+				renewalsDone = next
+			} else {
+				renewalsDone = nil
+			}
 		case <-sw.killed:
 			t.Stop()
 			return
