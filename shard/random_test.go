@@ -83,7 +83,7 @@ func TestRandomFaults(t *testing.T) {
 
 func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 	rng := rand.New(rand.NewPCG(seed, 0))
-	f := newFleet(t, 5+rng.IntN(40), seed)
+	f := newSeededFleet(t, 5+rng.IntN(40), seed)
 	f.latency = true
 	var setup []string
 	if rng.IntN(3) == 0 && on["cli"] {

@@ -99,8 +99,12 @@ type simWorker struct {
 const simGroup = "sim"
 
 // newFleet returns a fleet of n shards whose random choices are drawn
-// from seed.
-func newFleet(t *testing.T, n int, seed uint64) *fleet {
+// from seed 1.
+func newFleet(t *testing.T, n int) *fleet { return newSeededFleet(t, n, 1) }
+
+// newSeededFleet returns a fleet of n shards whose random choices are
+// drawn from seed.
+func newSeededFleet(t *testing.T, n int, seed uint64) *fleet {
 	return &fleet{t: t, store: memlease.NewStore(), o: oracle.New(n), n: n, ttl: 15 * time.Second, workers: map[string]*simWorker{},
 		seed: seed, rng: rand.New(rand.NewPCG(seed, 0))}
 }
@@ -556,7 +560,7 @@ type figures struct {
 // figures; it fails the test on any overlap, any epoch that did not
 // increase, and any change that does not end balanced.
 func scenario(t *testing.T, n, m int) {
-	f := newFleet(t, n, 1)
+	f := newFleet(t, n)
 	var figs []figures
 	record := func(what string, change func() int) {
 		t.Helper()
@@ -793,7 +797,7 @@ func simLogger() *slog.Logger {
 // oracle sees two owners.
 func TestOracleCatchesEarlyExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 20, 1)
+		f := newFleet(t, 20)
 		f.expire = f.renew() * 11 / 10
 		for range 4 {
 			f.join()
@@ -825,7 +829,7 @@ func TestOracleCatchesEarlyExpiry(t *testing.T) {
 // an error naming the field, and the group carries on.
 func TestShardCountIsFixed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 10, 1)
+		f := newFleet(t, 10)
 		f.join()
 		f.settle("start", time.Now(), 0)
 		w, err := New(Config{Store: f.store.Objects("odd"), Group: simGroup, Shards: 11, Identity: "odd", TTL: f.ttl,
@@ -847,7 +851,7 @@ func TestStartThroughFailures(t *testing.T) {
 	for fail := 1; fail <= 8; fail++ {
 		t.Run(fmt.Sprint(fail), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f := newFleet(t, 8, 1)
+				f := newFleet(t, 8)
 				f.store.FailNext("w0001", fail)
 				f.join()
 				f.settle("start", time.Now(), 0)
@@ -876,7 +880,7 @@ func TestCost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f := newFleet(t, tc.shards, 1)
+				f := newFleet(t, tc.shards)
 				f.followerReads = tc.followerReads
 				f.candidates = 1
 				if tc.campaign {
@@ -911,7 +915,7 @@ func TestCost(t *testing.T) {
 // many acknowledgements change (here, rewritten with the same content).
 func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 24, 1)
+		f := newFleet(t, 24)
 		f.candidates = 1
 		for range 12 {
 			f.join()
@@ -940,7 +944,7 @@ func TestSlowAssignerStillJudgesExpiry(t *testing.T) {
 // campaigning to be the assigner, at random phases of the renew interval,
 // and waits until they are balanced.
 func phasedFleet(t *testing.T, n, m, candidates int) *fleet {
-	f := newFleet(t, n, 1)
+	f := newFleet(t, n)
 	f.candidates = candidates
 	for range m {
 		f.join()
@@ -1008,7 +1012,7 @@ func (f *fleet) crashTrials(what string, bound time.Duration, victim func(trial 
 // objects a store's probe writes beside the workers' keys to expire.
 func TestAssignerCrashShardsStartSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 24, 1)
+		f := newFleet(t, 24)
 		for range 4 {
 			id := f.join()
 			// A probe's object beside the worker's liveness key, as S3's
