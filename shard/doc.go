@@ -299,5 +299,6 @@
 // a restore. Every random choice of a run is drawn from its seed, the
 // runners' jitter included (Config.Rand), and every call to the store
 // takes a latency hashed from it, so that no two goroutines meet at one
-// instant of the fake clock: a failing seed replays.
+// instant of the fake clock: a failing seed replays, and -seed N shrinks
+// its schedule to the faults the failure needs.
 package shard

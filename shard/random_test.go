@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -15,6 +16,7 @@ import (
 var (
 	seedFlag  = flag.Uint64("seed", 0, "run TestRandomFaults with this seed only")
 	seedCount = flag.Int("seeds", 100, "how many seeds TestRandomFaults runs")
+	stepsFlag = flag.String("steps", "", "with -seed: the only steps of its schedule to run (comma-separated, from 0), as a shrunk failure names them")
 	classFlag = flag.String("classes", strings.Join(faultClasses, ","), "the fault classes TestRandomFaults adds to its base faults (comma-separated; \"\" for none)")
 )
 
@@ -48,7 +50,8 @@ var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"
 // two owners of a shard and no epoch that does not increase, and the group
 // must be balanced within 20 TTL of the healing. Every random choice of a
 // run is drawn from its seed (the runners' jitter included), so a failure
-// replays: go test ./shard -run '^TestRandomFaults$' -seed N. The seeds
+// replays: go test ./shard -run '^TestRandomFaults$' -seed N, which also
+// shrinks it to the steps the failure needs (-steps replays those). The seeds
 // run in parallel, each in a bubble of its own (scripts/test runs
 // LEASEHOLD_SHARD_SIM_SEEDS of them, -seeds N).
 func TestRandomFaults(t *testing.T) {
@@ -69,19 +72,86 @@ func TestRandomFaults(t *testing.T) {
 			on[c] = true
 		}
 	}
+	skip := map[int]bool{}
+	if *stepsFlag != "" {
+		for step := range faultSteps {
+			skip[step] = true
+		}
+		for _, f := range strings.Split(*stepsFlag, ",") {
+			step, err := strconv.Atoi(f)
+			if err != nil || step < 0 || step >= faultSteps {
+				t.Fatalf("-steps: %q is not a step of a schedule (0 to %d)", f, faultSteps-1)
+			}
+			delete(skip, step)
+		}
+	}
 	began := time.Now()
 	t.Run("seeds", func(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Parallel()
-				synctest.Test(t, func(t *testing.T) { randomFaults(t, seed, on) })
+				var v verdict
+				synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, skip) })
+				if v.failed {
+					if *seedFlag != 0 {
+						v = shrink(t, seed, on, skip, v)
+					}
+					t.Error(v.report)
+				}
 			})
 		}
 	})
 	t.Logf("%d seeds in %v", len(seeds), time.Since(began).Round(time.Millisecond))
 }
 
-func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
+// faultSteps is how many faults a schedule has.
+const faultSteps = 30
+
+// verdict is how a schedule ended.
+type verdict struct {
+	failed bool
+	report string // the failure, its schedule and how to replay it
+}
+
+// shrink leaves out the steps of seed's schedule one after another,
+// keeping out each whose absence still fails the run (any violation, or no
+// balance), and returns the verdict of the shortest schedule found: the
+// faults that a failure needs. A seed replays exactly, so the same steps
+// left out fail the same way (-steps names those kept).
+func shrink(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, failed verdict) verdict {
+	out := maps.Clone(skip)
+	for step := range faultSteps {
+		if out[step] {
+			continue
+		}
+		out[step] = true
+		var v verdict
+		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, out) })
+		if v.failed {
+			failed = v
+		} else {
+			delete(out, step)
+		}
+	}
+	failed.report = fmt.Sprintf("shrunk to %d of %d steps:\n%s", faultSteps-len(out), faultSteps, failed.report)
+	return failed
+}
+
+// kept names the steps that skip leaves in, as -steps takes them.
+func kept(skip map[int]bool) string {
+	var s []string
+	for step := range faultSteps {
+		if !skip[step] {
+			s = append(s, strconv.Itoa(step))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// randomFaults runs seed's schedule, leaving out the steps in skip. Each
+// step draws from a source of its own, so that leaving one out changes
+// no draw of the others.
+func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool) verdict {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	f := newSeededFleet(t, 5+rng.IntN(40), seed)
 	f.latency = true
@@ -129,7 +199,8 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 	// broken by each.
 	slowList := int64(f.renew() * 9 / 20)
 	var trace []string
-	for range 30 {
+	for step := range faultSteps {
+		rng := rand.New(rand.NewPCG(seed, uint64(step)+1))
 		time.Sleep(time.Duration(rng.Int64N(int64(f.ttl))))
 		if b, ok := f.store.Bytes(assignmentKey(simGroup)); ok && rng.IntN(3) == 0 {
 			snapshots = append(snapshots, b)
@@ -144,6 +215,9 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 		boss := f.assigner()
 		if f.workers[boss] == nil || !f.workers[boss].live {
 			boss = ""
+		}
+		if skip[step] {
+			continue
 		}
 		var what string
 		switch k := rng.IntN(23); {
@@ -269,7 +343,7 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 				f.store.Put(ackKey(simGroup, id), acks[id])
 			}
 		}
-		trace = append(trace, time.Now().Format(time.TimeOnly)+" "+what)
+		trace = append(trace, fmt.Sprintf("%2d %s %s", step, time.Now().Format(time.TimeOnly), what))
 	}
 	for _, id := range f.ids() {
 		f.heal(id)
@@ -285,8 +359,14 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool) {
 	balanced := f.o.Balanced(f.live())
 	counts := f.o.Counts(f.live())
 	f.stopAll()
-	if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
-		t.Errorf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace:\n%s\nreplay: go test ./shard -run '^TestRandomFaults$' -seed %d",
-			seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), seed)
+	overlaps, backwards, first := f.o.Violations()
+	if overlaps == 0 && backwards == 0 && balanced {
+		return verdict{}
 	}
+	replay := fmt.Sprintf("go test ./shard -run '^TestRandomFaults$' -seed %d", seed)
+	if len(skip) > 0 {
+		replay += " -steps " + kept(skip)
+	}
+	return verdict{true, fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
+		seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
 }
