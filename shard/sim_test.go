@@ -369,7 +369,7 @@ func (s simStore) Get(ctx context.Context, key, known string) ([]byte, string, e
 	s.delay(ctx, key, "get")
 	data, v, err := s.Store.Get(ctx, key, known)
 	if err == nil && data != nil && s.f.parts != nil && key == assignmentKey(simGroup) && !s.f.parts.has(v) {
-		return nil, "", fmt.Errorf("%w: sim: %s: the head of version %s names parts that were deleted", lease.ErrUnavailable, key, v)
+		return nil, "", fmt.Errorf("%w (sim: %s)", driver.Corruptf("the head item at version %q names parts that are not stored: a head put back (a restore) after a later write deleted its parts", v), key)
 	}
 	return data, v, err
 }
@@ -453,9 +453,10 @@ func (l simLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 // (dynamolease.Objects): a head item, whose version names its parts, and
 // the parts, written before the head; a Put deletes the parts of the
 // version it replaced once its head is written. A head put back by a
-// restore names parts that a later Put deleted: reading it fails (the
-// store retries, and reports lease.ErrUnavailable), while a read that
-// names the head's version as known is answered "unchanged" as ever.
+// restore names parts that a later Put deleted: reading it fails with
+// lease.ErrCorrupt, as dynamolease reports a head read twice at one
+// version whose parts are missing, while a read that names the head's
+// version as known is answered "unchanged" as ever.
 // Memlease's versions are digests of the bytes, so a head restored has the
 // version of the write that made it.
 type partsModel struct {
