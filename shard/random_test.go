@@ -310,17 +310,23 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			f.o.Restart(id)
 			f.startProcess(id, fmt.Sprintf("%s#%d", id, f.procs+1))
 			what = fmt.Sprintf("kill %s, delete its liveness record %t, start it again after %v", id, deleted, pause)
-		case k == 19 && on["delete"] && id != "":
-			// C6: a worker's liveness record deleted around a change of
-			// assigner, with a restore of an assignment that may not name
-			// it: a term the new assigner cannot know of.
-			what = "delete the liveness record of " + id
-			f.store.Delete(memberKey(simGroup, id))
-			if len(snapshots) > 0 && rng.IntN(2) == 0 {
+		case k == 19 && on["delete"] && len(f.live()) > 2:
+			// C6: around a change of assigner, the newest worker is cut
+			// off (its calls hang, so that it runs its shards until its
+			// renew deadline), its liveness record deleted, and the first
+			// assignment kept, which may not name it, restored: a term the
+			// new assigner may not know of.
+			live := f.live()
+			x := live[len(live)-1]
+			f.partition(x, true)
+			cut[x] = true
+			f.store.Delete(memberKey(simGroup, x))
+			what = "cut off " + x + " (calls hang), delete its liveness record"
+			if len(snapshots) > 0 {
 				what += ", restore the first assignment kept"
 				f.store.Put(assignmentKey(simGroup), snapshots[0])
 			}
-			if boss != "" && boss != id && rng.IntN(2) == 0 {
+			if boss != "" && boss != x {
 				what += ", the assigner " + boss + " leaves"
 				f.leaveLater(boss)
 			}
