@@ -294,7 +294,9 @@
 // calls hanging, or its record restored, while its liveness renews; a
 // worker killed, its liveness record deleted, and started again within a
 // TTL; the assignment kept in parts, as DynamoDB keeps a large object, so
-// that a restored head names deleted parts; and listings slower than the
+// that a restored head names deleted parts; around a change of assigner, a
+// worker cut off, its liveness record deleted and an old assignment
+// restored; and listings slower than the
 // TTL's margin over RenewInterval + RenewDeadline, with a renewal hidden by
 // a restore. Every random choice of a run is drawn from its seed, the
 // runners' jitter included (Config.Rand), and every call to the store

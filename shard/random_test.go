@@ -27,16 +27,15 @@ var (
 //	cli      shards run as leasehold run's commands that ignore SIGTERM; the assigner lease's calls hang, or its record is restored
 //	restart  a worker is killed, its liveness record deleted, and started again within a TTL
 //	parts    the assignment is kept in parts, as DynamoDB keeps a large object
-//	delete   a worker's liveness record is deleted under it
+//	delete   around a change of assigner, a worker cut off, its liveness record deleted, an old assignment restored
 //	slow     the assigner's listings are slower than the margins, and a renewal is hidden
 var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"}
 
 // TestRandomFaults runs fleets through seeded schedules of joins, leaves,
 // crashes, partitions (calls that hang or fail), slow calls, failed calls,
-// lost answers, restores of earlier assignments, acknowledgements,
-// liveness records (of any term) and assigner lease records, and deletes of
-// the assignment, of acknowledgements and of liveness records, then heals
-// everything and waits for balance. Beside those, the fault classes that
+// lost answers, restores of earlier assignments, acknowledgements and
+// liveness records (of any term), and deletes of the assignment and of
+// acknowledgements, then heals everything and waits for balance. Beside those, the fault classes that
 // the project's checks once missed: the assigner's worker leaving, or
 // failing its health checks, while its shards take longer than TTL − R to
 // stop; the assigner lease's calls hanging while its liveness renews;
@@ -44,7 +43,9 @@ var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"
 // (killed at the CLI's kill deadline); a worker killed, its liveness
 // record deleted, and started again within a TTL (its liveness token
 // starts over); the assignment kept in parts, as DynamoDB keeps a large
-// object, so that a restored head names deleted parts; listings slower
+// object, so that a restored head names deleted parts; around a change of
+// assigner, a worker cut off, its liveness record deleted and an old
+// assignment restored (a term the new assigner may not know of); listings slower
 // than the margins, with a renewal hidden by a restore of the version the
 // assigner counted while the worker's calls hang. The oracle must see no
 // two owners of a shard and no epoch that does not increase, and the group
