@@ -304,9 +304,7 @@ func (f *fleet) heal(id string) {
 // simStore is a worker's Store with the simulation's faults beside
 // memlease's: every call takes a latency below a millisecond when the
 // fleet's latency is set (see delay); the calls of its assigner lease
-// alone hang while cut is set, each until its CallTimeout, its other calls
-// going on (a fault that ends a worker's assigner term by its renew
-// deadline while its liveness renews); its next renewal of its liveness
+// hang while cut is set (cutStore); its next renewal of its liveness
 // is hidden while hide is set; its listings are slow while slowLists is
 // set; and the assignment is kept in parts when the fleet's parts is set.
 type simStore struct {
@@ -341,7 +339,7 @@ func (s simStore) delay(ctx context.Context, key, op string) {
 }
 
 func (s simStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
-	l, err := s.Store.Lease(key, opts)
+	l, err := cutStore{s.Store, &s.w.cut}.Lease(key, opts)
 	if err != nil {
 		return l, err
 	}
@@ -388,8 +386,7 @@ func (s simStore) Put(ctx context.Context, key string, data []byte, version stri
 }
 
 // simLease is a lease of a worker's simStore: its calls take their
-// latency; the assigner lease's hang while the worker's cut is set; the
-// liveness lease's next successful renewal, while the worker's hide is
+// latency; the liveness lease's next successful renewal, while the worker's hide is
 // set, is hidden: the record is put back as it was before it, as by a
 // restore of the version the assigner's listings have counted, and the
 // worker's calls hang from then on, so that it stops only at its renew
@@ -402,13 +399,7 @@ type simLease struct {
 
 func (l simLease) before(ctx context.Context, op string) error {
 	l.s.delay(ctx, l.key, op)
-	if l.key != assignerKey(simGroup) || !l.s.w.cut.Load() {
-		return ctx.Err()
-	}
-	ctx, cancel := context.WithTimeout(ctx, l.Options().CallTimeout)
-	defer cancel()
-	<-ctx.Done()
-	return fmt.Errorf("%w: sim: the assigner lease's calls hang", lease.ErrUnavailable)
+	return ctx.Err()
 }
 
 func (l simLease) Acquire(ctx context.Context) (lease.Term, error) {
@@ -448,6 +439,62 @@ func (l simLease) Observe(ctx context.Context) (lease.Record, error) {
 
 func (l simLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
 func (l simLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
+
+// cutStore is a worker's Store whose assigner lease's calls hang while
+// cut is set, each until its CallTimeout, its other calls going on: a
+// fault that ends a worker's assigner term by its renew deadline while its
+// liveness renews.
+type cutStore struct {
+	Store
+	cut *atomic.Bool
+}
+
+func (s cutStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	l, err := s.Store.Lease(key, opts)
+	if err != nil || key != assignerKey(simGroup) {
+		return l, err
+	}
+	return cutLease{l, s.cut}, nil
+}
+
+type cutLease struct {
+	lease.Lease
+	cut *atomic.Bool
+}
+
+func (l cutLease) hang(ctx context.Context) error {
+	if !l.cut.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.Options().CallTimeout)
+	defer cancel()
+	<-ctx.Done()
+	return fmt.Errorf("%w: sim: the assigner lease's calls hang", lease.ErrUnavailable)
+}
+
+func (l cutLease) Acquire(ctx context.Context) (lease.Term, error) {
+	if err := l.hang(ctx); err != nil {
+		return lease.Term{}, err
+	}
+	return l.Lease.Acquire(ctx)
+}
+
+func (l cutLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if err := l.hang(ctx); err != nil {
+		return lease.Term{}, err
+	}
+	return l.Lease.Renew(ctx, t)
+}
+
+func (l cutLease) Release(ctx context.Context, t lease.Term) error {
+	if err := l.hang(ctx); err != nil {
+		return err
+	}
+	return l.Lease.Release(ctx, t)
+}
+
+func (l cutLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
+func (l cutLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 
 // partsModel is how DynamoDB keeps an object larger than an item
 // (dynamolease.Objects): a head item, whose version names its parts, and
