@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -73,7 +74,8 @@ type simWorker struct {
 	// end at once, however long they were taking to stop.
 	killed chan struct{}
 	// stopTakes is how long its shard functions take to stop once their
-	// context is cancelled (f.drain() unless a fault sets it).
+	// context is cancelled, unless their lease expires first (see
+	// stopping): f.drain(), f.grace, or a fault's longer time.
 	stopTakes atomic.Int64
 	// unhealthy fails its health checks while set.
 	unhealthy atomic.Bool
@@ -137,7 +139,7 @@ func (f *fleet) start(id string) { f.startProcess(id, id) }
 func (f *fleet) startProcess(id, proc string) {
 	f.procs++
 	sw := &simWorker{done: make(chan error, 1), live: true, killed: make(chan struct{}), proc: proc, calls: map[string]int{}, rng: rand.New(rand.NewPCG(f.seed, uint64(f.procs)))}
-	sw.stopTakes.Store(int64(f.drain()))
+	sw.stopTakes.Store(int64(cmp.Or(f.grace, f.drain())))
 	var store Store = f.store.Objects(proc)
 	if f.followerReads > 0 {
 		store = askingStore{Objects: f.store.Objects(proc), judge: lease.JudgedByContender, shows: true, reads: f.followerReads}
@@ -176,24 +178,18 @@ func (f *fleet) startProcess(id, proc string) {
 	go func() { sw.done <- w.Run(ctx) }()
 }
 
-// stopping waits while a cancelled shard function stops: sw.stopTakes, or
-// with f.grace set, until leasehold run's supervisor would kill a command
-// that ignores SIGTERM (killDeadline: the end of the grace period, or the
-// kill margin before runner.Expiry of the shard's context, recomputed when
-// runner.RenewalsDone of it closes), or until the process is killed. It
-// follows cmd/leasehold's supervisor.stop step for step, which a test in
-// package shard cannot call: keep the two alike.
+// stopping waits while a cancelled shard function stops: it takes
+// sw.stopTakes to finish its work (f.drain(), or a fault's longer time, or
+// with f.grace set, the grace period of leasehold run --shards, whose
+// command ignores SIGTERM), but stops by the kill margin before
+// runner.Expiry of its context (recomputed when runner.RenewalsDone of it
+// closes), as runner.Config.DrainTimeout asks of a task that needs time to
+// stop and as the CLI's supervisor kills a command (killDeadline); or at
+// once when the process is killed. It follows cmd/leasehold's
+// supervisor.stop step for step, which a test in package shard cannot
+// call: keep the two alike.
 func (f *fleet) stopping(ctx context.Context, sw *simWorker) {
-	if f.grace == 0 {
-		t := time.NewTimer(time.Duration(sw.stopTakes.Load()))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-sw.killed:
-		}
-		return
-	}
-	graceEnd := time.Now().Add(f.grace)
+	graceEnd := time.Now().Add(time.Duration(sw.stopTakes.Load()))
 	margin := (f.ttl - f.renew() - f.renewDeadline()) / 2 // --kill-margin's default
 	renewalsDone := runner.RenewalsDone(ctx)
 	for {
