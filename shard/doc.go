@@ -357,12 +357,31 @@
 // version (lease.RenewalsShow false) is refused with lease.ErrUnsafeStore.
 // Per-shard health checks are to come. Metrics are the caller's, from
 // OnEvent, OnSettled and OnRenew (leasehold run --shards exports them to
-// Prometheus). The tests' fault schedules are seeded
-// (TestRandomFaults, -seed N), but the runner's jitter draws from the
-// global source, so a failing seed shows its trace rather than replaying
-// exactly. Logs go to Config.Logger (slog) already; the
+// Prometheus). Logs go to Config.Logger (slog) already; the
 // health check and stall watchdog are the runner's, applied to the whole
-// worker's liveness. The simulation in this package's tests
-// (LEASEHOLD_SHARD_SIM=large for 10,000 shards over 1,000 workers) checks
-// the guarantees above against an oracle that sees every start and end.
+// worker's liveness.
+//
+// The simulation in this package's tests checks the guarantees above
+// against an oracle that sees every start and end of every shard: a
+// scenario (TestSimulation; LEASEHOLD_SHARD_SIM=large for 10,000 shards
+// over 1,000 workers), and seeded schedules of faults on small fleets
+// (TestRandomFaults: 100 seeds in go test, 1,000 in scripts/test,
+// LEASEHOLD_SHARD_SIM_SEEDS for more; -seed N replays one). Beside
+// crashes, partitions, slow, failed and lost calls, and restores and
+// deletes of every object, its faults are the assigner's worker leaving,
+// or failing its health checks, while its shards take longer than TTL − R
+// to stop; shards run as leasehold run --shards runs a command that
+// ignores SIGTERM, until the CLI's kill deadline; the assigner lease's
+// calls hanging, or its record restored, while its liveness renews; a
+// worker killed, its liveness record deleted, and started again within a
+// TTL; the assignment kept in parts, as DynamoDB keeps a large object, so
+// that a restored head names deleted parts; around a change of assigner, a
+// worker cut off, its liveness record deleted and an old assignment
+// restored; and listings slower than the
+// TTL's margin over RenewInterval + RenewDeadline, with a renewal hidden by
+// a restore. Every random choice of a run is drawn from its seed, the
+// runners' jitter included (Config.Rand), and every call to the store
+// takes a latency hashed from it, so that no two goroutines meet at one
+// instant of the fake clock: a failing seed replays, and -seed N shrinks
+// its schedule to the faults the failure needs.
 package shard

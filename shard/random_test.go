@@ -3,7 +3,11 @@ package shard
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,15 +16,51 @@ import (
 var (
 	seedFlag  = flag.Uint64("seed", 0, "run TestRandomFaults with this seed only")
 	seedCount = flag.Int("seeds", 100, "how many seeds TestRandomFaults runs")
+	stepsFlag = flag.String("steps", "", "with -seed: the only steps of its schedule to run (comma-separated, from 0), as a shrunk failure names them")
+	classFlag = flag.String("classes", strings.Join(faultClasses, ","), "the fault classes TestRandomFaults adds to its base faults (comma-separated; \"\" for none)")
 )
+
+// faultClasses are the fault classes of TestRandomFaults beside its base
+// faults, each named for what it does (see TestRandomFaults):
+//
+//	leave    the assigner's worker leaves, or fails its health checks, its shards slow to stop
+//	cli      shards run as leasehold run's commands that ignore SIGTERM; the assigner lease's calls hang, or its record is restored
+//	restart  a worker is killed, its liveness record deleted, and started again within a TTL
+//	parts    the assignment is kept in parts, as DynamoDB keeps a large object
+//	delete   around a change of assigner, a worker cut off, its liveness record deleted, an old assignment restored
+//	slow     the assigner's listings are slower than the margins, and a renewal is hidden
+//	oldlease the assigner lease's record restored as an earlier holder wrote it (not by default:
+//	         the next assigner's token repeats one already used, and the group stops; see the issue)
+var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"}
+
+// extraClasses are fault classes that -classes may name, left out by
+// default while the sequence they make still fails.
+var extraClasses = []string{"oldlease"}
 
 // TestRandomFaults runs fleets through seeded schedules of joins, leaves,
 // crashes, partitions (calls that hang or fail), slow calls, failed calls,
 // lost answers, restores of earlier assignments, acknowledgements and
 // liveness records (of any term), and deletes of the assignment and of
-// acknowledgements, then heals everything and waits for balance. The oracle must see no two
-// owners of a shard and no epoch that does not increase. A failure names
-// its seed: go test ./shard -run TestRandomFaults -seed N.
+// acknowledgements, then heals everything and waits for balance. Beside those, the fault classes that
+// the project's checks once missed: the assigner's worker leaving, or
+// failing its health checks, while its shards take longer than TTL − R to
+// stop; the assigner lease's calls hanging while its liveness renews;
+// shards run as leasehold run --shards runs commands that ignore SIGTERM
+// (killed at the CLI's kill deadline); a worker killed, its liveness
+// record deleted, and started again within a TTL (its liveness token
+// starts over); the assignment kept in parts, as DynamoDB keeps a large
+// object, so that a restored head names deleted parts; around a change of
+// assigner, a worker cut off, its liveness record deleted and an old
+// assignment restored (a term the new assigner may not know of); listings slower
+// than the margins, with a renewal hidden by a restore of the version the
+// assigner counted while the worker's calls hang. The oracle must see no
+// two owners of a shard and no epoch that does not increase, and the group
+// must be balanced within 20 TTL of the healing. Every random choice of a
+// run is drawn from its seed (the runners' jitter included), so a failure
+// replays: go test ./shard -run '^TestRandomFaults$' -seed N, which also
+// shrinks it to the steps the failure needs (-steps replays those). The seeds
+// run in parallel, each in a bubble of its own (scripts/test runs
+// LEASEHOLD_SHARD_SIM_SEEDS of them, -seeds N).
 func TestRandomFaults(t *testing.T) {
 	seeds := make([]uint64, 0, *seedCount)
 	for i := range *seedCount {
@@ -29,20 +69,121 @@ func TestRandomFaults(t *testing.T) {
 	if *seedFlag != 0 {
 		seeds = []uint64{*seedFlag}
 	}
-	for _, seed := range seeds {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { randomFaults(t, seed) })
-		})
+	on := map[string]bool{}
+	for _, c := range strings.Split(*classFlag, ",") {
+		switch {
+		case c == "":
+		case !slices.Contains(faultClasses, c) && !slices.Contains(extraClasses, c):
+			t.Fatalf("-classes: %q is not a fault class; the classes are %s", c, strings.Join(append(faultClasses, extraClasses...), ", "))
+		default:
+			on[c] = true
+		}
 	}
+	skip := map[int]bool{}
+	if *stepsFlag != "" {
+		for step := range faultSteps {
+			skip[step] = true
+		}
+		for _, f := range strings.Split(*stepsFlag, ",") {
+			step, err := strconv.Atoi(f)
+			if err != nil || step < 0 || step >= faultSteps {
+				t.Fatalf("-steps: %q is not a step of a schedule (0 to %d)", f, faultSteps-1)
+			}
+			delete(skip, step)
+		}
+	}
+	began := time.Now()
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				var v verdict
+				synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, skip) })
+				if v.failed {
+					if *seedFlag != 0 {
+						v = shrink(t, seed, on, skip, v)
+					}
+					t.Error(v.report)
+				}
+			})
+		}
+	})
+	t.Logf("%d seeds in %v", len(seeds), time.Since(began).Round(time.Millisecond))
 }
 
-func randomFaults(t *testing.T, seed uint64) {
+// faultSteps is how many faults a schedule has.
+const faultSteps = 30
+
+// verdict is how a schedule ended.
+type verdict struct {
+	failed bool
+	report string // the failure, its schedule and how to replay it
+}
+
+// shrink leaves out the steps of seed's schedule one after another,
+// keeping out each whose absence still fails the run (any violation, or no
+// balance), and returns the verdict of the shortest schedule found: the
+// faults that a failure needs. A seed replays exactly, so the same steps
+// left out fail the same way (-steps names those kept).
+func shrink(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, failed verdict) verdict {
+	out := maps.Clone(skip)
+	for step := range faultSteps {
+		if out[step] {
+			continue
+		}
+		out[step] = true
+		var v verdict
+		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, out) })
+		if v.failed {
+			failed = v
+		} else {
+			delete(out, step)
+		}
+	}
+	failed.report = fmt.Sprintf("shrunk to %d of %d steps:\n%s", faultSteps-len(out), faultSteps, failed.report)
+	return failed
+}
+
+// kept names the steps that skip leaves in, as -steps takes them.
+func kept(skip map[int]bool) string {
+	var s []string
+	for step := range faultSteps {
+		if !skip[step] {
+			s = append(s, strconv.Itoa(step))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// randomFaults runs seed's schedule, leaving out the steps in skip. Each
+// step draws from a source of its own, so that leaving one out changes
+// no draw of the others.
+func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool) verdict {
 	rng := rand.New(rand.NewPCG(seed, 0))
-	f := newFleet(t, 5+rng.IntN(40))
+	f := newSeededFleet(t, 5+rng.IntN(40), seed)
+	f.latency = true
+	var setup []string
+	if rng.IntN(3) == 0 && on["cli"] {
+		// leasehold run --shards: commands that ignore SIGTERM, killed at
+		// the CLI's deadline; DrainTimeout as the CLI sets it.
+		f.grace = f.ttl/2 + time.Duration(rng.Int64N(int64(f.ttl*3/2)))
+		f.drainTimeout = f.grace + f.ttl
+		setup = append(setup, fmt.Sprintf("commands ignoring SIGTERM, --grace %v", f.grace))
+	} else {
+		f.drainTimeout = 3 * f.ttl
+	}
+	if rng.IntN(2) == 0 && on["parts"] {
+		f.parts = &partsModel{kept: map[string]bool{}}
+		setup = append(setup, "the assignment in parts")
+	}
+	// Apart, by a phase drawn from the seed: workers that start at one
+	// instant of the fake clock race to be the assigner, and which wins
+	// is the Go scheduler's choice, not the seed's.
 	for range 2 + rng.IntN(6) {
 		f.join()
+		time.Sleep(1 + time.Duration(rng.Int64N(int64(f.renew()/4))))
 	}
-	var snapshots [][]byte
+	var snapshots, assignerRecords [][]byte
 	acks, liveness := map[string][]byte{}, map[string][]byte{}
 	cut := map[string]bool{}
 	pick := func() string {
@@ -52,11 +193,27 @@ func randomFaults(t *testing.T, seed uint64) {
 		}
 		return live[rng.IntN(len(live))]
 	}
+	// slowStop is how long the shards of a worker that stops take to stop:
+	// longer than TTL − R, within the DrainTimeout.
+	slowStop := func(id string) time.Duration {
+		d := f.ttl - f.renew() + time.Duration(rng.Int64N(int64(f.ttl)))
+		f.workers[id].stopTakes.Store(int64(d))
+		return d
+	}
+	// The delay of a slow listing: more than the TTL's margin over
+	// RenewInterval + RenewDeadline, less than half a renew interval, so
+	// that two listings stay within a renew interval and a count is not
+	// broken by each.
+	slowList := int64(f.renew() * 9 / 20)
 	var trace []string
-	for range 30 {
+	for step := range faultSteps {
+		rng := rand.New(rand.NewPCG(seed, uint64(step)+1))
 		time.Sleep(time.Duration(rng.Int64N(int64(f.ttl))))
 		if b, ok := f.store.Bytes(assignmentKey(simGroup)); ok && rng.IntN(3) == 0 {
 			snapshots = append(snapshots, b)
+		}
+		if b, ok := f.store.Bytes(assignerKey(simGroup)); ok && on["oldlease"] && rng.IntN(3) == 0 {
+			assignerRecords = append(assignerRecords, b)
 		}
 		id := pick()
 		if b, ok := f.store.Bytes(ackKey(simGroup, id)); ok && id != "" {
@@ -65,13 +222,20 @@ func randomFaults(t *testing.T, seed uint64) {
 		if b, ok := f.store.Bytes(memberKey(simGroup, id)); ok && id != "" && rng.IntN(2) == 0 {
 			liveness[id] = b
 		}
+		boss := f.assigner()
+		if f.workers[boss] == nil || !f.workers[boss].live {
+			boss = ""
+		}
+		if skip[step] {
+			continue
+		}
 		var what string
-		switch k := rng.IntN(14); {
+		switch k := rng.IntN(23); {
 		case k == 0 || len(f.live()) < 2:
 			what = "join " + f.join()
 		case k == 1:
 			what = "leave " + id
-			f.leave(id)
+			f.leaveLater(id)
 		case k == 2:
 			what = "crash " + id
 			f.crash(id)
@@ -81,20 +245,22 @@ func randomFaults(t *testing.T, seed uint64) {
 			f.partition(id, hang)
 			cut[id] = true
 		case k == 5:
-			for c := range cut {
+			for _, c := range slices.Sorted(maps.Keys(cut)) {
 				what += "heal " + c + "; "
-				f.heal(c)
+				if f.workers[c] != nil {
+					f.heal(c)
+				}
 				delete(cut, c)
 			}
 		case k == 6:
 			what = "slow calls " + id
-			f.store.Delay(id, f.renew()/10)
+			f.store.Delay(f.workers[id].proc, f.renew()/10)
 		case k == 7:
 			what = "fail calls " + id
-			f.store.FailNext(id, 1+rng.IntN(4))
+			f.store.FailNext(f.workers[id].proc, 1+rng.IntN(4))
 		case k == 8:
 			what = "lose answers " + id
-			f.store.LoseResponses(id, 1+rng.IntN(3))
+			f.store.LoseResponses(f.workers[id].proc, 1+rng.IntN(3))
 		case k == 11 && liveness[id] != nil:
 			what = "restore the liveness record of " + id
 			f.store.Put(memberKey(simGroup, id), liveness[id])
@@ -107,17 +273,99 @@ func randomFaults(t *testing.T, seed uint64) {
 		case k == 9 && len(snapshots) > 0:
 			what = "restore an assignment"
 			f.store.Put(assignmentKey(simGroup), snapshots[rng.IntN(len(snapshots))])
+		case k == 14 && on["leave"] && boss != "":
+			// C1: the assigner's worker leaves (SIGTERM) while its shards
+			// take longer than TTL − R to stop.
+			what = "leave the assigner " + boss
+			if f.grace == 0 {
+				what += fmt.Sprintf(", its shards taking %v to stop", slowStop(boss))
+			}
+			f.leaveLater(boss)
+		case k == 15 && on["leave"] && boss != "":
+			// C1 again: the assigner's worker fails its health checks.
+			what = "the assigner " + boss + " fails its health checks"
+			if f.grace == 0 {
+				what += fmt.Sprintf(", its shards taking %v to stop", slowStop(boss))
+			}
+			f.workers[boss].unhealthy.Store(true)
+			f.workers[boss].live = false
+			cut[boss] = true
+		case k == 16 && on["cli"] && boss != "":
+			// C2: the assigner lease's calls hang while its liveness renews.
+			what = "the assigner lease's calls of " + boss + " hang"
+			f.workers[boss].cut.Store(true)
+			cut[boss] = true
+		case k == 17 && on["cli"] && boss != "":
+			// C2: a restore of the assigner lease's record, as it was up to
+			// a renew interval before: its holder's term ends at its next
+			// renewal while its liveness renews. (A record of an earlier
+			// holder brings back a lower token: see the package doc.)
+			b, _ := f.store.Bytes(assignerKey(simGroup))
+			pause := time.Duration(rng.Int64N(int64(f.renew())))
+			time.Sleep(pause)
+			if f.assigner() == boss {
+				f.store.Put(assignerKey(simGroup), b)
+				what = fmt.Sprintf("restore the assigner lease's record as it was %v before", pause)
+			}
+		case k == 18 && on["restart"] && id != "":
+			// C3: killed, its liveness record deleted (or not), started
+			// again within a TTL: its new term's token starts over.
+			deleted := rng.IntN(3) != 0
+			f.crash(id)
+			if deleted {
+				f.store.Delete(memberKey(simGroup, id))
+			}
+			pause := time.Duration(rng.Int64N(int64(f.ttl / 2)))
+			time.Sleep(pause)
+			f.o.Restart(id)
+			f.startProcess(id, fmt.Sprintf("%s#%d", id, f.procs+1))
+			what = fmt.Sprintf("kill %s, delete its liveness record %t, start it again after %v", id, deleted, pause)
+		case k == 19 && on["delete"] && len(f.live()) > 2:
+			// C6: around a change of assigner, the newest worker is cut
+			// off (its calls hang, so that it runs its shards until its
+			// renew deadline), its liveness record deleted, and the first
+			// assignment kept, which may not name it, restored: a term the
+			// new assigner may not know of.
+			live := f.live()
+			x := live[len(live)-1]
+			f.partition(x, true)
+			cut[x] = true
+			f.store.Delete(memberKey(simGroup, x))
+			what = "cut off " + x + " (calls hang), delete its liveness record"
+			if len(snapshots) > 0 {
+				what += ", restore the first assignment kept"
+				f.store.Put(assignmentKey(simGroup), snapshots[0])
+			}
+			if boss != "" && boss != x {
+				what += ", the assigner " + boss + " leaves"
+				f.leaveLater(boss)
+			}
+		case k == 20 && on["slow"] && boss != "":
+			what = "slow listings of the assigner " + boss
+			f.workers[boss].slowLists.Store(slowList)
+			cut[boss] = true
+		case k == 22 && on["oldlease"] && len(assignerRecords) > 0:
+			what = "restore an earlier record of the assigner lease"
+			f.store.Put(assignerKey(simGroup), assignerRecords[rng.IntN(len(assignerRecords))])
+		case k >= 21 && on["slow"] && boss != "" && id != boss:
+			// A renewal hidden by a restore of the version the assigner
+			// counted, the worker's calls hanging from then on, while the
+			// assigner's listings are slower than the margins.
+			what = "hide the next renewal of " + id + ", slow listings of the assigner " + boss
+			f.workers[boss].slowLists.Store(slowList)
+			f.workers[id].hide.Store(true)
+			f.workers[id].live = false
+			cut[boss], cut[id] = true, true
 		default:
 			what = "restore acknowledgements"
-			for id, b := range acks {
-				f.store.Put(ackKey(simGroup, id), b)
+			for _, id := range slices.Sorted(maps.Keys(acks)) {
+				f.store.Put(ackKey(simGroup, id), acks[id])
 			}
 		}
-		trace = append(trace, time.Now().Format(time.TimeOnly)+" "+what)
+		trace = append(trace, fmt.Sprintf("%2d %s %s", step, time.Now().Format(time.TimeOnly), what))
 	}
-	for id := range f.workers {
-		f.store.Heal(id)
-		f.workers[id].live = true
+	for _, id := range f.ids() {
+		f.heal(id)
 	}
 	if len(f.workers) == 0 {
 		f.join()
@@ -128,9 +376,16 @@ func randomFaults(t *testing.T, seed uint64) {
 		time.Sleep(f.renew() / 16)
 	}
 	balanced := f.o.Balanced(f.live())
+	counts := f.o.Counts(f.live())
 	f.stopAll()
-	if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
-		t.Errorf("seed %d: %d overlaps, %d epochs not increasing, balanced after healing: %t; first: %s\ntrace:\n%v",
-			seed, overlaps, backwards, balanced, first, trace)
+	overlaps, backwards, first := f.o.Violations()
+	if overlaps == 0 && backwards == 0 && balanced {
+		return verdict{}
 	}
+	replay := fmt.Sprintf("go test ./shard -run '^TestRandomFaults$' -seed %d", seed)
+	if len(skip) > 0 {
+		replay += " -steps " + kept(skip)
+	}
+	return verdict{true, fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
+		seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
 }

@@ -1,27 +1,37 @@
 package shard
 
 import (
+	"cmp"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
 	"github.com/leasehold/leasehold/shard/internal/oracle"
 )
 
-// fleet is a group of simulated workers on one memlease store.
+// fleet is a group of simulated workers on one memlease store. Every
+// random choice of a run is drawn from its seed (rng, and each worker's
+// own source), so that a run replays from its seed.
 type fleet struct {
 	t       *testing.T
 	store   *memlease.Store
@@ -31,6 +41,9 @@ type fleet struct {
 	expire  time.Duration
 	workers map[string]*simWorker
 	next    int
+	seed    uint64
+	rng     *rand.Rand
+	procs   int // processes started, each with a source of its own
 	// candidates, if set, is how many of the first workers campaign to be
 	// the assigner; the others set NoAssigner.
 	candidates int
@@ -38,30 +51,78 @@ type fleet struct {
 	// leases ask of their followers (lease.FollowerReader), as Azure's
 	// ask for six.
 	followerReads int
-	crashed       []*simWorker // whose Run has yet to return
+	// drainTimeout is the workers' DrainTimeout.
+	drainTimeout time.Duration
+	// grace, if set, makes every shard function the command of
+	// leasehold run --shards --grace grace, one that ignores SIGTERM: it
+	// returns when the CLI's supervisor would SIGKILL it (see stopping).
+	grace time.Duration
+	// parts, if set, keeps the assignment as DynamoDB keeps a large object
+	// (see partsModel).
+	parts *partsModel
+	// latency, if set, gives every call a latency below a millisecond
+	// (see simStore.delay).
+	latency bool
+	gone    []*simWorker // stopped or killed, whose Run has yet to return
 }
 
 type simWorker struct {
 	cancel context.CancelFunc
 	done   chan error
 	live   bool // counts for balance
+	// killed is closed when the process is killed: its shard functions
+	// end at once, however long they were taking to stop.
+	killed chan struct{}
+	// stopTakes is how long its shard functions take to stop once their
+	// context is cancelled, unless their lease expires first (see
+	// stopping): f.drain(), f.grace, or a fault's longer time.
+	stopTakes atomic.Int64
+	// unhealthy fails its health checks while set.
+	unhealthy atomic.Bool
 	// cut, while set, hangs the calls of the worker's assigner lease, and
-	// only those (see cutStore).
-	cut *atomic.Bool
+	// only those (see simStore).
+	cut atomic.Bool
+	// hide, while set, hides the worker's next renewal of its liveness:
+	// once it succeeded, the record is put back as it was before it and
+	// every call of the worker hangs (see simStore).
+	hide atomic.Bool
+	// slowLists, while set, delays half of its listings (drawn from rng)
+	// by that long before the store sees them: a count that begins at a
+	// slow listing and ends at a fast one is where counting from a
+	// listing's sending instead of its return would judge early.
+	slowLists atomic.Int64
+	mu        sync.Mutex
+	rng       *rand.Rand
+	calls     map[string]int // by key and operation (see simStore.delay)
+	// proc names the process for the store's faults (see startProcess).
+	proc string
 }
 
 const simGroup = "sim"
 
-func newFleet(t *testing.T, n int) *fleet {
-	return &fleet{t: t, store: memlease.NewStore(), o: oracle.New(n), n: n, ttl: 15 * time.Second, workers: map[string]*simWorker{}}
+// newFleet returns a fleet of n shards whose random choices are drawn
+// from seed 1.
+func newFleet(t *testing.T, n int) *fleet { return newSeededFleet(t, n, 1) }
+
+// newSeededFleet returns a fleet of n shards whose random choices are
+// drawn from seed.
+func newSeededFleet(t *testing.T, n int, seed uint64) *fleet {
+	return &fleet{t: t, store: memlease.NewStore(), o: oracle.New(n), n: n, ttl: 15 * time.Second, workers: map[string]*simWorker{},
+		seed: seed, rng: rand.New(rand.NewPCG(seed, 0))}
 }
 
 func (f *fleet) renew() time.Duration { return f.ttl * 3 / 8 }
+
+// renewDeadline is the workers' RenewDeadline, the runner's default.
+func (f *fleet) renewDeadline() time.Duration { return runner.DefaultRenewDeadline(f.ttl) }
 
 // drain is how long a shard's function takes to stop once its context is
 // cancelled: within the TTL's margin over RenewInterval + RenewDeadline
 // (1/16 of it), which is what the runner asks of a task.
 func (f *fleet) drain() time.Duration { return f.renew() / 10 }
+
+// phase returns a random duration below d, from the fleet's seed.
+func (f *fleet) phase(d time.Duration) time.Duration { return time.Duration(f.rng.Int64N(int64(d))) }
 
 func (f *fleet) join() string {
 	f.next++
@@ -76,22 +137,33 @@ func (f *fleet) start(id string) { f.startProcess(id, id) }
 // faults know as proc's: a process started again under its identity (proc
 // differs from id) is not cut off with the killed one.
 func (f *fleet) startProcess(id, proc string) {
+	f.procs++
+	sw := &simWorker{done: make(chan error, 1), live: true, killed: make(chan struct{}), proc: proc, calls: map[string]int{}, rng: rand.New(rand.NewPCG(f.seed, uint64(f.procs)))}
+	sw.stopTakes.Store(int64(cmp.Or(f.grace, f.drain())))
 	var store Store = f.store.Objects(proc)
 	if f.followerReads > 0 {
 		store = askingStore{Objects: f.store.Objects(proc), judge: lease.JudgedByContender, shows: true, reads: f.followerReads}
 	}
-	cut := new(atomic.Bool)
-	store = cutStore{store, cut}
+	store = simStore{Store: store, f: f, w: sw, proc: proc}
 	w, err := New(Config{
 		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
-		NoAssigner:  f.candidates > 0 && f.next > f.candidates,
+		NoAssigner:   f.candidates > 0 && f.next > f.candidates,
+		DrainTimeout: f.drainTimeout,
+		// The runners' jitter from the seed, a stream per process.
+		Rand: runner.LockedSource(rand.NewPCG(f.seed, 1<<32|uint64(f.procs))),
+		HealthCheck: func(context.Context) error {
+			if sw.unhealthy.Load() {
+				return errors.New("sim: unhealthy")
+			}
+			return nil
+		},
 		Logger:      simLogger().With("w", id),
 		expireAfter: f.expire,
 		Run: func(ctx context.Context, s Shard) error {
 			f.o.Start(id, s.Index, s.Epoch)
 			<-ctx.Done()
 			if !f.o.Crashed(id) {
-				time.Sleep(f.drain()) // the work takes a while to stop
+				f.stopping(ctx, sw) // the work takes a while to stop
 			}
 			f.o.End(id, s.Index)
 			return nil
@@ -101,11 +173,60 @@ func (f *fleet) startProcess(id, proc string) {
 		f.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(f.t.Context())
-	sw := &simWorker{cancel: cancel, done: make(chan error, 1), live: true, cut: cut}
+	sw.cancel = cancel
 	f.workers[id] = sw
 	go func() { sw.done <- w.Run(ctx) }()
 }
 
+// stopping waits while a cancelled shard function stops: it takes
+// sw.stopTakes to finish its work (f.drain(), or a fault's longer time, or
+// with f.grace set, the grace period of leasehold run --shards, whose
+// command ignores SIGTERM), but stops by the kill margin before
+// runner.Expiry of its context (recomputed when runner.RenewalsDone of it
+// closes), as runner.Config.DrainTimeout asks of a task that needs time to
+// stop and as the CLI's supervisor kills a command (killDeadline); or at
+// once when the process is killed. It follows cmd/leasehold's
+// supervisor.stop step for step, which a test in package shard cannot
+// call: keep the two alike.
+func (f *fleet) stopping(ctx context.Context, sw *simWorker) {
+	graceEnd := time.Now().Add(time.Duration(sw.stopTakes.Load()))
+	margin := (f.ttl - f.renew() - f.renewDeadline()) / 2 // --kill-margin's default
+	renewalsDone := runner.RenewalsDone(ctx)
+	for {
+		wait := time.Until(killDeadline(graceEnd, runner.Expiry(ctx), margin))
+		if wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-renewalsDone:
+			// The expiry moved back or is final: recompute, watching the
+			// lease still renewed if the context rests on two.
+			if next := runner.RenewalsDone(ctx); next != renewalsDone {
+				renewalsDone = next
+			} else {
+				renewalsDone = nil
+			}
+		case <-sw.killed:
+			t.Stop()
+			return
+		}
+		t.Stop()
+	}
+}
+
+// killDeadline is when leasehold run SIGKILLs a command (see its
+// supervisor): at the end of its grace period, or margin before the
+// lease's expiry, whichever comes first.
+func killDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
+	if hard := expiry.Add(-margin); hard.Before(graceEnd) {
+		return hard
+	}
+	return graceEnd
+}
+
+// live returns the workers that count for balance, in order.
 func (f *fleet) live() []string {
 	var out []string
 	for id, w := range f.workers {
@@ -117,43 +238,203 @@ func (f *fleet) live() []string {
 	return out
 }
 
-// leave stops a worker as SIGTERM would.
+// ids returns every worker's identity, in order: the schedule's choices
+// must not follow the map's order.
+func (f *fleet) ids() []string {
+	out := slices.Collect(maps.Keys(f.workers))
+	sort.Strings(out)
+	return out
+}
+
+// leave stops a worker as SIGTERM would, and waits for its Run to return.
 func (f *fleet) leave(id string) {
 	w := f.workers[id]
-	w.live = false
-	w.cancel()
+	f.leaveLater(id)
+	f.gone = f.gone[:len(f.gone)-1]
 	if err := <-w.done; err != nil {
 		f.t.Fatalf("%s: Run: %v", id, err)
 	}
+}
+
+// leaveLater stops a worker as SIGTERM would, without waiting for its Run
+// to return (stopAll waits for it).
+func (f *fleet) leaveLater(id string) {
+	w := f.workers[id]
+	w.live = false
+	w.cancel()
+	f.gone = append(f.gone, w)
 	delete(f.workers, id)
 }
 
 // crash stops a worker as kill -9 would: its calls never reach the store
 // again, and its shard functions end at once.
 func (f *fleet) crash(id string) {
-	f.store.Hang(id)
+	f.store.Hang(f.workers[id].proc)
 	f.o.Crash(id)
 	w := f.workers[id]
-	w.live = false
-	w.cancel()
-	f.crashed = append(f.crashed, w)
-	delete(f.workers, id)
+	close(w.killed)
+	f.leaveLater(id)
 }
 
 // partition cuts a worker off the store: its calls hang, or fail at once.
 func (f *fleet) partition(id string, hang bool) {
 	if hang {
-		f.store.Hang(id)
+		f.store.Hang(f.workers[id].proc)
 	} else {
-		f.store.Partition(id)
+		f.store.Partition(f.workers[id].proc)
 	}
 	f.workers[id].live = false
 }
 
+// heal ends every fault of a worker.
 func (f *fleet) heal(id string) {
-	f.store.Heal(id)
-	f.workers[id].live = true
+	w := f.workers[id]
+	f.store.Heal(w.proc)
+	w.cut.Store(false)
+	w.unhealthy.Store(false)
+	w.hide.Store(false)
+	w.slowLists.Store(0)
+	w.live = true
 }
+
+// simStore is a worker's Store with the simulation's faults beside
+// memlease's: every call takes a latency below a millisecond when the
+// fleet's latency is set (see delay); the calls of its assigner lease
+// hang while cut is set (cutStore); its next renewal of its liveness
+// is hidden while hide is set; its listings are slow while slowLists is
+// set; and the assignment is kept in parts when the fleet's parts is set.
+type simStore struct {
+	Store
+	f    *fleet
+	w    *simWorker
+	proc string
+}
+
+// delay holds a call of op on key for its latency, when the fleet has
+// one: below a millisecond, a hash of the seed, the process, the key, op,
+// and how many such calls the process made before. On the fake clock,
+// calls of two goroutines that fall on one instant run in the order the Go
+// scheduler picks, which the seed does not decide (a worker's read of the
+// assignment and its assigner's write of it, whose timers' periods share
+// multiples, say); a latency that differs by caller and call puts them at
+// instants of their own, so that a seed replays. It does not hang on the
+// instant, nor on the order of a loop over a map (the assigner's reads of
+// the acknowledgements that changed), which would make them differ again.
+func (s simStore) delay(ctx context.Context, key, op string) {
+	if !s.f.latency {
+		return
+	}
+	call := key + " " + op
+	s.w.mu.Lock()
+	n := s.w.calls[call]
+	s.w.calls[call] = n + 1
+	s.w.mu.Unlock()
+	h := fnv.New64a()
+	fmt.Fprint(h, s.f.seed, s.proc, call, n)
+	ctxtime.Sleep(ctx, 1+time.Duration(h.Sum64()%uint64(time.Millisecond)))
+}
+
+func (s simStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	l, err := cutStore{s.Store, &s.w.cut}.Lease(key, opts)
+	if err != nil {
+		return l, err
+	}
+	return simLease{l, s, key}, nil
+}
+
+func (s simStore) List(ctx context.Context, prefix string) (map[string]string, error) {
+	s.delay(ctx, prefix, "list")
+	if d := time.Duration(s.w.slowLists.Load()); d > 0 {
+		s.w.mu.Lock()
+		slow := s.w.rng.IntN(2) == 0
+		s.w.mu.Unlock()
+		if !slow {
+			d = 0
+		}
+		ctxtime.Sleep(ctx, d)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.Store.List(ctx, prefix)
+}
+
+func (s simStore) Get(ctx context.Context, key, known string) ([]byte, string, error) {
+	s.delay(ctx, key, "get")
+	data, v, err := s.Store.Get(ctx, key, known)
+	if err == nil && data != nil && s.f.parts != nil && key == assignmentKey(simGroup) && !s.f.parts.has(v) {
+		return nil, "", fmt.Errorf("%w (sim: %s)", driver.Corruptf("the head item at version %q names parts that are not stored: a head put back (a restore) after a later write deleted its parts", v), key)
+	}
+	return data, v, err
+}
+
+func (s simStore) Put(ctx context.Context, key string, data []byte, version string) (string, error) {
+	s.delay(ctx, key, "put")
+	if s.f.parts == nil || key != assignmentKey(simGroup) {
+		return s.Store.Put(ctx, key, data, version)
+	}
+	s.f.parts.add(digest(data))
+	v, err := s.Store.Put(ctx, key, data, version)
+	if err == nil && version != v {
+		s.f.parts.remove(version)
+	}
+	return v, err
+}
+
+// simLease is a lease of a worker's simStore: its calls take their
+// latency; the liveness lease's next successful renewal, while the worker's hide is
+// set, is hidden: the record is put back as it was before it, as by a
+// restore of the version the assigner's listings have counted, and the
+// worker's calls hang from then on, so that it stops only at its renew
+// deadline, counted from that renewal's sending.
+type simLease struct {
+	lease.Lease
+	s   simStore
+	key string
+}
+
+func (l simLease) before(ctx context.Context, op string) error {
+	l.s.delay(ctx, l.key, op)
+	return ctx.Err()
+}
+
+func (l simLease) Acquire(ctx context.Context) (lease.Term, error) {
+	if err := l.before(ctx, "acquire"); err != nil {
+		return lease.Term{}, err
+	}
+	return l.Lease.Acquire(ctx)
+}
+
+func (l simLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if err := l.before(ctx, "renew"); err != nil {
+		return lease.Term{}, err
+	}
+	before, _ := l.s.f.store.Bytes(l.key)
+	nt, err := l.Lease.Renew(ctx, t)
+	if err == nil && l.key == memberKey(simGroup, t.Holder) && l.s.w.hide.CompareAndSwap(true, false) {
+		l.s.f.store.Put(l.key, before)
+		l.s.f.store.Hang(l.s.proc)
+	}
+	return nt, err
+}
+
+func (l simLease) Release(ctx context.Context, t lease.Term) error {
+	if err := l.before(ctx, "release"); err != nil {
+		return err
+	}
+	return l.Lease.Release(ctx, t)
+}
+
+func (l simLease) Observe(ctx context.Context) (lease.Record, error) {
+	l.s.delay(ctx, l.key, "observe")
+	if err := ctx.Err(); err != nil {
+		return lease.Record{}, err
+	}
+	return l.Lease.Observe(ctx)
+}
+
+func (l simLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
+func (l simLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 
 // cutStore is a worker's Store whose assigner lease's calls hang while
 // cut is set, each until its CallTimeout, its other calls going on: a
@@ -211,6 +492,45 @@ func (l cutLease) Release(ctx context.Context, t lease.Term) error {
 func (l cutLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
 func (l cutLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 
+// partsModel is how DynamoDB keeps an object larger than an item
+// (dynamolease.Objects): a head item, whose version names its parts, and
+// the parts, written before the head; a Put deletes the parts of the
+// version it replaced once its head is written. A head put back by a
+// restore names parts that a later Put deleted: reading it fails with
+// lease.ErrCorrupt, as dynamolease reports a head read twice at one
+// version whose parts are missing, while a read that names the head's
+// version as known is answered "unchanged" as ever.
+// Memlease's versions are digests of the bytes, so a head restored has the
+// version of the write that made it.
+type partsModel struct {
+	mu   sync.Mutex
+	kept map[string]bool // the versions whose parts exist
+}
+
+func (p *partsModel) has(v string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.kept[v]
+}
+
+func (p *partsModel) add(v string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.kept[v] = true
+}
+
+func (p *partsModel) remove(v string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.kept, v)
+}
+
+// digest is memlease's version of data: the MD5 of the bytes.
+func digest(data []byte) string {
+	sum := md5.Sum(data)
+	return hex.EncodeToString(sum[:])
+}
+
 // assigner returns the identity holding the assigner lease.
 func (f *fleet) assigner() string {
 	b, ok := f.store.Bytes(assignerKey(simGroup))
@@ -246,12 +566,13 @@ func (f *fleet) overlapped() bool {
 }
 
 // stopAll stops every worker at once, and waits for them and for the
-// crashed ones' Run to return (their calls end at their timeouts).
+// Run of those stopped or killed before (a killed one's calls end at their
+// timeouts).
 func (f *fleet) stopAll() {
 	for _, w := range f.workers {
 		w.cancel()
 	}
-	for _, w := range f.crashed {
+	for _, w := range f.gone {
 		<-w.done
 	}
 	for id, w := range f.workers {
@@ -671,7 +992,7 @@ func phasedFleet(t *testing.T, n, m, candidates int) *fleet {
 	f.candidates = candidates
 	for range m {
 		f.join()
-		time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+		time.Sleep(f.phase(f.renew()))
 	}
 	f.settle("start", time.Now(), 0)
 	return f
@@ -703,7 +1024,7 @@ func (f *fleet) crashTrials(what string, bound time.Duration, victim func(trial 
 	t.Helper()
 	var worst time.Duration
 	for trial := range 12 {
-		time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+		time.Sleep(f.phase(f.renew()))
 		since := time.Now()
 		f.crash(victim(trial))
 		took, _ := f.settle(what, since, f.o.Starts())
@@ -741,7 +1062,7 @@ func TestAssignerCrashShardsStartSoon(t *testing.T) {
 			// A probe's object beside the worker's liveness key, as S3's
 			// and Cloud Storage's leases write: no member, never renewed.
 			f.store.Put(memberKey(simGroup, id)+driver.ProbeSuffix, []byte("probe"))
-			time.Sleep(time.Duration(rand.Int64N(int64(f.renew()))))
+			time.Sleep(f.phase(f.renew()))
 		}
 		f.settle("start", time.Now(), 0)
 		f.crashTrials("the assigner's crash", f.ttl+f.renew(), func(int) string { return f.assigner() })

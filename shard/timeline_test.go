@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // The README's picture of a join and a crash, owners over time.
@@ -49,6 +51,7 @@ func timeline(t *testing.T) string {
 			w, err := New(Config{
 				Store: store.Objects(id), Group: "timeline", Shards: timelineShards, Identity: id, TTL: timelineTTL,
 				NoAssigner: id != "a", Logger: simLogger(),
+				Rand: runner.LockedSource(rand.NewPCG(1, uint64(id[0]))),
 				Run: func(ctx context.Context, s Shard) error {
 					mu.Lock()
 					if other, ok := running[s.Index]; ok {

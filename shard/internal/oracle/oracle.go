@@ -23,7 +23,8 @@ type Oracle struct {
 	starts    int
 	overlaps  int
 	backwards int
-	first     string // the first violation, for the failure message
+	first     string    // the first violation, for the failure message
+	firstAt   time.Time // when it happened
 	dead      map[string]bool
 }
 
@@ -43,7 +44,7 @@ func (o *Oracle) Start(id string, index int, epoch uint64) {
 	}
 	if epoch <= o.epoch[index] {
 		o.backwards++
-		o.note(fmt.Sprintf("shard %d started on %s with epoch %d after epoch %d", index, id, epoch, o.epoch[index]))
+		o.note(fmt.Sprintf("%v: shard %d started on %s with epoch %d after epoch %d", time.Now().Format(time.TimeOnly), index, id, epoch, o.epoch[index]))
 	}
 	o.owner[index], o.epoch[index] = id, epoch
 	o.count[id]++
@@ -94,9 +95,13 @@ func (o *Oracle) Crashed(id string) bool {
 	return o.dead[id]
 }
 
+// note keeps s as the first violation if none came before it: of those
+// at one instant, the least in text, so that the message does not depend
+// on the order in which goroutines ran at that instant.
 func (o *Oracle) note(s string) {
-	if o.first == "" {
-		o.first = s
+	now := time.Now()
+	if o.first == "" || now.Before(o.firstAt) || now.Equal(o.firstAt) && s < o.first {
+		o.first, o.firstAt = s, now
 	}
 }
 
