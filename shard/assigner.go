@@ -32,6 +32,10 @@ type assigner struct {
 	cur    *assignment
 	stored string // the version of cur as stored: "" for none, or unknown
 	fenced bool   // every known worker acknowledged the fence
+	// stale is set when the assignment this term read at its start may not
+	// be the latest written (see later): the fence then waits for the terms
+	// that nothing the assigner reads names, too.
+	stale  bool
 	judge  *judge
 	acks   map[string]ack    // what the acknowledgements seen say, by identity
 	ackVer map[string]string // the version of the latest read
@@ -131,7 +135,9 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		}
 	}
 	if a.cur == nil {
-		return a.load(ctx, listing[assignmentKey(cfg.Group)]) // the next listing shows how the fence went
+		// Read before the fence, which the workers acknowledge over them.
+		a.readAcks(ctx, acks, next)
+		return a.load(ctx, listing[assignmentKey(cfg.Group)], acks) // the next listing shows how the fence went
 	}
 	// Watched besides the listed members: the owners the assignment names,
 	// and every worker with an acknowledgement, whose liveness key may have
@@ -156,7 +162,7 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		return nil // settled by the next listing
 	}
 	if !a.fenced {
-		if !a.allAcknowledged(ctx, a.cur.Gen) {
+		if !a.allAcknowledged(ctx, a.cur.Gen) || a.stale && !a.judge.unknownExpired(now) {
 			return nil
 		}
 		a.fenced = true
@@ -204,8 +210,9 @@ func (a *assigner) rewriteExpecting(ctx context.Context, expect time.Time) {
 // object the store cannot return whole) is as good as none: the fence,
 // with no owners, is written over the version listed, so that every
 // worker stops what it runs and nothing starts until all have said so. A
-// read that fails otherwise leaves cur nil, for the next round.
-func (a *assigner) load(ctx context.Context, listed string) error {
+// read that fails otherwise leaves cur nil, for the next round. acks are
+// the acknowledgements listed with it, read just before (see later).
+func (a *assigner) load(ctx context.Context, listed string, acks map[string]string) error {
 	cfg := &a.w.cfg
 	data, version, err := a.w.get(ctx, assignmentKey(cfg.Group), "")
 	var cur *assignment
@@ -233,6 +240,7 @@ func (a *assigner) load(ctx context.Context, listed string) error {
 	default:
 		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	}
+	a.stale = a.later(cur.Gen, acks)
 	a.judge = newJudge(cur.TTL, cur.Renew)
 	if cfg.expireAfter > 0 {
 		a.judge.ttl = cfg.expireAfter
@@ -246,6 +254,21 @@ func (a *assigner) load(ctx context.Context, listed string) error {
 	a.cur, a.stored = cur, version
 	a.write(ctx, &fence)
 	return nil
+}
+
+// later reports whether an assignment later than gen, the one read at the
+// start of the term (0 for none), may have been written: an
+// acknowledgement listed says that its worker applied one, or could not be
+// read. A later assignment may have given shards to a term that nothing
+// the assigner reads names (its liveness record and its acknowledgement
+// deleted); a restore or a delete of the assignment hid it.
+func (a *assigner) later(gen uint64, listed map[string]string) bool {
+	for id, v := range listed {
+		if a.ackVer[id] != v || a.acks[id].Applied > gen {
+			return true
+		}
+	}
+	return false
 }
 
 // write stores next over the version last stored, and makes it current

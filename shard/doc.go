@@ -173,7 +173,14 @@
 // term that left (read once per listed version of the key: an
 // acknowledgement restored from an earlier term that left would hide a
 // later term, which runs shards that a restored assignment does not give
-// it); after that every running shard runs
+// it). When the assignment it read may not be the latest written (an
+// acknowledgement it read before writing the fence says that its worker
+// applied a later Gen, or could not be read), the fence also waits until
+// the identities that no listing of its term has shown have had no
+// liveness key for a TTL of its own count (rule 2, an absent key being a
+// version of its own): the later assignment may have given shards to a
+// term whose liveness record and acknowledgement were both deleted, which
+// nothing the assigner reads names. After that every running shard runs
 // where the fence says, and its next assignment (never a fence, even when
 // nobody moves) lets the shards the fence gives to workers that do not run
 // them start, with the fence's epoch, greater than every earlier one.
@@ -329,17 +336,35 @@
 //     within its term fences what its own latest assignment gives. Either
 //     way nothing starts until every worker it knows of acknowledged the
 //     fence or expired, as after a change of assigner.
-//   - A restore of an assignment written by an earlier assigner, read by a
-//     new one: the fence. Every term that may run a shard is one of a
-//     worker the new assigner watches: its liveness key is listed, or, if
-//     that key was deleted, its acknowledgement is (a term writes its hello
-//     before it runs anything), or the assignment names it. The fence waits
-//     for each such worker's acknowledgement of it, or its expiry by 4; a
-//     term that left counts only while the liveness record names it, so
-//     that an acknowledgement restored from an earlier term that left does
-//     not stand for a later term that runs shards. A restore across a
-//     change of assigner moves more shards than the minimum, since the
-//     fence stops what the old assignment does not give.
+//   - A restore (or a delete) of an assignment written by an earlier
+//     assigner, read by a new one: the fence. A term that may run a shard
+//     is one of a worker the new assigner watches: its liveness key is
+//     listed, or, if that key was deleted, its acknowledgement is (a term
+//     writes its hello before it runs anything), or the assignment names
+//     it. The fence waits for each such worker's acknowledgement of it, or
+//     its expiry by 4; a term that left counts only while the liveness
+//     record names it, so that an acknowledgement restored from an earlier
+//     term that left does not stand for a later term that runs shards.
+//     With both its liveness record and its acknowledgement deleted, and
+//     cut off so that it runs its shards until its renew deadline, a term
+//     is none of these when it got its shards from an assignment later
+//     than the one read: the fence then waits too until no identity that
+//     its listings have not shown can have a running term. Such a term's
+//     last renewal was sent before its record was deleted, so before the
+//     first of those listings returned, and by 3 it stopped within
+//     RenewDeadline of that renewal, less than a TTL. The new assigner
+//     knows that a later assignment was written when an acknowledgement
+//     it reads before its fence names a later Gen than the one read (the
+//     fence's own acknowledgements name the fence), or when it cannot read
+//     one of them; it does not wait otherwise, so that a change of
+//     assigner costs no TTL. The limit: when every acknowledgement
+//     written after the assignment read is gone too (deleted, or restored
+//     to an earlier one), or none was written (the later assignments only
+//     gave out shards that nobody had to release), nothing the new assigner reads says
+//     that a later assignment was written, and a term with both records
+//     deleted is not waited for. A restore across a change of assigner
+//     moves more shards than the minimum, since the fence stops what the
+//     old assignment does not give.
 //   - A deleted liveness record: the next term of the worker gets a token
 //     of its own all the same (see above), so it takes none of an earlier
 //     term's shards or epochs as its own; the earlier term stops at its

@@ -15,9 +15,17 @@ const absent = "\x00absent"
 // count lease/driver's engine keeps for one record, kept here for every
 // member from one listing, so that judging M workers costs one listing,
 // not M reads.
+//
+// The judge also counts for every identity that no listing has shown
+// (rest): absent from the first listing on, in the same unbroken run. A
+// term that none of the assigner's records names (its liveness key and its
+// acknowledgement deleted, the assignments that gave it shards overwritten
+// by a restore) is one of those: it has stopped once rest has counted a
+// TTL (see unknownExpired).
 type judge struct {
 	ttl, gap time.Duration
 	counts   map[string]*count
+	rest     count
 	lastSent time.Time // when the previous listing was sent
 }
 
@@ -53,12 +61,18 @@ func (j *judge) saw(versions map[string]string, watch []string, sent, now time.T
 		if !ok {
 			v = absent
 		}
-		if v != c.version || broken {
-			c.version, c.at = v, now
-		}
-		if v != c.last {
-			c.last, c.changed = v, now
-		}
+		c.see(v, broken, now)
+	}
+	j.rest.see(absent, broken, now)
+}
+
+// see counts a listing that returned at now with version v.
+func (c *count) see(v string, broken bool, now time.Time) {
+	if v != c.version || broken {
+		c.version, c.at = v, now
+	}
+	if v != c.last {
+		c.last, c.changed = v, now
 	}
 }
 
@@ -67,6 +81,7 @@ func (j *judge) failed() {
 	for _, c := range j.counts {
 		c.version = ""
 	}
+	j.rest.version = ""
 }
 
 // expired reports whether id's liveness key has stayed unchanged (or
@@ -74,7 +89,19 @@ func (j *judge) failed() {
 // stopped (see the package doc), and none has written since.
 func (j *judge) expired(id string, now time.Time) bool {
 	c := j.counts[id]
-	return c != nil && c.version != "" && now.Sub(c.at) >= j.ttl
+	return c != nil && c.over(j.ttl, now)
+}
+
+// unknownExpired reports whether every identity that no listing has shown
+// has had no liveness key for a TTL: every term of such an identity has
+// stopped, whether or not anything the assigner reads names it.
+func (j *judge) unknownExpired(now time.Time) bool {
+	return j.rest.over(j.ttl, now)
+}
+
+// over reports whether c's version has counted ttl at now.
+func (c *count) over(ttl time.Duration, now time.Time) bool {
+	return c.version != "" && now.Sub(c.at) >= ttl
 }
 
 // expiredFor returns how long ago id's liveness key expired (see

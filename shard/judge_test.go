@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// TestJudge: rule 2 on listings, for a worker w, and for the identities no
+// listing showed (unknownExpired: absent from the first listing on), which
+// expire in the same unbroken run, and only in one.
 func TestJudge(t *testing.T) {
 	const ttl, gap = 15 * time.Second, 5 * time.Second
 	list := func(j *judge, versions map[string]string) {
@@ -18,19 +21,20 @@ func TestJudge(t *testing.T) {
 		name    string
 		run     func(j *judge)
 		expired bool
+		unknown bool // whether the identities no listing showed have expired
 	}{
 		{"unchanged for a TTL", func(j *judge) {
 			for range 10 {
 				list(j, map[string]string{"w": "v1"})
 				time.Sleep(2 * time.Second)
 			}
-		}, true},
+		}, true, true},
 		{"changed within the TTL", func(j *judge) {
 			for i := range 10 {
 				list(j, map[string]string{"w": []string{"v1", "v2"}[i/5]})
 				time.Sleep(2 * time.Second)
 			}
-		}, false},
+		}, false, true},
 		{"a gap longer than the renew interval restarts the count", func(j *judge) {
 			list(j, map[string]string{"w": "v1"})
 			time.Sleep(gap + time.Second)
@@ -38,7 +42,7 @@ func TestJudge(t *testing.T) {
 				list(j, map[string]string{"w": "v1"})
 				time.Sleep(2 * time.Second)
 			}
-		}, false},
+		}, false, false},
 		{"a failed listing restarts the count", func(j *judge) {
 			for i := range 10 {
 				if i == 3 {
@@ -47,7 +51,7 @@ func TestJudge(t *testing.T) {
 				list(j, map[string]string{"w": "v1"})
 				time.Sleep(2 * time.Second)
 			}
-		}, false},
+		}, false, false},
 		{"the count starts when the listing that first showed the version returned, not when it was sent", func(j *judge) {
 			sent := time.Now()
 			time.Sleep(4 * time.Second) // a slow listing: the worker may have renewed until it returned
@@ -58,20 +62,20 @@ func TestJudge(t *testing.T) {
 				time.Sleep(2 * time.Second)
 			}
 			// 16.6 s after the first listing was sent, 12.6 s after it returned.
-		}, false},
+		}, false, false},
 		{"absent for a TTL", func(j *judge) {
 			list(j, map[string]string{"w": "v1"})
 			for range 9 {
 				time.Sleep(2 * time.Second)
 				list(j, map[string]string{})
 			}
-		}, true},
+		}, true, true},
 		{"never seen", func(j *judge) {
 			for range 10 {
 				list(j, map[string]string{"other": "v"})
 				time.Sleep(2 * time.Second)
 			}
-		}, false},
+		}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -79,6 +83,9 @@ func TestJudge(t *testing.T) {
 				tc.run(j)
 				if got := j.expired("w", time.Now()); got != tc.expired {
 					t.Fatalf("expired: %t, want %t", got, tc.expired)
+				}
+				if got := j.unknownExpired(time.Now()); got != tc.unknown {
+					t.Fatalf("the identities never listed expired: %t, want %t", got, tc.unknown)
 				}
 			})
 		})
