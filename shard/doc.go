@@ -112,11 +112,15 @@
 // rule) makes the worker's next liveness token 1 again: the raise keeps
 // its next term above the terms still known, and the random bits keep it
 // apart from an earlier term with the same high bits should those records
-// have gone too. A term that then finds a greater term of its own worker
-// named in the assignment (which only such a loss allows) ends, and the
-// next begins above it: so no term takes an earlier one's shards, or
-// epochs, as its own, and the assigner never keeps shards for a term
-// that no process runs.
+// have gone too. A record that cannot be read (lease.ErrCorrupt, such as
+// an assignment whose DynamoDB head item was restored after its parts
+// were deleted) names no term, as one that is gone: no read of it will
+// ever succeed, and a term that waited for one would never begin. A term
+// that then finds a greater term of its own worker named in the
+// assignment (which only such a loss allows) ends, and the next begins
+// above it: so no term takes an earlier one's shards, or epochs, as its
+// own, and the assigner never keeps shards for a term that no process
+// runs.
 //
 // The assigner lists GROUP/ every third of a renew interval, and once
 // more at the moment a worker that owns shards and has missed a renewal
@@ -328,7 +332,13 @@
 //     every worker stops what it runs before anything starts. An assigner
 //     within its term fences what its own latest assignment gives. Either
 //     way nothing starts until every worker it knows of acknowledged the
-//     fence or expired, as after a change of assigner.
+//     fence or expired, as after a change of assigner. A term that begins
+//     meanwhile takes it as naming no term of its worker (see above), so
+//     that it says hello and campaigns: were it to wait for a read that
+//     never succeeds, then once every live worker's term had begun after
+//     the object was torn (the assigner gone, the others restarted, or the
+//     group started again after a restore), no assigner would be left to
+//     write the fence, and nothing would ever run.
 //   - A restore of an assignment written by an earlier assigner, read by a
 //     new one: the fence. Every term that may run a shard is one of a
 //     worker the new assigner watches: its liveness key is listed, or, if
