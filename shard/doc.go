@@ -112,11 +112,15 @@
 // rule) makes the worker's next liveness token 1 again: the raise keeps
 // its next term above the terms still known, and the random bits keep it
 // apart from an earlier term with the same high bits should those records
-// have gone too. A term that then finds a greater term of its own worker
-// named in the assignment (which only such a loss allows) ends, and the
-// next begins above it: so no term takes an earlier one's shards, or
-// epochs, as its own, and the assigner never keeps shards for a term
-// that no process runs.
+// have gone too. A record that cannot be read (lease.ErrCorrupt, such as
+// an assignment whose DynamoDB head item was restored after its parts
+// were deleted) names no term, as one that is gone: no read of it will
+// ever succeed, and a term that waited for one would never begin. A term
+// that then finds a greater term of its own worker named in the
+// assignment (which only such a loss allows) ends, and the next begins
+// above it: so no term takes an earlier one's shards, or epochs, as its
+// own, and the assigner never keeps shards for a term that no process
+// runs.
 //
 // The assigner lists GROUP/ every third of a renew interval, and once
 // more at the moment a worker that owns shards and has missed a renewal
@@ -335,7 +339,13 @@
 //     every worker stops what it runs before anything starts. An assigner
 //     within its term fences what its own latest assignment gives. Either
 //     way nothing starts until every worker it knows of acknowledged the
-//     fence or expired, as after a change of assigner.
+//     fence or expired, as after a change of assigner. A term that begins
+//     meanwhile takes it as naming no term of its worker (see above), so
+//     that it says hello and campaigns: were it to wait for a read that
+//     never succeeds, then once every live worker's term had begun after
+//     the object was torn (the assigner gone, the others restarted, or the
+//     group started again after a restore), no assigner would be left to
+//     write the fence, and nothing would ever run.
 //   - A restore (or a delete) of an assignment written by an earlier
 //     assigner, read by a new one: the fence. A term that may run a shard
 //     is one of a worker the new assigner watches: its liveness key is
@@ -350,9 +360,11 @@
 //     is none of these when it got its shards from an assignment later
 //     than the one read: the fence then waits too until no identity that
 //     its listings have not shown can have a running term. Such a term's
-//     last renewal was sent before its record was deleted, so before the
-//     first of those listings returned, and by 3 it stopped within
-//     RenewDeadline of that renewal, less than a TTL. The new assigner
+//     last successful renewal was sent before its record was deleted, so
+//     before the first of those listings returned, and its shards had
+//     returned by that renewal's Sent + T - R (as in 3), within a TTL of
+//     that listing: the count is 4's, for a key absent throughout, run
+//     for every identity at once (judge.unknownExpired). The new assigner
 //     knows that a later assignment was written when an acknowledgement
 //     it reads before its fence names a later Gen than the one read (the
 //     fence's own acknowledgements name the fence), or when it cannot read
@@ -360,11 +372,11 @@
 //     assigner costs no TTL. The limit: when every acknowledgement
 //     written after the assignment read is gone too (deleted, or restored
 //     to an earlier one), or none was written (the later assignments only
-//     gave out shards that nobody had to release), nothing the new assigner reads says
-//     that a later assignment was written, and a term with both records
-//     deleted is not waited for. A restore across a change of assigner
-//     moves more shards than the minimum, since the fence stops what the
-//     old assignment does not give.
+//     gave out shards that nobody had to release), nothing the new
+//     assigner reads says that a later assignment was written, and a term
+//     with both records deleted is not waited for. A restore across a
+//     change of assigner moves more shards than the minimum, since the
+//     fence stops what the old assignment does not give.
 //   - A deleted liveness record: the next term of the worker gets a token
 //     of its own all the same (see above), so it takes none of an earlier
 //     term's shards or epochs as its own; the earlier term stops at its

@@ -14,9 +14,11 @@ import (
 // a head item whose parts a later write deleted (memlease's Store.Tear: an
 // earlier version listed, every read of it lease.ErrCorrupt), or by bytes
 // that are no assignment, under a live assigner, together with the
-// assigner's crash (its successor reads the object first), or before the
-// group starts. 600 shards: over 3 KiB, the size at which DynamoDB's
-// Objects keeps the assignment in parts.
+// assigner's crash (its successor reads the object first), or while no
+// worker runs, before the group starts or after every worker left: then
+// no term can begin unless the object names none of its worker's terms.
+// 600 shards: over 3 KiB, the size at which DynamoDB's Objects keeps the
+// assignment in parts.
 func TestUnreadableAssignmentDoesNotFreezeTheGroup(t *testing.T) {
 	const shards = 600
 	key := assignmentKey(simGroup)
@@ -70,18 +72,45 @@ func TestUnreadableAssignmentDoesNotFreezeTheGroup(t *testing.T) {
 			})
 		})
 	}
-	t.Run("before the group starts", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			f := newFleet(t, shards)
-			f.store.Put(key, []byte("not an assignment"))
+	// Every term below begins while the object cannot be read: it must
+	// name no term of its worker (termFloor), or no term would say hello,
+	// nor campaign, nor so let an assigner write the fence that replaces
+	// the object (seeds 24, 54, 130, 178, 212, 364, 515, 834, 904 and 971
+	// of TestRandomFaults with the assignment in parts: a head restored,
+	// the assigner leaving, and every other worker's term begun anew).
+	for _, tc := range []struct {
+		name string
+		// unreadable makes the object unreadable while no worker runs:
+		// before any has, or after all left.
+		unreadable func(f *fleet)
+	}{
+		{"bytes that are no assignment, before the group starts", func(f *fleet) { garbage(f)() }},
+		{"a torn head, before the group starts", func(f *fleet) { f.store.Tear(key, "a version whose parts were deleted") }},
+		{"a restore of the head of a multi-part object while the group is stopped", func(f *fleet) {
 			for range 3 {
 				f.join()
 			}
 			f.settle("start", time.Now(), 0)
-			if f.overlapped() {
-				t.Error("a shard ran on two workers at once")
+			tear := restore(f)
+			for _, id := range f.live() {
+				f.leave(id)
 			}
-			f.stopAll()
+			tear()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, shards)
+				tc.unreadable(f)
+				for range 3 {
+					f.join()
+				}
+				f.settle("start", time.Now(), 0)
+				if f.overlapped() {
+					t.Error("a shard ran on two workers at once")
+				}
+				f.stopAll()
+			})
 		})
-	})
+	}
 }

@@ -468,18 +468,25 @@ func (w *Worker) termFloor(ctx context.Context) (uint64, error) {
 }
 
 // namedTerms is one attempt of termFloor. Objects that are not what they
-// should be name nothing; the assigner and poll say so.
+// should be name nothing, and so do objects the store cannot return
+// (lease.ErrCorrupt: a DynamoDB head item restored after a later write
+// deleted its parts), which no read will ever return: waiting for them
+// would keep every new term from saying hello and campaigning, and so
+// keep any assigner from writing the fence that replaces them. Should
+// one have named a greater term of this worker, an assignment that names
+// it again ends this term (laterNamed), as after any loss of these
+// records; the assigner and poll say what is wrong with them.
 func (w *Worker) namedTerms(ctx context.Context) (uint64, error) {
 	var floor uint64
 	data, _, err := w.get(ctx, ackKey(w.cfg.Group, w.cfg.Identity), "")
-	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+	if err != nil && !namesNothing(err) {
 		return 0, err
 	}
 	if k, err := decodeAck(data); err == nil {
 		floor = k.Token
 	}
 	data, _, err = w.get(ctx, assignmentKey(w.cfg.Group), "")
-	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
+	if err != nil && !namesNothing(err) {
 		return 0, err
 	}
 	if a, err := decodeAssignment(data); err == nil {
@@ -490,6 +497,12 @@ func (w *Worker) namedTerms(ctx context.Context) (uint64, error) {
 		}
 	}
 	return floor, nil
+}
+
+// namesNothing reports whether a read that failed with err shows an
+// object that names no term: none stored, or one that cannot be read.
+func namesNothing(err error) bool {
+	return errors.Is(err, lease.ErrNoRecord) || errors.Is(err, lease.ErrCorrupt)
 }
 
 // termAnnotation is the assigner lease's annotation that names the

@@ -45,8 +45,8 @@
 //	sick          one contender's health checks fail for D              nothing
 //	stall         one contender's tasks make no progress for D          nothing
 //	task-returns  one contender's running tasks return                  nothing
-//	late-answer   the next N writes, and the read after each (its       nothing
-//	              read-back), are applied at once and answered up to
+//	late-answer   the next N writes, and the read after each (its       as slow, for an answer past
+//	              read-back), are applied at once and answered up to    CallTimeout (a timeout to its caller)
 //	              1.5 CallTimeouts later (a lost answer waited out, a
 //	              slow read-back: an Acquire returns late)
 //	restore-hang  at the contender's next write of a term over an       as restore, and as hang for the
@@ -74,6 +74,11 @@
 //   - no run by a RunOnce fired after a holder's task ended and inside its
 //     hold, with more than a renew interval and a call of it left (a
 //     duplicate is answered NotElected when it sees the holder renew).
+//
+// A waiver for a contender cut off from the store (slow, hang, a late
+// answer past CallTimeout) holds when its calls met the fault, not when
+// the fault was armed: an idle RunOnce caller meets an armed fault only at
+// its next trigger.
 //
 // Restores bring back only bodies of the current term: a released body,
 // or one of another term, restored under a live holder, hands the lease to

@@ -484,7 +484,7 @@ func (h *history) holdCut(p event, who int) bool {
 // history.
 func run(t *testing.T, sc scenario) *history {
 	st := newStore()
-	st.traceUntil = time.Now().Add(horizon)
+	st.traceUntil, st.callTimeout = time.Now().Add(horizon), sc.timeout()
 	h := &history{t0: time.Now(), outcomes: map[int]outcome{}, st: st}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

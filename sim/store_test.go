@@ -33,6 +33,9 @@ type store struct {
 	// in order), so that two runs of one seed can be compared.
 	trace      hash.Hash64
 	traceUntil time.Time // the horizon: the calls of the shutdown are not traced
+	// callTimeout is the fleet's: an answer later than it is a timeout
+	// to its caller, which is then as cut off as by a slow call.
+	callTimeout time.Duration
 	// watched is what an armed restore-hang fault waits for: the next
 	// write of a term by this identity that replaces a body of the same
 	// term.
@@ -50,14 +53,14 @@ type watch struct {
 type hit struct {
 	id  string
 	at  time.Time
-	cut bool // hung, or slowed past CallTimeout: cut off from the store
+	cut bool // hung, or slowed or answered past CallTimeout: cut off from the store
 }
 
 // hitIn reports whether a call of id met a fault within [from, to].
 func (s *store) hitIn(id string, from, to time.Time) bool { return s.hitsIn(id, from, to, false) }
 
-// cutIn reports whether a call of id was hung or slowed past CallTimeout
-// within [from, to]: a fault armed earlier (slow, hang) meets the calls
+// cutIn reports whether a call of id was hung, or slowed or answered
+// past CallTimeout, within [from, to]: a fault armed earlier (slow, hang) meets the calls
 // an idle RunOnce caller makes only at its next trigger.
 func (s *store) cutIn(id string, from, to time.Time) bool { return s.hitsIn(id, from, to, true) }
 
@@ -218,7 +221,7 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 		late, f.readBack = f.readBack, 0
 	}
 	if hung > 0 || fail || slow > 0 || late > 0 {
-		s.hits = append(s.hits, hit{c.id, time.Now(), hung > 0 || slow > 0})
+		s.hits = append(s.hits, hit{c.id, time.Now(), hung > 0 || slow > 0 || late >= s.callTimeout})
 	}
 	s.mu.Unlock()
 	switch {
