@@ -40,6 +40,30 @@ func TestConfigNamesTheField(t *testing.T) {
 	}
 }
 
+// TestSubMillisecondRenewIntervalRefusedByNew: the assignment keeps the
+// group's renew interval in whole milliseconds, so a RenewInterval of
+// 5.6255s would read back from the worker's own assignment as 5.625s, and
+// Run would fail as a group mismatch even on the group's only worker. New
+// refuses it up front, naming the field.
+func TestSubMillisecondRenewIntervalRefusedByNew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := New(Config{
+			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 2, Identity: "w", Logger: simLogger(),
+			RenewInterval: 5625500 * time.Microsecond,
+			Run:           func(ctx context.Context, s Shard) error { <-ctx.Done(); return nil },
+		})
+		if err == nil {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			t.Fatalf("New accepted RenewInterval 5.6255s; Run, the group's only worker, then returned: %v", w.Run(ctx))
+		}
+		const want = "shard: RenewInterval (5.6255s) must be a whole number of milliseconds"
+		if !errors.Is(err, lease.ErrInvalid) || err.Error() != want {
+			t.Fatalf("New: %v, want %q", err, want)
+		}
+	})
+}
+
 // TestStalledWorkerLosesItsShards: the runner's stall watchdog, applied to
 // the liveness, stops every shard of a worker whose shards make no
 // progress (Lost), and they start again elsewhere; Progress through a
