@@ -118,6 +118,12 @@
 // epochs, as its own, and the assigner never keeps shards for a term
 // that no process runs.
 //
+// So a group's assigner and liveness lease tokens must fit in 31 bits
+// (Gens and term tokens stay below 2^63): a worker that takes a lease
+// whose token is above 2^31−1, which only a record put there (copied,
+// restored, written by a tool) gives, fails with an error naming the
+// token, and writes nothing its own decoder would refuse.
+//
 // The assigner lists GROUP/ every third of a renew interval, and once
 // more at the moment a worker that owns shards and has missed a renewal
 // can be judged expired. Before that moment it writes the assignment again,

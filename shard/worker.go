@@ -392,6 +392,10 @@ type run struct {
 // term ends.
 func (w *Worker) serve(ctx context.Context) error {
 	lt, _ := runner.Term(ctx)
+	if err := checkTokenFits("liveness", lt.Token); err != nil {
+		w.fatal(err)
+		return err
+	}
 	floor, err := w.termFloor(ctx)
 	if err != nil {
 		return nil // the term ended first
