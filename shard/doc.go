@@ -94,7 +94,10 @@
 //     assigner's token in its high 32 bits and a count of its writes in the
 //     low, so that Gen strictly increases across assigners. A shard's epoch
 //     is the Gen of the assignment that gave it to its owner. It is binary,
-//     about 7 bytes a shard: 70 kB for 10,000 shards.
+//     about 7 bytes a shard: 70 kB for 10,000 shards. A worker reads the
+//     fields a later version appends after the last it knows as absent
+//     (rule 11; fixtures in testdata/rule11), as it does an
+//     acknowledgement's unknown fields.
 //   - GROUP/acks/ID: each worker's acknowledgement, written only when
 //     ownership changes: when a term begins (hello, with its term token
 //     and its liveness token), after
