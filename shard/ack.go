@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/leasehold/leasehold/lease/driver"
 )
@@ -66,6 +67,23 @@ func (a ack) ofLease(lease uint64) bool {
 func termToken(lease, floor uint64, random uint32) uint64 {
 	high := max(lease, termHigh(floor)+1)
 	return high<<32 | uint64(random)
+}
+
+// maxToken is the largest lease token the shard objects can carry in the
+// high 32 bits of a Gen or a term token: these stay below 2^63, the bound
+// their decoders keep.
+const maxToken = 1<<31 - 1
+
+// checkTokenFits refuses a lease token above maxToken (which lease says
+// which): shifted, it would make a Gen or term token the decoders refuse,
+// halting the group, or, above 2^32, wrap below earlier ones. Tokens that
+// high come only from a record put there (copied from another lease,
+// restored from another system, written by a tool).
+func checkTokenFits(which string, token uint64) error {
+	if token > maxToken {
+		return fmt.Errorf("shard: the %s lease's token %d exceeds %d, the largest a shard group can carry", which, token, maxToken)
+	}
+	return nil
 }
 
 // termHigh returns the high part of a term token: the liveness token of an

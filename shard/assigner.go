@@ -66,6 +66,10 @@ type assigner struct {
 // session.campaign).
 func (w *Worker) assign(ctx context.Context, ended term) error {
 	lt, _ := runner.Term(ctx)
+	if err := checkTokenFits("assigner", lt.Token); err != nil {
+		w.fatal(err)
+		return err
+	}
 	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, seenAt: map[string]time.Time{}, leftAt: map[string]string{}, since: time.Now(), ended: ended, endedAt: time.Now()}
 	if ended.Token != 0 {
 		w.cfg.Logger.Info("shard: assigner: the previous assigner's liveness term has ended with its assigner term; its shards are free", "identity", ended.ID, "token", ended.Token)

@@ -84,7 +84,9 @@ var assignmentMagic = []byte("leasehold-shards\x01")
 
 // encode returns the assignment's compact binary form: a magic, then
 // unsigned varints (slots as (owner+1)<<1|releasing and epoch), then,
-// only when set, Expect in Unix milliseconds.
+// only when set, Expect in Unix milliseconds. A later version may append
+// fields after Expect, which this version's decoder skips (rule 11): it
+// must then write Expect, as 0 when unset.
 func (a *assignment) encode() []byte {
 	b := append([]byte(nil), assignmentMagic...)
 	fence := uint64(0)
@@ -122,7 +124,8 @@ const (
 	minSlotBytes   = 2
 )
 
-// decodeAssignment parses what encode wrote; anything else is
+// decodeAssignment parses what encode wrote, and what a later version
+// writes with fields appended after Expect (skipped); anything else is
 // lease.ErrCorrupt. Every count and length is bounded by the bytes left to
 // read before anything is allocated for it, so hostile bytes (a length of
 // 2^62) cost an error, not a panic or the process's memory.
@@ -180,19 +183,15 @@ func decodeAssignment(data []byte) (*assignment, error) {
 		a.Slots = append(a.Slots, slot{Owner: int(v>>1) - 1, Releasing: v&1 == 1, Epoch: next("epoch", 1<<63)})
 	}
 	if err == nil && r.Len() > 0 {
-		ms := next("expect", 1<<62)
-		if err == nil && ms == 0 {
-			err = driver.Corruptf("shard: assignment: expect is 0")
+		if ms := next("expect", 1<<62); ms != 0 {
+			a.Expect = time.UnixMilli(int64(ms))
 		}
-		a.Expect = time.UnixMilli(int64(ms))
 	}
 	switch {
 	case err != nil:
 		return nil, err
 	case a.Shards == 0:
 		return nil, driver.Corruptf("shard: assignment: no shards")
-	case r.Len() != 0:
-		return nil, driver.Corruptf("shard: assignment: %d bytes after the last field", r.Len())
 	}
 	return a, nil
 }

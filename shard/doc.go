@@ -94,7 +94,10 @@
 //     assigner's token in its high 32 bits and a count of its writes in the
 //     low, so that Gen strictly increases across assigners. A shard's epoch
 //     is the Gen of the assignment that gave it to its owner. It is binary,
-//     about 7 bytes a shard: 70 kB for 10,000 shards.
+//     about 7 bytes a shard: 70 kB for 10,000 shards. A worker reads the
+//     fields a later version appends after the last it knows as absent
+//     (rule 11; fixtures in testdata/rule11), as it does an
+//     acknowledgement's unknown fields.
 //   - GROUP/acks/ID: each worker's acknowledgement, written only when
 //     ownership changes: when a term begins (hello, with its term token
 //     and its liveness token), after
@@ -121,6 +124,12 @@
 // above it: so no term takes an earlier one's shards, or epochs, as its
 // own, and the assigner never keeps shards for a term that no process
 // runs.
+//
+// So a group's assigner and liveness lease tokens must fit in 31 bits
+// (Gens and term tokens stay below 2^63): a worker that takes a lease
+// whose token is above 2^31−1, which only a record put there (copied,
+// restored, written by a tool) gives, fails with an error naming the
+// token, and writes nothing its own decoder would refuse.
 //
 // The assigner lists GROUP/ every third of a renew interval, and once
 // more at the moment a worker that owns shards and has missed a renewal

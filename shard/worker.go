@@ -99,7 +99,8 @@ type Config struct {
 	// the same). Default lease.DefaultTTL.
 	TTL time.Duration
 	// RenewInterval is how often a worker renews its liveness and reads
-	// the assignment, the group's too. Default lease.DefaultRenewInterval.
+	// the assignment, the group's too: a whole number of milliseconds, as
+	// the assignment keeps it. Default lease.DefaultRenewInterval.
 	RenewInterval time.Duration
 	// RenewDeadline: a worker that has not renewed its liveness within it
 	// of sending its last successful renewal stops all its shards.
@@ -180,6 +181,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.TTL, c.RenewInterval, c.CallTimeout = opts.TTL, opts.RenewInterval, opts.CallTimeout
+	// The assignment keeps the group's renew interval in whole
+	// milliseconds (lease.Options keeps TTL so already): any other would
+	// read back as another group's.
+	if c.RenewInterval%time.Millisecond != 0 {
+		return c, invalid("RenewInterval", c.RenewInterval, "must be a whole number of milliseconds")
+	}
 	c.RenewDeadline = cmp.Or(c.RenewDeadline, runner.DefaultRenewDeadline(c.TTL))
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	return c, nil
@@ -385,6 +392,10 @@ type run struct {
 // term ends.
 func (w *Worker) serve(ctx context.Context) error {
 	lt, _ := runner.Term(ctx)
+	if err := checkTokenFits("liveness", lt.Token); err != nil {
+		w.fatal(err)
+		return err
+	}
 	floor, err := w.termFloor(ctx)
 	if err != nil {
 		return nil // the term ended first

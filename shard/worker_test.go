@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -36,6 +37,72 @@ func TestConfigNamesTheField(t *testing.T) {
 			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("New: %v, want an invalid option naming %q", err, tc.want)
 			}
+		})
+	}
+}
+
+// TestSubMillisecondRenewIntervalRefusedByNew: the assignment keeps the
+// group's renew interval in whole milliseconds, so a RenewInterval of
+// 5.6255s would read back from the worker's own assignment as 5.625s, and
+// Run would fail as a group mismatch even on the group's only worker. New
+// refuses it up front, naming the field.
+func TestSubMillisecondRenewIntervalRefusedByNew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := New(Config{
+			Store: memlease.NewStore().Objects("w"), Group: "g", Shards: 2, Identity: "w", Logger: simLogger(),
+			RenewInterval: 5625500 * time.Microsecond,
+			Run:           func(ctx context.Context, s Shard) error { <-ctx.Done(); return nil },
+		})
+		if err == nil {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			t.Fatalf("New accepted RenewInterval 5.6255s; Run, the group's only worker, then returned: %v", w.Run(ctx))
+		}
+		const want = "shard: RenewInterval (5.6255s) must be a whole number of milliseconds"
+		if !errors.Is(err, lease.ErrInvalid) || err.Error() != want {
+			t.Fatalf("New: %v, want %q", err, want)
+		}
+	})
+}
+
+// TestLeaseTokenAbove31BitsRefused: a Gen and a term token carry a lease's
+// token in their high 32 bits, below 2^63 (the decoders' bound). A lease
+// whose record puts its token at 2^31 (a record copied from another lease,
+// restored from another system, written by a tool) would make the
+// assigner write assignments that every worker's decoder refuses, halting
+// the group for ever, or, above 2^32, epochs that wrap below earlier ones.
+// The worker that takes such a token fails with an error naming it, and
+// writes no assignment.
+func TestLeaseTokenAbove31BitsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, want string
+	}{
+		{"assigner", assignerKey("g"), "shard: the assigner lease's token 2147483649 exceeds 2147483647"},
+		{"liveness", memberKey("g", "a"), "shard: the liveness lease's token 2147483649 exceeds 2147483647"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const ttl = 15 * time.Second
+				store := memlease.NewStore()
+				store.Put(tc.key, driver.EncodeJSON(lease.Record{Holder: "older", Token: 1 << 31, TTL: ttl, Released: true, Nonce: "0123456789abcdef"}))
+				w, err := New(Config{
+					Store: store.Objects("a"), Group: "g", Shards: 4, Identity: "a", Logger: simLogger(),
+					Run: func(ctx context.Context, s Shard) error { <-ctx.Done(); return nil },
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), 20*ttl)
+				defer cancel()
+				err = w.Run(ctx)
+				if data, ok := store.Bytes(assignmentKey("g")); ok {
+					_, derr := decodeAssignment(data)
+					t.Errorf("the worker wrote an assignment, which decodes as %v", derr)
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("Run: %v, want an error containing %q", err, tc.want)
+				}
+			})
 		})
 	}
 }

@@ -195,7 +195,9 @@
 // (ObjectsGrant, Description's shard group grant, which leasehold help
 // lists; terraform/modules/aws-lease-iam grants it with
 // dynamodb_shard_table_arn, limited to the groups' partitions with
-// dynamodb_shard_groups).
+// dynamodb_shard_groups). An item of a group's partition that Objects did
+// not write (no "nonce" attribute of type S: another tool's, a person's
+// note) is left out of its listings, and costs the group nothing.
 //
 // # Configuration
 //

@@ -448,6 +448,10 @@ func (o *Objects) deleteParts(ctx context.Context, c *conn, version string) {
 // List returns the version of every item of the group whose key starts
 // with prefix (GROUP/...), from one strongly consistent Query of the
 // group's partition, page by page, or an error: never part of the list.
+// An item with no "nonce" attribute of type S, which Objects never writes
+// (another tool's, a person's note), is not an object and is left out, so
+// that it costs the group nothing, as an object of someone else's costs a
+// listing on the other stores nothing.
 func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, error) {
 	group := o.base.name + "/"
 	rest, ok := strings.CutPrefix(prefix, group)
@@ -457,11 +461,9 @@ func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, e
 	out := map[string]string{}
 	err := o.query(ctx, o.base.name, rest, aws.String("#sk, #nonce"), func(item map[string]types.AttributeValue) error {
 		sk, _ := item[o.base.sortAttr].(*types.AttributeValueMemberS)
-		nonce, ok := item[attrNonce].(*types.AttributeValueMemberS)
-		if sk == nil || !ok {
-			return fmt.Errorf("%w (dynamodb: %s/%s)", driver.Corruptf("an item of the group has no %q or %q attribute of type S (attributes: %s)", o.base.sortAttr, attrNonce, strings.Join(names(item), ", ")), o.base.table, o.base.name)
+		if nonce, ok := item[attrNonce].(*types.AttributeValueMemberS); sk != nil && ok {
+			out[group+sk.Value] = nonce.Value
 		}
-		out[group+sk.Value] = nonce.Value
 		return nil
 	})
 	if err != nil {

@@ -245,6 +245,34 @@ func TestListPages(t *testing.T) {
 	}
 }
 
+// TestListSkipsForeignItem: one item in a group's partition that
+// Objects did not write (another tool's, a person's note: no "nonce"
+// attribute) is left out of the listing, as the other stores list such
+// an object like any other, instead of failing every listing of the
+// group, which would leave its assigner deciding nothing ever again.
+func TestListSkipsForeignItem(t *testing.T) {
+	tg := targets.First(t)
+	table := tg.groupTable(t)
+	c := tg.newClient(nil)
+	o := tg.objects(t, table, "g", c)
+	version, err := o.Put(t.Context(), "g/acks/a", []byte("ack"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PutItem(t.Context(), &ddb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+		dynamolease.DefaultGroupAttribute:     &types.AttributeValueMemberS{Value: "g"},
+		dynamolease.DefaultObjectKeyAttribute: &types.AttributeValueMemberS{Value: "notes/owner"},
+		"text":                                &types.AttributeValueMemberS{Value: "team-x"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := o.List(t.Context(), "g/")
+	if want := map[string]string{"g/acks/a": version}; err != nil || !maps.Equal(list, want) {
+		t.Errorf("List of group g with one foreign item beside its objects: %v, %v; want %v", list, err, want)
+	}
+}
+
 // TestOpenStore: shard.OpenStore opens dynamodb://TABLE/GROUP URLs with
 // the table's key attributes, and refuses what a group's URL cannot
 // carry, naming it.
