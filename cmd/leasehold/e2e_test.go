@@ -476,7 +476,11 @@ func TestEndToEndStubbornCommand(t *testing.T) {
 	}
 	t.Logf("stubborn command killed %s after SIGTERM (grace %v); the follower's started %s after its last tick",
 		ms(old.end-stopAt), grace, ms(next.start-old.end))
-	if killed := time.Duration(old.end - stopAt); killed < grace-100*time.Millisecond {
+	// The command ticks every few tens of milliseconds, later on a loaded
+	// machine (126 ms late beside stress-ng): half a second of slack still
+	// tells a kill at the grace period's end from one at the lease's
+	// expiry (about a second after SIGTERM).
+	if killed := time.Duration(old.end - stopAt); killed < grace-500*time.Millisecond {
 		t.Errorf("the command's last tick was %v after SIGTERM, before the grace period (%v) ended", killed, grace)
 	}
 	if time.Duration(next.start-stopAt) < grace {
