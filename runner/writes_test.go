@@ -29,7 +29,7 @@ type lateAnswer struct {
 func (l *lateAnswer) Acquire(ctx context.Context) (lease.Term, error) {
 	t, err := l.Lease.Acquire(ctx)
 	l.acquired, _ = l.store.Bytes("job")
-	time.Sleep(l.delay)
+	<-time.After(l.delay) // in the test's synctest bubble: fake time
 	return t, err
 }
 
