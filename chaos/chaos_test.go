@@ -170,9 +170,7 @@ func TestChaos(t *testing.T) {
 					c.run(d, faultsOf(b))
 					res := c.check()
 					t.Logf("%s contenders on %s, TTL %v, %v:\n%s", m, b.name, b.ttl, d, res.Summary(c.faults))
-					if !res.OK() {
-						t.Errorf("%s: the leaders' records break a safety rule (above); logs in %s", b.name, c.dir)
-					}
+					verdict(t, b.name, "leaders' records", c.dir, res.Safe(), res.OK())
 				})
 			}
 		})
@@ -199,6 +197,29 @@ func TestChaosCatchesUnsafeContenders(t *testing.T) {
 	t.Logf("%s with RenewDeadline 1.5 × TTL:\n%s", b.name, res.Summary(c.faults))
 	if len(res.Overlaps) == 0 {
 		t.Errorf("%s: no overlap found although the contenders outlast their TTL when cut off; the checker or the faults do not work (logs in %s)", b.name, c.dir)
+	}
+}
+
+// strict is LEASEHOLD_CHAOS_STRICT=1: the runs fail on a gap over its
+// bound (a leaderless time, a shard running nowhere, a group balanced late)
+// as on a safety rule broken. By default those are figures, printed: the
+// bounds are real time, which a loaded machine stretches without a fault in
+// the code, and the simulations assert them on a fake clock load cannot
+// move.
+func strict() bool { return os.Getenv("LEASEHOLD_CHAOS_STRICT") == "1" }
+
+// verdict fails t when a run broke a safety rule, or broke a bound in
+// strict mode, naming the logs; what it is asked is safe and ok, as
+// Result.Safe and Result.OK say.
+func verdict(t *testing.T, name, what, dir string, safe, ok bool) {
+	t.Helper()
+	switch {
+	case !safe:
+		t.Errorf("%s: the %s break a safety rule (above); logs in %s", name, what, dir)
+	case !ok && strict():
+		t.Errorf("%s: the %s break a liveness bound (above), and LEASEHOLD_CHAOS_STRICT=1; logs in %s", name, what, dir)
+	case !ok:
+		t.Logf("%s: over a liveness bound (above): a figure unless LEASEHOLD_CHAOS_STRICT=1; logs in %s", name, dir)
 	}
 }
 

@@ -7,9 +7,12 @@
 // term back, straight at the store, while the followers are cut off.
 // Every leader records its own
 // leadership intervals on CLOCK_MONOTONIC with its fencing token, and Check
-// proves, from those records alone, that no two intervals overlap, that
-// tokens strictly increase in time order, and that no leaderless gap
-// outlasted what the TTL, the campaign polling and the faults explain.
+// proves, from those records alone, that no two intervals overlap and that
+// tokens strictly increase in time order. It also measures every
+// leaderless gap against what the TTL, the campaign polling and the faults
+// explain: a figure the run prints, which fails it only with
+// LEASEHOLD_CHAOS_STRICT=1 (for a quiet machine), since load stretches real
+// time; the simulations assert those bounds on a fake clock.
 //
 // TestChaosShards does the same for shard groups: four slots of
 // "leasehold run --shards 6", from two to four of them running, whose
@@ -141,7 +144,14 @@ type Result struct {
 
 // OK reports whether every check passed.
 func (r *Result) OK() bool {
-	return len(r.Overlaps) == 0 && len(r.TokenErrors) == 0 && len(r.LongGaps) == 0
+	return r.Safe() && len(r.LongGaps) == 0
+}
+
+// Safe reports whether the safety checks passed: no overlap, tokens in
+// order. The gaps' bound is a liveness figure, which a loaded machine can
+// break without a fault in the code.
+func (r *Result) Safe() bool {
+	return len(r.Overlaps) == 0 && len(r.TokenErrors) == 0
 }
 
 // Check checks the intervals recorded while faults were injected.
@@ -333,8 +343,14 @@ func CheckShards(intervals []Interval, n int, faults []Fault, b Bounds, until in
 
 // OK reports whether every shard passed every check.
 func (sr *ShardResult) OK() bool {
+	return sr.Safe() && len(sr.Orphans) == 0
+}
+
+// Safe reports whether every shard passed the safety checks: no two runs
+// at once, epochs in order.
+func (sr *ShardResult) Safe() bool {
 	for _, r := range sr.Shards {
-		if !r.OK() {
+		if !r.Safe() {
 			return false
 		}
 	}

@@ -94,6 +94,9 @@ func TestCheckFinds(t *testing.T) {
 			if r.OK() != (tc.overlaps+tc.tokens+tc.gaps == 0) {
 				t.Errorf("OK() = %t", r.OK())
 			}
+			if r.Safe() != (tc.overlaps+tc.tokens == 0) {
+				t.Errorf("Safe() = %t", r.Safe())
+			}
 		})
 	}
 }
@@ -183,6 +186,9 @@ func TestCheckShardsFinds(t *testing.T) {
 			}
 			if r.OK() != (tc.overlaps+tc.epochs+tc.orphan == 0) {
 				t.Errorf("OK() = %t", r.OK())
+			}
+			if r.Safe() != (tc.overlaps+tc.epochs == 0) {
+				t.Errorf("Safe() = %t", r.Safe())
 			}
 		})
 	}

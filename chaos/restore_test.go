@@ -91,9 +91,7 @@ func TestChaosRestore(t *testing.T) {
 			res := c.check()
 			t.Logf("runner contenders on %s, TTL %v, %v: restores %d (the latest earlier write %d), given up %d:\n%s",
 				b.name, b.ttl, duration, c.restores.done, c.restores.latest, c.restores.givenUp, res.Summary(c.faults))
-			if !res.OK() {
-				t.Errorf("%s: the leaders' records break a safety rule (above); logs in %s", b.name, c.dir)
-			}
+			verdict(t, b.name, "leaders' records", c.dir, res.Safe(), res.OK())
 			if duration >= time.Minute && c.restores.done == 0 {
 				t.Errorf("%s: no restore in %v: the fault was never injected, so the run proves nothing", b.name, duration)
 			}
