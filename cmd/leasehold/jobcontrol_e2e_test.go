@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -31,7 +32,7 @@ func TestEndToEndJobControl(t *testing.T) {
 
 			stopAt := monotonic()
 			leader.signal(sig)
-			if !within(2*time.Second, func() bool { return procState(first.pid) == 'T' }) {
+			if !within(2*time.Second, func() bool { return isStopped(first.pid) }) {
 				t.Errorf("the leader's command was not stopped with its leasehold")
 			}
 			spans := e.waitSpans(2, 20*time.Second)
@@ -74,7 +75,7 @@ func TestEndToEndJobControlWithinTheTerm(t *testing.T) {
 	first := e.waitSpans(1, 20*time.Second)[0]
 	time.Sleep(2 * time.Second) // a renewal: the 4s renew deadline now counts from it
 	leader.signal(syscall.SIGTSTP)
-	eventually(t, 2*time.Second, "the leader's command stopped", func() bool { return procState(first.pid) == 'T' })
+	eventually(t, 2*time.Second, "the leader's command stopped", func() bool { return isStopped(first.pid) })
 	before := e.spans()[0].end
 	time.Sleep(300 * time.Millisecond)
 	if after := e.spans()[0].end; after != before {
@@ -101,6 +102,24 @@ func within(limit time.Duration, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// isStopped reports whether process pid is stopped by a signal: in state
+// T, or in state D with a child in state T: a shell that started its child
+// with vfork waits in D until the child, stopped with it, has run exec.
+func isStopped(pid int) bool {
+	switch procState(pid) {
+	case 'T':
+		return true
+	case 'D':
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		for _, f := range strings.Fields(string(kids)) {
+			if k, err := strconv.Atoi(f); err == nil && procState(k) == 'T' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // procState is the state letter of process pid (R, S, T, Z, ...), or 0.
