@@ -58,7 +58,7 @@ type target struct {
 var targets = storetest.Targets[*target]{Prepare: (*target).ensureTable, Specs: []storetest.Spec[*target]{
 	{Name: "dynalite", Setup: func(t *testing.T) *target {
 		endpoint := storetest.Endpoint(t, "dynamodb", "dynalite", "dynalite", "LEASEHOLD_DYNALITE_ENDPOINT")
-		return &target{name: "dynalite", callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, "test"), endpoint: endpoint, elsewhere: staticClient(endpoint, "elsewhere")}
+		return &target{name: "dynalite", callTimeout: time.Second, newClient: staticClient(endpoint, "test"), endpoint: endpoint, elsewhere: staticClient(endpoint, "elsewhere")}
 	}},
 	{Name: "moto", Setup: func(t *testing.T) *target {
 		endpoint := storetest.Endpoint(t, "dynamodb", "moto", "moto", "LEASEHOLD_MOTO_ENDPOINT")

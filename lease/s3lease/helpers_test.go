@@ -65,7 +65,7 @@ var targets = storetest.Targets[*target]{Prepare: (*target).ensureBucket, Specs:
 	{Name: "minio", Setup: func(t *testing.T) *target {
 		endpoint := storetest.Endpoint(t, "s3lease", "MinIO", "minio", "LEASEHOLD_MINIO_ENDPOINT")
 		key, secret := os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY")
-		return &target{name: "minio", pathStyle: true, callTimeout: 500 * time.Millisecond, newClient: staticClient(endpoint, key, secret), accessKey: key, endpoint: endpoint, secret: secret,
+		return &target{name: "minio", pathStyle: true, callTimeout: time.Second, newClient: staticClient(endpoint, key, secret), accessKey: key, endpoint: endpoint, secret: secret,
 			withKeys:  func(key, secret string) *s3.Client { return staticClient(endpoint, key, secret)(nil) },
 			elsewhere: staticClient(strings.Replace(endpoint, "127.0.0.1", "localhost", 1), key, secret)}
 	}},
