@@ -180,8 +180,10 @@ func TestChaos(t *testing.T) {
 // TestChaosCatchesUnsafeContenders shows that the checker finds overlaps
 // when a safety rule is broken on purpose: the contenders run with
 // -unsafe-renew-deadline 1.5 (RenewDeadline = 1.5 × TTL, beyond the TTL), and
-// the leader is cut off from the store (its proxy disabled) for two TTLs at
-// a time, so it keeps acting while another contender takes over.
+// the leader is cut off from the store (its proxy disabled) three times,
+// each time until another contender leads (at most 10 TTLs: how long that
+// takes depends on the machine's load), so it keeps acting while another
+// contender takes over.
 func TestChaosCatchesUnsafeContenders(t *testing.T) {
 	t.Parallel()
 	tp, bins, _ := setup(t)
@@ -192,7 +194,12 @@ func TestChaosCatchesUnsafeContenders(t *testing.T) {
 	b := backends[i]
 	upstream, contender, _ := b.prepare(t, os.Getenv(b.variable))
 	c := newChaos(t, tp, bins, runnerMode, b, upstream, contender, 1.5)
-	c.run(12*b.ttl, []faultKind{partitionLeader})
+	time.Sleep(c.between(1, 1.5)) // the first election
+	for range 3 {
+		c.partitionUntilTakeover(10 * b.ttl)
+		time.Sleep(c.between(1, 2)) // a new leader settles in
+	}
+	c.stopAll()
 	res := c.check()
 	t.Logf("%s with RenewDeadline 1.5 × TTL:\n%s", b.name, res.Summary(c.faults))
 	if len(res.Overlaps) == 0 {
@@ -649,6 +656,46 @@ func (c *chaosRun) apply(kind faultKind, target *slot) {
 	}
 	f.End = monotonic()
 	c.faults = append(c.faults, f)
+}
+
+// partitionUntilTakeover cuts the leader off from the store until another
+// contender's log says it leads, or limit has passed, and records the
+// fault.
+func (c *chaosRun) partitionUntilTakeover(limit time.Duration) {
+	target := c.leader()
+	if target == nil {
+		return
+	}
+	f := chaos.Fault{Kind: string(partitionLeader), Target: target.id, Start: monotonic()}
+	if err := c.tp.enable(target.proxy, false); err != nil {
+		c.t.Fatalf("%s: cutting %s off: %v", c.b.name, target.id, err)
+	}
+	eventuallyTrue(limit, func() bool {
+		for _, s := range c.slots {
+			if lines := readLines(s.log); s != target && len(lines) > 0 && strings.HasPrefix(lines[len(lines)-1], "start ") {
+				return true
+			}
+		}
+		return false
+	})
+	if err := c.tp.enable(target.proxy, true); err != nil {
+		c.t.Fatalf("%s: letting %s back: %v", c.b.name, target.id, err)
+	}
+	f.End = monotonic()
+	c.faults = append(c.faults, f)
+}
+
+// eventuallyTrue polls cond every 100ms until it holds or limit has
+// passed, and reports whether it held.
+func eventuallyTrue(limit time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if !time.Now().Before(end) {
+			return false
+		}
+	}
 }
 
 // check reads every process's records and checks them.

@@ -285,11 +285,12 @@ func intervalsRunning(log string) []chaos.Interval {
 }
 
 // takenOver waits until a member other than stopped starts a shard whose
-// command still runs on stopped, having started before since, or until
-// limit has passed: how long the group takes depends on the machine's load,
-// and the overlap the check must find is there only once it has.
-func takenOver(slots []*slot, stopped *slot, since int64, limit time.Duration) {
-	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+// command still runs on stopped, having started after since, or until
+// limit has passed, and reports whether one did: how long the group takes
+// depends on the machine's load, and the overlap the check must find is
+// there only once it has.
+func takenOver(slots []*slot, stopped *slot, since int64, limit time.Duration) bool {
+	return eventuallyTrue(limit, func() bool {
 		running := map[int]bool{}
 		for _, iv := range intervalsRunning(stopped.log) {
 			running[iv.Shard] = true
@@ -300,11 +301,12 @@ func takenOver(slots []*slot, stopped *slot, since int64, limit time.Duration) {
 			}
 			for _, line := range readLines(o.log) {
 				if r, err := parseRecord(line); err == nil && r.what == "start" && r.at > since && running[r.shard] {
-					return
+					return true
 				}
 			}
 		}
-	}
+		return false
+	})
 }
 
 // TestChaosShardsCatchesSIGSTOP shows that the sharded run's records and
@@ -312,7 +314,9 @@ func takenOver(slots []*slot, stopped *slot, since int64, limit time.Duration) {
 // member's leasehold alone is stopped with SIGSTOP, which it cannot catch,
 // so its commands run on unrenewed while the group gives their shards to
 // the others. Each stop lasts until another member has started one of the
-// stopped member's shards (at most 30 TTLs).
+// stopped member's shards (at most 30 TTLs); a member that runs no shard
+// is not stopped, and the stops go round the members until as many
+// takeovers as members were seen, or three rounds.
 func TestChaosShardsCatchesSIGSTOP(t *testing.T) {
 	t.Parallel()
 	tp, bins, _ := setup(t)
@@ -332,10 +336,17 @@ func TestChaosShardsCatchesSIGSTOP(t *testing.T) {
 		c.start(s)
 	}
 	time.Sleep(2 * b.ttl) // the first assignment
-	for _, s := range c.slots {
+	takeovers := 0
+	for i := 0; i < 3*len(c.slots) && takeovers < len(c.slots); i++ {
+		s := c.slots[i%len(c.slots)]
+		if !eventuallyTrue(10*b.ttl, func() bool { return len(intervalsRunning(s.log)) > 0 }) {
+			continue // it runs no shard: stopping it shows nothing
+		}
 		f := chaos.Fault{Kind: "sigstop", Target: s.id, Start: monotonic()}
 		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
-		takenOver(c.slots, s, f.Start, 30*b.ttl)
+		if takenOver(c.slots, s, f.Start, 30*b.ttl) {
+			takeovers++
+		}
 		_ = s.cmd.Process.Signal(syscall.SIGCONT)
 		f.End = monotonic()
 		c.faults = append(c.faults, f)
