@@ -190,9 +190,11 @@ type Config struct {
 	// renew interval; an instance that dies during its hold lets the lease
 	// lapse after the TTL. A write of the hold (or of the done mark) that
 	// fails is retried until it lands, or until a TTL after the term's
-	// latest write, when the lease may be another's: only an outage that
-	// long cuts the hold short (rule 13). Run refuses a Config with a
-	// MinHold.
+	// latest write known to have landed, when the lease may be another's;
+	// a write whose answer did not come by then may have landed, and is
+	// resolved by reading the record: if it landed, the hold goes on from
+	// it. Only an outage that long cuts the hold short (rule 13). Run
+	// refuses a Config with a MinHold.
 	MinHold time.Duration
 
 	// Callbacks and logs, for Run and RunOnce.

@@ -76,7 +76,12 @@
 // hold is retried through an outage for as long as the lease can still be
 // the term's, as no other instance can take it over before a TTL has
 // passed unchanged, while a write conditional on the term's version never
-// lands on another's. A term whose deadline passed before its task could
+// lands on another's. A done mark or hold write still unanswered at that
+// deadline may have landed, and then holds the record for a TTL after it
+// counts from: its outcome is resolved by reading the record, never
+// guessed, and the hold goes on from it when the record shows the term
+// moved on; a write on the term's earlier version is not sent after that
+// version's deadline. A term whose deadline passed before its task could
 // start never starts it. So two tasks never run as leader at once, provided each
 // task stops when its context is cancelled. Every term carries a fencing
 // token (Term(ctx)) that is greater than every earlier one, so downstream
