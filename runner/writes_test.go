@@ -301,3 +301,41 @@ func TestMinHoldOutlivesLateAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestUnansweredHoldWriteThatDidNotLandEndsTheHold: a hold write left
+// unanswered by its deadline is resolved by reading, and a read that finds
+// the term's latest answered write still in place (the unanswered one did
+// not land) ends the hold without another write: that version's TTL has
+// passed, a follower may have taken the lease over, and a restore put the
+// version back under it, which a write would take back from the
+// successor.
+func TestUnansweredHoldWriteThatDidNotLandEndsTheHold(t *testing.T) {
+	const minHold = time.Minute
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		res := make(chan runner.Once, 1)
+		go func() { res <- runPeriod(t, openLease(t, store, "a"), "", runner.Config{MinHold: minHold}, done) }()
+		advance(time.Millisecond)
+		j := newJournal()
+		stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		advance(time.Second)
+		held, _ := store.Bytes("job") // a's first write of the hold, its latest answered
+		store.Hang("a")               // the next ones are never applied, nor answered
+		advance(16*time.Second - time.Since(began))
+		if j.leader() != "b" {
+			t.Fatalf("b does not lead %v after a's latest answered write", time.Since(began))
+		}
+		store.Put("job", held) // a restore brings a's record back under b
+		store.Heal("a")        // a's reads are answered again
+		advance(3500 * time.Millisecond)
+		if now, _ := store.Bytes("job"); string(now) != string(held) {
+			t.Errorf("a wrote over the record that a restore brought back after b took over: %s", now)
+		}
+		a := <-res
+		if took := time.Since(began); took > ttl+renewInterval || a.Demotion.Released {
+			t.Errorf("a: %v, released %t, after %v; want it to give up, unreleased, by a TTL (%v) after its first unanswered write, due a renew interval after its latest answered one", a.Outcome, a.Demotion.Released, took, ttl)
+		}
+		_ = stop()
+	})
+}
