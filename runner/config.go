@@ -158,10 +158,13 @@ type Config struct {
 	// period key, whichever instance runs it and however late it fires: the
 	// name of the tick a scheduled job was started for (the trigger's
 	// scheduled time, in RFC 3339, such as EventBridge's "time"; or
-	// PeriodKey's). The lease record remembers the latest period started:
-	// RunOnce writes the key, under the term it was elected with, before
-	// the task starts, and an instance whose key is at or before the
-	// record's returns AlreadyRan without running the task. That write is
+	// PeriodKey's). The lease record, and nothing else, remembers the
+	// latest period started: RunOnce writes the key, under the term it was
+	// elected with, before the task starts, and an instance whose key is
+	// at or before the record's returns AlreadyRan without running the
+	// task (a restore of the record to a version from before the key was
+	// written, or its delete, loses it: see the package doc's "What it
+	// assumes"). That write is
 	// a renewal of the term, bound by its renew deadline: when Acquire
 	// answered so late that the deadline had passed, the key is not
 	// written, the task does not run, and RunOnce returns Unreachable, the
