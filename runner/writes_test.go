@@ -339,3 +339,67 @@ func TestUnansweredHoldWriteThatDidNotLandEndsTheHold(t *testing.T) {
 		_ = stop()
 	})
 }
+
+// unansweredRenewals is a holder's lease whose second Renew lands but is
+// never answered, and whose later ones neither land nor are answered,
+// until healed: each waits until its context ends.
+type unansweredRenewals struct {
+	lease.Lease
+	calls  atomic.Int32
+	healed atomic.Bool
+}
+
+func (l *unansweredRenewals) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	n := l.calls.Add(1)
+	if n == 1 || l.healed.Load() {
+		return l.Lease.Renew(ctx, t)
+	}
+	if n == 2 {
+		_, _ = l.Lease.Renew(ctx, t)
+	}
+	<-ctx.Done()
+	return lease.Term{}, ctx.Err()
+}
+
+// TestUnansweredHoldWriteResolvedOnce: a hold write found by a read to
+// have landed unanswered lets the hold go on from it once; the next
+// write, unanswered too, is resolved against it, and a read that finds
+// the record still at the write already resolved ends the hold. Counted
+// again from the later write, which never landed, the hold went on past
+// the record's TTL, and wrote over its record that a restore brought back
+// after a follower took over.
+func TestUnansweredHoldWriteResolvedOnce(t *testing.T) {
+	const minHold = time.Minute
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		la := &unansweredRenewals{Lease: openLease(t, store, "a")}
+		res := make(chan runner.Once, 1)
+		var ended shared[time.Duration]
+		go func() {
+			a := runPeriod(t, la, "", runner.Config{MinHold: minHold}, done)
+			ended.set(time.Since(began))
+			res <- a
+		}()
+		advance(time.Millisecond)
+		j := newJournal()
+		stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		advance(renewInterval + time.Second)
+		landed, _ := store.Bytes("job") // a's second hold write, unanswered
+		advance(22*time.Second - time.Since(began))
+		if j.leader() != "b" {
+			t.Fatalf("b does not lead %v after a's first hold write", time.Since(began))
+		}
+		store.Put("job", landed) // a restore brings a's record back under b
+		la.healed.Store(true)
+		advance(5 * time.Second)
+		if now, _ := store.Bytes("job"); string(now) != string(landed) {
+			t.Errorf("a wrote over the record that a restore brought back after b took over: %s", now)
+		}
+		a := <-res
+		if took := ended.get(); took > renewInterval+ttl || a.Demotion.Released {
+			t.Errorf("a: %v, released %t, after %v; want it to give up, unreleased, a TTL (%v) after its write that landed unanswered", a.Outcome, a.Demotion.Released, took, ttl)
+		}
+		_ = stop()
+	})
+}
