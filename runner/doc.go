@@ -118,21 +118,20 @@
 // first sight of the leader's last renewal.
 //
 // At most once per period rests on the lease record alone: it is the only
-// place the period is remembered, and an instance fired for a period
-// knows only what it reads there. A restore of the record to a version
-// written before the period's mark (a backup, an object store's "restore
-// previous version"), or its delete (a lifecycle rule, a person), gives a
-// process that did not see the mark (any new one) exactly the record it
-// would read had the period never run, so it runs the period again; with
-// RetryFailed, a restore to the mark written as the task started makes a
-// run that succeeded look unfinished, and it runs again too. A restore to
-// any version written since the mark keeps the period from running again.
-// No design that keeps its memory in the object that was rolled back can
-// tell the two apart, nor one that keeps it in a second object of a store
-// rolled back whole. Where a second run would do harm, make the task's
-// own effect idempotent per period key (a conditional create of an output
-// named for it, say), and keep lifecycle rules, restores and people away
-// from lease records.
+// place the period is remembered, and an instance fired for a period knows
+// only what it reads there. A restore of the record to a version written
+// before the period's mark (a backup, an object store's "restore previous
+// version"), or its delete (a lifecycle rule, a person), gives a process
+// that did not see the mark (any new one) exactly the record it would read
+// had the period never run, so it runs the period again. A restore to a
+// version written since the mark keeps the period from running again,
+// except, with RetryFailed, one to the mark written as the task started,
+// which makes a run that succeeded look unfinished. No design that keeps
+// its memory in the object that was rolled back can tell the two apart, nor
+// one that keeps it in a second object of a store rolled back whole. Where
+// a second run would do harm, make the task's own effect idempotent per
+// period key (a conditional create of an output named for it, say), and
+// keep lifecycle rules, restores and people away from lease records.
 //
 // # When a follower reads
 //
