@@ -268,7 +268,7 @@ func (l lateRenewals) Renew(ctx context.Context, t lease.Term) (lease.Term, erro
 // still unanswered at the deadline of the second, a TTL after the second
 // counts from, although it landed. The holder gave the hold up then, the
 // record it did not know it had written lapsed 12 s later, and a follower
-// took the lease 20 s before the hold ended. The write's outcome is
+// took the lease some 27 s before the hold ended. The write's outcome is
 // resolved by reading the record back: it moved on within the term, so
 // the holder goes on writing, and releases only once the hold is over.
 func TestMinHoldOutlivesLateAnswers(t *testing.T) {
