@@ -158,10 +158,13 @@ type Config struct {
 	// period key, whichever instance runs it and however late it fires: the
 	// name of the tick a scheduled job was started for (the trigger's
 	// scheduled time, in RFC 3339, such as EventBridge's "time"; or
-	// PeriodKey's). The lease record remembers the latest period started:
-	// RunOnce writes the key, under the term it was elected with, before
-	// the task starts, and an instance whose key is at or before the
-	// record's returns AlreadyRan without running the task. That write is
+	// PeriodKey's). The lease record, and nothing else, remembers the
+	// latest period started: RunOnce writes the key, under the term it was
+	// elected with, before the task starts, and an instance whose key is
+	// at or before the record's returns AlreadyRan without running the
+	// task (a restore of the record to a version from before the key was
+	// written, or its delete, loses it: see the package doc's "What it
+	// assumes"). That write is
 	// a renewal of the term, bound by its renew deadline: when Acquire
 	// answered so late that the deadline had passed, the key is not
 	// written, the task does not run, and RunOnce returns Unreachable, the
@@ -190,9 +193,11 @@ type Config struct {
 	// renew interval; an instance that dies during its hold lets the lease
 	// lapse after the TTL. A write of the hold (or of the done mark) that
 	// fails is retried until it lands, or until a TTL after the term's
-	// latest write, when the lease may be another's: only an outage that
-	// long cuts the hold short (rule 13). Run refuses a Config with a
-	// MinHold.
+	// latest write known to have landed, when the lease may be another's;
+	// a write whose answer did not come by then may have landed, and is
+	// resolved by reading the record: if it landed, the hold goes on from
+	// it. Only an outage that long cuts the hold short (rule 13). Run
+	// refuses a Config with a MinHold.
 	MinHold time.Duration
 
 	// Callbacks and logs, for Run and RunOnce.

@@ -76,7 +76,12 @@
 // hold is retried through an outage for as long as the lease can still be
 // the term's, as no other instance can take it over before a TTL has
 // passed unchanged, while a write conditional on the term's version never
-// lands on another's. A term whose deadline passed before its task could
+// lands on another's. A done mark or hold write still unanswered at that
+// deadline may have landed, and then holds the record for a TTL after it
+// counts from: its outcome is resolved by reading the record, never
+// guessed, and the hold goes on from it when the record shows the term
+// moved on; a write on the term's earlier version is not sent after that
+// version's deadline. A term whose deadline passed before its task could
 // start never starts it. So two tasks never run as leader at once, provided each
 // task stops when its context is cancelled. Every term carries a fencing
 // token (Term(ctx)) that is greater than every earlier one, so downstream
@@ -111,6 +116,22 @@
 // It does not guarantee that a leader exists at every moment: after a
 // leader dies the lease lapses only after TTL, counted from a follower's
 // first sight of the leader's last renewal.
+//
+// At most once per period rests on the lease record alone: it is the only
+// place the period is remembered, and an instance fired for a period knows
+// only what it reads there. A restore of the record to a version written
+// before the period's mark (a backup, an object store's "restore previous
+// version"), or its delete (a lifecycle rule, a person), gives a process
+// that did not see the mark (any new one) exactly the record it would read
+// had the period never run, so it runs the period again. A restore to a
+// version written since the mark keeps the period from running again,
+// except, with RetryFailed, one to the mark written as the task started,
+// which makes a run that succeeded look unfinished. No design that keeps
+// its memory in the object that was rolled back can tell the two apart, nor
+// one that keeps it in a second object of a store rolled back whole. Where
+// a second run would do harm, make the task's own effect idempotent per
+// period key (a conditional create of an output named for it, say), and
+// keep lifecycle rules, restores and people away from lease records.
 //
 // # When a follower reads
 //

@@ -92,6 +92,7 @@ func TestJointBoundsWorkByEveryTerm(t *testing.T) {
 		}
 
 		_ = stopFirst()
+		synctest.Wait() // the joint's watch of the first term notes the end of its renewals
 		if !closed(last) || runner.RenewalsDone(jctx) != last {
 			t.Fatal("once every term's renewals stopped, RenewalsDone should keep returning one closed channel")
 		}

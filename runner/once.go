@@ -90,8 +90,12 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 // runs as under Run, with no bound but its own. Once it has returned, the
 // done mark and the minimum hold (Config.Period, Config.MinHold) are
 // written, each retried until it lands, the lease is found lost, or a TTL
-// has passed since the term's latest write, the earliest another instance
-// could take the lease over; only then is a mark given up.
+// has passed since the term's latest write known to have landed, the
+// earliest another instance could take the lease over. A write left
+// unanswered by then may have landed: it is resolved by reading the
+// record, until a TTL after it counts from, and the writes go on from it
+// if it did; only when none did, or none is known to have in time, is a
+// mark given up.
 //
 // It returns an error only when the lease cannot be campaigned for without
 // a person's help (see lease.Retryable); every other end is an Outcome.

@@ -146,9 +146,11 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // dies meanwhile lets its lease lapse after the TTL rather than leave a
 // hold nobody can end. Nothing acts as leader any more, so each write is
 // retried until a TTL after the term's latest write counts from
-// (tenure.heldUntil), not only until its renew deadline; only then, or
-// when the lease is found lost, are the mark and the hold given up. Last,
-// it releases the lease.
+// (tenure.heldUntil), not only until its renew deadline, and then, while
+// one of the term's writes left unanswered may have landed and hold the
+// record longer, until a read settles it (resolve); only when none did,
+// or when the lease is found lost, are the mark and the hold given up.
+// Last, it releases the lease.
 func (r *Runner) afterTask(s *schedule) finishTerm {
 	return func(ctx context.Context, tn tenure, d *Demotion) {
 		sched := ScheduleOf(tn.term.Annotations)
@@ -173,13 +175,25 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 // holdUntil writes t, tn's term with the schedule state that ends the run,
 // at once, then renews it RenewInterval after each write returned, until
 // until has passed or ctx ends. The writes go on after ctx ends, each
-// until tn.heldUntil. It returns the latest tenure, or the error that
-// ended the writes (the lease lost, or none landed by its deadline). No
-// task runs: the writes only keep the record held.
+// until tn.heldUntil. A write that did not land by then, while one of the
+// term's writes left unanswered may have (rule 7), is resolved by reading
+// (resolve): if one did, the writes go on at once from it. It returns the
+// latest tenure, or the error that ended the writes (the lease lost, or
+// none known to have landed by its deadline). No task runs: the writes
+// only keep the record held.
 func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
 	wctx := context.WithoutCancel(ctx)
 	for {
 		next, err := r.write(wctx, tn, t, tn.heldUntil())
+		if err != nil && !settled(err) {
+			if landed, ok := r.resolve(wctx, next, t); ok { // written again at once
+				tn = landed
+				if time.Now().Before(until) {
+					continue
+				}
+				return tn, nil
+			}
+		}
 		if err != nil {
 			return tn, err
 		}

@@ -391,3 +391,54 @@ func TestHoldNotInherited(t *testing.T) {
 		}
 	})
 }
+
+// TestPeriodMarkLivesInTheRecordOnly pins what at most once per period
+// rests on (runner's package doc, "What it does not guarantee"): the lease
+// record is the only place the period is remembered. A restore of the
+// record to any version written since the period's mark keeps the period
+// from running again; a restore to a version from before the mark, or a
+// delete, loses it, and a fresh process, which has nothing but the record
+// to go by, runs the period a second time: what it reads is exactly what
+// it would read had the period never run (red team #10, rule 13). With
+// RetryFailed, a restore to the mark written while the task ran makes a
+// run that succeeded look unfinished, and it runs again.
+func TestPeriodMarkLivesInTheRecordOnly(t *testing.T) {
+	const tick0 = "2026-11-23T09:00:00Z"
+	for _, tc := range []struct {
+		name  string
+		retry bool
+		fault func(store *memlease.Store, before, marked, after []byte)
+		want  runner.OnceOutcome
+	}{
+		{"restored to the mark, written as the task started", false,
+			func(s *memlease.Store, _, marked, _ []byte) { s.Put("job", marked) }, runner.AlreadyRan},
+		{"restored to the release after the run", true,
+			func(s *memlease.Store, _, _, after []byte) { s.Put("job", after) }, runner.AlreadyRan},
+		{"restored to a version from before the mark: runs again", false,
+			func(s *memlease.Store, before, _, _ []byte) { s.Put("job", before) }, runner.Ran},
+		{"deleted: runs again", false,
+			func(s *memlease.Store, _, _, _ []byte) { s.Delete("job") }, runner.Ran},
+		{"RetryFailed, restored to the mark: a run that succeeded runs again", true,
+			func(s *memlease.Store, _, marked, _ []byte) { s.Put("job", marked) }, runner.Ran},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := memlease.NewStore()
+				cfg := runner.Config{RetryFailed: tc.retry}
+				wantOutcome(t, "a, the period before", runPeriod(t, openLease(t, store, "a"), tick0, cfg, done), runner.Ran)
+				before, _ := store.Bytes("job")
+				advance(time.Hour)
+				var marked []byte
+				wantOutcome(t, "a, the period", runPeriod(t, openLease(t, store, "a"), tick1, cfg, func(context.Context) error {
+					marked, _ = store.Bytes("job")
+					return nil
+				}), runner.Ran)
+				after, _ := store.Bytes("job")
+				tc.fault(store, before, marked, after)
+				advance(time.Minute) // a duplicate trigger of the period, in a fresh process
+				got := runPeriod(t, openLease(t, store, "b"), tick1, cfg, done)
+				wantOutcome(t, "b, a duplicate of the period after the record's "+tc.name, got, tc.want)
+			})
+		})
+	}
+}

@@ -42,9 +42,10 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 			return
 		}
 		ntn, err := r.write(ctx, tn, tn.term, st.stepDownAt())
+		tn = ntn // a renewal left unanswered is noted (tenure.unsure) for the writes after the task
+		st.set(tn)
 		if err == nil { // the term moved on, even if the renewals are over
-			acked, tn = time.Now(), ntn
-			st.set(tn)
+			acked = time.Now()
 			stepDownTimer.Reset(time.Until(st.stepDownAt()))
 		}
 		switch {
@@ -65,14 +66,32 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 // tenure is a term as its latest successful write (its acquisition, or
 // write's) left it: term, whose Sent is when that write counts from, and
 // sent, when that write was in fact sent, from which the next write's
-// count is clamped (see write).
+// count is clamped (see next). unsure is when the earliest write of the
+// term sent since then whose outcome is unknown was sent (zero if none):
+// it may have landed unanswered, and then holds the record for a TTL
+// after it counts from (see resolve). at is the version at which resolve
+// last found the record moved on from term's write ("" if it has not).
 type tenure struct {
-	term lease.Term
-	sent time.Time
+	term   lease.Term
+	sent   time.Time
+	unsure time.Time
+	at     string
 }
 
 // tenureOf is the tenure of a term as Acquire returned it.
 func tenureOf(t lease.Term) tenure { return tenure{term: t, sent: t.Sent} }
+
+// next is the tenure that a write of t sent at sent leaves after tn: it
+// counts from when it was sent or when it was due (RenewInterval after
+// tn's write was sent), whichever is earlier.
+func (tn tenure) next(t lease.Term, sent time.Time, renewInterval time.Duration) tenure {
+	if due := tn.sent.Add(renewInterval); sent.After(due) {
+		t.Sent = due
+	} else {
+		t.Sent = sent
+	}
+	return tenure{term: t, sent: sent}
+}
 
 // leadsUntil is the deadline of a write of tn while its holder acts as
 // leader, or is about to (the period mark): RenewDeadline after tn counts
@@ -112,44 +131,104 @@ var errPastDeadline = fmt.Errorf("runner: not sent: the term's deadline had pass
 // it. It writes t (tn's term, with the annotations this write carries),
 // retrying what may pass (renew) until the write lands, the lease is found
 // lost, or until passes: a write not sent by then is not sent at all
-// (errPastDeadline). It returns the term as the write left it, which
-// counts from when the write was sent or when it was due (RenewInterval
-// after tn's write was sent), whichever is earlier: so a write that came
-// late (its first attempts failed, or the acquisition's answer came late),
-// and one that a restore hid, cannot keep the holder leading past the end
-// of a follower's count, which may have started as early as one renew
-// interval before the holder's latest write (see lease/driver's package
-// doc).
+// (errPastDeadline). It returns the term as the write left it (tn.next),
+// which counts from when the write was sent or when it was due
+// (RenewInterval after tn's write was sent), whichever is earlier: so a
+// write that came late (its first attempts failed, or the acquisition's
+// answer came late), and one that a restore hid, cannot keep the holder
+// leading past the end of a follower's count, which may have started as
+// early as one renew interval before the holder's latest write (see
+// lease/driver's package doc). A write that fails returns tn, noting in
+// its unsure when the write was first sent if its outcome is unknown (it
+// was cut off at until, or its answer and read-back were lost): only a
+// read can tell whether it landed (resolve).
 func (r *Runner) write(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
 	wctx, cancel, err := byDeadline(ctx, until)
 	if err != nil {
 		return tn, err
 	}
 	defer cancel()
-	nt, err := r.renew(wctx, t)
-	if err != nil {
-		return tn, err
+	nt, sent, err := r.renew(wctx, t)
+	switch {
+	case err == nil:
+		return tn.next(nt, nt.Sent, r.cfg.RenewInterval), nil
+	case tn.unsure.IsZero() && !settled(err):
+		tn.unsure = sent
 	}
-	next := tenure{term: nt, sent: nt.Sent}
-	if due := tn.sent.Add(r.cfg.RenewInterval); nt.Sent.After(due) {
-		next.term.Sent = due
-	}
-	return next, nil
+	return tn, err
 }
 
-// renew renews t, retrying what may pass with exponential backoff until ctx
-// (bounded by the write's deadline) ends, and reports each attempt to
-// OnRenew.
-func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+// settled reports whether a write that failed with err is known to have
+// changed nothing the term could go on from: the lease was lost, or the
+// store refused the write for good.
+func settled(err error) bool { return errors.Is(err, lease.ErrLost) || !lease.Retryable(err) }
+
+// resolve settles by reading the outcome of tn's writes left unanswered
+// (tn.unsure), once a write of tn has failed by its deadline and nothing
+// acts as leader. The earliest of them may have landed, and then the
+// record is the term's for a TTL after it counts from, as it would count
+// had it been answered (tn.next): so the holder still holds the lease,
+// and keeps it (rule 13) if a read tells it so in time. It reads until
+// then, and returns that write's tenure, with ok, once a read shows the
+// record named for the term, held, and moved on from tn's write: its
+// version is neither tn.term's nor tn.at (on a store that judges expiry
+// itself, where tn.term's Version is a lease ID, not tn.at suffices: that
+// store refuses to renew a lease another has taken). The writes after it
+// go on from tn.term: the Lease's own read-back finds which of its writes
+// the record is at, and a record put back from a backup ends the term. A
+// read that finds tn's write still there (none landed), another's record,
+// or none, and no answer in time, end it: ok false.
+func (r *Runner) resolve(ctx context.Context, tn tenure, t lease.Term) (landed tenure, ok bool) {
+	if tn.unsure.IsZero() {
+		return tn, false
+	}
+	landed = tn.next(t, tn.unsure, r.cfg.RenewInterval)
+	rctx, cancel, err := byDeadline(ctx, landed.heldUntil())
+	if err != nil {
+		return tn, false
+	}
+	defer cancel()
+	rec, err := backoff.RetryWithData(func() (lease.Record, error) {
+		rec, err := r.cfg.Lease.Observe(rctx)
+		if errors.Is(err, lease.ErrNoRecord) || err != nil && !lease.Retryable(err) {
+			return rec, backoff.Permanent(err)
+		}
+		return rec, err
+	}, backoff.WithContext(r.backOff(), rctx))
+	moved := rec.Version != tn.at && (r.cfg.Lease.Judge() == lease.JudgedByStore || rec.Version != tn.term.Version)
+	if err != nil || rec.Holder != t.Holder || rec.Token != t.Token || !rec.Held() || !moved {
+		r.cfg.Logger.Warn("the term's unanswered writes did not keep the lease", "token", t.Token, "holder", rec.Holder, "record_token", rec.Token, "err", err)
+		return tn, false
+	}
+	landed.at = rec.Version
+	return landed, true
+}
+
+// backOff is how a write, or the read that resolves one, is retried
+// within its deadline: exponentially, from a twentieth of the time a
+// renewal has to land after it is due to a quarter of it, each wait
+// spread at random.
+func (r *Runner) backOff() backoff.BackOff {
 	window := r.cfg.RenewDeadline - r.cfg.RenewInterval
-	b := spreadBackOff{backoff.NewExponentialBackOff(
+	return spreadBackOff{backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(window/20),
 		backoff.WithMaxInterval(window/4),
 		backoff.WithMaxElapsedTime(0),
 		backoff.WithRandomizationFactor(0),
 	), r.rand}
-	return backoff.RetryNotifyWithData(func() (lease.Term, error) {
+}
+
+// renew renews t, retrying what may pass with exponential backoff until ctx
+// (bounded by the write's deadline) ends, and reports each attempt to
+// OnRenew. It returns also when its first attempt was sent (zero if none
+// was).
+func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, time.Time, error) {
+	var first time.Time
+	nt, err := backoff.RetryNotifyWithData(func() (lease.Term, error) {
 		began := time.Now()
+		if first.IsZero() {
+			first = began
+		}
 		nt, err := r.cfg.Lease.Renew(ctx, t)
 		if r.cfg.OnRenew != nil {
 			r.cfg.OnRenew(time.Since(began), err)
@@ -158,9 +237,10 @@ func (r *Runner) renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			return nt, backoff.Permanent(err)
 		}
 		return nt, err
-	}, backoff.WithContext(b, ctx), func(err error, wait time.Duration) {
+	}, backoff.WithContext(r.backOff(), ctx), func(err error, wait time.Duration) {
 		r.cfg.Logger.Warn("renew failed; retrying", "token", t.Token, "err", err, "retry_in", wait)
 	})
+	return nt, first, err
 }
 
 // spreadBackOff spreads its exponential backoff's waits at random by
