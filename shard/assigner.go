@@ -245,6 +245,7 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	}
 	a.stale = a.later(cur.Gen, acks)
+	a.raise(cur.Gen)
 	a.judge = newJudge(cur.TTL, cur.Renew)
 	if cfg.expireAfter > 0 {
 		a.judge.ttl = cfg.expireAfter
@@ -258,6 +259,35 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 	a.cur, a.stored = cur, version
 	a.write(ctx, &fence)
 	return nil
+}
+
+// raise raises the high half of this term's Gens (a.token, the assigner
+// lease's token) above that of every Gen it knows of: read, the Gen of
+// the assignment read; the Gens the acknowledgements read say their
+// workers applied; and the highest this process has read or written
+// (Worker.genSeen). A lease token orders assigner terms only while the
+// lease's record lasts and only for a contender that has seen it: a
+// record deleted (a lifecycle rule, a person) or restored as an earlier
+// holder wrote it gives a process that started since a token at or below
+// one already used, whose Gens the running workers would take for a
+// restore's, never acknowledging its fence (the group halts), and whose
+// epochs would not increase on a worker that applied them. A Gen whose
+// high half is maxToken leaves no room above it: only a record put there
+// names one (2^31 assigner terms are not run), so it is logged, and the
+// lease token stands.
+func (a *assigner) raise(read uint64) {
+	known := max(read, a.w.seenGen())
+	for _, k := range a.acks {
+		known = max(known, k.Applied)
+	}
+	switch high := known >> 32; {
+	case high < a.token:
+	case high >= maxToken:
+		a.w.cfg.Logger.Error("shard: assigner: the group's records name a Gen that leaves no room above it; keeping this term's lease token", "gen", known, "token", a.token)
+	default:
+		a.w.cfg.Logger.Warn("shard: assigner: the group has applied Gens at or above this term's lease token (the assigner lease's record was deleted or restored); writing above them", "token", a.token, "gen", known)
+		a.token = high + 1
+	}
 }
 
 // later reports whether an assignment later than gen, the one read at the
@@ -281,6 +311,7 @@ func (a *assigner) later(gen uint64, listed map[string]string) bool {
 func (a *assigner) write(ctx context.Context, next *assignment) {
 	cfg := &a.w.cfg
 	a.seq = next.Gen & (1<<32 - 1)
+	a.w.noteGen(next.Gen)
 	prev := a.stored
 	a.cur, a.stored = next, unknown
 	v, err := a.w.put(ctx, assignmentKey(cfg.Group), next.encode(), prev)

@@ -91,8 +91,10 @@
 //     when ownership changes: for every shard, its owner as a worker term
 //     (identity and term token, below), whether the owner is releasing it, and
 //     its epoch; the group's N, TTL and renew interval; and Gen, the
-//     assigner's token in its high 32 bits and a count of its writes in the
-//     low, so that Gen strictly increases across assigners. A shard's epoch
+//     assigner's token in its high 32 bits (raised above the high half of
+//     every Gen the assigner knows of: see below) and a count of its
+//     writes in the low, so that Gen strictly increases across assigners.
+//     A shard's epoch
 //     is the Gen of the assignment that gave it to its owner. It is binary,
 //     about 7 bytes a shard: 70 kB for 10,000 shards. A worker reads the
 //     fields a later version appends after the last it knows as absent
@@ -310,8 +312,26 @@
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which
 // becomes its epoch, and starts s at most once per grant; a fence's epoch
-// is greater than every Gen an earlier assigner wrote, since assigner
-// tokens increase.
+// is greater than every Gen an earlier assigner wrote, since the high
+// halves of assigner terms' Gens increase. Their base is the assigner
+// lease's token, which increases for every contender that has seen the
+// record (rule 10), and a worker campaigns with one Lease of it in all its
+// liveness terms, so that its count goes on from term to term. But a
+// record deleted, or restored as an earlier holder wrote it, gives a
+// process that has not seen the later tokens (one started since, or every
+// contender once the record is gone) a token at or below one already
+// used: so a new assigner also raises the high half of its Gens above
+// that of every Gen it knows of: the assignment it read, the Gens that
+// the acknowledgements it read before its fence say their workers
+// applied (every worker that applied a Gen of an assigner term has
+// acknowledged that term's fence, or joined after it), and every Gen its
+// process read or wrote. Were it not raised, the workers that applied the
+// higher Gens would take its fence for a restore and never acknowledge
+// it, and a term that began since would start shards at epochs below
+// earlier ones. The limit: Gens go back only when the new assigner can
+// read none of the later ones, because the assignment and every
+// acknowledgement that named them were deleted or restored to earlier
+// ones, and its process never read them.
 //
 // Lost answers and restores:
 //
@@ -418,7 +438,8 @@
 // or failing its health checks, while its shards take longer than TTL − R
 // to stop; shards run as leasehold run --shards runs a command that
 // ignores SIGTERM, until the CLI's kill deadline; the assigner lease's
-// calls hanging, or its record restored, while its liveness renews; a
+// calls hanging, or its record restored, while its liveness renews; its
+// record deleted, or restored as an earlier holder wrote it; a
 // worker killed, its liveness record deleted, and started again within a
 // TTL; the assignment kept in parts, as DynamoDB keeps a large object, so
 // that a restored head names deleted parts; around a change of assigner, a
