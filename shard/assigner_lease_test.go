@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bytes"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -91,5 +92,45 @@ func TestRestartedAssignerWritesAboveAppliedGens(t *testing.T) {
 		if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
 			t.Errorf("the assigner lease's record deleted, every worker restarted: %d overlaps, %d epochs not increasing, balanced %t (counts %v); first: %s", overlaps, backwards, balanced, counts, first)
 		}
+	})
+}
+
+// TestBreakOfAssignerLeaseFreesNoLiveTerm (red team #2; rule 12): an
+// operator breaks the group's assigner lease (leasehold break --force)
+// just after its holder renewed it. The holder learns of it only at its
+// next renewal, and its shards take their time to stop; the worker that
+// takes the freed lease must not free the broken holder's liveness term's
+// shards at once as those of a term that had ended, but wait for that
+// term's liveness to lapse or leave.
+func TestBreakOfAssignerLeaseFreesNoLiveTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := phasedFleet(t, 24, 4, 4)
+		boss := f.assigner()
+		op, err := f.store.Open(assignerKey(simGroup), lease.Options{Identity: "operator", TTL: f.ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Just after the assigner renewed: its next renewal is a renew
+		// interval away.
+		before, _ := f.store.Bytes(assignerKey(simGroup))
+		for {
+			time.Sleep(10 * time.Millisecond)
+			if now, _ := f.store.Bytes(assignerKey(simGroup)); !bytes.Equal(now, before) {
+				break
+			}
+		}
+		rec, err := op.Observe(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := op.(lease.Breaker).Break(t.Context(), rec); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * f.ttl)
+		if f.overlapped() {
+			overlaps, _, first := f.o.Violations()
+			t.Errorf("break of the assigner lease (held by %s, now %s): %d shard starts while another worker ran the shard; first: %s", boss, f.assigner(), overlaps, first)
+		}
+		f.stopAll()
 	})
 }

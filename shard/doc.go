@@ -208,7 +208,10 @@
 // liveness term of the assigner before it (shard/term): that term has
 // ended, so it frees its shards at once and waits for no acknowledgement
 // from it; the old assigner's crash costs about a TTL, as any worker's
-// does, not a TTL for the takeover and another for its own count.
+// does, not a TTL for the takeover and another for its own count. A
+// record an operator broke (lease.AnnotationBroken) says no such thing:
+// its holder runs until its next renewal, and its term is judged as any
+// worker's.
 //
 // # Why two workers never run one shard at once
 //
@@ -300,7 +303,17 @@
 //     way t ended with a (its shards' contexts cancelled when a's task
 //     context was, context.AfterFunc), so it starts none afterwards. So
 //     this assigner frees t's shards at once only after the bound of every
-//     lease they rested on has passed. A restore of the lease record
+//     lease they rested on has passed. A third way, an operator's break
+//     (lease.Breaker, leasehold break --force), ends a's lease but not a,
+//     which runs until its next renewal finds the lease lost, and t's
+//     shards for as long as they take to stop: a record broken is marked
+//     so (lease.AnnotationBroken), the acquisition that takes it over
+//     carries the mark, and this assigner then takes t as any other term,
+//     freed by 2 (t leaves once a has ended) or 4. The mark goes with that
+//     acquisition's first renewal; should its holder b crash before it, the
+//     next winner counted a TTL of b's record, so the broken term's bound
+//     (its last renewal was sent before the break) has passed, and the
+//     term named there has ended as above. A restore of the lease record
 //     changes nothing: the annotation it brings back names a term that has
 //     ended too, and the holder hidden by the restore loses its lease at
 //     its next renewal, its liveness term with it, its shards bounded by

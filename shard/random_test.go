@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"maps"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 var (
@@ -29,7 +32,7 @@ var (
 //	parts    the assignment is kept in parts, as DynamoDB keeps a large object
 //	delete   around a change of assigner, a worker cut off, its liveness record deleted, an old assignment restored
 //	slow     the assigner's listings are slower than the margins, and a renewal is hidden
-//	oldlease the assigner lease's record deleted, or restored as an earlier holder wrote it
+//	oldlease the assigner lease's record deleted, restored as an earlier holder wrote it, or broken
 var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow", "oldlease"}
 
 // TestRandomFaults runs fleets through seeded schedules of joins, leaves,
@@ -50,7 +53,8 @@ var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"
 // than the margins, with a renewal hidden by a restore of the version the
 // assigner counted while the worker's calls hang; the assigner lease's
 // record deleted, or restored as an earlier holder wrote it (a token the
-// next assigner may repeat). The oracle must see no
+// next assigner may repeat), or broken by an operator (leasehold break
+// --force). The oracle must see no
 // two owners of a shard and no epoch that does not increase, and the group
 // must be balanced within 20 TTL of the healing. Every random choice of a
 // run is drawn from its seed (the runners' jitter included), so a failure
@@ -344,11 +348,15 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 		case k == 22 && on["oldlease"]:
 			// A token the next assigner may repeat: a process that has not
 			// seen the record since it was deleted starts its count again
-			// at 1, or from the earlier token restored.
-			if len(assignerRecords) > 0 && rng.IntN(2) == 0 {
+			// at 1, or from the earlier token restored. Or an operator's
+			// break, whose holder runs on until its next renewal.
+			switch r := rng.IntN(3); {
+			case r == 0 && len(assignerRecords) > 0:
 				what = "restore an earlier record of the assigner lease"
 				f.store.Put(assignerKey(simGroup), assignerRecords[rng.IntN(len(assignerRecords))])
-			} else {
+			case r == 1:
+				what = "break the assigner lease (leasehold break --force): " + f.breakAssigner()
+			default:
 				what = "delete the assigner lease's record"
 				f.store.Delete(assignerKey(simGroup))
 			}
@@ -393,4 +401,21 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 	}
 	return verdict{true, fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
 		seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
+}
+
+// breakAssigner breaks the assigner lease as leasehold break --force does,
+// and says how it went.
+func (f *fleet) breakAssigner() string {
+	op, err := f.store.Open(assignerKey(simGroup), lease.Options{Identity: "operator", TTL: f.ttl})
+	if err != nil {
+		return err.Error()
+	}
+	rec, err := op.Observe(context.Background())
+	if err == nil {
+		_, err = op.(lease.Breaker).Break(context.Background(), rec)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("held by %s, token %d", rec.Holder, rec.Token)
 }

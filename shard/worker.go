@@ -586,7 +586,12 @@ func parseTermAnnotation(v string) (t term, ok bool) {
 // that wrote the annotation held the lease before it, and had ended by
 // the time the lease could be won (the lease contract), its liveness
 // term with it, and released the lease only after its shards returned,
-// or let it lapse after their expiry. The new assigner frees that term's
+// or let it lapse after their expiry. Unless an operator broke the
+// record (lease.AnnotationBroken: leasehold break --force): its holder
+// runs until its next renewal finds the lease lost, and its shards for
+// as long as they take to stop, so that term is one the new assigner
+// judges as any other (its Left acknowledgement, or its liveness's
+// expiry). The new assigner frees that term's
 // shards at once (assigner.ended) instead of counting a TTL of its own
 // towards its liveness's expiry.
 //
@@ -620,7 +625,9 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 		DrainTimeout:  w.cfg.DrainTimeout,
 		Annotate: func(won lease.Term) lease.Annotations {
 			ended, _ = parseTermAnnotation(won.Annotations.Get(termAnnotation))
-			if ended == s.me {
+			if ended == s.me || won.Annotations.Get(lease.AnnotationBroken) != "" {
+				// A broken record's holder may run until its next
+				// renewal: its term is judged as any worker's.
 				ended = term{}
 			}
 			return won.Annotations.With(termAnnotation, s.me.annotation())
