@@ -403,6 +403,11 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 		}
 		if data != nil {
 			k, err := decodeAck(data)
+			if err == nil && k.Token > a.acks[id].Token {
+				if err = a.vouch(ctx, id, k); err != nil && !errors.Is(err, errUnvouched) {
+					continue // its liveness record could not be read: a later round reads both again
+				}
+			}
 			if err != nil {
 				cfg.Logger.Warn("shard: assigner: ignoring an acknowledgement", "identity", id, "err", err)
 			} else {
@@ -415,6 +420,39 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 		}
 		a.ackVer[id] = got
 	}
+}
+
+// errUnvouched: an acknowledgement names a term that the worker's
+// liveness record does not vouch for (see vouch).
+var errUnvouched = errors.New("its worker's liveness record cannot have been acquired by the term it names")
+
+// vouch checks k, an acknowledgement of id naming a term above every one
+// of id that the assigner knows, against id's liveness record, read now:
+// it must be id's, with a token at least k's liveness token (leaseOf). A
+// term writes its first acknowledgement only after it acquired that
+// record, whose tokens only grow while it lasts, so a lower token means
+// the record was deleted or restored since (the term ends at its next
+// renewal, and its worker's next term writes its own) or that no term of
+// id wrote k (rule 8: a copy from another group or bucket, a tool's
+// write). Such a term is not taken as id's latest: taken, it would end
+// the live term's claim to its shards (dead: a later term whose liveness
+// went on from it), and stand for the worker in the plan. An error
+// other than errUnvouched is a read that failed.
+func (a *assigner) vouch(ctx context.Context, id string, k ack) error {
+	l, err := a.w.cfg.Store.Lease(memberKey(a.w.cfg.Group, id), a.w.cfg.leaseOptions())
+	if err != nil {
+		return err
+	}
+	rec, err := l.Observe(ctx)
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		return fmt.Errorf("%w: term %d (liveness token %d), and the record is gone", errUnvouched, k.Token, k.leaseOf())
+	case err != nil:
+		return err
+	case rec.Holder != id || rec.Token < k.leaseOf():
+		return fmt.Errorf("%w: term %d (liveness token %d), the record's holder %q, token %d", errUnvouched, k.Token, k.leaseOf(), rec.Holder, rec.Token)
+	}
+	return nil
 }
 
 // bury writes, for each worker whose latest term the assigner has read is

@@ -260,7 +260,20 @@
 //     successful renewal's Sent + T - R, before that acquisition + TTL.
 //     Its hello was written after the acquisition, so t is free a TTL
 //     after the assigner first read it, while the later term has not left
-//     (if it left, t waits for 4).
+//     (if it left, t waits for 4). An acknowledgement says what it likes,
+//     and one that no term wrote (a copy from another group, a tool's
+//     write) could name a later term with any liveness token: so the
+//     assigner takes a term above the ones it knows of a worker as its
+//     latest only when the worker's liveness record, read then, is the
+//     worker's with a token at least the one that term names (it acquired
+//     that record before writing anything, and the record's tokens only
+//     grow while it lasts), and the decoder refuses acknowledgements that
+//     no term writes (tokens past the bounds above). The limit: an
+//     acknowledgement forged with a liveness token the record has reached
+//     is taken as a later term; it frees nothing at once unless that
+//     record's count went on from t's, and otherwise t's shards move as
+//     after a delete of t's record (a TTL later; t, finding the later term
+//     named, ends, and its worker's next term begins above it).
 //  4. The assigner judged t's liveness record expired by rule 2 on its
 //     listings, which are reads in the sense of lease/driver's argument: a
 //     listing shows each key's version as of an instant between its sending
