@@ -30,20 +30,30 @@ type ack struct {
 	// Token is not: see termToken); 0 in an acknowledgement written by an
 	// earlier version, or by an assigner that buried a term it never read.
 	Lease uint64 `json:"lease,omitempty"`
+	// Seen is the highest Gen the worker's process had read or written
+	// when it wrote this (a hello: its earlier terms'), 0 in an
+	// acknowledgement of an earlier version: a new assigner raises its
+	// Gens above it (assigner.raise), although Applied, which a worker
+	// writes only when asked, may say less, and the assignment that
+	// named that Gen may be gone.
+	Seen  uint64 `json:"seen,omitempty"`
 	Nonce string `json:"nonce"`
 }
 
 // merge returns what a and b say together: the later term's, or, for one
-// term, the latest Gen applied and whether it left. Every acknowledgement
+// term, the latest Gen applied and whether it left; and the highest Gen
+// either's process had seen. Every acknowledgement
 // stays true of its term, so an older one (a restore) takes nothing away.
 func (a ack) merge(b ack) ack {
+	seen := max(a.Seen, b.Seen)
 	switch {
 	case a.Token > b.Token:
-		return a
 	case b.Token > a.Token:
-		return b
+		a = b
+	default:
+		a.Applied, a.Left, a.Restarting, a.Lease = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting, max(a.Lease, b.Lease)
 	}
-	a.Applied, a.Left, a.Restarting, a.Lease = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting, max(a.Lease, b.Lease)
+	a.Seen = seen
 	return a
 }
 
@@ -125,6 +135,8 @@ func decodeAck(data []byte) (ack, error) {
 		return ack{}, driver.Corruptf("shard: acknowledgement: lease %d is above the high half of its term's token %d", a.Lease, a.Token)
 	case a.Applied>>32 > maxToken:
 		return ack{}, driver.Corruptf("shard: acknowledgement: applied %d is above every Gen (its high half exceeds %d)", a.Applied, maxToken)
+	case a.Seen>>32 > maxToken:
+		return ack{}, driver.Corruptf("shard: acknowledgement: seen %d is above every Gen (its high half exceeds %d)", a.Seen, maxToken)
 	}
 	return a, nil
 }

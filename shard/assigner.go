@@ -264,8 +264,8 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 // raise raises the high half of this term's Gens (a.token, the assigner
 // lease's token) above that of every Gen it knows of: read, the Gen of
 // the assignment read; the Gens the acknowledgements read say their
-// workers applied; and the highest this process has read or written
-// (Worker.genSeen). A lease token orders assigner terms only while the
+// workers applied, and their processes had seen (ack.Seen); and the
+// highest this process has read or written (Worker.genSeen). A lease token orders assigner terms only while the
 // lease's record lasts and only for a contender that has seen it: a
 // record deleted (a lifecycle rule, a person) or restored as an earlier
 // holder wrote it gives a process that started since a token at or below
@@ -278,7 +278,7 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 func (a *assigner) raise(read uint64) {
 	known := max(read, a.w.seenGen())
 	for _, k := range a.acks {
-		known = max(known, k.Applied)
+		known = max(known, k.Applied, k.Seen)
 	}
 	switch high := known >> 32; {
 	case high < a.token:

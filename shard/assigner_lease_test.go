@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,6 +18,29 @@ func (f *fleet) assignerRecord() lease.Record {
 	return r
 }
 
+// reassign makes the assigner's worker leave and start again, so that the
+// group has a new assigner, its lease's token above 1, and returns that
+// lease's record.
+func (f *fleet) reassign() lease.Record {
+	boss := f.assigner()
+	f.leave(boss)
+	f.start(boss)
+	f.settle("a new assigner", time.Now(), 0)
+	return f.assignerRecord()
+}
+
+// verdict stops every worker and fails the test, saying after what, if
+// the oracle saw two owners of a shard or an epoch that did not increase,
+// or the group is not balanced over its live workers.
+func (f *fleet) verdict(after string) {
+	f.t.Helper()
+	balanced, counts := f.o.Balanced(f.live()), f.o.Counts(f.live())
+	f.stopAll()
+	if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
+		f.t.Errorf("%s: %d overlaps, %d epochs not increasing, balanced %t (counts %v); first: %s", after, overlaps, backwards, balanced, counts, first)
+	}
+}
+
 // TestDeletedAssignerRecordKeepsTheGroupGoing (red team #5; rules 10, 12):
 // the assigner lease's record is deleted (a lifecycle rule on the group's
 // prefix, a person "resetting" it). The assigner's next renewal finds it
@@ -30,12 +54,7 @@ func (f *fleet) assignerRecord() lease.Record {
 func TestDeletedAssignerRecordKeepsTheGroupGoing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := phasedFleet(t, 12, 3, 0)
-		boss := f.assigner()
-		// A group that has run a while: its assigner's token is above 1.
-		f.leave(boss)
-		f.start(boss)
-		f.settle("a new assigner", time.Now(), 0)
-		was := f.assignerRecord()
+		was := f.reassign()
 		f.store.Delete(assignerKey(simGroup))
 		time.Sleep(10 * f.ttl)
 		now := f.assignerRecord()
@@ -54,12 +73,7 @@ func TestDeletedAssignerRecordKeepsTheGroupGoing(t *testing.T) {
 			}
 		}
 		time.Sleep(5 * f.ttl)
-		balanced = f.o.Balanced(f.live())
-		counts := f.o.Counts(f.live())
-		f.stopAll()
-		if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
-			t.Errorf("after a deploy of the other workers: %d overlaps, %d epochs not increasing, balanced %t (counts %v); first: %s", overlaps, backwards, balanced, counts, first)
-		}
+		f.verdict("after a deploy of the other workers")
 	})
 }
 
@@ -73,11 +87,7 @@ func TestDeletedAssignerRecordKeepsTheGroupGoing(t *testing.T) {
 func TestRestartedAssignerWritesAboveAppliedGens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := phasedFleet(t, 12, 3, 3)
-		boss := f.assigner()
-		f.leave(boss)
-		f.start(boss)
-		f.settle("a new assigner", time.Now(), 0)
-		was := f.assignerRecord()
+		was := f.reassign()
 		f.store.Delete(assignerKey(simGroup))
 		for _, id := range f.live() {
 			f.leave(id)
@@ -85,13 +95,8 @@ func TestRestartedAssignerWritesAboveAppliedGens(t *testing.T) {
 			time.Sleep(f.renew())
 		}
 		time.Sleep(10 * f.ttl)
-		now := f.assignerRecord()
-		balanced, counts := f.o.Balanced(f.live()), f.o.Counts(f.live())
-		f.stopAll()
-		t.Logf("assigner lease token %d before the delete, %d after", was.Token, now.Token)
-		if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
-			t.Errorf("the assigner lease's record deleted, every worker restarted: %d overlaps, %d epochs not increasing, balanced %t (counts %v); first: %s", overlaps, backwards, balanced, counts, first)
-		}
+		t.Logf("assigner lease token %d before the delete, %d after", was.Token, f.assignerRecord().Token)
+		f.verdict("the assigner lease's record deleted, every worker restarted")
 	})
 }
 
@@ -106,10 +111,6 @@ func TestBreakOfAssignerLeaseFreesNoLiveTerm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := phasedFleet(t, 24, 4, 4)
 		boss := f.assigner()
-		op, err := f.store.Open(assignerKey(simGroup), lease.Options{Identity: "operator", TTL: f.ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Just after the assigner renewed: its next renewal is a renew
 		// interval away.
 		before, _ := f.store.Bytes(assignerKey(simGroup))
@@ -119,11 +120,7 @@ func TestBreakOfAssignerLeaseFreesNoLiveTerm(t *testing.T) {
 				break
 			}
 		}
-		rec, err := op.Observe(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := op.(lease.Breaker).Break(t.Context(), rec); err != nil {
+		if _, err := f.breakAssigner(); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(3 * f.ttl)
@@ -132,5 +129,32 @@ func TestBreakOfAssignerLeaseFreesNoLiveTerm(t *testing.T) {
 			t.Errorf("break of the assigner lease (held by %s, now %s): %d shard starts while another worker ran the shard; first: %s", boss, f.assigner(), overlaps, first)
 		}
 		f.stopAll()
+	})
+}
+
+// TestNewAssignerRaisesAboveGensWorkersSaw (red team #5, found by the
+// simulation at seed 748): the assigner lease's record and the
+// assignment are deleted; the assigner's worker's next liveness term says
+// hello over the acknowledgement that named its fence; a new process
+// takes the lease with token 1, and the other worker, which ran shards at
+// the old assigner's Gens without acknowledging any (it joined after the
+// fence), crashes. Nothing the new assigner reads names those Gens but
+// that hello, which carries the highest Gen its process saw (ack.Seen):
+// without it, the new assigner gives the crashed worker's shards at
+// epochs it had started them with.
+func TestNewAssignerRaisesAboveGensWorkersSaw(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := phasedFleet(t, 12, 2, 3)
+		boss := f.assigner()
+		other := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })[0]
+		f.store.Delete(assignerKey(simGroup))
+		f.store.Delete(assignmentKey(simGroup))
+		time.Sleep(f.ttl / 2) // the assigner's term ends, its worker's next says hello
+		f.join()
+		time.Sleep(f.renew())
+		f.crash(other)
+		time.Sleep(10 * f.ttl)
+		t.Logf("assigner %s, token %d", f.assigner(), f.assignerRecord().Token)
+		f.verdict("the assigner lease's record and the assignment deleted, a new process the assigner, a worker crashed")
 	})
 }

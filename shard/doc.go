@@ -347,17 +347,19 @@
 // process that has not seen the later tokens (one started since, or every
 // contender once the record is gone) a token at or below one already
 // used: so a new assigner also raises the high half of its Gens above
-// that of every Gen it knows of: the assignment it read, the Gens that
-// the acknowledgements it read before its fence say their workers
-// applied (every worker that applied a Gen of an assigner term has
-// acknowledged that term's fence, or joined after it), and every Gen its
-// process read or wrote. Were it not raised, the workers that applied the
-// higher Gens would take its fence for a restore and never acknowledge
-// it, and a term that began since would start shards at epochs below
-// earlier ones. The limit: Gens go back only when the new assigner can
-// read none of the later ones, because the assignment and every
-// acknowledgement that named them were deleted or restored to earlier
-// ones, and its process never read them.
+// that of every Gen it knows of: the assignment it read; the Gens that
+// the acknowledgements it read before its fence say their workers applied,
+// and the highest each writer's process had read (ack.Seen: every
+// acknowledgement carries it, a hello too, so that a worker's next term
+// does not wipe out what the one it replaces said); and every Gen its
+// own process read or wrote. Were it not raised, the workers that applied
+// the higher Gens would take its fence for a restore and never
+// acknowledge it, and shards would start at epochs they had started with
+// before (the simulation found both). The limit: Gens go back only when
+// the new assigner can read none of the later ones, because the
+// assignment and every acknowledgement that named them (applied or seen)
+// were deleted or restored to earlier ones, and its own process never
+// read them.
 //
 // Lost answers and restores:
 //

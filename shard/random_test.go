@@ -355,7 +355,8 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 				what = "restore an earlier record of the assigner lease"
 				f.store.Put(assignerKey(simGroup), assignerRecords[rng.IntN(len(assignerRecords))])
 			case r == 1:
-				what = "break the assigner lease (leasehold break --force): " + f.breakAssigner()
+				rec, err := f.breakAssigner()
+				what = fmt.Sprintf("break the assigner lease (leasehold break --force), held by %s, token %d (%v)", rec.Holder, rec.Token, err)
 			default:
 				what = "delete the assigner lease's record"
 				f.store.Delete(assignerKey(simGroup))
@@ -404,18 +405,15 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 }
 
 // breakAssigner breaks the assigner lease as leasehold break --force does,
-// and says how it went.
-func (f *fleet) breakAssigner() string {
+// and returns the record it broke.
+func (f *fleet) breakAssigner() (lease.Record, error) {
 	op, err := f.store.Open(assignerKey(simGroup), lease.Options{Identity: "operator", TTL: f.ttl})
 	if err != nil {
-		return err.Error()
+		return lease.Record{}, err
 	}
 	rec, err := op.Observe(context.Background())
 	if err == nil {
 		_, err = op.(lease.Breaker).Break(context.Background(), rec)
 	}
-	if err != nil {
-		return err.Error()
-	}
-	return fmt.Sprintf("held by %s, token %d", rec.Holder, rec.Token)
+	return rec, err
 }
