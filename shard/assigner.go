@@ -162,8 +162,8 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 			return err
 		}
 	}
-	if a.stored == unknown {
-		return nil // settled by the next listing
+	if a.stored == unknown || a.outrun(ctx) {
+		return nil // settled by the next listing, or a fence just written
 	}
 	if !a.fenced {
 		if !a.allAcknowledged(ctx, a.cur.Gen) || a.stale && !a.judge.unknownExpired(now) {
@@ -250,15 +250,41 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 	if cfg.expireAfter > 0 {
 		a.judge.ttl = cfg.expireAfter
 	}
+	a.cur, a.stored = cur, version
+	a.fence(ctx, cur)
+	return nil
+}
+
+// fence writes the first assignment of this term's Gens at a.token: cur's
+// owners, every epoch made the fence's Gen, so that no shard starts on an
+// epoch an earlier assigner gave out; nothing is planned until every
+// worker known has acknowledged it (allAcknowledged).
+func (a *assigner) fence(ctx context.Context, cur *assignment) {
 	fence := *cur
-	fence.Gen, fence.Fence, a.seq = a.token<<32, true, 0
+	fence.Gen, fence.Fence, a.seq, a.fenced = a.token<<32, true, 0, false
 	fence.Slots = slices.Clone(cur.Slots)
 	for s := range fence.Slots {
 		fence.Slots[s].Epoch = fence.Gen
 	}
-	a.cur, a.stored = cur, version
 	a.write(ctx, &fence)
-	return nil
+}
+
+// outrun raises this term's Gens and writes a new fence when an
+// acknowledgement read since the last fence names a Gen above the latest
+// this term wrote (applied or seen): a worker that applied Gens above this
+// term's takes its fence for a restore and never acknowledges it, and
+// says so (session.poll); the group would wait for it for as long as it
+// lives. It reports whether it wrote a fence.
+func (a *assigner) outrun(ctx context.Context) bool {
+	if a.known() <= a.cur.Gen {
+		return false
+	}
+	token := a.token
+	if a.raise(0); a.token == token {
+		return false
+	}
+	a.fence(ctx, a.cur)
+	return true
 }
 
 // raise raises the high half of this term's Gens (a.token, the assigner
@@ -276,10 +302,7 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 // names one (2^31 assigner terms are not run), so it is logged, and the
 // lease token stands.
 func (a *assigner) raise(read uint64) {
-	known := max(read, a.w.seenGen())
-	for _, k := range a.acks {
-		known = max(known, k.Applied, k.Seen)
-	}
+	known := max(read, a.known())
 	switch high := known >> 32; {
 	case high < a.token:
 	case high >= maxToken:
@@ -288,6 +311,16 @@ func (a *assigner) raise(read uint64) {
 		a.w.cfg.Logger.Warn("shard: assigner: the group has applied Gens at or above this term's lease token (the assigner lease's record was deleted or restored); writing above them", "token", a.token, "gen", known)
 		a.token = high + 1
 	}
+}
+
+// known returns the highest Gen that the acknowledgements read name
+// (applied or seen) and that this process has read or written.
+func (a *assigner) known() uint64 {
+	known := a.w.seenGen()
+	for _, k := range a.acks {
+		known = max(known, k.Applied, k.Seen)
+	}
+	return known
 }
 
 // later reports whether an assignment later than gen, the one read at the

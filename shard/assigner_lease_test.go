@@ -158,3 +158,28 @@ func TestNewAssignerRaisesAboveGensWorkersSaw(t *testing.T) {
 		f.verdict("the assigner lease's record and the assignment deleted, a new process the assigner, a worker crashed")
 	})
 }
+
+// TestNewAssignerOutrunsGensItCouldNotRead (red team #5, the records
+// gone): the assigner lease's record, the assignment and every
+// acknowledgement are deleted and the assigner's worker leaves; a new
+// process takes the lease with token 1, and nothing it reads names the
+// Gens the other worker applied, which takes its fence for a restore.
+// That worker says what it has seen (its acknowledgement, written again),
+// and the assigner writes a fence above it instead of waiting for it for
+// as long as it lives.
+func TestNewAssignerOutrunsGensItCouldNotRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := phasedFleet(t, 12, 2, 3)
+		boss := f.assigner()
+		other := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })[0]
+		f.store.Delete(assignerKey(simGroup))
+		f.store.Delete(assignmentKey(simGroup))
+		f.leave(boss)
+		f.store.Delete(ackKey(simGroup, boss))
+		f.store.Delete(ackKey(simGroup, other))
+		f.join()
+		time.Sleep(10 * f.ttl)
+		t.Logf("assigner %s, token %d", f.assigner(), f.assignerRecord().Token)
+		f.verdict("every record but the workers' liveness deleted, a new process the assigner")
+	})
+}

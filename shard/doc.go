@@ -104,7 +104,9 @@
 //     ownership changes: when a term begins (hello, with its term token
 //     and its liveness token), after
 //     it stopped the shards an assignment took from it or applied a fence
-//     (applied: that Gen), and when it ends (left). The assigner writes
+//     (applied: that Gen), and when it ends (left); and again when it
+//     reads a fence below a Gen it applied (see below). Each carries the
+//     highest Gen the worker's process has seen (seen). The assigner writes
 //     left for a term it judged dead (below) whose acknowledgement does
 //     not say so: once per term that ended without leaving, so that later
 //     assigners do not wait for it.
@@ -355,11 +357,16 @@
 // own process read or wrote. Were it not raised, the workers that applied
 // the higher Gens would take its fence for a restore and never
 // acknowledge it, and shards would start at epochs they had started with
-// before (the simulation found both). The limit: Gens go back only when
+// before (the simulation found both). A worker that reads a fence below a
+// Gen it applied writes its acknowledgement again, with what its process
+// has seen, and an assigner that reads a Gen above its latest in an
+// acknowledgement raises its Gens above it and writes a new fence, so a
+// live worker never holds the group up. The limit: Gens go back only when
 // the new assigner can read none of the later ones, because the
 // assignment and every acknowledgement that named them (applied or seen)
-// were deleted or restored to earlier ones, and its own process never
-// read them.
+// were deleted or restored to earlier ones, its own process never read
+// them, and the workers that applied them are gone (crashed, or
+// restarted).
 //
 // Lost answers and restores:
 //

@@ -730,8 +730,15 @@ func (s *session) poll(ctx context.Context) error {
 	}
 	s.version, s.expect = v, a.Expect
 	s.w.noteGen(a.Gen)
-	if a.Gen > s.highest {
+	switch seen := s.w.seenGen(); {
+	case a.Gen > s.highest:
 		s.apply(ctx, a)
+	case a.Fence && s.last.Seen < seen:
+		// A fence below a Gen this term applied: a restore of an earlier
+		// one, or a new assigner that could read no Gen as high (see
+		// assigner.outrun). Say what this process has seen, so that it
+		// writes its fence above it instead of waiting for this term.
+		_ = s.ack(ctx, s.last)
 	}
 	return nil
 }
