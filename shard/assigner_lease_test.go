@@ -34,6 +34,7 @@ func (f *fleet) reassign() lease.Record {
 // or the group is not balanced over its live workers.
 func (f *fleet) verdict(after string) {
 	f.t.Helper()
+	f.t.Logf("assigner %s, token %d", f.assigner(), f.assignerRecord().Token)
 	balanced, counts := f.o.Balanced(f.live()), f.o.Counts(f.live())
 	f.stopAll()
 	if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 || !balanced {
@@ -95,7 +96,7 @@ func TestRestartedAssignerWritesAboveAppliedGens(t *testing.T) {
 			time.Sleep(f.renew())
 		}
 		time.Sleep(10 * f.ttl)
-		t.Logf("assigner lease token %d before the delete, %d after", was.Token, f.assignerRecord().Token)
+		t.Logf("assigner lease token %d before the delete", was.Token)
 		f.verdict("the assigner lease's record deleted, every worker restarted")
 	})
 }
@@ -144,19 +145,25 @@ func TestBreakOfAssignerLeaseFreesNoLiveTerm(t *testing.T) {
 // epochs it had started them with.
 func TestNewAssignerRaisesAboveGensWorkersSaw(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := phasedFleet(t, 12, 2, 3)
-		boss := f.assigner()
-		other := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })[0]
-		f.store.Delete(assignerKey(simGroup))
-		f.store.Delete(assignmentKey(simGroup))
+		f, _, other := wipedPair(t)
 		time.Sleep(f.ttl / 2) // the assigner's term ends, its worker's next says hello
 		f.join()
 		time.Sleep(f.renew())
 		f.crash(other)
 		time.Sleep(10 * f.ttl)
-		t.Logf("assigner %s, token %d", f.assigner(), f.assignerRecord().Token)
 		f.verdict("the assigner lease's record and the assignment deleted, a new process the assigner, a worker crashed")
 	})
+}
+
+// wipedPair starts two workers, boss the assigner, and deletes the
+// assigner lease's record and the assignment.
+func wipedPair(t *testing.T) (f *fleet, boss, other string) {
+	f = phasedFleet(t, 12, 2, 3)
+	boss = f.assigner()
+	other = slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })[0]
+	f.store.Delete(assignerKey(simGroup))
+	f.store.Delete(assignmentKey(simGroup))
+	return f, boss, other
 }
 
 // TestNewAssignerOutrunsGensItCouldNotRead (red team #5, the records
@@ -169,17 +176,12 @@ func TestNewAssignerRaisesAboveGensWorkersSaw(t *testing.T) {
 // as long as it lives.
 func TestNewAssignerOutrunsGensItCouldNotRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := phasedFleet(t, 12, 2, 3)
-		boss := f.assigner()
-		other := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })[0]
-		f.store.Delete(assignerKey(simGroup))
-		f.store.Delete(assignmentKey(simGroup))
+		f, boss, other := wipedPair(t)
 		f.leave(boss)
 		f.store.Delete(ackKey(simGroup, boss))
 		f.store.Delete(ackKey(simGroup, other))
 		f.join()
 		time.Sleep(10 * f.ttl)
-		t.Logf("assigner %s, token %d", f.assigner(), f.assignerRecord().Token)
 		f.verdict("every record but the workers' liveness deleted, a new process the assigner")
 	})
 }
