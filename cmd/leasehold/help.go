@@ -200,7 +200,7 @@ Linux leasehold adopts such a process when its parent exits (it is a
 child subreaper) and kills it with the command. macOS has no subreaper: a
 process whose parent exits before leasehold stops the command is out of
 its reach there; let the command keep the processes it starts as its
-children (no daemonizing), or run it in a container.
+children (no daemonizing), and stop them itself on SIGTERM.
 
 When the command exits by itself, leasehold releases the lease and exits
 with the command's status (or, with --rerun, campaigns again after
