@@ -13,7 +13,8 @@ import (
 
 // child is one run of the command, in a process group of its own whose ID
 // is the command's PID. leasehold signals the group, never the command
-// alone, so that what the command started stops with it. It reaps the
+// alone, and the rest of the command's family (see family.go), so that
+// what the command started stops with it. It reaps the
 // command itself (exec.Cmd.Wait is never called), so that it knows, under
 // mu, whether the group ID is still the command's: once the command is
 // reaped its ID, and so its group's, may be given to a new process, and a
@@ -31,19 +32,29 @@ type child struct {
 	outputs []*output
 	// unreaped is exitedUnreaped, if this command takes that path.
 	unreaped func(pid int) bool
+	// marks are the LEASEHOLD_ variables of the command's environment,
+	// which the processes it starts inherit (see family.go).
+	marks []string
 
 	mu     sync.Mutex
 	reaped bool // the process ID may have been reused: send no more signals
+	// family is the command's family as last seen: process ID to start
+	// time (see family.go).
+	family map[int]uint64
 }
 
 // signal sends sig to the command's process group, unless it has been
-// reaped.
+// reaped, and to the rest of its family (see family.go).
 func (c *child) signal(sig syscall.Signal) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The family is seen before the group's signal can end a parent, and
+	// so unlink its children from the command.
+	c.familyIn(processTable())
 	if !c.reaped {
 		_ = syscall.Kill(-c.pid, sig)
 	}
+	c.signalFamily(sig)
 }
 
 // exitedUnreaped, where the platform can (Linux: waitid with WNOWAIT),
@@ -71,9 +82,10 @@ func (c *child) watchExits() chan os.Signal {
 }
 
 // reap waits until the command has exited, kills what it left behind in
-// its process group (nothing it started may outlive the term), and reaps
-// it. wake is watchExits's channel.
+// its process group and the rest of its family (nothing it started may
+// outlive the term), and reaps it. wake is watchExits's channel.
 func (c *child) reap(wake <-chan os.Signal) {
+	defer disown(c.pid)
 	if c.unreaped != nil && c.unreaped(c.pid) {
 		// Exited, and its zombie keeps the group ID: the kill reaches
 		// exactly the group's leftovers.
@@ -88,6 +100,7 @@ func (c *child) reap(wake <-chan os.Signal) {
 		case <-time.After(reapPoll):
 		}
 	}
+	c.signal(syscall.SIGKILL) // the family; the group had its SIGKILL
 }
 
 // reapPoll bounds how long the portable path may take to notice the
@@ -128,21 +141,24 @@ func (c *child) tryReap(killLeftovers bool) bool {
 
 // waitOutputs waits for the copies of the command's output to end, for at
 // most limit in all: longer only when a process outside the command's
-// group holds its stdout or stderr. Then it stops them.
+// family holds its stdout or stderr. Then it stops those still copying.
 func (c *child) waitOutputs(limit time.Duration) {
-	deadline := time.After(limit)
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	over := false
 	for _, o := range c.outputs {
 		if o.done == nil {
 			continue
 		}
-		select {
-		case <-o.done:
-		case <-deadline:
-			deadline = nil // closed: the rest are stopped at once
+		if !over {
+			select {
+			case <-o.done:
+				continue
+			case <-deadline.C:
+				over = true
+			}
 		}
-		if deadline == nil {
-			o.r.Close()
-		}
+		o.r.Close()
 	}
 }
 

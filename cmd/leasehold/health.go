@@ -51,7 +51,11 @@ func checkCommand(ctx context.Context, command string, env []string) error {
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err := startOwn(cmd)
+	if err == nil {
+		err = cmd.Wait()
+		disown(cmd.Process.Pid)
+	}
 	if err == nil {
 		return nil
 	}

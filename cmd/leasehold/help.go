@@ -193,7 +193,14 @@ The command gets:
   LEASEHOLD_PROGRESS_FILE  with --progress-file
   LEASEHOLD_PERIOD    with --period or --every: the period key it runs for
   leasehold's own environment, its stdout and stderr; stdin is /dev/null.
-It runs in a process group of its own: signals go to the whole group.
+It runs in a process group of its own: signals go to the whole group,
+and to every process descended from the command that left the group
+(setsid, a daemon's double fork), so that none outlives the command. On
+Linux leasehold adopts such a process when its parent exits (it is a
+child subreaper) and kills it with the command. macOS has no subreaper: a
+process whose parent exits before leasehold stops the command is out of
+its reach there; let the command keep the processes it starts as its
+children (no daemonizing), and stop them itself on SIGTERM.
 
 When the command exits by itself, leasehold releases the lease and exits
 with the command's status (or, with --rerun, campaigns again after

@@ -54,7 +54,13 @@ type environment struct {
 	identity       string // the default identity
 }
 
+// adoptOrphans makes leasehold run a child subreaper on Linux (see
+// family.go). main sets it; tests that run leasehold in their own process,
+// which starts and reaps processes of its own, leave it unset.
+var adoptOrphans bool
+
 func main() {
+	adoptOrphans = true
 	ctx, hurry := signalContext()
 	env := &environment{
 		lookupEnv: os.LookupEnv,

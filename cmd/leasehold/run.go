@@ -31,6 +31,9 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	if err := lookCommand(o.command[0]); err != nil {
 		return err
 	}
+	if adoptOrphans {
+		becomeSubreaper(log)
+	}
 	if o.shards > 0 {
 		return runShards(ctx, hurry, o, env, log)
 	}

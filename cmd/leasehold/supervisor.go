@@ -241,6 +241,7 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_PROGRESS_FILE="+s.progressFile)
 	}
 	cmd.Env = append(cmd.Env, j.vars...)
+	marks := cmd.Env[len(s.env):]
 	cmd.SysProcAttr = sysProcAttr()
 	// The command's stdout and stderr are files (or pipes leasehold
 	// copies), never writers exec.Cmd would copy: the child reaps the
@@ -256,7 +257,7 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 	}
 	cmd.Stdout, cmd.Stderr = stdout.child, stderr.child
 
-	c := &child{exited: make(chan struct{}), outputs: []*output{stdout, stderr}}
+	c := &child{exited: make(chan struct{}), outputs: []*output{stdout, stderr}, marks: marks}
 	started := make(chan error, 1)
 	go func() {
 		// Pdeathsig fires when the thread that started the command ends,
@@ -267,7 +268,7 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 		if wake != nil {
 			defer signal.Stop(wake)
 		}
-		if err := cmd.Start(); err != nil {
+		if err := startOwn(cmd); err != nil {
 			started <- err
 			return
 		}

@@ -32,7 +32,10 @@
 //     VerifyStore, which runs Probe on a probe key beside the lease's
 //     (KEY.leasehold-probe, ProbeSuffix) once per store and process, and
 //     a store that fails twice in a row is refused with
-//     lease.ErrUnsafeStore naming the step it failed.
+//     lease.ErrUnsafeStore naming the step it failed. Probe writes over
+//     no record but its own kind (released, token 1, ProbeHolder), and a
+//     driver refuses at Open a lease key that ends with ProbeSuffix
+//     (CheckProbeKey), so no probe writes over a lease.
 //
 // Every backend's URL openers (lease.URLOpener, ObjectsOpener) read the
 // URL's query with Query, which refuses a pair that does not parse (where

@@ -14,17 +14,24 @@ import (
 // ProbeSuffix ends the key of a lease's probe record: the key beside the
 // lease's (KEY.leasehold-probe) where Probe checks the store, never the
 // lease's own. The record there holds no lease (it is released, and its
-// holder is ProbeHolder); deleting it is harmless.
+// holder is ProbeHolder); deleting it is harmless. No lease's key ends
+// with it (CheckProbeKey), so no lease lives at another's probe key.
 const ProbeSuffix = ".leasehold-probe"
 
 // ProbeHolder is the holder of the records Probe writes.
 const ProbeHolder = "leasehold-probe"
 
-// CheckProbeKeyFits reports, as a *lease.OptionError of package pkg naming
-// field, a lease key so long that its probe key (the key and ProbeSuffix)
-// would not fit store's limit on keys, limit bytes. A driver refuses such
-// keys at Open, rather than have every probe refused by the store.
-func CheckProbeKeyFits(pkg, field, key string, limit int, store string) error {
+// CheckProbeKey reports, as a *lease.OptionError of package pkg naming
+// field, a lease key that ends with ProbeSuffix, being then the probe key
+// of the lease named without it, which Probe would write to; or one so
+// long that its probe key (the key and ProbeSuffix) would not fit store's
+// limit on keys, limit bytes, which the store would refuse at every probe.
+// A driver refuses such keys at Open.
+func CheckProbeKey(pkg, field, key string, limit int, store string) error {
+	if strings.HasSuffix(key, ProbeSuffix) {
+		return &lease.OptionError{Pkg: pkg, Field: field, Value: strconv.Quote(key),
+			Reason: fmt.Sprintf("must not end with %s: that names the probe key of %s, where leasehold checks the store before a process first writes to that lease", ProbeSuffix, strconv.Quote(strings.TrimSuffix(key, ProbeSuffix)))}
+	}
 	most := limit - len(ProbeSuffix)
 	if len(key) <= most {
 		return nil
@@ -90,7 +97,11 @@ var errVanished = errors.New("the probe record vanished between two steps of the
 // throttling, a record that vanished twice) returns that error, which is
 // not lease.ErrUnsafeStore. Every record Probe writes is released and held
 // by ProbeHolder, and each carries a fresh nonce, so every write changes
-// the probe key's version.
+// the probe key's version. Probe writes over no record but such a probe
+// record: when the probe key holds any other (a lease's, written by
+// someone that let a lease's key end with ProbeSuffix), Run writes
+// nothing and returns an error wrapping lease.ErrInvalid that names the
+// key and the record's holder.
 func (p Probe) Run(ctx context.Context) error {
 	err := p.once(ctx)
 	var a *applied
@@ -129,6 +140,9 @@ func (p Probe) once(ctx context.Context) error {
 			return fmt.Errorf("%w: %s: the probe key holds something that leasehold's probe did not write; delete it", err, p.Name)
 		case err != nil:
 			return err
+		case !isProbeRecord(r):
+			return fmt.Errorf("%w: %s holds a lease record that no probe wrote (holder %q, token %d, released %t), which the probe does not write over: a lease's key ends with %s there, so this store cannot be checked for the lease beside it until that lease has moved to a key without that ending and its record is gone",
+				lease.ErrInvalid, p.Name, r.Holder, r.Token, r.Released, ProbeSuffix)
 		}
 		version = r.Version
 	case err != nil:
@@ -153,6 +167,13 @@ func (p Probe) once(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// isProbeRecord reports whether r is a record that Probe writes (released,
+// token 1, held by ProbeHolder), which holds no lease: writing over one
+// loses nothing. Any other record may be a lease's.
+func isProbeRecord(r lease.Record) bool {
+	return r.Holder == ProbeHolder && r.Released && r.Token == 1
 }
 
 // write stores a fresh probe record, created when version is empty, else

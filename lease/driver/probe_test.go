@@ -137,3 +137,31 @@ func TestVerifyStoreKeepsVerdictByIdentity(t *testing.T) {
 		t.Errorf("VerifyStore of another store: %v after %d writes, want a probe of its own, passed", err, len(other.writes))
 	}
 }
+
+// TestProbeWritesOverNoLease: a probe key that holds a record no probe
+// wrote (a lease's, held or released: a lease whose key ends with
+// ProbeSuffix) is left as it is, and Run says why it cannot check the
+// store, naming the key and the holder; it is not a verdict on the store.
+// Red team #9.
+func TestProbeWritesOverNoLease(t *testing.T) {
+	for _, row := range []struct {
+		name string
+		rec  lease.Record
+	}{
+		{"Held", lease.Record{Holder: "holder", Token: 3, TTL: 10 * time.Second, Nonce: "n", Version: "x"}},
+		{"Released", lease.Record{Holder: "holder", Token: 3, TTL: 10 * time.Second, Released: true, Nonce: "n", Version: "x"}},
+		{"HeldByAnIdentityNamedLikeTheProbe", lease.Record{Holder: driver.ProbeHolder, Token: 1, TTL: time.Second, Nonce: "n", Version: "x"}},
+		{"ReleasedWithAHigherToken", lease.Record{Holder: driver.ProbeHolder, Token: 2, TTL: time.Second, Released: true, Nonce: "n", Version: "x"}},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			k := &probeKey{rec: row.rec}
+			err := probeOf(k).Run(t.Context())
+			if !errors.Is(err, lease.ErrInvalid) || errors.Is(err, lease.ErrUnsafeStore) || !strings.Contains(err.Error(), "mem://leases/jobs.leasehold-probe holds a lease record that no probe wrote") || !strings.Contains(err.Error(), strconv.Quote(row.rec.Holder)) {
+				t.Errorf("Run: %v, want lease.ErrInvalid naming the probe key and the record's holder", err)
+			}
+			if k.rec != row.rec || len(k.writes) != 1 {
+				t.Errorf("the probe key holds %+v after writes %q, want %+v after the one refused create", k.rec, k.writes, row.rec)
+			}
+		})
+	}
+}

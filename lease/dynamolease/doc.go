@@ -119,7 +119,10 @@
 // written to the lease. Four PutItems per process and table (three and a
 // GetItem once the probe item exists); the verdict is kept for the life of
 // the process. A name is at most 2032 bytes, so
-// that the probe item's fits the 2048 of a partition key.
+// that the probe item's fits the 2048 of a partition key, and does not end
+// with .leasehold-probe, which would make it another lease's probe item;
+// the check writes over no item but a probe item (lease.ErrInvalid, naming
+// it, otherwise).
 //
 // On-demand billing (PAY_PER_REQUEST) is advised: a lease makes a steady
 // trickle of requests, and provisioned capacity that throttles a renewal

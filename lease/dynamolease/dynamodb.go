@@ -47,7 +47,8 @@ type Options struct {
 	// Name is the lease's name: the partition key value of its item, such
 	// as "jobs/nightly-report". Required; at most 2032 bytes, so that the
 	// name of its probe item (NAME.leasehold-probe, 16 bytes more) fits
-	// DynamoDB's limit of 2048 on a partition key.
+	// DynamoDB's limit of 2048 on a partition key; not ending with
+	// .leasehold-probe, another lease's probe item.
 	Name string
 	// KeyAttribute is the name of the table's partition key attribute.
 	// Default DefaultKeyAttribute ("lease"). It must not be one of the
@@ -117,7 +118,7 @@ func (o Options) validate() error {
 	case slices.Contains(recordAttributes, o.KeyAttribute):
 		return invalid("KeyAttribute", strconv.Quote(o.KeyAttribute), fmt.Sprintf("is an attribute of the lease item; choose a name other than %v", recordAttributes))
 	}
-	return driver.CheckProbeKeyFits("dynamolease", "Name", o.Name, maxNameLen, "DynamoDB's partition key")
+	return driver.CheckProbeKey("dynamolease", "Name", o.Name, maxNameLen, "DynamoDB's partition key")
 }
 
 // conn is the driver.CAS for one item. A record's version is its

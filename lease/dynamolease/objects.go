@@ -56,7 +56,8 @@ type ObjectsOptions struct {
 	// named KeyAttribute, both of type S. Required.
 	Table string
 	// Group is the group's name (shard.Config.Group): the partition key
-	// of its items. Required; it must not contain '#'.
+	// of its items. Required; it must not contain '#' nor end with
+	// .leasehold-probe (another group's probe item).
 	Group string
 	// GroupAttribute is the name of the table's partition key. Default
 	// DefaultGroupAttribute ("group").
@@ -162,7 +163,7 @@ func NewObjects(ctx context.Context, opts ObjectsOptions) (*Objects, error) {
 			return nil, invalid(field, strconv.Quote(a), fmt.Sprintf("is an attribute of the group's items; choose a name other than %v, %q and %q", recordAttributes, attrAnnotations, attrData))
 		}
 	}
-	if err := driver.CheckProbeKeyFits("dynamodb", "Group", opts.Group, maxNameLen, "DynamoDB's partition key"); err != nil {
+	if err := driver.CheckProbeKey("dynamodb", "Group", opts.Group, maxNameLen, "DynamoDB's partition key"); err != nil {
 		return nil, err
 	}
 	client, err := awsdriver.Client(ctx, "dynamodb", opts.Client, ddb.NewFromConfig, func(c *ddb.Client) string { return c.Options().Region })

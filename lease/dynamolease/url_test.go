@@ -120,6 +120,7 @@ func TestOpenErrors(t *testing.T) {
 		{"TableWithSpace", dynamolease.Options{Table: "my leases", Name: "jobs", Client: client}, `dynamolease: Table ("my leases")`},
 		{"EmptyName", dynamolease.Options{Table: "leases", Client: client}, `dynamolease: Name ("") must not be empty`},
 		{"LongName", dynamolease.Options{Table: "leases", Name: strings.Repeat("n", 2049), Client: client}, "is 2049 bytes long; at most 2032 are allowed"},
+		{"ProbeName", dynamolease.Options{Table: "leases", Name: "jobs.leasehold-probe", Client: client}, `dynamolease: Name ("jobs.leasehold-probe") must not end with .leasehold-probe: that names the probe key of "jobs"`},
 		{"KeyAttributeIsRecordAttribute", dynamolease.Options{Table: "leases", Name: "jobs", KeyAttribute: "token", Client: client},
 			`dynamolease: KeyAttribute ("token") is an attribute of the lease item; choose a name other than [leasehold holder token ttl_ms released nonce]`},
 		{"LongKeyAttribute", dynamolease.Options{Table: "leases", Name: "jobs", KeyAttribute: strings.Repeat("k", 256), Client: client}, "is 256 bytes long; DynamoDB allows at most 255"},

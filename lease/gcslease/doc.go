@@ -43,7 +43,10 @@
 // one), is refused with lease.ErrUnsafeStore, not retryable, naming the
 // step, and nothing is written to the lease. It cannot catch a store that
 // checks preconditions but not atomically. An object name is at most 1008
-// bytes, so that the probe object's fits Cloud Storage's 1024.
+// bytes, so that the probe object's fits Cloud Storage's 1024, and does
+// not end with .leasehold-probe, which would make it another lease's probe
+// object; the check writes over no object but a probe object
+// (lease.ErrInvalid, naming it, otherwise).
 //
 // # One write per second
 //

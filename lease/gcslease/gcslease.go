@@ -43,7 +43,8 @@ type Options struct {
 	// Required; valid UTF-8 without carriage returns or line feeds, as
 	// Cloud Storage requires, and at most 1008 bytes, so that the name of
 	// its probe object (OBJECT.leasehold-probe, 16 bytes more) fits Cloud
-	// Storage's limit of 1024.
+	// Storage's limit of 1024; not ending with .leasehold-probe, another
+	// lease's probe object.
 	Object string
 	// Client is the Cloud Storage client to use. If nil, Open builds one
 	// with Application Default Credentials (the attached service account on
@@ -137,7 +138,7 @@ func (o Options) validate() error {
 	case !utf8.ValidString(o.Object) || strings.ContainsAny(o.Object, "\r\n"):
 		return invalid("Object", o.Object, "must be valid UTF-8 without carriage returns or line feeds, as Cloud Storage requires")
 	}
-	return driver.CheckProbeKeyFits("gcslease", "Object", o.Object, maxObjectLen, "Cloud Storage")
+	return driver.CheckProbeKey("gcslease", "Object", o.Object, maxObjectLen, "Cloud Storage")
 }
 
 // conn is the driver.CAS for one object. A record's version is the

@@ -48,6 +48,7 @@ func TestOpenErrors(t *testing.T) {
 		{"EmptyBucket", gcslease.Options{Object: "o"}, testOptions("w"), `gcslease: Bucket ("") must not be empty`},
 		{"EmptyObject", gcslease.Options{Bucket: "b"}, testOptions("w"), `gcslease: Object ("") must not be empty`},
 		{"LongObject", gcslease.Options{Bucket: "b", Object: strings.Repeat("o", 1025)}, testOptions("w"), "is 1025 bytes long; at most 1008 are allowed"},
+		{"ProbeObject", gcslease.Options{Bucket: "b", Object: "jobs.leasehold-probe"}, testOptions("w"), `gcslease: Object ("jobs.leasehold-probe") must not end with .leasehold-probe`},
 		{"ObjectWithNewline", gcslease.Options{Bucket: "b", Object: "a\nb"}, testOptions("w"), "line feeds"},
 		{"ObjectNotUTF8", gcslease.Options{Bucket: "b", Object: "a\xffb"}, testOptions("w"), "valid UTF-8"},
 		{"TTLBelowWriteRate", gcslease.Options{Bucket: "b", Object: "o"}, lease.Options{Identity: "w", TTL: 2999 * time.Millisecond},

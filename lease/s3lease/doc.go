@@ -39,7 +39,12 @@
 // per process and bucket, whatever the number of leases and contenders in
 // it. A check that could not finish (throttling, refused credentials, a
 // timeout) is not kept, and the next write checks again. A key is at most
-// 1008 bytes, so that its probe object's key fits S3's 1024.
+// 1008 bytes, so that its probe object's key fits S3's 1024, and does not
+// end with .leasehold-probe, which would make it another lease's probe
+// object. The check writes over nothing but a probe object: when the
+// probe key holds a lease record all the same (one an older leasehold
+// wrote there), Acquire returns lease.ErrInvalid naming it, and writes
+// nothing.
 // A lease opened by s3lease implements driver.Verifier, so a tool can run
 // the check without acquiring anything.
 //

@@ -1,15 +1,18 @@
 package s3lease_test
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
@@ -74,4 +77,45 @@ func TestLongKey(t *testing.T) {
 			t.Errorf("Acquire with a 1008-byte key (its probe object's is 1024): %v, want won", err)
 		}
 	})
+}
+
+// TestProbeLeavesForeignRecordAlone: the probe writes over nothing but a
+// probe record (rule 9: "without ever writing over a live record to find
+// out"). A live lease record at a lease's probe key (written by an older
+// leasehold, which let a lease's key end with .leasehold-probe) stops the
+// check of the lease beside it with an error naming the key and the
+// holder, and stays as it was; no lease of this version can be opened
+// there (TestProbeKeyRefused). Red team #9.
+func TestProbeLeavesForeignRecordAlone(t *testing.T) {
+	targets.Run(t, nil, func(t *testing.T, tg *target) {
+		if tg.name == "aws" {
+			t.Skip("a bucket given by LEASEHOLD_S3_BUCKET may have its verdict kept by this process already, and then nothing is probed")
+		}
+		c := tg.newClient(nil)
+		key := storetest.UniqueName("s3lease-probe-foreign")
+		live := driver.EncodeJSON(lease.Record{Holder: "holder", Token: 3, TTL: 10 * time.Second, Nonce: driver.NewNonce()})
+		etag, err := tg.put(t.Context(), c, key+s3lease.ProbeSuffix, live)
+		if err != nil {
+			t.Fatalf("PutObject of a live record at %s%s: %v", key, s3lease.ProbeSuffix, err)
+		}
+		l := tg.open(t, c, key, testOptions("worker-1"))
+		_, err = l.Acquire(t.Context())
+		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), key+s3lease.ProbeSuffix) || !strings.Contains(err.Error(), `holder "holder"`) {
+			t.Errorf("Acquire beside a live lease at its probe key: %v, want lease.ErrInvalid naming the probe key and the holder", err)
+		}
+		if body, now, _ := tg.get(t, c, key+s3lease.ProbeSuffix); now != etag || !bytes.Equal(body, live) {
+			t.Errorf("the live record at the probe key was written over: ETag %s, want %s; body %s", now, etag, body)
+		}
+	})
+}
+
+// TestProbeKeyRefused: a lease's key that ends with .leasehold-probe
+// names another lease's probe key, which that lease's probe writes to; it
+// is refused at Open, naming the key. Red team #9.
+func TestProbeKeyRefused(t *testing.T) {
+	_, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: "b", Key: "jobs" + s3lease.ProbeSuffix, Client: staticClient("http://127.0.0.1:1", "test", "test")(nil)}, testOptions("worker-1"))
+	var oe *lease.OptionError
+	if !errors.As(err, &oe) || oe.Field != "Key" || !strings.Contains(err.Error(), `"jobs.leasehold-probe"`) || !strings.Contains(err.Error(), `must not end with .leasehold-probe: that names the probe key of "jobs"`) {
+		t.Errorf("Open of jobs.leasehold-probe: %v, want a lease.OptionError on Key naming it", err)
+	}
 }

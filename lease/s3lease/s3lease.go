@@ -36,7 +36,8 @@ type Options struct {
 	Bucket string
 	// Key is the object key of the lease record, such as "leases/jobs".
 	// Required; at most 1008 bytes, so that the key of its probe object
-	// (KEY.leasehold-probe, 16 bytes more) fits S3's limit of 1024.
+	// (KEY.leasehold-probe, 16 bytes more) fits S3's limit of 1024; not
+	// ending with .leasehold-probe, another lease's probe object.
 	Key string
 	// Client is the S3 client to use. If nil, Open builds one from the
 	// default AWS configuration chain: credentials from the environment, the
@@ -81,7 +82,7 @@ func (o Options) validate() error {
 	case o.Key == "":
 		return &lease.OptionError{Pkg: "s3lease", Field: "Key", Value: `""`, Reason: "must not be empty"}
 	}
-	return driver.CheckProbeKeyFits("s3lease", "Key", o.Key, maxKeyLen, "S3")
+	return driver.CheckProbeKey("s3lease", "Key", o.Key, maxKeyLen, "S3")
 }
 
 // conn is the driver.CAS for one object. A record's version is the
