@@ -182,15 +182,26 @@ func (e *env) margin() time.Duration { return e.ttl / 2 }
 
 // watchUntil has l observe the record every poll until at, so that its
 // reads follow each other closely enough to count towards expiry.
-func (e *env) watchUntil(l lease.Lease, at time.Time) {
+//
+// It reports whether the reads kept within the renew interval of each
+// other, as the engine's count needs: on a loaded machine a real store may
+// answer one late, which restarts the count without anything being wrong.
+func (e *env) watchUntil(l lease.Lease, at time.Time) bool {
 	e.t.Helper()
+	unbroken, prev := true, time.Now()
 	for time.Now().Add(e.poll()).Before(at) {
 		time.Sleep(e.poll())
+		sent := time.Now()
 		if _, err := l.Observe(e.ctx); err != nil && !errors.Is(err, lease.ErrNoRecord) {
 			e.t.Fatalf("%s: Observe while watching: %v", identity(l), err)
 		}
+		if time.Since(prev) > l.Options().RenewInterval {
+			unbroken = false
+		}
+		prev = sent
 	}
 	sleepUntil(at)
+	return unbroken
 }
 
 // sleepUntil sleeps until the instant at (fake or real, as the clock is).
@@ -523,12 +534,15 @@ func testGapRestartsCount(e *env) {
 	if rec.RenewInterval != a.Options().RenewInterval {
 		e.t.Fatalf("record's RenewInterval = %v, want the holder's Options.RenewInterval (%v)", rec.RenewInterval, a.Options().RenewInterval)
 	}
-	e.watchUntil(b, time.Now().Add(e.ttl/2))
+	unbroken := e.watchUntil(b, time.Now().Add(e.ttl/2))
 	_, err := b.Acquire(e.ctx)
 	e.wantHeld("b's Acquire after watching half a TTL", err, "contender-a", ta.Token)
 	var held *lease.HeldError
-	if errors.As(err, &held); held.Wait > e.ttl*6/10 {
+	switch errors.As(err, &held); {
+	case held.Wait > e.ttl*6/10 && unbroken:
 		e.t.Errorf("Wait after watching half a TTL = %v, want at most 0.6 TTL: reads within the renew interval count", held.Wait)
+	case held.Wait > e.ttl*6/10:
+		e.t.Logf("Wait after watching half a TTL = %v: the store answered a read late, which restarts the count", held.Wait)
 	}
 	time.Sleep(rec.RenewInterval + e.poll()) // a gap longer than the holder's renew interval
 	_, err = b.Acquire(e.ctx)
@@ -1019,9 +1033,16 @@ func testKeep(e *env) {
 	if r.Holder != "contender-a" || r.Token != ta.Token || !r.Held() || r.TTL != d {
 		e.t.Errorf("the kept record: {Holder %q, Token %d, Held %t, TTL %v}, want {%q, %d, true, %v}", r.Holder, r.Token, r.Held(), r.TTL, "contender-a", ta.Token, d)
 	}
+	deadline := firstLook.Add(d + e.margin())
+	prev := firstLook // when the previous read was sent
 	for {
+		sent := time.Now()
 		tb, err := b.Acquire(e.ctx)
 		now := time.Now()
+		if now.Sub(prev) > b.Options().RenewInterval {
+			deadline = later(deadline, sent.Add(d+e.margin())) // a gap restarts the count
+		}
+		prev = sent
 		if err == nil {
 			if now.Before(firstLook.Add(d)) {
 				e.t.Errorf("b took a lease kept for %v over %v after its first look", d, now.Sub(firstLook))
@@ -1034,8 +1055,8 @@ func testKeep(e *env) {
 		if !errors.Is(err, lease.ErrHeld) {
 			e.t.Fatalf("b's Acquire of the kept lease: %v, want lease.ErrHeld until it wins", err)
 		}
-		if now.After(firstLook.Add(d + e.margin())) {
-			e.t.Fatalf("b still refused %v after its first look at a lease kept for %v", now.Sub(firstLook), d)
+		if now.After(deadline) {
+			e.t.Fatalf("b still refused %v after its first look at a lease kept for %v (counted again from its last read after a gap longer than the renew interval)", now.Sub(firstLook), d)
 		}
 		time.Sleep(e.poll())
 	}
