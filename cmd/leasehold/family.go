@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,9 +27,9 @@ import (
 // elsewhere by process 1 or the nearest subreaper, where nothing links it
 // to the command any more; on Linux, leasehold run is a child subreaper
 // (becomeSubreaper), so leasehold adopts it, and it is of the family when
-// its environment (environOf) carries the command's LEASEHOLD_ variables
-// (child.marks), or no LEASEHOLD_TOKEN at all (rewritten: it may be any
-// command's, and is treated as every command's). leasehold reaps the
+// its environment (environOf) carries none of the command's LEASEHOLD_
+// variables (child.marks) with another value (a process with none of
+// them may be any command's, and is treated as every command's). leasehold reaps the
 // processes it adopts (reapAdopted), never the ones it started (own).
 
 // procInfo is one process of a snapshot of the system's processes.
@@ -161,23 +162,20 @@ func (c *child) familyIn(table map[int]procInfo) map[int]procInfo {
 
 // marked reports whether a process whose environment is environ (NUL
 // separated, as the platform keeps it) may be of the command's family: it
-// carries all of the command's marks, or no LEASEHOLD_TOKEN at all.
+// carries none of the command's LEASEHOLD_ variables (child.marks) with
+// another value. So a process handed the command's token alone (a daemon
+// started with env -i) is, and one that rewrote its environment is too;
+// one with another term's token or another shard is not.
 func (c *child) marked(environ []byte) bool {
-	vars := bytes.Split(environ, []byte{0})
-	has := func(prefix []byte, exact bool) bool {
-		for _, v := range vars {
-			if exact && bytes.Equal(v, prefix) || !exact && bytes.HasPrefix(v, prefix) {
-				return true
-			}
+	for _, v := range bytes.Split(environ, []byte{0}) {
+		key, _, ok := bytes.Cut(v, []byte("="))
+		if !ok || !bytes.HasPrefix(key, []byte("LEASEHOLD_")) {
+			continue
 		}
-		return false
-	}
-	if !has([]byte("LEASEHOLD_TOKEN="), false) {
-		return true
-	}
-	for _, m := range c.marks {
-		if !has([]byte(m), true) {
-			return false
+		for _, m := range c.marks {
+			if mk, _, _ := strings.Cut(m, "="); mk == string(key) && m != string(v) {
+				return false
+			}
 		}
 	}
 	return true

@@ -127,10 +127,10 @@ func TestWaitOutputsStopsEveryPipe(t *testing.T) {
 	})
 }
 
-// TestMarked: a process leasehold adopted is of a command's family when
-// its environment carries the command's LEASEHOLD_ variables, or no
-// LEASEHOLD_TOKEN at all (rewritten, or unreadable), and not when it
-// carries another command's.
+// TestMarked: a process leasehold adopted is of a command's family unless
+// its environment carries one of the command's LEASEHOLD_ variables with
+// another value: with all of them, some (the token alone, handed to a
+// daemon), or none (rewritten, or unreadable), it is.
 func TestMarked(t *testing.T) {
 	c := &child{marks: []string{"LEASEHOLD_TOKEN=7", "LEASEHOLD_SHARD=2"}}
 	for _, row := range []struct {
@@ -141,6 +141,8 @@ func TestMarked(t *testing.T) {
 		{"Same", "HOME=/\x00LEASEHOLD_TOKEN=7\x00LEASEHOLD_SHARD=2\x00", true},
 		{"Unreadable", "", true},
 		{"Rewritten", "PATH=/bin\x00", true},
+		{"TokenAlone", "PATH=/bin\x00LEASEHOLD_TOKEN=7\x00", true},
+		{"ForeignVariable", "LEASEHOLD_TOKEN=7\x00LEASEHOLD_OTHER=x\x00", true},
 		{"AnotherShard", "LEASEHOLD_TOKEN=7\x00LEASEHOLD_SHARD=3\x00", false},
 		{"AnotherTerm", "LEASEHOLD_TOKEN=70\x00LEASEHOLD_SHARD=2\x00", false},
 	} {
