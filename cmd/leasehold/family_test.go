@@ -53,18 +53,28 @@ func TestStopKillsProcessInItsOwnSession(t *testing.T) {
 // subreaper) and kills it before it releases the lease. leasehold built
 // as users run it (the subreaper is the binary's, not this test
 // process's). Red team #3: it ran on after leasehold had released the
-// lease and returned.
+// lease and returned. Then the same with a process handed the command's
+// LEASEHOLD_TOKEN alone (env -i: the usual way to pass a fencing token to
+// a daemon), which the second red team found judged another command's.
 func TestCommandExitKillsOrphanInItsOwnSession(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	cmd := exec.Command(filepath.Join(buildBinaries(t), "leasehold"), append([]string{"run", "--lease", "mem://orphan", "--"}, ownSession(pidFile, "sleep 0.5; exit 0")...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("leasehold run: %v; output:\n%s", err, out)
-	}
-	pid := pidIn(t, pidFile)
-	killAtEnd(t, pid)
-	if alive(pid) {
-		t.Errorf("process %d, started by the command in a session of its own, still runs after leasehold released the lease and returned; output:\n%s", pid, out)
+	for _, tc := range []struct{ name, env string }{
+		{"environment kept", ""},
+		{"token alone", `env -i PATH="$PATH" LEASEHOLD_TOKEN="$LEASEHOLD_TOKEN" `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			argv := []string{"sh", "-c", `setsid ` + tc.env + `sh -c 'echo $$ > "$0"; exec sleep 60' "$0" >/dev/null 2>&1 & sleep 0.5; exit 0`, pidFile}
+			cmd := exec.Command(filepath.Join(buildBinaries(t), "leasehold"), append([]string{"run", "--lease", "mem://orphan", "--"}, argv...)...)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("leasehold run: %v; output:\n%s", err, out)
+			}
+			pid := pidIn(t, pidFile)
+			killAtEnd(t, pid)
+			if alive(pid) {
+				t.Errorf("process %d, started by the command in a session of its own (%s), still runs after leasehold released the lease and returned; output:\n%s", pid, tc.name, out)
+			}
+		})
 	}
 }
 
