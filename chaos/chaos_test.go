@@ -658,12 +658,12 @@ func (c *chaosRun) apply(kind faultKind, target *slot) {
 	c.faults = append(c.faults, f)
 }
 
-// partitionUntilTakeover cuts the leader off from the store until another
-// contender's log says it leads, or limit has passed, and records the
-// fault.
+// partitionUntilTakeover waits up to limit for a leader, cuts it off from
+// the store until another contender's log says it leads, or limit has
+// passed, and records the fault.
 func (c *chaosRun) partitionUntilTakeover(limit time.Duration) {
-	target := c.leader()
-	if target == nil {
+	var target *slot
+	if !eventuallyTrue(limit, func() bool { target = c.leader(); return target != nil }) {
 		return
 	}
 	f := chaos.Fault{Kind: string(partitionLeader), Target: target.id, Start: monotonic()}
