@@ -99,6 +99,16 @@ func TestReadStatusOfNoGroup(t *testing.T) {
 	}
 }
 
+// TestNoAssignmentIsNotBalanced: members that joined before any assigner
+// wrote an assignment are not a balanced group (leasehold status reported
+// them balanced, and a test that waited for balance read no assignment).
+func TestNoAssignmentIsNotBalanced(t *testing.T) {
+	st := Status{Members: []MemberStatus{{Identity: "a", Token: 1, Live: true}}}
+	if st.balanced() {
+		t.Error("a live member and no assignment: balanced")
+	}
+}
+
 func TestSettledNeedsEveryShardOnALiveWorker(t *testing.T) {
 	a, b := term{"a", 1}, term{"b", 1}
 	asg := func(owners ...int) *assignment {

@@ -190,8 +190,12 @@ func (st *Status) Lapse(earlier Status, watched time.Duration) {
 
 // balanced reports whether every shard is owned by a live member, none
 // releasing, each live member owning ⌊N/M⌋ or ⌈N/M⌉, and the assignment
-// is not a fence (what assignment.settled says, from the status).
+// is not a fence (what assignment.settled says, from the status). A group
+// with no assignment yet is not balanced, whoever has joined.
 func (st *Status) balanced() bool {
+	if st.Shards == 0 {
+		return false
+	}
 	var counts []int
 	owned := 0
 	for _, m := range st.Members {
