@@ -14,10 +14,11 @@ import (
 )
 
 var (
-	seedFlag  = flag.Uint64("seed", 0, "run TestRandomFaults with this seed only")
-	seedCount = flag.Int("seeds", 100, "how many seeds TestRandomFaults runs")
-	stepsFlag = flag.String("steps", "", "with -seed: the only steps of its schedule to run (comma-separated, from 0), as a shrunk failure names them")
-	classFlag = flag.String("classes", strings.Join(faultClasses, ","), "the fault classes TestRandomFaults adds to its base faults (comma-separated; \"\" for none)")
+	seedFlag    = flag.Uint64("seed", 0, "run TestRandomFaults with this seed only")
+	seedCount   = flag.Int("seeds", 100, "how many seeds TestRandomFaults runs")
+	stepsFlag   = flag.String("steps", "", "with -seed: the only steps of its schedule to run (comma-separated, from 0), as a shrunk failure names them")
+	replaysFlag = flag.Int("replays", 0, "with -seed: run TestRandomFaults's schedule of that seed this many times and count the runs identical to the first")
+	classFlag   = flag.String("classes", strings.Join(faultClasses, ","), "the fault classes TestRandomFaults adds to its base faults (comma-separated; \"\" for none)")
 )
 
 // faultClasses are the fault classes of TestRandomFaults beside its base
@@ -92,13 +93,20 @@ func TestRandomFaults(t *testing.T) {
 			delete(skip, step)
 		}
 	}
+	if *replaysFlag > 0 {
+		if *seedFlag == 0 {
+			t.Fatal("-replays needs -seed")
+		}
+		replay(t, *seedFlag, on, skip, *replaysFlag)
+		return
+	}
 	began := time.Now()
 	t.Run("seeds", func(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Parallel()
 				var v verdict
-				synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, skip) })
+				synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, skip, false) })
 				if v.failed {
 					if *seedFlag != 0 {
 						v = shrink(t, seed, on, skip, v)
@@ -118,6 +126,55 @@ const faultSteps = 30
 type verdict struct {
 	failed bool
 	report string // the failure, its schedule and how to replay it
+	// run is what the run did, a line each (see fingerprint), when
+	// randomFaults was asked for it.
+	run []string
+}
+
+// replay runs seed's schedule (without the steps in skip) n times, each in
+// a bubble of its own, and logs how many runs were identical to the first:
+// the same setup and faults at the same instants, every shard started and
+// ended on the same process with the same epoch at the same instant, every
+// call reaching the store at the same instant, and the same verdict. It
+// fails the test, naming the first line that differs, when one was not.
+func replay(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, n int) {
+	t.Helper()
+	var first []string
+	same := 0
+	for i := range n {
+		var v verdict
+		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, skip, true) })
+		switch {
+		case i == 0:
+			first = v.run
+		case slices.Equal(v.run, first):
+			same++
+		default:
+			t.Logf("seed %d, run %d differs from the first: %s", seed, i+1, firstDifference(first, v.run))
+		}
+	}
+	t.Logf("seed %d: %d of %d replays identical to the first run (%d lines)", seed, same, n-1, len(first))
+	if same != n-1 {
+		t.Errorf("seed %d does not replay exactly: %d of %d replays differ", seed, n-1-same, n-1)
+	}
+}
+
+// firstDifference describes where b first differs from a, with the lines
+// before it for context.
+func firstDifference(a, b []string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	line := func(s []string) string {
+		if i < len(s) {
+			return s[i]
+		}
+		return "(the run ended)"
+	}
+	from := max(0, i-5)
+	return fmt.Sprintf("line %d of %d (%d in the first)\n  before:\n    %s\n  first run: %s\n  this run:  %s",
+		i+1, len(b), len(a), strings.Join(a[from:i], "\n    "), line(a), line(b))
 }
 
 // shrink leaves out the steps of seed's schedule one after another,
@@ -133,7 +190,7 @@ func shrink(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, fa
 		}
 		out[step] = true
 		var v verdict
-		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, out) })
+		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, out, false) })
 		if v.failed {
 			failed = v
 		} else {
@@ -157,11 +214,15 @@ func kept(skip map[int]bool) string {
 
 // randomFaults runs seed's schedule, leaving out the steps in skip. Each
 // step draws from a source of its own, so that leaving one out changes
-// no draw of the others.
-func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool) verdict {
+// no draw of the others. With fingerprint set, the verdict carries what
+// the run did (verdict.run), for replay.
+func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, fingerprint bool) verdict {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	f := newSeededFleet(t, 5+rng.IntN(40), seed)
 	f.latency = true
+	if fingerprint {
+		f.fingerprint = &runLog{t0: time.Now()}
+	}
 	var setup []string
 	if rng.IntN(3) == 0 && on["cli"] {
 		// leasehold run --shards: commands that ignore SIGTERM, killed at
@@ -363,6 +424,7 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			}
 		}
 		trace = append(trace, fmt.Sprintf("%2d %s %s", step, time.Now().Format(time.TimeOnly), what))
+		f.fingerprint.add("fault: step %d: %s", step, what)
 	}
 	for _, id := range f.ids() {
 		f.heal(id)
@@ -379,13 +441,19 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 	counts := f.o.Counts(f.live())
 	f.stopAll()
 	overlaps, backwards, first := f.o.Violations()
+	var run []string
+	if f.fingerprint != nil {
+		run = append([]string{"setup: " + strings.Join(setup, ", ")}, f.fingerprint.lines()...)
+		run = append(run, fmt.Sprintf("end: %d starts, %d overlaps, %d epochs not increasing, first %q; balanced after healing: %t (live %v run %v)",
+			f.o.Starts(), overlaps, backwards, first, balanced, f.live(), counts))
+	}
 	if overlaps == 0 && backwards == 0 && balanced {
-		return verdict{}
+		return verdict{run: run}
 	}
 	replay := fmt.Sprintf("go test ./shard -run '^TestRandomFaults$' -seed %d", seed)
 	if len(skip) > 0 {
 		replay += " -steps " + kept(skip)
 	}
-	return verdict{true, fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
+	return verdict{failed: true, run: run, report: fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
 		seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
 }

@@ -64,6 +64,48 @@ type fleet struct {
 	// (see simStore.delay).
 	latency bool
 	gone    []*simWorker // stopped or killed, whose Run has yet to return
+	// fingerprint, if set, records every shard start and end and every
+	// call reaching the store, with its instant, so that two runs of one
+	// seed can be compared (see replay).
+	fingerprint *runLog
+}
+
+// runLog is what a run did, in the order of the fake clock: each entry
+// is an instant and what happened at it. Entries of one instant are kept
+// in the order of their text (lines), as goroutines woken at one instant
+// run in an order the runtime picks: what they do at it is the run's, not
+// the order in which the log saw it.
+type runLog struct {
+	mu      sync.Mutex
+	t0      time.Time
+	entries []logEntry
+}
+
+type logEntry struct {
+	at   time.Duration
+	what string
+}
+
+func (l *runLog) add(format string, args ...any) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, logEntry{time.Since(l.t0), fmt.Sprintf(format, args...)})
+}
+
+// lines returns the log, an entry a line, ordered by instant and then text.
+func (l *runLog) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := slices.Clone(l.entries)
+	slices.SortStableFunc(e, func(a, b logEntry) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.what, b.what)) })
+	out := make([]string, len(e))
+	for i, x := range e {
+		out[i] = fmt.Sprintf("%v %s", x.at, x.what)
+	}
+	return out
 }
 
 type simWorker struct {
@@ -161,11 +203,13 @@ func (f *fleet) startProcess(id, proc string) {
 		expireAfter: f.expire,
 		Run: func(ctx context.Context, s Shard) error {
 			f.o.Start(id, s.Index, s.Epoch)
+			f.fingerprint.add("start shard %d on %s (process %s), epoch %d", s.Index, id, proc, s.Epoch)
 			<-ctx.Done()
 			if !f.o.Crashed(id) {
 				f.stopping(ctx, sw) // the work takes a while to stop
 			}
 			f.o.End(id, s.Index)
+			f.fingerprint.add("end shard %d on %s (process %s), epoch %d", s.Index, id, proc, s.Epoch)
 			return nil
 		},
 	})
@@ -332,6 +376,9 @@ func (s simStore) delay(ctx context.Context, key, op string) {
 	h := fnv.New64a()
 	fmt.Fprint(h, s.f.seed, s.proc, call, n)
 	ctxtime.Sleep(ctx, 1+time.Duration(h.Sum64()%uint64(time.Millisecond)))
+	if ctx.Err() == nil {
+		s.f.fingerprint.add("%s %s", s.proc, call)
+	}
 }
 
 func (s simStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
