@@ -6,11 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/leasehold/leasehold/internal/ctxtime"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -57,6 +58,21 @@ type assigner struct {
 	// stopped every shard and starts none, as from endedAt.
 	ended   term
 	endedAt time.Time
+	// readFrom and buryFrom are the identities where the latest readAcks
+	// and bury stopped at their deadline ("" when they went through): the
+	// next begins there (see inTurn).
+	readFrom, buryFrom string
+}
+
+// inTurn returns the identities of m in order, beginning at from (the
+// first at or after it) and going round: a loop that may stop at a
+// deadline visits each in its turn, the ones it did not reach first in
+// the next round, and in the same order whatever a map's iteration would
+// pick, so that a simulated run replays from its seed.
+func inTurn[V any](m map[string]V, from string) []string {
+	ids := slices.Sorted(maps.Keys(m))
+	i, _ := slices.BinarySearch(ids, from)
+	return slices.Concat(ids[i:], ids[:i])
 }
 
 // assign is the assigner lease's task: a round every listing interval
@@ -359,11 +375,15 @@ func (a *assigner) rewrite(ctx context.Context, version string) {
 // takes nothing away).
 func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadline time.Time) {
 	cfg := &a.w.cfg
-	for id, v := range listed {
+	from := a.readFrom
+	a.readFrom = ""
+	for _, id := range inTurn(listed, from) {
+		v := listed[id]
 		if a.ackVer[id] == v {
 			continue
 		}
 		if time.Now().After(deadline) {
+			a.readFrom = id
 			return
 		}
 		data, got, err := a.w.get(ctx, ackKey(cfg.Group, id), a.ackVer[id])
@@ -398,11 +418,15 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 // that instead.
 func (a *assigner) bury(ctx context.Context, deadline time.Time) {
 	cfg := &a.w.cfg
-	for id, k := range a.acks {
+	from := a.buryFrom
+	a.buryFrom = ""
+	for _, id := range inTurn(a.acks, from) {
+		k := a.acks[id]
 		if shown := a.shown[id]; shown.Left && shown.Token == k.Token || !a.dead(term{id, k.Token}) {
 			continue
 		}
 		if time.Now().After(deadline) {
+			a.buryFrom = id
 			return
 		}
 		k.Left = true
@@ -425,7 +449,10 @@ func (a *assigner) bury(ctx context.Context, deadline time.Time) {
 // does not give it.
 func (a *assigner) allAcknowledged(ctx context.Context, gen uint64) bool {
 	now := time.Now()
-	for id := range a.judge.counts {
+	// In order: the first worker found waiting ends the loop, and the
+	// liveness records read before it (leftForGood) are calls to the
+	// store, which a simulated run replays in the same order.
+	for _, id := range slices.Sorted(maps.Keys(a.judge.counts)) {
 		k := a.acks[id]
 		if a.expired(id, now) || k.Applied >= gen || (term{id, k.Token}) == a.ended {
 			continue
