@@ -26,3 +26,17 @@ func TestInTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestSleepWokenWinsOverDueTimer: a worker woken by a change of assigner
+// while its next read is already due (a read, or shards slow to stop,
+// took until then) hurries, every time; a select between the two would
+// pick at random, and a simulated run would not replay.
+func TestSleepWokenWinsOverDueTimer(t *testing.T) {
+	s := &session{wake: make(chan struct{}, 1)}
+	for i := range 100 {
+		s.wake <- struct{}{}
+		if !s.sleep(t.Context(), 0) {
+			t.Fatalf("try %d: sleep with a wake signalled and its timer due returned not woken", i+1)
+		}
+	}
+}

@@ -597,6 +597,14 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 // sleep waits for d, until ctx ends, or until the assigner observed
 // changes: then it returns true.
 func (s *session) sleep(ctx context.Context, d time.Duration) (woken bool) {
+	// A wake already signalled wins over a timer already due (d ≤ 0: a
+	// read took until the next was due), which a select would otherwise
+	// pick between at random.
+	select {
+	case <-s.wake:
+		return true
+	default:
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
