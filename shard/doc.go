@@ -428,6 +428,8 @@
 // a restore. Every random choice of a run is drawn from its seed, the
 // runners' jitter included (Config.Rand), and every call to the store
 // takes a latency hashed from it, so that no two goroutines meet at one
-// instant of the fake clock: a failing seed replays, and -seed N shrinks
-// its schedule to the faults the failure needs.
+// instant of the fake clock, and no loop of the assigner's rounds follows
+// a map's order: a failing seed replays exactly (-seed N -replays M counts
+// the runs identical to the first), and -seed N shrinks its schedule to
+// the faults the failure needs.
 package shard

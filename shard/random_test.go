@@ -57,9 +57,13 @@ var extraClasses = []string{"oldlease"}
 // assigner counted while the worker's calls hang. The oracle must see no
 // two owners of a shard and no epoch that does not increase, and the group
 // must be balanced within 20 TTL of the healing. Every random choice of a
-// run is drawn from its seed (the runners' jitter included), so a failure
-// replays: go test ./shard -run '^TestRandomFaults$' -seed N, which also
-// shrinks it to the steps the failure needs (-steps replays those). The seeds
+// run is drawn from its seed (the runners' jitter included), every call
+// to the store takes a latency hashed from it, and the workers' loops do
+// not follow a map's order or a select's pick, so a failure replays
+// exactly: go test ./shard -run '^TestRandomFaults$' -seed N, which also
+// shrinks it to the steps the failure needs (-steps replays those); -seed
+// N -replays M runs it M times and counts the runs identical to the first
+// (TestRandomFaultsReplay keeps a few seeds at it). The seeds
 // run in parallel, each in a bubble of its own (scripts/test runs
 // LEASEHOLD_SHARD_SIM_SEEDS of them, -seeds N).
 func TestRandomFaults(t *testing.T) {
