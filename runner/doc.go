@@ -68,8 +68,10 @@
 // write was sent), whichever is earlier, and is sent only before its
 // deadline: RenewDeadline after the previous write counts from while the
 // term leads or is about to (each renewal, RunOnce's period mark before its
-// task), a TTL after it once the task has returned and nothing acts as
-// leader (RunOnce's done mark and minimum hold, and the release: a task
+// task), a TTL after the previous write was sent once the task has
+// returned and nothing acts as leader (no one else can take over the record
+// that write left before then: RunOnce's done mark and minimum hold, and
+// the release: a task
 // that returns later than that leaves the lease to lapse). So an Acquire whose answer
 // came late, a mark or renewal sent late, and a write that a restore hid do
 // not move the deadline past a follower's takeover; and a done mark or a
@@ -78,7 +80,7 @@
 // passed unchanged, while a write conditional on the term's version never
 // lands on another's. A done mark or hold write still unanswered at that
 // deadline may have landed, and then holds the record for a TTL after it
-// counts from: its outcome is resolved by reading the record, never
+// was sent: its outcome is resolved by reading the record, never
 // guessed, and the hold goes on from it when the record shows the term
 // moved on; a write on the term's earlier version is not sent after that
 // version's deadline. A term whose deadline passed before its task could

@@ -93,7 +93,7 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 // has passed since the term's latest write known to have landed, the
 // earliest another instance could take the lease over. A write left
 // unanswered by then may have landed: it is resolved by reading the
-// record, until a TTL after it counts from, and the writes go on from it
+// record, until a TTL after it was sent, and the writes go on from it
 // if it did; only when none did, or none is known to have in time, is a
 // mark given up.
 //

@@ -145,7 +145,7 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 // within a renew interval and gives up (NotElected), and a holder that
 // dies meanwhile lets its lease lapse after the TTL rather than leave a
 // hold nobody can end. Nothing acts as leader any more, so each write is
-// retried until a TTL after the term's latest write counts from
+// retried until a TTL after the term's latest write was sent
 // (tenure.heldUntil), not only until its renew deadline, and then, while
 // one of the term's writes left unanswered may have landed and hold the
 // record longer, until a read settles it (resolve); only when none did,

@@ -69,7 +69,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 // count is clamped (see next). unsure is when the earliest write of the
 // term sent since then whose outcome is unknown was sent (zero if none):
 // it may have landed unanswered, and then holds the record for a TTL
-// after it counts from (see resolve). at is the version at which resolve
+// after it was sent (see resolve). at is the version at which resolve
 // last found the record moved on from term's write ("" if it has not).
 type tenure struct {
 	term   lease.Term
@@ -103,14 +103,23 @@ func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
 
 // heldUntil is the deadline of a write of tn once its task has returned
 // and nothing acts as leader (the done mark, the hold, the release): a TTL
-// after tn counts from. Until then no other contender can have taken the
-// lease over from the record tn wrote, which it must first see unchanged
-// for a TTL (rule 2), so the write, conditional on tn's version, lands
-// only on the term's own record (rule 13: the holder keeps the lease it
-// still holds until it can write what its run left). After it, a
-// successor may have written, and a restore may have put tn's record back
-// under it.
-func (tn tenure) heldUntil() time.Time { return tn.term.Expires() }
+// after tn's write was sent. Until then no other contender can have taken
+// the lease over from the record tn wrote, which it must first see
+// unchanged for a TTL (rule 2), counted from a read that returned after
+// that record was stored, so after the write was sent; so the write,
+// conditional on tn's version, lands only on the term's own record (rule
+// 13: the holder keeps the lease it still holds until it can write what
+// its run left). After it, a successor may have written, and a restore
+// may have put tn's record back under it. It counts from when the write
+// was sent, not from when it was due (term.Sent, which leadsUntil counts
+// from): that clamp is for a holder acting as leader, whose follower may
+// have counted the record before it (a restore hid the write) and taken
+// that over instead; a write conditional on tn's version cannot land on
+// that takeover. Counted from when it was due, a hold renewal sent late
+// (a renew interval after a late answer) left the read that settles its
+// successor's unknown outcome (resolve) a renew interval at most, less
+// than a call can take when CallTimeout is longer.
+func (tn tenure) heldUntil() time.Time { return tn.sent.Add(tn.term.TTL) }
 
 // byDeadline returns ctx bounded by until, the deadline of a write of a
 // term, or errPastDeadline if until has passed: such a write is not sent.
@@ -166,8 +175,8 @@ func settled(err error) bool { return errors.Is(err, lease.ErrLost) || !lease.Re
 // resolve settles by reading the outcome of tn's writes left unanswered
 // (tn.unsure), once a write of tn has failed by its deadline and nothing
 // acts as leader. The earliest of them may have landed, and then the
-// record is the term's for a TTL after it counts from, as it would count
-// had it been answered (tn.next): so the holder still holds the lease,
+// record is the term's for a TTL after it was sent (heldUntil of its
+// tenure, tn.next): so the holder still holds the lease,
 // and keeps it (rule 13) if a read tells it so in time. It reads until
 // then, and returns that write's tenure, with ok, once a read shows the
 // record named for the term, held, and moved on from tn's write: its

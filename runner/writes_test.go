@@ -403,3 +403,80 @@ func TestUnansweredHoldWriteResolvedOnce(t *testing.T) {
 		_ = stop()
 	})
 }
+
+// scriptedAnswers is a holder's lease whose calls land at once and are
+// answered after the delays given, one per call in order (none once they
+// run out), or not at all when the call's context ends first: the
+// late-answer fault of package sim, a write's read-back included.
+type scriptedAnswers struct {
+	lease.Lease
+	renews, observes []time.Duration
+}
+
+func (l *scriptedAnswers) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	nt, err := l.Lease.Renew(ctx, t)
+	return nt, answerAfter(ctx, &l.renews, err)
+}
+
+func (l *scriptedAnswers) Observe(ctx context.Context) (lease.Record, error) {
+	rec, err := l.Lease.Observe(ctx)
+	return rec, answerAfter(ctx, &l.observes, err)
+}
+
+// answerAfter waits for the first of delays, which it drops, or for ctx.
+func answerAfter(ctx context.Context, delays *[]time.Duration, err error) error {
+	if len(*delays) == 0 {
+		return err
+	}
+	d := (*delays)[0]
+	*delays = (*delays)[1:]
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d): // in the test's synctest bubble: fake time
+		return err
+	}
+}
+
+// TestHoldSettledByAReadAfterALateWrite: the write of a minimum hold sent
+// late (a renew interval after the late answer of the one before) and
+// left unanswered at its deadline is settled by a read answered within
+// CallTimeout, when CallTimeout is longer than RenewInterval (issue 34,
+// sim seed 31342184 of -kinds once -faults late-answer). The hold's first
+// write lands at 0 and is answered at 5 s; the second is sent at 10.6 s
+// and answered at 15.6 s, after the deadline of the first (a TTL after it
+// was sent, 15 s); the read that resolves it returns at 21 s. That read
+// had until a TTL after the second write counts from: when it was due,
+// 5.6 s, so 20.6 s; the holder gave the hold up, and a follower took the
+// lease some 35 s before the hold ended. A write that landed is no one
+// else's to take over before a TTL after it was sent (rule 2), so the
+// read has until 25.6 s, settles it, and the hold goes on (rule 13).
+func TestHoldSettledByAReadAfterALateWrite(t *testing.T) {
+	const minHold, callTimeout = time.Minute, 7 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		started := time.Now()
+		la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl, CallTimeout: callTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &scriptedAnswers{Lease: la, renews: []time.Duration{5 * time.Second, 5 * time.Second}, observes: []time.Duration{6 * time.Second}}
+		res := make(chan runner.Once, 1)
+		go func() { res <- runPeriod(t, l, "", runner.Config{MinHold: minHold}, done) }()
+		advance(time.Millisecond)
+		j := newJournal()
+		stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		a := <-res
+		ended := time.Since(started)
+		advance(minHold + ttl - ended)
+		_ = stop()
+		for _, tm := range j.recorded() {
+			if at := tm.start.Sub(started); at < minHold {
+				t.Errorf("b took the lease %v after a's task started, within its MinHold (%v); a gave up after %v", at, minHold, ended)
+			}
+		}
+		if a.Outcome != runner.Ran || !a.Demotion.Released || ended < minHold {
+			t.Errorf("a: %v, released %t, after %v; want Ran, released once MinHold (%v) had passed", a.Outcome, a.Demotion.Released, ended, minHold)
+		}
+	})
+}

@@ -436,8 +436,9 @@ func (h *history) check(sc scenario) []string {
 			// A caller cut off from the store (hung, slow, its reads failing) sees the record
 			// only later: it is not a duplicate of the hold it never saw.
 			// It learns the holder is alive when it sees the record renewed:
-			// within a renew interval and a call.
-			if p.minHold > 0 && c.at >= p.at && c.at < p.at+p.minHold-lease.DefaultRenewInterval(ttl)-ttl/5 && p.task != c.ran &&
+			// within a renew interval and a call, which the fleet's
+			// CallTimeout bounds (an answer later than that is a cut).
+			if p.minHold > 0 && c.at >= p.at && c.at < p.at+p.minHold-lease.DefaultRenewInterval(ttl)-sc.timeout() && p.task != c.ran &&
 				!h.faultIn(p.at, p.at+p.minHold, -1, stateFaults...) && !h.holdCut(p, whoIndex(p.who)) &&
 				!h.st.hitIn(c.who, h.t0.Add(c.at), h.t0.Add(p.at+p.minHold)) {
 				out = append(out, fmt.Sprintf("a duplicate called during a hold ran: %s called at +%v, inside the hold of %s (started +%v, hold %v)", c.who, c.at, p.who, p.at, p.minHold))
