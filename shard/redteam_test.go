@@ -89,4 +89,3 @@ func TestRedTeamReadAcksNoStarvation(t *testing.T) {
 		}
 	})
 }
-
