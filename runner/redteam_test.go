@@ -32,6 +32,7 @@ type hiddenLateRenewal struct {
 	wrote             atomic.Bool
 	renewSent         atomic.Int64 // ns since the bubble's start
 	began             time.Time
+	noRestore         bool // the renewal is not hidden: the holder only hangs after it
 }
 
 func (l *hiddenLateRenewal) Acquire(ctx context.Context) (lease.Term, error) {
@@ -51,7 +52,9 @@ func (l *hiddenLateRenewal) Renew(ctx context.Context, t lease.Term) (lease.Term
 	if first && !l.wrote.Swap(true) {
 		b, _ := l.store.Bytes("job")
 		l.renewed.Store(&b)
-		l.store.Put("job", *l.acquired.Load()) // restore 1: the late renewal is hidden
+		if !l.noRestore {
+			l.store.Put("job", *l.acquired.Load()) // restore 1: the late renewal is hidden
+		}
 		l.store.Hang(l.identity)
 	}
 	return nt, err
@@ -136,4 +139,55 @@ func TestRedTeamReleaseAfterTwoRestoresFreesASuccessorsLease(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRedTeamLateRenewalTakenOverThenRestored (held; eba565c's claim as
+// stated): the late renewal of the test above (sent at 8.125 s, due at
+// 5.625 s) is not hidden; the holder's calls hang after it, and b, which
+// counts its version from its first read of it, takes it over a TTL later
+// (about 23.2 s). A restore then puts that renewal back under b, and the
+// holder, whose task ignored its cancellation, returns at 23.3 s: a TTL
+// after the renewal was sent (23.125 s) has passed, so the release is not
+// sent, and nothing frees b's lease.
+func TestRedTeamLateRenewalTakenOverThenRestored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hl := &hiddenLateRenewal{Lease: la, store: store, identity: "a", delay: 2500 * time.Millisecond, began: began, noRestore: true}
+		j := newJournal()
+		res := make(chan runner.Once, 1)
+		go func() {
+			res <- runPeriod(t, hl, "", runner.Config{}, func(ctx context.Context) error {
+				_ = j.task("a")(ctx)
+				advance(23300*time.Millisecond - time.Since(began)) // it ignores the cancellation
+				return nil
+			})
+		}()
+		advance(100 * time.Millisecond)
+		stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
+		for j.leader() != "b" && time.Since(began) < 30*time.Second {
+			advance(10 * time.Millisecond)
+		}
+		bLed := time.Since(began)
+		if j.leader() != "b" {
+			t.Fatalf("b does not lead %v after a's acquisition", bLed)
+		}
+		store.Hang("b")
+		store.Put("job", *hl.renewed.Load()) // a's late renewal back under b
+		store.Heal("a")
+		a := <-res
+		advance(100 * time.Millisecond)
+		stopD := start(t, runner.Config{Lease: openLease(t, store, "d"), Task: j.task("d")})
+		advance(10 * time.Second)
+		_, _ = stopB(), stopD()
+		t.Logf("b led from %v; a released %t", bLed, a.Demotion.Released)
+		j.checkSafety(t)
+		if a.Demotion.Released {
+			t.Errorf("a released the record a restore put back under b (b led from %v)", bLed)
+		}
+	})
 }
