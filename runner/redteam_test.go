@@ -145,10 +145,10 @@ func TestRedTeamReleaseAfterTwoRestoresFreesASuccessorsLease(t *testing.T) {
 // stated): the late renewal of the test above (sent at 8.125 s, due at
 // 5.625 s) is not hidden; the holder's calls hang after it, and b, which
 // counts its version from its first read of it, takes it over a TTL later
-// (about 23.2 s). A restore then puts that renewal back under b, and the
-// holder, whose task ignored its cancellation, returns at 23.3 s: a TTL
-// after the renewal was sent (23.125 s) has passed, so the release is not
-// sent, and nothing frees b's lease.
+// (about 24.1 s: never before a TTL after the renewal was sent, 23.125 s).
+// A restore then puts that renewal back under b, and the holder, whose
+// task ignored its cancellation, returns at 24.5 s: its deadline has
+// passed, so the release is not sent, and nothing frees b's lease.
 func TestRedTeamLateRenewalTakenOverThenRestored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
@@ -163,7 +163,7 @@ func TestRedTeamLateRenewalTakenOverThenRestored(t *testing.T) {
 		go func() {
 			res <- runPeriod(t, hl, "", runner.Config{}, func(ctx context.Context) error {
 				_ = j.task("a")(ctx)
-				advance(23300*time.Millisecond - time.Since(began)) // it ignores the cancellation
+				advance(24500*time.Millisecond - time.Since(began)) // it ignores the cancellation
 				return nil
 			})
 		}()
