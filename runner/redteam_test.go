@@ -1,8 +1,9 @@
 package runner_test
 
-// Red-team tests of eba565c (tenure.heldUntil counts from when a write was
-// sent, not from when it was due). Each TestRedTeam... test that fails
-// shows a hole; one that passes is kept only where it adds a case.
+// Red-team tests of the deadlines of a term's writes once its task has
+// returned (tenure.heldUntil and releasableUntil): sequences a red team
+// built to break rules 1, 5 and 10, each of which failed or would fail
+// with the bound it names loosened.
 
 import (
 	"context"
@@ -60,7 +61,7 @@ func (l *hiddenLateRenewal) Renew(ctx context.Context, t lease.Term) (lease.Term
 	return nt, err
 }
 
-// TestRedTeamReleaseAfterTwoRestoresFreesASuccessorsLease (rules 1, 5, 10;
+// TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease (rules 1, 5, 10;
 // eba565c). A holder's acquisition (0 s) is answered 2.5 s late, so its
 // first renewal is sent at 8.125 s, 2.5 s after it was due (5.625 s). It
 // lands and is answered; a restore puts the acquisition's record back at
@@ -76,15 +77,18 @@ func (l *hiddenLateRenewal) Renew(ctx context.Context, t lease.Term) (lease.Term
 // since eba565c until a TTL after that write was SENT (23.125 s), where it
 // was allowed until a TTL after it was DUE (20.625 s) before.
 //
-// The release lands on the restored record, frees it, and d, a fresh
-// instance, takes it at once with token 2 -- b's token -- while b still
-// leads: two leaders, and a token that did not increase.
+// The release landed on the restored record, freed it, and d, a fresh
+// instance, took it at once with token 2 -- b's token -- while b still
+// led: two leaders, and a token that did not increase. The release is
+// now sent only until a TTL after the acquisition (the write before the
+// renewal) was sent, 15 s, the earliest b could take that record over
+// (tenure.releasableUntil), so the holder leaves the lease to lapse.
 //
 // "before eba565c too": the release at 18 s lands under the old deadline
 // as well (the window from b's takeover to a TTL after the renewal was
 // due is open in both). "opened by eba565c": the release at 21.5 s was
 // refused before, and is sent now.
-func TestRedTeamReleaseAfterTwoRestoresFreesASuccessorsLease(t *testing.T) {
+func TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		taskEnd time.Duration

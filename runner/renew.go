@@ -71,15 +71,19 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 // it may have landed unanswered, and then holds the record for a TTL
 // after it was sent (see resolve). at is the version at which resolve
 // last found the record moved on from term's write ("" if it has not).
+//
+// prev is when the term's write before tn's was sent (tn's own sending
+// for the acquisition): see releasableUntil.
 type tenure struct {
 	term   lease.Term
 	sent   time.Time
+	prev   time.Time
 	unsure time.Time
 	at     string
 }
 
 // tenureOf is the tenure of a term as Acquire returned it.
-func tenureOf(t lease.Term) tenure { return tenure{term: t, sent: t.Sent} }
+func tenureOf(t lease.Term) tenure { return tenure{term: t, sent: t.Sent, prev: t.Sent} }
 
 // next is the tenure that a write of t sent at sent leaves after tn: it
 // counts from when it was sent or when it was due (RenewInterval after
@@ -90,7 +94,7 @@ func (tn tenure) next(t lease.Term, sent time.Time, renewInterval time.Duration)
 	} else {
 		t.Sent = sent
 	}
-	return tenure{term: t, sent: sent}
+	return tenure{term: t, sent: sent, prev: tn.sent}
 }
 
 // leadsUntil is the deadline of a write of tn while its holder acts as
@@ -120,6 +124,21 @@ func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
 // successor's unknown outcome (resolve) a renew interval at most, less
 // than a call can take when CallTimeout is longer.
 func (tn tenure) heldUntil() time.Time { return tn.sent.Add(tn.term.TTL) }
+
+// releasableUntil is the deadline of tn's release, which frees the lease
+// for anyone at once: a TTL after the term's write before tn's was sent,
+// no later than heldUntil. A restore may have hidden tn's write and a
+// follower taken over the record before it, a TTL after that one was sent
+// at the earliest (rule 2); a second restore may then put tn's record
+// back under that successor, where a release would let a third contender
+// take the lease, with the successor's token, while the successor leads
+// (red team, TestRedTeamReleaseAfterTwoRestoresFreesASuccessorsLease).
+// A hold renewal or a done mark landing there only ends the successor's
+// term at its next renewal; a release must not. For the acquisition there
+// is no earlier write of the term: its own sending counts.
+func (tn tenure) releasableUntil() time.Time {
+	return tn.prev.Add(tn.term.TTL)
+}
 
 // byDeadline returns ctx bounded by until, the deadline of a write of a
 // term, or errPastDeadline if until has passed: such a write is not sent.

@@ -248,15 +248,15 @@ func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish
 // release gives the lease up with a context of its own, bounded by
 // ReleaseTimeout, so that it runs even when ctx has ended. It is a write of
 // the term once nothing acts as leader, so it is not sent after
-// tn.heldUntil: by then the lease may be someone else's, and a restore may
-// have put tn's record back under it, which a release would free for a
-// third contender while the successor leads.
+// tn.releasableUntil: by then the lease may be someone else's, and a
+// restore may have put tn's record back under it, which a release would
+// free for a third contender while the successor leads.
 func (r *Runner) release(ctx context.Context, tn tenure) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
 	defer cancel()
-	rctx, cancelHeld, err := byDeadline(rctx, tn.heldUntil())
+	rctx, cancelHeld, err := byDeadline(rctx, tn.releasableUntil())
 	if err != nil {
-		r.cfg.Logger.Warn("not released: a TTL has passed since the term's latest write; the lease lapses", "token", tn.term.Token)
+		r.cfg.Logger.Warn("not released: a TTL has passed since the term's write before its latest; the lease lapses", "token", tn.term.Token)
 		return false
 	}
 	defer cancelHeld()
