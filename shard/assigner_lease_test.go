@@ -145,14 +145,34 @@ func TestBreakOfAssignerLeaseFreesNoLiveTerm(t *testing.T) {
 // epochs it had started them with.
 func TestNewAssignerRaisesAboveGensWorkersSaw(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, _, other := wipedPair(t)
-		time.Sleep(f.ttl / 2) // the assigner's term ends, its worker's next says hello
+		f, boss, other := wipedPair(t)
+		// The assigner's term ends, and its worker's next says hello over
+		// the acknowledgement that named its fence. The assignment is
+		// deleted again, as the assigner may have written it before its
+		// renewal found its lease's record gone: when the new process
+		// joins, only the hello names the Gens the group ran.
+		before, since := f.ackOf(boss), time.Now()
+		for k := f.ackOf(boss); k.Token == before.Token || k.Applied != 0; k = f.ackOf(boss) {
+			if time.Since(since) > 5*f.ttl {
+				t.Fatalf("5 TTL after the deletes, %s's acknowledgement is %+v, not a hello of its next term", boss, k)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		f.store.Delete(assignmentKey(simGroup))
 		f.join()
 		time.Sleep(f.renew())
 		f.crash(other)
 		time.Sleep(10 * f.ttl)
 		f.verdict("the assigner lease's record and the assignment deleted, a new process the assigner, a worker crashed")
 	})
+}
+
+// ackOf is id's acknowledgement as stored now, the zero ack if there is
+// none.
+func (f *fleet) ackOf(id string) ack {
+	b, _ := f.store.Bytes(ackKey(simGroup, id))
+	k, _ := decodeAck(b)
+	return k
 }
 
 // wipedPair starts two workers, boss the assigner, and deletes the
