@@ -150,6 +150,17 @@ const (
 	AnnotationHold = "runner/hold"
 )
 
+// AnnotationBroken is "1" on a record that an operator's Break freed
+// (Breaker): its holder neither released it nor let it lapse, and may run
+// until its next renewal finds it lost. The acquisition that takes such a
+// record over carries it over, as every annotation, so that its Term
+// shows it; the term's own writes (Term.Record: renewals, keeps, its
+// release) never carry it. A layer that learns from the record it took
+// over that its previous holder had ended (shard's assigner) must not
+// conclude so from a broken one. On Azure Blob, whose native break writes
+// no metadata, the acquisition that follows a break writes it.
+const AnnotationBroken = "lease/broken"
+
 // Validate reports, as an *OptionError naming the key, the first of a's
 // annotations that cannot be stored: a key of the wrong form or length, a
 // value with a control character or invalid UTF-8, more than

@@ -21,9 +21,13 @@ import (
 type Breaker interface {
 	// Break ends the term that rec, a record this Lease's Observe returned,
 	// shows, at once. The stored record is marked released and keeps rec's
-	// holder and token, so the next Acquire succeeds at once with a token
-	// greater than every earlier one, and the holder's next Renew returns
-	// ErrLost.
+	// holder, token and annotations, so the next Acquire succeeds at once
+	// with a token greater than every earlier one, and the holder's next
+	// Renew returns ErrLost. It is marked broken too (AnnotationBroken), so
+	// that the term that takes it over knows its holder may still be
+	// running; on a record whose annotations leave no room for the mark
+	// (MaxAnnotations, MaxAnnotationsSize) Break writes nothing and returns
+	// an *OptionError naming it.
 	//
 	// It breaks only the lease as rec shows it: on a compare-and-swap store
 	// it writes conditionally on rec's Version; on a native lease it breaks

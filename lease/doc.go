@@ -57,6 +57,7 @@
 // holder changes them with Term.Annotate and a renewal.
 //
 // Operators free a lease whose holder will never come back with Breaker
-// (leasehold break): it ends the term at once and keeps the fencing
-// counter.
+// (leasehold break): it ends the term at once, keeps the fencing counter,
+// and marks the record broken (AnnotationBroken) for the term that takes
+// it over.
 package lease

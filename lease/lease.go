@@ -294,9 +294,10 @@ func (t Term) Expires() time.Time { return t.Sent.Add(t.TTL) }
 
 // Record returns the record that continues the term: its holder, token,
 // TTL and annotations, held, with no nonce and no version.
-// Backends set the rest before they write it.
+// Backends set the rest before they write it. AnnotationBroken, which
+// describes the record the term took over, is left out.
 func (t Term) Record() Record {
-	return Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Annotations: t.Annotations}
+	return Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Annotations: t.Annotations.With(AnnotationBroken, "")}
 }
 
 // Annotate returns t with the annotation key set to value, or deleted when

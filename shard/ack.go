@@ -30,20 +30,30 @@ type ack struct {
 	// Token is not: see termToken); 0 in an acknowledgement written by an
 	// earlier version, or by an assigner that buried a term it never read.
 	Lease uint64 `json:"lease,omitempty"`
+	// Seen is the highest Gen the worker's process had read or written
+	// when it wrote this (a hello: its earlier terms'), 0 in an
+	// acknowledgement of an earlier version: a new assigner raises its
+	// Gens above it (assigner.raise), although Applied, which a worker
+	// writes only when asked, may say less, and the assignment that
+	// named that Gen may be gone.
+	Seen  uint64 `json:"seen,omitempty"`
 	Nonce string `json:"nonce"`
 }
 
 // merge returns what a and b say together: the later term's, or, for one
-// term, the latest Gen applied and whether it left. Every acknowledgement
+// term, the latest Gen applied and whether it left; and the highest Gen
+// either's process had seen. Every acknowledgement
 // stays true of its term, so an older one (a restore) takes nothing away.
 func (a ack) merge(b ack) ack {
+	seen := max(a.Seen, b.Seen)
 	switch {
 	case a.Token > b.Token:
-		return a
 	case b.Token > a.Token:
-		return b
+		a = b
+	default:
+		a.Applied, a.Left, a.Restarting, a.Lease = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting, max(a.Lease, b.Lease)
 	}
-	a.Applied, a.Left, a.Restarting, a.Lease = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting, max(a.Lease, b.Lease)
+	a.Seen = seen
 	return a
 }
 
@@ -63,9 +73,12 @@ func (a ack) ofLease(lease uint64) bool {
 // same high bits should the floor have been lost too (its
 // acknowledgement deleted or restored). Tokens of one worker still
 // increase with its liveness tokens, and those of an earlier version
-// (below 1<<32) are lower than every one of these.
+// (below 1<<32) are lower than every one of these. The raise stops at
+// maxToken, which only a record put there reaches (decodeAck refuses a
+// term above it), so that a term token stays one the decoders accept; the
+// random bits then keep the terms apart.
 func termToken(lease, floor uint64, random uint32) uint64 {
-	high := max(lease, termHigh(floor)+1)
+	high := max(lease, min(termHigh(floor)+1, maxToken))
 	return high<<32 | uint64(random)
 }
 
@@ -101,10 +114,40 @@ func (a ack) encode() []byte {
 	return b
 }
 
+// decodeAck parses what encode wrote. Anything else is lease.ErrCorrupt,
+// and so is an acknowledgement that no term writes (rule 8: a copy from
+// another group, a tool's write): a term token above the largest
+// termToken makes, a liveness token above maxToken or above the term's
+// high half (termToken raises it, never lowers it), or a Gen applied
+// whose high half is above maxToken (no assigner writes one). Taken in,
+// such a term would be the worker's latest, above the live one, and a
+// worker that then named a term above it would go past the decoders'
+// bounds.
 func decodeAck(data []byte) (ack, error) {
 	var a ack
 	if err := json.Unmarshal(data, &a); err != nil || a.Format != 1 || a.Token == 0 {
 		return ack{}, driver.Corruptf("shard: not a leasehold shard acknowledgement")
 	}
+	switch {
+	case termHigh(a.Token) > maxToken:
+		return ack{}, driver.Corruptf("shard: acknowledgement: token %d is above every term's (its high half exceeds %d)", a.Token, maxToken)
+	case a.Lease > termHigh(a.Token):
+		return ack{}, driver.Corruptf("shard: acknowledgement: lease %d is above the high half of its term's token %d", a.Lease, a.Token)
+	case a.Applied>>32 > maxToken:
+		return ack{}, driver.Corruptf("shard: acknowledgement: applied %d is above every Gen (its high half exceeds %d)", a.Applied, maxToken)
+	case a.Seen>>32 > maxToken:
+		return ack{}, driver.Corruptf("shard: acknowledgement: seen %d is above every Gen (its high half exceeds %d)", a.Seen, maxToken)
+	}
 	return a, nil
+}
+
+// leaseOf returns the liveness token of a's term as far as a says: Lease,
+// or, for an acknowledgement that does not carry it (an earlier
+// version's, whose term token was its liveness token), the term token's
+// high half, which is at least the liveness token.
+func (a ack) leaseOf() uint64 {
+	if a.Lease != 0 {
+		return a.Lease
+	}
+	return termHigh(a.Token)
 }

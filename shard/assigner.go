@@ -178,8 +178,8 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 			return err
 		}
 	}
-	if a.stored == unknown {
-		return nil // settled by the next listing
+	if a.stored == unknown || a.outrun(ctx) {
+		return nil // settled by the next listing, or a fence just written
 	}
 	if !a.fenced {
 		if !a.allAcknowledged(ctx, a.cur.Gen) || a.stale && !a.judge.unknownExpired(now) {
@@ -261,19 +261,82 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	}
 	a.stale = a.later(cur.Gen, acks)
+	a.raise(cur.Gen)
 	a.judge = newJudge(cur.TTL, cur.Renew)
 	if cfg.expireAfter > 0 {
 		a.judge.ttl = cfg.expireAfter
 	}
+	a.cur, a.stored = cur, version
+	a.fence(ctx, cur)
+	return nil
+}
+
+// fence writes the first assignment of this term's Gens at a.token: cur's
+// owners, every epoch made the fence's Gen, so that no shard starts on an
+// epoch an earlier assigner gave out; nothing is planned until every
+// worker known has acknowledged it (allAcknowledged).
+func (a *assigner) fence(ctx context.Context, cur *assignment) {
 	fence := *cur
-	fence.Gen, fence.Fence, a.seq = a.token<<32, true, 0
+	fence.Gen, fence.Fence, a.seq, a.fenced = a.token<<32, true, 0, false
 	fence.Slots = slices.Clone(cur.Slots)
 	for s := range fence.Slots {
 		fence.Slots[s].Epoch = fence.Gen
 	}
-	a.cur, a.stored = cur, version
 	a.write(ctx, &fence)
-	return nil
+}
+
+// outrun raises this term's Gens and writes a new fence when an
+// acknowledgement read since the last fence names a Gen above the latest
+// this term wrote (applied or seen): a worker that applied Gens above this
+// term's takes its fence for a restore and never acknowledges it, and
+// says so (session.poll); the group would wait for it for as long as it
+// lives. It reports whether it wrote a fence.
+func (a *assigner) outrun(ctx context.Context) bool {
+	if a.known() <= a.cur.Gen {
+		return false
+	}
+	token := a.token
+	if a.raise(0); a.token == token {
+		return false
+	}
+	a.fence(ctx, a.cur)
+	return true
+}
+
+// raise raises the high half of this term's Gens (a.token, the assigner
+// lease's token) above that of every Gen it knows of: read, the Gen of
+// the assignment read; the Gens the acknowledgements read say their
+// workers applied, and their processes had seen (ack.Seen); and the
+// highest this process has read or written (Worker.genSeen). A lease token orders assigner terms only while the
+// lease's record lasts and only for a contender that has seen it: a
+// record deleted (a lifecycle rule, a person) or restored as an earlier
+// holder wrote it gives a process that started since a token at or below
+// one already used, whose Gens the running workers would take for a
+// restore's, never acknowledging its fence (the group halts), and whose
+// epochs would not increase on a worker that applied them. A Gen whose
+// high half is maxToken leaves no room above it: only a record put there
+// names one (2^31 assigner terms are not run), so it is logged, and the
+// lease token stands.
+func (a *assigner) raise(read uint64) {
+	known := max(read, a.known())
+	switch high := known >> 32; {
+	case high < a.token:
+	case high >= maxToken:
+		a.w.cfg.Logger.Error("shard: assigner: the group's records name a Gen that leaves no room above it; keeping this term's lease token", "gen", known, "token", a.token)
+	default:
+		a.w.cfg.Logger.Warn("shard: assigner: the group has applied Gens at or above this term's lease token (the assigner lease's record was deleted or restored); writing above them", "token", a.token, "gen", known)
+		a.token = high + 1
+	}
+}
+
+// known returns the highest Gen that the acknowledgements read name
+// (applied or seen) and that this process has read or written.
+func (a *assigner) known() uint64 {
+	known := a.w.seenGen()
+	for _, k := range a.acks {
+		known = max(known, k.Applied, k.Seen)
+	}
+	return known
 }
 
 // later reports whether an assignment later than gen, the one read at the
@@ -297,6 +360,7 @@ func (a *assigner) later(gen uint64, listed map[string]string) bool {
 func (a *assigner) write(ctx context.Context, next *assignment) {
 	cfg := &a.w.cfg
 	a.seq = next.Gen & (1<<32 - 1)
+	a.w.noteGen(next.Gen)
 	prev := a.stored
 	a.cur, a.stored = next, unknown
 	v, err := a.w.put(ctx, assignmentKey(cfg.Group), next.encode(), prev)
@@ -392,6 +456,11 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 		}
 		if data != nil {
 			k, err := decodeAck(data)
+			if err == nil && k.Token > a.acks[id].Token {
+				if err = a.vouch(ctx, id, k); err != nil && !errors.Is(err, errUnvouched) {
+					continue // its liveness record could not be read: a later round reads both again
+				}
+			}
 			if err != nil {
 				cfg.Logger.Warn("shard: assigner: ignoring an acknowledgement", "identity", id, "err", err)
 			} else {
@@ -404,6 +473,39 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 		}
 		a.ackVer[id] = got
 	}
+}
+
+// errUnvouched: an acknowledgement names a term that the worker's
+// liveness record does not vouch for (see vouch).
+var errUnvouched = errors.New("its worker's liveness record cannot have been acquired by the term it names")
+
+// vouch checks k, an acknowledgement of id naming a term above every one
+// of id that the assigner knows, against id's liveness record, read now:
+// it must be id's, with a token at least k's liveness token (leaseOf). A
+// term writes its first acknowledgement only after it acquired that
+// record, whose tokens only grow while it lasts, so a lower token means
+// the record was deleted or restored since (the term ends at its next
+// renewal, and its worker's next term writes its own) or that no term of
+// id wrote k (rule 8: a copy from another group or bucket, a tool's
+// write). Such a term is not taken as id's latest: taken, it would end
+// the live term's claim to its shards (dead: a later term whose liveness
+// went on from it), and stand for the worker in the plan. An error
+// other than errUnvouched is a read that failed.
+func (a *assigner) vouch(ctx context.Context, id string, k ack) error {
+	l, err := a.w.cfg.Store.Lease(memberKey(a.w.cfg.Group, id), a.w.cfg.leaseOptions())
+	if err != nil {
+		return err
+	}
+	rec, err := l.Observe(ctx)
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		return fmt.Errorf("%w: term %d (liveness token %d), and the record is gone", errUnvouched, k.Token, k.leaseOf())
+	case err != nil:
+		return err
+	case rec.Holder != id || rec.Token < k.leaseOf():
+		return fmt.Errorf("%w: term %d (liveness token %d), the record's holder %q, token %d", errUnvouched, k.Token, k.leaseOf(), rec.Holder, rec.Token)
+	}
+	return nil
 }
 
 // bury writes, for each worker whose latest term the assigner has read is

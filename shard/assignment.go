@@ -17,9 +17,10 @@ const MaxShards = 100_000
 // assignment is the group's one assignment object: which worker term owns
 // which shard, written by the assigner only when ownership changes.
 type assignment struct {
-	// Gen is the assigner's token in the high 32 bits and a count of its
-	// writes in the low: strictly greater than every earlier Gen, across
-	// assigners too, since assigner tokens strictly increase.
+	// Gen is the assigner's token in the high 32 bits, raised above the
+	// high half of every Gen the assigner knows of (assigner.raise), and a
+	// count of its writes in the low: strictly greater than every earlier
+	// Gen, across assigners too.
 	Gen uint64
 	// Fence marks the first assignment of an assigner's term: workers stop
 	// what it does not give them and acknowledge it, and start nothing.

@@ -91,8 +91,10 @@
 //     when ownership changes: for every shard, its owner as a worker term
 //     (identity and term token, below), whether the owner is releasing it, and
 //     its epoch; the group's N, TTL and renew interval; and Gen, the
-//     assigner's token in its high 32 bits and a count of its writes in the
-//     low, so that Gen strictly increases across assigners. A shard's epoch
+//     assigner's token in its high 32 bits (raised above the high half of
+//     every Gen the assigner knows of: see below) and a count of its
+//     writes in the low, so that Gen strictly increases across assigners.
+//     A shard's epoch
 //     is the Gen of the assignment that gave it to its owner. It is binary,
 //     about 7 bytes a shard: 70 kB for 10,000 shards. A worker reads the
 //     fields a later version appends after the last it knows as absent
@@ -102,7 +104,9 @@
 //     ownership changes: when a term begins (hello, with its term token
 //     and its liveness token), after
 //     it stopped the shards an assignment took from it or applied a fence
-//     (applied: that Gen), and when it ends (left). The assigner writes
+//     (applied: that Gen), and when it ends (left); and again when it
+//     reads a fence below a Gen it applied (see below). Each carries the
+//     highest Gen the worker's process has seen (seen). The assigner writes
 //     left for a term it judged dead (below) whose acknowledgement does
 //     not say so: once per term that ended without leaving, so that later
 //     assigners do not wait for it.
@@ -206,7 +210,10 @@
 // liveness term of the assigner before it (shard/term): that term has
 // ended, so it frees its shards at once and waits for no acknowledgement
 // from it; the old assigner's crash costs about a TTL, as any worker's
-// does, not a TTL for the takeover and another for its own count.
+// does, not a TTL for the takeover and another for its own count. A
+// record an operator broke (lease.AnnotationBroken) says no such thing:
+// its holder runs until its next renewal, and its term is judged as any
+// worker's.
 //
 // # Why two workers never run one shard at once
 //
@@ -255,7 +262,20 @@
 //     successful renewal's Sent + T - R, before that acquisition + TTL.
 //     Its hello was written after the acquisition, so t is free a TTL
 //     after the assigner first read it, while the later term has not left
-//     (if it left, t waits for 4).
+//     (if it left, t waits for 4). An acknowledgement says what it likes,
+//     and one that no term wrote (a copy from another group, a tool's
+//     write) could name a later term with any liveness token: so the
+//     assigner takes a term above the ones it knows of a worker as its
+//     latest only when the worker's liveness record, read then, is the
+//     worker's with a token at least the one that term names (it acquired
+//     that record before writing anything, and the record's tokens only
+//     grow while it lasts), and the decoder refuses acknowledgements that
+//     no term writes (tokens past the bounds above). The limit: an
+//     acknowledgement forged with a liveness token the record has reached
+//     is taken as a later term; it frees nothing at once unless that
+//     record's count went on from t's, and otherwise t's shards move as
+//     after a delete of t's record (a TTL later; t, finding the later term
+//     named, ends, and its worker's next term begins above it).
 //  4. The assigner judged t's liveness record expired by rule 2 on its
 //     listings, which are reads in the sense of lease/driver's argument: a
 //     listing shows each key's version as of an instant between its sending
@@ -298,7 +318,17 @@
 //     way t ended with a (its shards' contexts cancelled when a's task
 //     context was, context.AfterFunc), so it starts none afterwards. So
 //     this assigner frees t's shards at once only after the bound of every
-//     lease they rested on has passed. A restore of the lease record
+//     lease they rested on has passed. A third way, an operator's break
+//     (lease.Breaker, leasehold break --force), ends a's lease but not a,
+//     which runs until its next renewal finds the lease lost, and t's
+//     shards for as long as they take to stop: a record broken is marked
+//     so (lease.AnnotationBroken), the acquisition that takes it over
+//     carries the mark, and this assigner then takes t as any other term,
+//     freed by 2 (t leaves once a has ended) or 4. The mark goes with that
+//     acquisition's first renewal; should its holder b crash before it, the
+//     next winner counted a TTL of b's record, so the broken term's bound
+//     (its last renewal was sent before the break) has passed, and the
+//     term named there has ended as above. A restore of the lease record
 //     changes nothing: the annotation it brings back names a term that has
 //     ended too, and the holder hidden by the restore loses its lease at
 //     its next renewal, its liveness term with it, its shards bounded by
@@ -310,8 +340,33 @@
 // So at the instant t' starts s, t has stopped it. Epochs increase
 // because a term is given s at a Gen greater than every earlier Gen, which
 // becomes its epoch, and starts s at most once per grant; a fence's epoch
-// is greater than every Gen an earlier assigner wrote, since assigner
-// tokens increase.
+// is greater than every Gen an earlier assigner wrote, since the high
+// halves of assigner terms' Gens increase. Their base is the assigner
+// lease's token, which increases for every contender that has seen the
+// record (rule 10), and a worker campaigns with one Lease of it in all its
+// liveness terms, so that its count goes on from term to term. But a
+// record deleted, or restored as an earlier holder wrote it, gives a
+// process that has not seen the later tokens (one started since, or every
+// contender once the record is gone) a token at or below one already
+// used: so a new assigner also raises the high half of its Gens above
+// that of every Gen it knows of: the assignment it read; the Gens that
+// the acknowledgements it read before its fence say their workers applied,
+// and the highest each writer's process had read (ack.Seen: every
+// acknowledgement carries it, a hello too, so that a worker's next term
+// does not wipe out what the one it replaces said); and every Gen its
+// own process read or wrote. Were it not raised, the workers that applied
+// the higher Gens would take its fence for a restore and never
+// acknowledge it, and shards would start at epochs they had started with
+// before (the simulation found both). A worker that reads a fence below a
+// Gen it applied writes its acknowledgement again, with what its process
+// has seen, and an assigner that reads a Gen above its latest in an
+// acknowledgement raises its Gens above it and writes a new fence, so a
+// live worker never holds the group up. The limit: Gens go back only when
+// the new assigner can read none of the later ones, because the
+// assignment and every acknowledgement that named them (applied or seen)
+// were deleted or restored to earlier ones, its own process never read
+// them, and the workers that applied them are gone (crashed, or
+// restarted).
 //
 // Lost answers and restores:
 //
@@ -418,7 +473,8 @@
 // or failing its health checks, while its shards take longer than TTL − R
 // to stop; shards run as leasehold run --shards runs a command that
 // ignores SIGTERM, until the CLI's kill deadline; the assigner lease's
-// calls hanging, or its record restored, while its liveness renews; a
+// calls hanging, or its record restored, while its liveness renews; its
+// record deleted, or restored as an earlier holder wrote it; a
 // worker killed, its liveness record deleted, and started again within a
 // TTL; the assignment kept in parts, as DynamoDB keeps a large object, so
 // that a restored head names deleted parts; around a change of assigner, a

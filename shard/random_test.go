@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"maps"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 var (
@@ -30,13 +33,8 @@ var (
 //	parts    the assignment is kept in parts, as DynamoDB keeps a large object
 //	delete   around a change of assigner, a worker cut off, its liveness record deleted, an old assignment restored
 //	slow     the assigner's listings are slower than the margins, and a renewal is hidden
-//	oldlease the assigner lease's record restored as an earlier holder wrote it (not by default:
-//	         the next assigner's token repeats one already used, and the group stops; see the issue)
-var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"}
-
-// extraClasses are fault classes that -classes may name, left out by
-// default while the sequence they make still fails.
-var extraClasses = []string{"oldlease"}
+//	oldlease the assigner lease's record deleted, restored as an earlier holder wrote it, or broken
+var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow", "oldlease"}
 
 // TestRandomFaults runs fleets through seeded schedules of joins, leaves,
 // crashes, partitions (calls that hang or fail), slow calls, failed calls,
@@ -54,7 +52,10 @@ var extraClasses = []string{"oldlease"}
 // assigner, a worker cut off, its liveness record deleted and an old
 // assignment restored (a term the new assigner may not know of); listings slower
 // than the margins, with a renewal hidden by a restore of the version the
-// assigner counted while the worker's calls hang. The oracle must see no
+// assigner counted while the worker's calls hang; the assigner lease's
+// record deleted, or restored as an earlier holder wrote it (a token the
+// next assigner may repeat), or broken by an operator (leasehold break
+// --force). The oracle must see no
 // two owners of a shard and no epoch that does not increase, and the group
 // must be balanced within 20 TTL of the healing. Every random choice of a
 // run is drawn from its seed (the runners' jitter included), every call
@@ -78,8 +79,8 @@ func TestRandomFaults(t *testing.T) {
 	for _, c := range strings.Split(*classFlag, ",") {
 		switch {
 		case c == "":
-		case !slices.Contains(faultClasses, c) && !slices.Contains(extraClasses, c):
-			t.Fatalf("-classes: %q is not a fault class; the classes are %s", c, strings.Join(append(faultClasses, extraClasses...), ", "))
+		case !slices.Contains(faultClasses, c):
+			t.Fatalf("-classes: %q is not a fault class; the classes are %s", c, strings.Join(faultClasses, ", "))
 		default:
 			on[c] = true
 		}
@@ -429,9 +430,22 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			what = "slow listings of the assigner " + boss
 			f.workers[boss].slowLists.Store(slowList)
 			cut[boss] = true
-		case k == 22 && on["oldlease"] && len(assignerRecords) > 0:
-			what = "restore an earlier record of the assigner lease"
-			f.store.Put(assignerKey(simGroup), assignerRecords[rng.IntN(len(assignerRecords))])
+		case k == 22 && on["oldlease"]:
+			// A token the next assigner may repeat: a process that has not
+			// seen the record since it was deleted starts its count again
+			// at 1, or from the earlier token restored. Or an operator's
+			// break, whose holder runs on until its next renewal.
+			switch r := rng.IntN(3); {
+			case r == 0 && len(assignerRecords) > 0:
+				what = "restore an earlier record of the assigner lease"
+				f.store.Put(assignerKey(simGroup), assignerRecords[rng.IntN(len(assignerRecords))])
+			case r == 1:
+				rec, err := f.breakAssigner()
+				what = fmt.Sprintf("break the assigner lease (leasehold break --force), held by %s, token %d (%v)", rec.Holder, rec.Token, err)
+			default:
+				what = "delete the assigner lease's record"
+				f.store.Delete(assignerKey(simGroup))
+			}
 		case k >= 21 && on["slow"] && boss != "" && id != boss:
 			// A renewal hidden by a restore of the version the assigner
 			// counted, the worker's calls hanging from then on, while the
@@ -480,4 +494,18 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 	}
 	return verdict{failed: true, run: run, report: fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
 		seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
+}
+
+// breakAssigner breaks the assigner lease as leasehold break --force does,
+// and returns the record it broke.
+func (f *fleet) breakAssigner() (lease.Record, error) {
+	op, err := f.store.Open(assignerKey(simGroup), lease.Options{Identity: "operator", TTL: f.ttl})
+	if err != nil {
+		return lease.Record{}, err
+	}
+	rec, err := op.Observe(context.Background())
+	if err == nil {
+		_, err = op.(lease.Breaker).Break(context.Background(), rec)
+	}
+	return rec, err
 }

@@ -20,7 +20,7 @@ func ruleAssignment() *assignment {
 	return a
 }
 
-var ruleAck = ack{Format: 1, Token: 3<<32 | 7, Applied: 7<<32 | 3, Lease: 3, Nonce: "4f1c9a0b7e22d3c5"}
+var ruleAck = ack{Format: 1, Token: 3<<32 | 7, Applied: 7<<32 | 3, Lease: 3, Seen: 7<<32 | 5, Nonce: "4f1c9a0b7e22d3c5"}
 
 // TestRule11ShardObjects: this version writes the assignment and the
 // acknowledgement as the fixtures hold them, and reads every writer's

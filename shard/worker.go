@@ -207,6 +207,15 @@ type Worker struct {
 	stopped context.Context
 	stop    context.CancelCauseFunc
 	failed  error // the first error given to fatal
+	// genSeen is the highest Gen this process has read in an assignment
+	// or written as the assigner: no assigner term of it writes one at or
+	// below it (see assigner.load).
+	genSeen uint64
+	// assigner is the assigner lease, opened once and campaigned with in
+	// every liveness term, so that the engine's count of its tokens (rule
+	// 10: no contender writes a token at or below the highest it has
+	// seen) spans this process's terms (see campaign).
+	assigner lease.Lease
 }
 
 // New validates cfg and returns a Worker. Invalid settings are reported as
@@ -235,11 +244,18 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.stopped, w.stop = ctx, stop
 	w.mu.Unlock()
 	w.sayRestarting(ctx)
-	wait, err := w.startRunner(ctx, memberKey(w.cfg.Group, w.cfg.Identity), w.serve, runner.Config{
-		HealthCheck: w.cfg.HealthCheck, HealthInterval: w.cfg.HealthInterval, HealthTimeout: w.cfg.HealthTimeout,
-		HealthThreshold: w.cfg.HealthThreshold, StallTimeout: w.cfg.StallTimeout, DrainTimeout: w.cfg.DrainTimeout,
-		OnRenew: w.cfg.OnRenew,
-	})
+	liveness, err := w.openLease(memberKey(w.cfg.Group, w.cfg.Identity))
+	if err == nil && !w.cfg.NoAssigner {
+		w.assigner, err = w.openLease(assignerKey(w.cfg.Group))
+	}
+	var wait func()
+	if err == nil {
+		wait, err = w.startRunner(ctx, memberKey(w.cfg.Group, w.cfg.Identity), liveness, w.serve, runner.Config{
+			HealthCheck: w.cfg.HealthCheck, HealthInterval: w.cfg.HealthInterval, HealthTimeout: w.cfg.HealthTimeout,
+			HealthThreshold: w.cfg.HealthThreshold, StallTimeout: w.cfg.StallTimeout, DrainTimeout: w.cfg.DrainTimeout,
+			OnRenew: w.cfg.OnRenew,
+		})
+	}
 	if err != nil {
 		w.fatal(err)
 	} else {
@@ -250,10 +266,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	return w.failed
 }
 
-// startRunner starts a runner of the lease key, with task, until ctx ends,
-// and returns a function that waits for it to return. It refuses a store
-// whose leases' renewals do not show (see Run).
-func (w *Worker) startRunner(ctx context.Context, key string, task func(context.Context) error, rc runner.Config) (wait func(), err error) {
+// openLease opens the lease key of the group. It refuses a store whose
+// leases' renewals do not show (see Run).
+func (w *Worker) openLease(key string) (lease.Lease, error) {
 	l, err := w.cfg.Store.Lease(key, w.cfg.leaseOptions())
 	if err != nil {
 		return nil, err
@@ -261,6 +276,13 @@ func (w *Worker) startRunner(ctx context.Context, key string, task func(context.
 	if !lease.RenewalsShow(l) {
 		return nil, fmt.Errorf("shard: %w: the store %T: the renewals of its lease %s do not change the record's version (lease.RenewalsShow is false), and the assigner judges liveness by rule 2 on listed versions", lease.ErrUnsafeStore, w.cfg.Store, key)
 	}
+	return l, nil
+}
+
+// startRunner starts a runner of lease l, the group's key (see openLease),
+// with task, until ctx ends, and returns a function that waits for it to
+// return.
+func (w *Worker) startRunner(ctx context.Context, key string, l lease.Lease, task func(context.Context) error, rc runner.Config) (wait func(), err error) {
 	rc.Lease, rc.Task, rc.Logger = l, task, w.cfg.Logger.With("lease", key)
 	rc.RenewDeadline, rc.RenewInterval, rc.Rand = w.cfg.RenewDeadline, w.cfg.RenewInterval, w.cfg.Rand
 	r, err := runner.New(rc)
@@ -313,6 +335,20 @@ func (w *Worker) random32() uint32 {
 		return uint32(w.cfg.Rand.Uint64() >> 32)
 	}
 	return rand.Uint32()
+}
+
+// noteGen notes gen as read or written by this process (genSeen).
+func (w *Worker) noteGen(gen uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.genSeen = max(w.genSeen, gen)
+}
+
+// seenGen returns the highest Gen this process has read or written.
+func (w *Worker) seenGen() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.genSeen
 }
 
 // fatal ends Run with err, unless an earlier error ended it.
@@ -550,9 +586,21 @@ func parseTermAnnotation(v string) (t term, ok bool) {
 // that wrote the annotation held the lease before it, and had ended by
 // the time the lease could be won (the lease contract), its liveness
 // term with it, and released the lease only after its shards returned,
-// or let it lapse after their expiry. The new assigner frees that term's
+// or let it lapse after their expiry. Unless an operator broke the
+// record (lease.AnnotationBroken: leasehold break --force): its holder
+// runs until its next renewal finds the lease lost, and its shards for
+// as long as they take to stop, so that term is one the new assigner
+// judges as any other (its Left acknowledgement, or its liveness's
+// expiry). The new assigner frees that term's
 // shards at once (assigner.ended) instead of counting a TTL of its own
 // towards its liveness's expiry.
+//
+// Every term campaigns with the one Lease of the assigner's key that Run
+// opened (Worker.assigner), so that its count of the lease's tokens goes
+// on from the terms before: a record deleted meanwhile is waited out, and
+// taken with a token above every one this process saw, not with token 1
+// (rule 10). A term's runner has returned before the next term's starts,
+// so the Lease has one contender at a time.
 //
 // Every campaigning worker follows the assigner's lease, so it reads it
 // runner.DefaultFollowerReads times per renewal on every store, not the
@@ -565,7 +613,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 	w := s.w
 	var ended term // named by the record the latest term won took over
 	leader := ""
-	return w.startRunner(ctx, assignerKey(w.cfg.Group), func(actx context.Context) error {
+	return w.startRunner(ctx, assignerKey(w.cfg.Group), w.assigner, func(actx context.Context) error {
 		s.join(actx)
 		context.AfterFunc(actx, end)
 		err := w.assign(actx, ended)
@@ -577,7 +625,9 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 		DrainTimeout:  w.cfg.DrainTimeout,
 		Annotate: func(won lease.Term) lease.Annotations {
 			ended, _ = parseTermAnnotation(won.Annotations.Get(termAnnotation))
-			if ended == s.me {
+			if ended == s.me || won.Annotations.Get(lease.AnnotationBroken) != "" {
+				// A broken record's holder may run until its next
+				// renewal: its term is judged as any worker's.
 				ended = term{}
 			}
 			return won.Annotations.With(termAnnotation, s.me.annotation())
@@ -687,8 +737,16 @@ func (s *session) poll(ctx context.Context) error {
 		return err
 	}
 	s.version, s.expect = v, a.Expect
-	if a.Gen > s.highest {
+	s.w.noteGen(a.Gen)
+	switch seen := s.w.seenGen(); {
+	case a.Gen > s.highest:
 		s.apply(ctx, a)
+	case a.Fence && s.last.Seen < seen:
+		// A fence below a Gen this term applied: a restore of an earlier
+		// one, or a new assigner that could read no Gen as high (see
+		// assigner.outrun). Say what this process has seen, so that it
+		// writes its fence above it instead of waiting for this term.
+		_ = s.ack(ctx, s.last)
 	}
 	return nil
 }
@@ -811,7 +869,7 @@ func (s *session) leave(ctx context.Context) {
 func (s *session) ack(ctx context.Context, k ack) error {
 	cfg := &s.w.cfg
 	key := ackKey(cfg.Group, cfg.Identity)
-	k.Lease = s.lease
+	k.Lease, k.Seen = s.lease, s.w.seenGen()
 	data := k.encode()
 	for retried := false; ; retried = true {
 		v, err := s.w.put(ctx, key, data, s.ackVer)

@@ -541,7 +541,10 @@ It refuses to break a live holder's lease unless --force is given. With
 next renewal (within %s of its TTL at the defaults) and stops:
 leasehold run kills its command at once, as for any lost lease. Until that
 renewal it may still act as leader: the systems it writes to must fence it
-by its token (refuse a token lower than the greatest they have seen).
+by its token (refuse a token lower than the greatest they have seen). The
+record is marked broken, which the next term sees: on a shard group's
+assigner lease, the next assigner waits for the deposed one's shards to
+stop before it gives them out.
 
 Fields: those of leasehold status, as the lease was found, then
   broken         whether this command broke it

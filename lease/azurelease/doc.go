@@ -108,7 +108,9 @@
 // it (leasehold break --force, or az storage blob lease break) to let
 // contenders in. Break (lease.Breaker) breaks the Azure lease at once,
 // only if the blob's ETag is still the one observed, and leaves the
-// metadata and its token as they are. That is also a
+// metadata and its token as they are; the acquisition that finds the
+// lease broken (not released, nor expired) marks the record it writes
+// (lease.AnnotationBroken). That is also a
 // way to pause an election: hold an infinite lease by hand, and break it
 // to resume.
 //

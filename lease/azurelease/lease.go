@@ -81,6 +81,7 @@ type state struct {
 	etag     azcore.ETag
 	leased   bool // an Azure lease holds the blob (leased, or breaking)
 	infinite bool // that lease is infinite
+	broken   bool // the blob's lease was broken (not released, nor expired)
 	// seenAt is when the first of this Lease's reads that returned etag
 	// returned.
 	seenAt time.Time
@@ -124,6 +125,7 @@ func (l *blobLease) stat(ctx context.Context, create bool) (state, error) {
 	st := state{etag: *p.ETag, seenAt: l.sighted(*p.ETag, time.Now())}
 	if p.LeaseState != nil {
 		st.leased = *p.LeaseState == azlease.StateTypeLeased || *p.LeaseState == azlease.StateTypeBreaking
+		st.broken = *p.LeaseState == azlease.StateTypeBroken
 	}
 	st.infinite = st.leased && p.LeaseDuration != nil && *p.LeaseDuration == azlease.DurationTypeInfinite
 	if p.ContentLength != nil && *p.ContentLength > 0 {
@@ -331,10 +333,11 @@ func (l *blobLease) lapsing(err, rerr error) error {
 func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent time.Time) (lease.Term, error) {
 	prev := st.record()
 	token, err := l.highest.Next(prev)
-	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Annotations: prev.Annotations}
+	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Annotations: brokenMark(prev.Annotations, st.broken)}
 	if err == nil {
 		l.highest.Note(token)
 		rec := termRecord(t, false)
+		rec.Annotations = t.Annotations
 		if err = l.setMetadata(ctx, rec, id, &st.etag); err != nil {
 			_, err = driver.ReadBack(ctx, err, rec, l.readRecord)
 		}
@@ -344,6 +347,17 @@ func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent tim
 		return lease.Term{}, l.notLost(err)
 	}
 	return t, nil
+}
+
+// brokenMark returns a with lease.AnnotationBroken set if broken, and
+// removed if not: a native break writes no metadata, so the acquisition
+// that follows one marks the record it writes, and the mark a record
+// carries describes how its holder took it, not how its lease ended.
+func brokenMark(a lease.Annotations, broken bool) lease.Annotations {
+	if broken {
+		return a.With(lease.AnnotationBroken, "1")
+	}
+	return a.With(lease.AnnotationBroken, "")
 }
 
 // termRecord is the record of term t, with a fresh nonce.

@@ -142,7 +142,11 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	if err != nil {
 		return lease.Term{}, err
 	}
-	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Annotations: cur.Annotations}), true)
+	ann := cur.Annotations
+	if cur.Held() { // the mark of a held record says how its holder took it over
+		ann = ann.With(lease.AnnotationBroken, "")
+	}
+	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Annotations: ann}), true)
 	switch {
 	case err == nil:
 		return t, nil
@@ -198,8 +202,8 @@ func (c *casLease) Wait(cur lease.Record) time.Duration {
 }
 
 // Break is lease.Breaker's: a conditional Replace on rec's version with
-// rec marked released, holder and token kept, on a store that passed
-// Verify. An unknown outcome is resolved by reading back, as for every
+// rec marked released and broken (lease.AnnotationBroken), holder and
+// token kept, on a store that passed Verify. An unknown outcome is resolved by reading back, as for every
 // write.
 func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, error) {
 	if needed, err := BreakNeeded(rec); err != nil || !needed {
@@ -208,7 +212,10 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 	if err := c.Verify(ctx); err != nil { // as before every write
 		return lease.Record{}, err
 	}
-	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce(), Annotations: rec.Annotations}
+	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce(), Annotations: rec.Annotations.With(lease.AnnotationBroken, "1")}
+	if err := want.Annotations.Validate(); err != nil {
+		return lease.Record{}, fmt.Errorf("marking the record broken (%s): %w", lease.AnnotationBroken, err)
+	}
 	err := c.call(ctx, func(ctx context.Context) (err error) {
 		want.Version, err = c.d.Replace(ctx, want, rec.Version)
 		return err

@@ -903,8 +903,10 @@ func (e *env) acquireDeleted(l lease.Lease, whose string, seen uint64, held bool
 
 // testBreak: an operator breaks a held lease (lease.Breaker): the holder's
 // next renewal is lost, the next contender acquires at once with a greater
-// token, a break of a record read before that acquisition leaves the new
-// holder alone, and breaking a released lease changes nothing.
+// token and a term that shows the record it took over was broken
+// (lease.AnnotationBroken), which its renewal no longer writes, a break of
+// a record read before that acquisition leaves the new holder alone, and
+// breaking a released lease changes nothing.
 func testBreak(e *env) {
 	a, next, op := e.open("contender-a"), e.open("contender-next"), e.open("operator")
 	b, ok := op.(lease.Breaker)
@@ -926,17 +928,27 @@ func testBreak(e *env) {
 	if tn.Token <= ta.Token {
 		e.t.Errorf("the next holder's token is %d, want more than the broken term's %d", tn.Token, ta.Token)
 	}
+	if got := tn.Annotations.Get(lease.AnnotationBroken); got != "1" {
+		e.t.Errorf("the term that took over a broken record: %s is %q, want \"1\"", lease.AnnotationBroken, got)
+	}
 	_, err = b.Break(e.ctx, seen)
 	e.wantHeld("Break of a record read before the lease changed hands", err, "contender-next", tn.Token)
 	tn = e.renew(next, tn)
+	if got := e.observe(op).Annotations.Get(lease.AnnotationBroken); got != "" {
+		e.t.Errorf("the record after the new holder's renewal: %s is %q, want it gone", lease.AnnotationBroken, got)
+	}
 
 	e.release(next, tn)
 	released := e.observe(op)
 	if got, err := b.Break(e.ctx, released); err != nil || got != released {
 		e.t.Errorf("Break of a released lease: %+v, %v; want the record unchanged and nil", got, err)
 	}
-	if tm := e.acquire(a); tm.Token != tn.Token+1 {
+	tm := e.acquire(a)
+	if tm.Token != tn.Token+1 {
 		e.t.Errorf("after breaking a released lease the next token is %d, want %d", tm.Token, tn.Token+1)
+	}
+	if got := tm.Annotations.Get(lease.AnnotationBroken); got != "" {
+		e.t.Errorf("the term that took over a released record: %s is %q, want none", lease.AnnotationBroken, got)
 	}
 }
 

@@ -320,3 +320,46 @@ func Example_open() {
 	// leader: worker-1, term of 10s
 	// worker-2 refused: held by worker-1
 }
+
+// TestTakeoverOfBrokenOverTermDropsTheMark: the record the acquisition
+// after a Break writes carries lease.AnnotationBroken (its holder took
+// over a broken record); when that holder dies before its first renewal,
+// the term that takes its lapsed record over took over no broken record,
+// and must not say so: a new shard assigner would wait for the dead
+// holder's liveness term instead of freeing its shards at once.
+func TestTakeoverOfBrokenOverTermDropsTheMark(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		a, next, c, op := open(t, store, "worker-a"), open(t, store, "worker-next"), open(t, store, "worker-c"), open(t, store, "operator")
+		if _, err := a.Acquire(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := op.Observe(t.Context())
+		if err == nil {
+			_, err = op.(lease.Breaker).Break(t.Context(), rec)
+		}
+		if err != nil {
+			t.Fatalf("Break: %v", err)
+		}
+		tn, err := next.Acquire(t.Context())
+		if err != nil || tn.Annotations.Get(lease.AnnotationBroken) != "1" {
+			t.Fatalf("the acquisition after the Break: %+v, %v; want a term marked broken", tn, err)
+		}
+		// next never renews: c takes its record over once it has lapsed.
+		for start := time.Now(); ; time.Sleep(ttl / 10) {
+			tc, err := c.Acquire(t.Context())
+			if err == nil {
+				if got := tc.Annotations.Get(lease.AnnotationBroken); got != "" {
+					t.Errorf("the takeover of a lapsed record: %s is %q, want none", lease.AnnotationBroken, got)
+				}
+				if r, err := op.Observe(t.Context()); err != nil || r.Annotations.Get(lease.AnnotationBroken) != "" {
+					t.Errorf("the record the takeover wrote: %+v, %v; want no %s", r, err, lease.AnnotationBroken)
+				}
+				return
+			}
+			if !errors.Is(err, lease.ErrHeld) || time.Since(start) > 2*ttl {
+				t.Fatalf("Acquire %v after the broken-over term's last write: %v", time.Since(start), err)
+			}
+		}
+	})
+}
