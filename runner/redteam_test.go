@@ -96,64 +96,28 @@ func TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease(t *testing.T) {
 		{"before eba565c too", 18 * time.Second},
 		{"opened by eba565c", 21500 * time.Millisecond},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				store := memlease.NewStore()
-				began := time.Now()
-				la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl})
-				if err != nil {
-					t.Fatal(err)
-				}
-				hl := &hiddenLateRenewal{Lease: la, store: store, identity: "a", delay: 2500 * time.Millisecond, began: began}
-				j := newJournal()
-				res := make(chan runner.Once, 1)
-				go func() {
-					res <- runPeriod(t, hl, "", runner.Config{}, func(ctx context.Context) error {
-						_ = j.task("a")(ctx)
-						advance(tc.taskEnd - time.Since(began)) // it ignores the cancellation
-						return nil
-					})
-				}()
-				advance(100 * time.Millisecond)
-				stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
-				for j.leader() != "b" && time.Since(began) < 30*time.Second {
-					advance(10 * time.Millisecond)
-				}
-				bLed := time.Since(began)
-				if j.leader() != "b" {
-					t.Fatalf("b does not lead %v after a's acquisition", bLed)
-				}
-				store.Hang("b") // b leads on until its renew deadline
-				advance(500 * time.Millisecond)
-				store.Put("job", *hl.renewed.Load()) // restore 2: a's late renewal back under b
-				store.Heal("a")
-				a := <-res
-				advance(100 * time.Millisecond)
-				stopD := start(t, runner.Config{Lease: openLease(t, store, "d"), Task: j.task("d")})
-				advance(10 * time.Second)
-				_, _ = stopB(), stopD()
-				t.Logf("a's renewal sent at %v; b led from %v; a's task returned at %v; released %t", time.Duration(hl.renewSent.Load()), bLed, tc.taskEnd, a.Demotion.Released)
-				for _, tm := range j.recorded() {
-					t.Logf("%s (token %d) led from %v to %v", tm.who, tm.token, tm.start.Sub(began), tm.end.Sub(began))
-				}
-				j.checkSafety(t)
-				if a.Demotion.Released {
-					t.Errorf("a released its record %v after its acquisition, after b took the lease over (%v)", tc.taskEnd, bLed)
-				}
-			})
-		})
+		t.Run(tc.name, func(t *testing.T) { restoredUnderSuccessor(t, tc.taskEnd, true, 500*time.Millisecond) })
 	}
 }
 
-// TestRedTeamLateRenewalTakenOverThenRestored (held; eba565c's claim as
-// stated): the late renewal of the test above (sent at 8.125 s, due at
-// 5.625 s) is not hidden; the holder's calls hang after it, and b, which
-// counts its version from its first read of it, takes it over a TTL later
-// (about 24.1 s: never before a TTL after the renewal was sent, 23.125 s).
-// A restore then puts that renewal back under b, and the holder, whose
-// task ignored its cancellation, returns at 24.5 s: its deadline has
-// passed, so the release is not sent, and nothing frees b's lease.
-func TestRedTeamLateRenewalTakenOverThenRestored(t *testing.T) {
+// TestLateRenewalTakenOverThenRestored (a red team's attack that held):
+// the late renewal of the test above (sent at 8.125 s, due at 5.625 s) is
+// not hidden; the holder's calls hang after it, and b, which counts its
+// version from its first read of it, takes it over a TTL later (about
+// 24.1 s: never before a TTL after the renewal was sent, 23.125 s). A
+// restore then puts that renewal back under b at once, and the holder,
+// whose task ignored its cancellation, returns at 24.5 s: its deadline
+// has passed, so the release is not sent, and nothing frees b's lease.
+func TestLateRenewalTakenOverThenRestored(t *testing.T) {
+	restoredUnderSuccessor(t, 24500*time.Millisecond, false, 0)
+}
+
+// restoredUnderSuccessor runs a's term over hiddenLateRenewal (hiding its
+// late renewal if hide), lets b take the lease over and hang, waits wait,
+// puts a's renewal back under b, and lets a's task return at taskEnd:
+// a must not release that record, and d, started then, must not lead
+// while b does.
+func restoredUnderSuccessor(t *testing.T, taskEnd time.Duration, hide bool, wait time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
 		began := time.Now()
@@ -161,13 +125,13 @@ func TestRedTeamLateRenewalTakenOverThenRestored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hl := &hiddenLateRenewal{Lease: la, store: store, identity: "a", delay: 2500 * time.Millisecond, began: began, noRestore: true}
+		hl := &hiddenLateRenewal{Lease: la, store: store, identity: "a", delay: 2500 * time.Millisecond, began: began, noRestore: !hide}
 		j := newJournal()
 		res := make(chan runner.Once, 1)
 		go func() {
 			res <- runPeriod(t, hl, "", runner.Config{}, func(ctx context.Context) error {
 				_ = j.task("a")(ctx)
-				advance(24500*time.Millisecond - time.Since(began)) // it ignores the cancellation
+				advance(taskEnd - time.Since(began)) // it ignores the cancellation
 				return nil
 			})
 		}()
@@ -180,7 +144,8 @@ func TestRedTeamLateRenewalTakenOverThenRestored(t *testing.T) {
 		if j.leader() != "b" {
 			t.Fatalf("b does not lead %v after a's acquisition", bLed)
 		}
-		store.Hang("b")
+		store.Hang("b") // b leads on until its renew deadline
+		advance(wait)
 		store.Put("job", *hl.renewed.Load()) // a's late renewal back under b
 		store.Heal("a")
 		a := <-res
@@ -188,7 +153,10 @@ func TestRedTeamLateRenewalTakenOverThenRestored(t *testing.T) {
 		stopD := start(t, runner.Config{Lease: openLease(t, store, "d"), Task: j.task("d")})
 		advance(10 * time.Second)
 		_, _ = stopB(), stopD()
-		t.Logf("b led from %v; a released %t", bLed, a.Demotion.Released)
+		t.Logf("a's renewal sent at %v; b led from %v; a's task returned at %v; released %t", time.Duration(hl.renewSent.Load()), bLed, taskEnd, a.Demotion.Released)
+		for _, tm := range j.recorded() {
+			t.Logf("%s (token %d) led from %v to %v", tm.who, tm.token, tm.start.Sub(began), tm.end.Sub(began))
+		}
 		j.checkSafety(t)
 		if a.Demotion.Released {
 			t.Errorf("a released the record a restore put back under b (b led from %v)", bLed)

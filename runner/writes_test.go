@@ -275,18 +275,24 @@ func (l lateRenewals) Renew(ctx context.Context, t lease.Term) (lease.Term, erro
 // passed since the write before its latest (tenure.releasableUntil), and
 // the record lapses instead.
 func TestMinHoldOutlivesLateAnswers(t *testing.T) {
-	const minHold, answer = time.Minute, 3200 * time.Millisecond
+	holdsThrough(t, 5*time.Second, false, func(la lease.Lease) lease.Lease { return lateRenewals{la, 3200 * time.Millisecond} })
+}
+
+// holdsThrough runs a's period with a minimum hold of a minute on a lease
+// opened with callTimeout and wrapped by wrap, beside b, a follower: b
+// must not lead within the hold, and a's run ends after it, released or
+// left to lapse as released says.
+func holdsThrough(t *testing.T, callTimeout time.Duration, released bool, wrap func(lease.Lease) lease.Lease) {
+	const minHold = time.Minute
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
 		started := time.Now()
-		la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl, CallTimeout: 5 * time.Second})
+		la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl, CallTimeout: callTimeout})
 		if err != nil {
 			t.Fatal(err)
 		}
 		res := make(chan runner.Once, 1)
-		go func() {
-			res <- runPeriod(t, lateRenewals{la, answer}, "", runner.Config{MinHold: minHold}, done)
-		}()
+		go func() { res <- runPeriod(t, wrap(la), "", runner.Config{MinHold: minHold}, done) }()
 		advance(time.Millisecond)
 		j := newJournal()
 		stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
@@ -299,8 +305,8 @@ func TestMinHoldOutlivesLateAnswers(t *testing.T) {
 				t.Errorf("b took the lease %v after a's task started, within its MinHold (%v); a gave up after %v", at, minHold, ended)
 			}
 		}
-		if a.Outcome != runner.Ran || a.Demotion.Released || ended < minHold {
-			t.Errorf("a: %v, released %t, after %v; want Ran, left to lapse once MinHold (%v) had passed", a.Outcome, a.Demotion.Released, ended, minHold)
+		if a.Outcome != runner.Ran || a.Demotion.Released != released || ended < minHold {
+			t.Errorf("a: %v, released %t, after %v; want Ran, released %t, once MinHold (%v) had passed", a.Outcome, a.Demotion.Released, ended, released, minHold)
 		}
 	})
 }
@@ -455,31 +461,7 @@ func answerAfter(ctx context.Context, delays *[]time.Duration, err error) error 
 // else's to take over before a TTL after it was sent (rule 2), so the
 // read has until 25.6 s, settles it, and the hold goes on (rule 13).
 func TestHoldSettledByAReadAfterALateWrite(t *testing.T) {
-	const minHold, callTimeout = time.Minute, 7 * time.Second
-	synctest.Test(t, func(t *testing.T) {
-		store := memlease.NewStore()
-		started := time.Now()
-		la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl, CallTimeout: callTimeout})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := &scriptedAnswers{Lease: la, renews: []time.Duration{5 * time.Second, 5 * time.Second}, observes: []time.Duration{6 * time.Second}}
-		res := make(chan runner.Once, 1)
-		go func() { res <- runPeriod(t, l, "", runner.Config{MinHold: minHold}, done) }()
-		advance(time.Millisecond)
-		j := newJournal()
-		stop := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b")})
-		a := <-res
-		ended := time.Since(started)
-		advance(minHold + ttl - ended)
-		_ = stop()
-		for _, tm := range j.recorded() {
-			if at := tm.start.Sub(started); at < minHold {
-				t.Errorf("b took the lease %v after a's task started, within its MinHold (%v); a gave up after %v", at, minHold, ended)
-			}
-		}
-		if a.Outcome != runner.Ran || !a.Demotion.Released || ended < minHold {
-			t.Errorf("a: %v, released %t, after %v; want Ran, released once MinHold (%v) had passed", a.Outcome, a.Demotion.Released, ended, minHold)
-		}
+	holdsThrough(t, 7*time.Second, true, func(la lease.Lease) lease.Lease {
+		return &scriptedAnswers{Lease: la, renews: []time.Duration{5 * time.Second, 5 * time.Second}, observes: []time.Duration{6 * time.Second}}
 	})
 }
