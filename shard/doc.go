@@ -124,10 +124,19 @@
 // were deleted) names no term, as one that is gone: no read of it will
 // ever succeed, and a term that waited for one would never begin. A term
 // that then finds a greater term of its own worker named in the
-// assignment (which only such a loss allows) ends, and the next begins
-// above it: so no term takes an earlier one's shards, or epochs, as its
-// own, and the assigner never keeps shards for a term that no process
-// runs.
+// assignment, or in its own acknowledgement as stored (read back when a
+// write of it is refused, and at its check every fourth interval: a
+// restore brought the earlier term's back, or an assigner that read it
+// wrote it again as left), which only such a loss allows, ends, and the
+// next begins above it, and above every term of its worker that its
+// process found so (Worker.termSeen), should no record name it any
+// longer: so no term takes an earlier one's shards, or epochs, as its
+// own, and the assigner, which takes the greater token for the worker's
+// latest term, never keeps shards for a term that no process runs, nor
+// waits for one: that term never acknowledges a fence, and its liveness
+// never expires while the live term renews the record they share, so a
+// new assigner whose fence names neither would wait for ever, nothing
+// running anywhere.
 //
 // So a group's assigner and liveness lease tokens must fit in 31 bits
 // (Gens and term tokens stay below 2^63): a worker that takes a lease
@@ -389,7 +398,15 @@
 //     it has seen of each worker, so an older one takes nothing away. One
 //     that hides the latest before the assigner read it delays the
 //     assigner, never misleads it: the worker writes its latest again at
-//     its next check.
+//     its next check. One of an earlier term whose token is greater than
+//     the live term's (its records were lost before the live term began:
+//     see above) makes the assigner take that term for the latest and wait
+//     for it; the live term finds it at its next write or check, before it
+//     writes over it, and ends, so that its next term begins above it.
+//     The limit: a second restore that puts the live term's own
+//     acknowledgement back before it read the first leaves it nothing to
+//     find, and that assigner waits for as long as it holds its lease
+//     (the next one reads only what is stored).
 //   - A restore of a liveness record: lease/driver's argument, as above.
 //   - An assignment object that cannot be read (lease.ErrCorrupt): bytes
 //     that are no assignment, or an object the store cannot return whole,

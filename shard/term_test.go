@@ -188,3 +188,71 @@ func TestNewTermIsNotBuried(t *testing.T) {
 		f.stopAll()
 	})
 }
+
+// ackToken returns the term token of id's acknowledgement as stored, 0
+// if there is none.
+func (f *fleet) ackToken(id string) uint64 {
+	b, _ := f.store.Bytes(ackKey(simGroup, id))
+	k, _ := decodeAck(b)
+	return k.Token
+}
+
+// TestRestoredGreaterTermDoesNotHaltTheFence: a worker's term whose token
+// fell below an earlier term's (its liveness record, its acknowledgement
+// and the assignment deleted before it began, so that nothing named the
+// earlier term) finds that earlier term's acknowledgement restored over
+// its own. A new assigner reads it (the record vouches for it: its
+// liveness token is 1, as the new term's is) and takes the greater token
+// for the worker's latest term, which never acknowledges the fence and
+// whose liveness never expires, since the new term renews the record; the
+// fence names no term of the worker, so the new term never learns of it.
+// The group halted, nothing running anywhere (seed 3869 of
+// TestRandomFaults, whose new term was the new assigner's own worker; seed
+// 1853's assigner buried the earlier term instead, and the new term wrote
+// its acknowledgement back over the burial for ever). The new term, reading
+// its acknowledgement back after the restore refused its write, ends, and
+// the next begins above the term it found (session.laterAcked).
+func TestRestoredGreaterTermDoesNotHaltTheFence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := settledFleet(t, 12, 3, 3)
+		victim := "w0003"
+		if f.assigner() == victim {
+			victim = "w0002"
+		}
+		// A term whose high half its floor raised above its liveness
+		// token: killed, its record deleted, started again.
+		f.crash(victim)
+		f.store.Delete(memberKey(simGroup, victim))
+		f.o.Restart(victim)
+		f.startProcess(victim, victim+"#2")
+		for f.ackToken(victim)>>32 != 2 { // its hello
+			time.Sleep(f.renew() / 16)
+		}
+		time.Sleep(2 * f.ttl)
+		f.settle("the restart", time.Now(), f.o.Starts())
+		earlier, _ := f.store.Bytes(ackKey(simGroup, victim))
+		if k, _ := decodeAck(earlier); termHigh(k.Token) != 2 || k.Lease != 1 {
+			t.Fatalf("%s's term before the second restart: token %d, liveness %d; want high half 2, liveness 1", victim, k.Token, k.Lease)
+		}
+		// The assigner crashes, and so does the victim, whose records are
+		// all deleted: the next term's token falls below the earlier one's.
+		boss := f.assigner()
+		f.crash(boss)
+		f.crash(victim)
+		f.store.Delete(memberKey(simGroup, victim))
+		f.store.Delete(ackKey(simGroup, victim))
+		f.store.Delete(assignmentKey(simGroup))
+		f.o.Restart(victim)
+		f.startProcess(victim, victim+"#3")
+		for f.ackToken(victim)>>32 != 1 { // its hello
+			time.Sleep(f.renew() / 16)
+		}
+		f.store.Put(ackKey(simGroup, victim), earlier)
+		took, _ := f.settle("the assigner's crash", time.Now(), f.o.Starts())
+		t.Logf("balanced %.2f TTL after the restore", took.Seconds()/f.ttl.Seconds())
+		f.stopAll()
+		if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 {
+			t.Errorf("%d overlaps, %d epochs not increasing; first: %s", overlaps, backwards, first)
+		}
+	})
+}

@@ -211,6 +211,11 @@ type Worker struct {
 	// or written as the assigner: no assigner term of it writes one at or
 	// below it (see assigner.load).
 	genSeen uint64
+	// termSeen is the greatest token of a term of this worker that this
+	// process found named in the group's records (see laterTerm): every
+	// later term of the process begins above it, even if no record names
+	// it any longer when that term begins (see termFloor).
+	termSeen uint64
 	// assigner is the assigner lease, opened once and campaigned with in
 	// every liveness term, so that the engine's count of its tokens (rule
 	// 10: no contender writes a token at or below the highest it has
@@ -351,6 +356,21 @@ func (w *Worker) seenGen() uint64 {
 	return w.genSeen
 }
 
+// noteTerm notes token as the token of a term of this worker that the
+// group's records named (termSeen).
+func (w *Worker) noteTerm(token uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.termSeen = max(w.termSeen, token)
+}
+
+// seenTerm returns termSeen.
+func (w *Worker) seenTerm() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.termSeen
+}
+
 // fatal ends Run with err, unless an earlier error ended it.
 func (w *Worker) fatal(err error) {
 	w.mu.Lock()
@@ -436,6 +456,7 @@ func (w *Worker) serve(ctx context.Context) error {
 	if err != nil {
 		return nil // the term ended first
 	}
+	floor = max(floor, w.seenTerm())
 	me := term{w.cfg.Identity, termToken(lt.Token, floor, w.random32())}
 	ctx, join := runner.Joint(ctx)
 	ctx, end := context.WithCancel(ctx)
@@ -756,8 +777,7 @@ func (s *session) poll(ctx context.Context) error {
 // fence, starts the shards it gives.
 func (s *session) apply(ctx context.Context, a *assignment) {
 	if later, ok := s.laterNamed(a); ok {
-		s.w.cfg.Logger.Warn("shard: the assignment names a later term of this worker than this one, whose token began again below it (its liveness record deleted, and the records that named that term with it); ending this term, so that the next begins above it", "token", s.me.Token, "named", later)
-		s.end()
+		s.laterTerm("the assignment", later)
 		return
 	}
 	i := a.memberOf(s.me)
@@ -810,6 +830,41 @@ func (s *session) laterNamed(a *assignment) (uint64, bool) {
 	return 0, false
 }
 
+// laterAcked reports whether data, this worker's acknowledgement as
+// stored, names a term of it with a greater token than this one's, and if
+// so ends this term (laterTerm). Only a restore can put one there: a term
+// that began earlier, whose records were lost before this one began (see
+// laterNamed), its acknowledgement brought back, or written again as left
+// by an assigner that read it (bury). The assigner takes the greater
+// token for the worker's latest term, so it would wait for that term's
+// acknowledgements for as long as this one renews the liveness record
+// they share, and merge this one's into it as an earlier term's: a new
+// assigner's fence, which names no such term, would never be
+// acknowledged, and nothing would run anywhere again.
+func (s *session) laterAcked(data []byte) bool {
+	k, err := decodeAck(data)
+	if err != nil || k.Token <= s.me.Token {
+		return false
+	}
+	s.laterTerm("this worker's acknowledgement", k.Token)
+	return true
+}
+
+// laterTerm ends this term because where (the assignment, or this
+// worker's acknowledgement) names a term of this worker with a greater
+// token, later, so that the next term begins above it: a term token is
+// greater than those of every term its worker's records named when it
+// began (termToken), so only their loss can have put this one below it.
+func (s *session) laterTerm(where string, later uint64) {
+	s.w.cfg.Logger.Warn("shard: "+where+" names a later term of this worker than this one, whose token began again below it (its liveness record deleted, and the records that named that term with it, then brought back); ending this term, so that the next begins above it", "token", s.me.Token, "named", later)
+	s.w.noteTerm(later)
+	s.end()
+}
+
+// errLaterTerm: this worker's acknowledgement as stored names a term of it
+// with a greater token than the one writing (see laterAcked).
+var errLaterTerm = errors.New("shard: this worker's acknowledgement names a later term of it; the term ends")
+
 // start runs the shard's function.
 func (s *session) start(ctx context.Context, sh Shard) {
 	w := s.w
@@ -855,7 +910,9 @@ func (s *session) leave(ctx context.Context) {
 	s.wait(stopped, kind)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*s.w.cfg.CallTimeout)
 	defer cancel()
-	if err := s.ack(actx, ack{Token: s.me.Token, Applied: s.highest, Left: true}); err != nil {
+	if err := s.ack(actx, ack{Token: s.me.Token, Applied: s.highest, Left: true}); errors.Is(err, errLaterTerm) {
+		s.w.cfg.Logger.Warn("shard: not saying this worker left over the acknowledgement of a later term of it; its shards move once the next term says hello or its liveness has expired")
+	} else if err != nil {
 		s.w.cfg.Logger.Warn("shard: could not say this worker left; its shards move once its liveness has expired", "err", err)
 	}
 	close(s.left)
@@ -882,6 +939,8 @@ func (s *session) ack(ctx context.Context, k ack) error {
 		case rerr == nil && bytes.Equal(got, data):
 			s.ackVer, s.last = gv, k
 			return nil
+		case rerr == nil && s.laterAcked(got):
+			return errLaterTerm
 		case rerr == nil:
 			s.ackVer = gv
 		case errors.Is(rerr, lease.ErrNoRecord):
@@ -908,8 +967,8 @@ const ackCheckEvery = 4
 // so that the worker's reads of the assignment go on.
 func (s *session) checkAck(ctx context.Context) {
 	key := ackKey(s.w.cfg.Group, s.w.cfg.Identity)
-	_, v, err := s.w.get(ctx, key, s.ackVer)
-	if err == nil && v == s.ackVer || err != nil && !errors.Is(err, lease.ErrNoRecord) {
+	data, v, err := s.w.get(ctx, key, s.ackVer)
+	if err == nil && v == s.ackVer || err != nil && !errors.Is(err, lease.ErrNoRecord) || s.laterAcked(data) {
 		return
 	}
 	s.w.cfg.Logger.Warn("shard: this worker's acknowledgement was replaced (a restore?); writing it again", "token", s.me.Token)
