@@ -29,44 +29,56 @@
 //
 // The faults, and the promise the oracle then holds the history to:
 //
-//	fault         what happens                                         oracle waives
-//	fail-reads    the next N reads of one contender fail                a duplicate whose reads failed in a hold
-//	fail-writes   the next N writes of one contender fail               nothing
-//	lose-answer   the next N writes are applied, their answers lost     nothing
-//	slow          the next N calls take D, past CallTimeout, and are    the hold and the done mark of the slow
-//	              applied when D ends                                   holder; a duplicate slowed in a hold
-//	hang          every call of one contender hangs for D (> TTL)       as slow
-//	restore       an earlier body of the current term is put back       the period, the hold and the done mark
-//	              (same bytes, same version)                            (the store lost what the record said)
-//	foreign       a foreign object replaces the record; D later a       as restore
-//	              person puts the last record back
-//	delete        the record is deleted                                 as restore; and a Lease opened after
-//	                                                                    the delete may start tokens again
-//	sick          one contender's health checks fail for D              nothing
-//	stall         one contender's tasks make no progress for D          nothing
-//	task-returns  one contender's running tasks return                  nothing
-//	late-answer   the next N writes, and the read after each (its       as slow, for an answer past
-//	              read-back), are applied at once and answered up to    CallTimeout (a timeout to its caller)
-//	              1.5 CallTimeouts later (a lost answer waited out, a
-//	              slow read-back: an Acquire returns late)
-//	restore-hang  at the contender's next write of a term over an       as restore, and as hang for the
-//	              earlier body of that term, that body is put back      done mark and the hold
-//	              (the version a follower counted) and the contender's
-//	              calls hang for D (> TTL)
-//	break         an operator runs leasehold break without --force:     nothing (a restore it meets
-//	              watches the record for a TTL at a follower's pace,     counts as a restore)
-//	              breaks only if the Lease's own count says a contender
-//	              would take over (lease.Watcher); N=1: a restore during
-//	              the watch puts back the body it first read
-//	outage        the contender's calls fail for D (less than TTL -      nothing
-//	              RenewDeadline), from when its next task returns
-//	              (N=1) or as its minimum hold ends (N>1)
+//	fault          what happens                                         oracle waives
+//	fail-reads     the next N reads of one contender fail                a duplicate whose reads failed in a hold
+//	fail-writes    the next N writes of one contender fail               nothing
+//	lose-answer    the next N writes are applied, their answers lost     nothing
+//	slow           the next N calls take D, past CallTimeout, and are    the hold and the done mark of the slow
+//	               applied when D ends                                   holder; a duplicate slowed in a hold
+//	hang           every call of one contender hangs for D (> TTL)       as slow
+//	restore        an earlier body of the current term is put back       the period, the hold and the done mark
+//	               (same bytes, same version)                            (the store lost what the record said)
+//	foreign        a foreign object replaces the record; D later a       as restore
+//	               person puts the last record back
+//	delete         the record is deleted                                 as restore; and a Lease opened after
+//	                                                                     the delete may start tokens again
+//	sick           one contender's health checks fail for D              nothing
+//	stall          one contender's tasks make no progress for D          nothing
+//	task-returns   one contender's running tasks return                  nothing
+//	late-answer    the next N writes, and the read after each (its       as slow, for an answer past
+//	               read-back), are applied at once and answered up to    CallTimeout (a timeout to its caller)
+//	               1.5 CallTimeouts later (a lost answer waited out, a
+//	               slow read-back: an Acquire returns late)
+//	restore-hang   at the contender's next write of a term over an       as restore, and as hang for the
+//	               earlier body of that term, that body is put back      done mark and the hold
+//	               (the version a follower counted) and the contender's
+//	               calls hang for D (> TTL)
+//	break          an operator runs leasehold break without --force:     nothing (a restore it meets
+//	               watches the record for a TTL at a follower's pace,     counts as a restore)
+//	               breaks only if the Lease's own count says a contender
+//	               would take over (lease.Watcher); N=1: a restore during
+//	               the watch puts back the body it first read
+//	outage         the contender's calls fail for D (less than TTL -      nothing
+//	               RenewDeadline), from when its next task returns
+//	               (N=1) or as its minimum hold ends (N>1)
+//	restore-under  at the next takeover of a term of the contender (a    as restore; and a takeover of the
+//	               write of another term over a body of it), D later     body put back by a contender that
+//	               (less than a renew interval), a held body of that     counted it before it was replaced,
+//	               term is put back under the successor (N=1: its        and a token written again by a
+//	               latest, which a restore-hang may have hidden; else    Lease that never read or wrote it
+//	               one drawn); until then the contender's tasks ignore
+//	               their cancellation (2 TTLs at most), and its calls,
+//	               if hung, come back then
 //
 // The oracle, on the bubble's one clock, over the whole history:
 //
 //   - at most one task running at any instant (from its start to its
-//     return; for the child model, to its exit);
-//   - fencing tokens strictly increasing in start order;
+//     return; for the child model, to its exit; for a task that ignores
+//     its cancellation, under restore-under, to its cancellation: the
+//     runner promises nothing of it but a release after it returned);
+//   - fencing tokens strictly increasing in start order (after a
+//     restore-under, but for a token the starter's Lease never read or
+//     wrote: rule 10 binds a Lease to what it has seen);
 //   - at most one run per period (a second start, without RetryFailed; a
 //     start after a run that succeeded, with it: "done mark lost");
 //   - no start during another's minimum hold, unless its holder's term was
@@ -80,10 +92,19 @@
 // the fault was armed: an idle RunOnce caller meets an armed fault only at
 // its next trigger.
 //
-// Restores bring back only bodies of the current term: a released body,
-// or one of another term, restored under a live holder, hands the lease to
-// a contender that never saw the newer record, and no design that reads
-// only the object can tell (the holder learns it at its next renewal).
+// restore and restore-hang bring back only bodies of the current term.
+// restore-under brings back a held body of an ended term under its
+// successor: the red team's two restores (runner's
+// TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease: restore-hang
+// hides a late renewal, a follower takes over the write before it, the
+// renewal comes back under it, and the holder's release, sent after its
+// task returned, must not land on it and free the lease while the
+// follower leads). It waives what no design that reads only the object
+// can tell: a contender whose count of the body began before the record
+// moved on takes it over when it comes back (the successor learns it at
+// its next renewal), and a Lease that never saw the successor's token
+// writes it again. It never puts back a released body, which would hand
+// the lease to anyone at once under a live holder.
 //
 // Running it:
 //
@@ -97,7 +118,8 @@
 // it still fails, the history of the run that showed it, and the command
 // that replays it. Several holes can show as one class of violation (two
 // tasks at once): the first three schedules of each class and signature
-// (which of late-answer, restore-hang, break and outage they have) are
+// (which of late-answer, restore-hang, break, outage and restore-under
+// they have) are
 // shrunk, and reported grouped by the faults that remain, each group with
 // the first seed that showed it. -list logs every schedule that failed.
 //

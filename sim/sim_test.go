@@ -134,31 +134,32 @@ func (c contender) String() string {
 type fault int
 
 const (
-	failReads   fault = iota // the next N reads of Who fail
-	failWrites               // the next N writes of Who fail
-	loseAnswer               // the next N writes of Who are applied, their answers lost
-	slowCalls                // the next N calls of Who take D, past CallTimeout (and are applied then)
-	hang                     // every call of Who hangs for D (longer than the TTL)
-	restore                  // an earlier body of the current term is put back (same bytes, same version)
-	foreign                  // a foreign object replaces the record; a person restores the last body D later
-	deleteRec                // the record is deleted
-	sick                     // Who's health checks fail for D
-	stall                    // Who's tasks make no progress for D
-	taskEnd                  // Who's running tasks return
-	lateAnswer               // the next N writes of Who, and the read after each, are applied at once and answered late (up to 1.5 CallTimeouts)
-	restoreHang              // at Who's next write of a term over an earlier body of it, that body is put back and Who hangs for D
-	breakLease               // an operator runs leasehold break (no --force) on the lease; N=1: a restore lands during its watch
-	outage                   // Who's calls fail for D, from when its next task returns (N=1) or as its hold ends (N>1)
+	failReads    fault = iota // the next N reads of Who fail
+	failWrites                // the next N writes of Who fail
+	loseAnswer                // the next N writes of Who are applied, their answers lost
+	slowCalls                 // the next N calls of Who take D, past CallTimeout (and are applied then)
+	hang                      // every call of Who hangs for D (longer than the TTL)
+	restore                   // an earlier body of the current term is put back (same bytes, same version)
+	foreign                   // a foreign object replaces the record; a person restores the last body D later
+	deleteRec                 // the record is deleted
+	sick                      // Who's health checks fail for D
+	stall                     // Who's tasks make no progress for D
+	taskEnd                   // Who's running tasks return
+	lateAnswer                // the next N writes of Who, and the read after each, are applied at once and answered late (up to 1.5 CallTimeouts)
+	restoreHang               // at Who's next write of a term over an earlier body of it, that body is put back and Who hangs for D
+	breakLease                // an operator runs leasehold break (no --force) on the lease; N=1: a restore lands during its watch
+	outage                    // Who's calls fail for D, from when its next task returns (N=1) or as its hold ends (N>1)
+	restoreUnder              // at the next takeover of a term of Who, D later, a held body of that term is put back under the successor; Who's tasks ignore cancellation until then, and its calls come back then
 	nFaults
 )
 
 var faultNames = [...]string{"fail-reads", "fail-writes", "lose-answer", "slow", "hang", "restore", "foreign", "delete", "sick", "stall", "task-returns",
-	"late-answer", "restore-hang", "break", "outage"}
+	"late-answer", "restore-hang", "break", "outage", "restore-under"}
 
 // stateFaults are the faults that put back or replace what the record
-// said (a restore, a foreign object, a delete): the period, the hold and the
+// said (a restore, a foreign object, a delete, a restore-under): the period, the hold and the
 // done mark are not promised across them.
-var stateFaults = []fault{restore, foreign, deleteRec, restoreHang}
+var stateFaults = []fault{restore, foreign, deleteRec, restoreHang, restoreUnder}
 
 // cutFaults are the faults that cut a contender off from the store for
 // longer than its deadlines: what it could not write then is not promised.
@@ -261,6 +262,8 @@ func newScenario(seed uint64, fo focus) scenario {
 			s.D = ttl + time.Duration(rng.Int64N(int64(ttl)))
 		case outage: // shorter than a holder's slack after its last write: survivable
 			s.D = time.Duration(rng.Int64N(int64(ttl - sc.deadline())))
+		case restoreUnder: // before the successor's first renewal, which would find the body and end its term
+			s.D = time.Duration(rng.Int64N(int64(lease.DefaultRenewInterval(ttl))))
 		default:
 			s.D = time.Duration(rng.Int64N(int64(2 * ttl)))
 		}
@@ -365,6 +368,7 @@ func (h *history) check(sc scenario) []string {
 	var starts []event
 	var maxToken uint64
 	var maxAt time.Duration
+	var maxEv event
 	ends := map[int]event{}
 	for _, e := range h.events {
 		if !e.start {
@@ -386,17 +390,41 @@ func (h *history) check(sc scenario) []string {
 			since -= 2 * ttl
 			return h.faultIn(max(since, e.opened), e.at, -1, deleteRec) || h.faultIn(since, e.at, -1, deleteRec) && e.opened > since
 		}
+		// restore-under puts back a body of an ended term under its
+		// successor: a contender that counted that body before the record
+		// moved on takes it over, never having seen the newer record, and
+		// no design that reads only the object can tell (see the package
+		// doc); and a Lease that never saw a token may write it again
+		// (rule 10 binds only what a Lease has read or written).
+		// Either of two terms may be the one that took the body over: a
+		// start whose acquisition was answered late comes after the
+		// takeover of the restored body it was hidden by.
+		tookRestored := func(e event) bool {
+			a, ok := h.st.acqOf(e.who, e.token, h.t0.Add(e.at))
+			return ok && h.st.tookRestored(a)
+		}
+		// unseenToken: of the writes that started e's and p's terms, the
+		// later came from a Lease that never saw the other's token.
+		unseenToken := func(p event) bool {
+			a, okA := h.st.acqOf(e.who, e.token, h.t0.Add(e.at))
+			b, okB := h.st.acqOf(p.who, p.token, h.t0.Add(p.at))
+			other := p.token
+			if okA && okB && a.at.Before(b.at) {
+				a, other = b, e.token
+			}
+			return okA && okB && a.known < other && h.st.restoredUnderBy(a.at)
+		}
 		for _, r := range running {
-			if deletedUnseen(r.at) {
+			if deletedUnseen(r.at) || tookRestored(e) || tookRestored(r) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("two tasks at once: %s (token %d) started at +%v while %s (token %d, since +%v) ran", e.who, e.token, e.at, r.who, r.token, r.at))
 		}
-		if e.token <= maxToken && !deletedUnseen(maxAt) {
+		if e.token <= maxToken && !deletedUnseen(maxAt) && !unseenToken(maxEv) {
 			out = append(out, fmt.Sprintf("token did not increase: %s started with token %d at +%v after token %d", e.who, e.token, e.at, maxToken))
 		}
 		if e.token > maxToken {
-			maxToken, maxAt = e.token, e.at
+			maxToken, maxAt, maxEv = e.token, e.at, e
 		}
 		for _, p := range starts {
 			// State faults (delete, restore, foreign) lose what the record
@@ -574,6 +602,20 @@ func run(t *testing.T, sc scenario) *history {
 				}
 				break
 			}
+			// An armed restore-under: the task ignores its cancellation
+			// (rule 6) until the fault fires, 2 TTLs at most. It stops
+			// acting as leader for the oracle when it is cancelled: the
+			// runner promises nothing of a task that runs on, only that
+			// it releases after the task returned.
+			if ch := k.lingering(); ch != nil {
+				h.end(id, c.id, false)
+				select {
+				case <-ch:
+				case <-time.After(2 * ttl):
+				case <-ctx.Done():
+				}
+				return tctx.Err()
+			}
 			if c.kind == childKind { // drains until its own end or the kill at Expiry
 				drain := time.After(work % ttl)
 				for {
@@ -727,6 +769,15 @@ type ctl struct {
 	mu            sync.Mutex
 	returns       map[int]chan struct{} // running tasks: close to make them return
 	outage        *step                 // armed: starts as the next task returns
+	linger        chan struct{}         // armed restore-under: tasks ignore cancellation until it is closed
+}
+
+// lingering returns the channel a cancelled task waits on before it
+// returns, nil if none is armed.
+func (k *ctl) lingering() chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.linger
 }
 
 // takeOutage returns the armed outage, if any, and disarms it.
@@ -748,7 +799,7 @@ func (k *ctl) takeOutage() (step, bool) {
 func apply(ctx context.Context, t *testing.T, st *store, h *history, s step, sc scenario, k *ctl, wg *sync.WaitGroup) {
 	id := sc.contenders[s.Who].id
 	switch s.F {
-	case restoreHang, outage:
+	case restoreHang, outage, restoreUnder:
 	default:
 		h.fault(s)
 	}
@@ -817,6 +868,28 @@ func apply(ctx context.Context, t *testing.T, st *store, h *history, s step, sc 
 		k.mu.Lock()
 		k.outage = &s
 		k.mu.Unlock()
+	case restoreUnder:
+		k.mu.Lock()
+		if k.linger == nil {
+			k.linger = make(chan struct{})
+		}
+		linger := k.linger
+		k.mu.Unlock()
+		st.mu.Lock()
+		st.under[id] = func(ended lease.Record) { // under the store's lock
+			wg.Go(func() {
+				sleepCtx(ctx, s.D+time.Millisecond/2)
+				st.restoreUnder(id, ended, s)
+				h.fault(s)
+				k.mu.Lock()
+				if k.linger == linger {
+					close(linger)
+					k.linger = nil
+				}
+				k.mu.Unlock()
+			})
+		}
+		st.mu.Unlock()
 	case breakLease:
 		wg.Go(func() { operatorBreak(ctx, t, st, h, s, sc) })
 	}
@@ -1042,7 +1115,7 @@ const shrunkPerClass = 3
 // answers, restores with a hang, breaks, outages) sc has.
 func signature(sc scenario) string {
 	var b strings.Builder
-	for _, f := range []fault{lateAnswer, restoreHang, breakLease, outage} {
+	for _, f := range []fault{lateAnswer, restoreHang, breakLease, outage, restoreUnder} {
 		if slices.ContainsFunc(sc.steps, func(s step) bool { return s.F == f }) {
 			b.WriteString(faultNames[f] + " ")
 		}

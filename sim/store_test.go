@@ -40,6 +40,35 @@ type store struct {
 	// write of a term by this identity that replaces a body of the same
 	// term.
 	watched map[string]watch
+	// under is what an armed restore-under fault waits for: the next
+	// takeover of a term of this identity (a write of another term over a
+	// body of it).
+	under map[string]func(ended lease.Record)
+	// acqs are the writes that started a term, and restoredUnder the bodies
+	// restore-under put back, for the oracle: a contender that never saw a
+	// token may write it again (rule 10 binds only what a Lease has seen),
+	// and one that counted a body before it was replaced takes it over
+	// when it comes back, however new the record it never saw.
+	acqs          []acq
+	restoredUnder []restored
+}
+
+// acq is a write that started a term: its holder and token, when it
+// landed, the version it replaced ("" for none), and the highest token
+// the writer's Lease had read or written before it.
+type acq struct {
+	holder   string
+	token    uint64
+	at       time.Time
+	c        *conn
+	known    uint64
+	replaced string
+}
+
+// restored is a body restore-under put back, and when.
+type restored struct {
+	at      time.Time
+	version string
 }
 
 // watch is an armed restore-hang: when its identity's next write of a term
@@ -88,7 +117,7 @@ type faults struct {
 }
 
 func newStore() *store {
-	return &store{faults: map[string]*faults{}, trace: fnv.New64a(), watched: map[string]watch{}}
+	return &store{faults: map[string]*faults{}, trace: fnv.New64a(), watched: map[string]watch{}, under: map[string]func(lease.Record){}}
 }
 
 func version(b []byte) string {
@@ -167,6 +196,10 @@ type conn struct {
 	// made, so that the runtime's scheduler, which runs goroutines woken at
 	// one instant in no fixed order, does not choose which call lands first.
 	rank time.Duration
+	// Under the store's lock: the highest token this Lease was answered in
+	// a read or wrote, and when its reads first returned each version.
+	known     uint64
+	firstRead map[string]time.Time
 }
 
 // maxRunners bounds the runners that share one identity at one instant
@@ -283,6 +316,15 @@ func (c *conn) Get(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, err
 	}
 	r.Version = version(b)
+	c.s.mu.Lock() // answered: this Lease has seen r
+	c.known = max(c.known, r.Token)
+	if c.firstRead == nil {
+		c.firstRead = map[string]time.Time{}
+	}
+	if _, ok := c.firstRead[r.Version]; !ok {
+		c.firstRead[r.Version] = time.Now()
+	}
+	c.s.mu.Unlock()
 	return r, nil
 }
 
@@ -303,6 +345,8 @@ func (c *conn) write(ctx context.Context, r lease.Record, cond func() bool) (str
 		replaced := c.s.data
 		c.s.data = b
 		c.s.bodies, c.s.stored = append(c.s.bodies, b), append(c.s.stored, time.Now())
+		c.s.newTerm(c, replaced, r)
+		c.known = max(c.known, r.Token)
 		c.s.restoreHang(c.id, replaced, r)
 		return nil
 	})
@@ -327,6 +371,105 @@ func (s *store) restoreHang(id string, old []byte, r lease.Record) {
 	w.done()
 }
 
+// newTerm notes a write of r by c that replaced old (under the store's
+// lock) if it started a term, and fires the armed restore-under fault of
+// old's holder, if any.
+func (s *store) newTerm(c *conn, old []byte, r lease.Record) {
+	var prev lease.Record
+	v := ""
+	if old != nil {
+		var err error
+		if prev, err = driver.DecodeJSON(old); err != nil {
+			prev = lease.Record{}
+		}
+		v = version(old)
+	}
+	if prev.Holder == r.Holder && prev.Token == r.Token {
+		return
+	}
+	s.acqs = append(s.acqs, acq{holder: r.Holder, token: r.Token, at: time.Now(), c: c, known: c.known, replaced: v})
+	if fire, ok := s.under[prev.Holder]; ok && prev.Holder != "" {
+		delete(s.under, prev.Holder)
+		fire(prev)
+	}
+}
+
+// heldBodies returns the held bodies stored for the term of r (same holder
+// and token), oldest first.
+func (s *store) heldBodies(r lease.Record) [][]byte {
+	var out [][]byte
+	for _, b := range s.bodies {
+		old, err := driver.DecodeJSON(b)
+		if err == nil && old.Holder == r.Holder && old.Token == r.Token && !old.Released {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// acqOf returns the write that started the term of holder and token
+// latest by at.
+func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.acqs) - 1; i >= 0; i-- {
+		if a := s.acqs[i]; a.holder == holder && a.token == token && !a.at.After(at) {
+			return a, true
+		}
+	}
+	return acq{}, false
+}
+
+// tookRestored reports whether a, a takeover, replaced a body that
+// restore-under had put back, with a count its Lease began before that
+// body came back: it counted the body before the record moved on, and
+// never saw the newer record (a restore of another term's body under a
+// live holder, which no design that reads only the object can tell).
+func (s *store) tookRestored(a acq) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rs := range s.restoredUnder {
+		if rs.version == a.replaced && rs.at.Before(a.at) {
+			if t, ok := a.c.firstRead[rs.version]; ok && t.Before(rs.at) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// restoredUnderBy reports whether restore-under put a body back by at.
+func (s *store) restoredUnderBy(at time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.restoredUnder) > 0 && !s.restoredUnder[0].at.After(at)
+}
+
 // noKeep hides a lease's Keep (and Break): a store shaped as Azure's,
 // whose record cannot stay held without its holder.
 type noKeep struct{ lease.Lease }
+
+// restoreUnder is an armed restore-under firing: ended, a term of id, was
+// taken over; a held body of it is put back under its successor (with
+// s.N = 1 the latest stored, which a restore may have hidden; else one
+// drawn from s.Seed), and id's calls, if hung, come back.
+func (s *store) restoreUnder(id string, ended lease.Record, st step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.faults[id]; f != nil && f.hungUntil.After(time.Now()) {
+		f.hungUntil = time.Now()
+	}
+	bodies := s.heldBodies(ended)
+	if len(bodies) == 0 || s.data == nil {
+		return
+	}
+	b := bodies[len(bodies)-1]
+	if st.N > 1 {
+		b = bodies[st.Seed%uint64(len(bodies))]
+	}
+	if version(b) == version(s.data) {
+		return
+	}
+	s.data = b
+	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b)})
+}
