@@ -400,13 +400,18 @@
 //     assigner, never misleads it: the worker writes its latest again at
 //     its next check. One of an earlier term whose token is greater than
 //     the live term's (its records were lost before the live term began:
-//     see above) makes the assigner take that term for the latest and wait
-//     for it; the live term finds it at its next write or check, before it
-//     writes over it, and ends, so that its next term begins above it.
-//     The limit: a second restore that puts the live term's own
-//     acknowledgement back before it read the first leaves it nothing to
-//     find, and that assigner waits for as long as it holds its lease
-//     (the next one reads only what is stored).
+//     see above) makes the assigner take that term for the latest; the
+//     live term finds it at its next write or check and ends, so that its
+//     next term begins above it. Open (issue 34, shard's tests tagged
+//     redteam): this does not yet keep rule 12. The assigner frees the live
+//     term's shards by 3 a TTL after it read the restored acknowledgement,
+//     and at once when a restored liveness record vouches for that term
+//     with a token above the live term's; the live term checks its
+//     acknowledgement every fourth renew interval, and a second restore
+//     that puts its own back leaves it nothing to find, so another worker
+//     may start one of its shards while it still runs it. Way 3 needs to
+//     count on the liveness record naming another term for a TTL, not on
+//     the acknowledgement.
 //   - A restore of a liveness record: lease/driver's argument, as above.
 //   - An assignment object that cannot be read (lease.ErrCorrupt): bytes
 //     that are no assignment, or an object the store cannot return whole,
