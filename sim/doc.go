@@ -92,7 +92,10 @@
 // the fault was armed: an idle RunOnce caller meets an armed fault only at
 // its next trigger.
 //
-// restore and restore-hang bring back only bodies of the current term.
+// restore and restore-hang bring back only bodies of the current term:
+// the latest the engine wrote, not an ended term's that restore-under put
+// back (its release, put back under the live holder, would free the lease
+// at once, which no design can tell).
 // restore-under brings back a held body of an ended term under its
 // successor: the red team's two restores (runner's
 // TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease: restore-hang
@@ -102,8 +105,9 @@
 // follower leads). It waives what no design that reads only the object
 // can tell: a contender whose count of the body began before the record
 // moved on takes it over when it comes back (the successor learns it at
-// its next renewal), and a Lease that never saw the successor's token
-// writes it again. It never puts back a released body, which would hand
+// its next renewal), an operator's break whose watch counted it so, and
+// whoever takes that broken record over, and a Lease that never saw the
+// successor's token writes it again. It never puts back a released body, which would hand
 // the lease to anyone at once under a live holder.
 //
 // Running it:

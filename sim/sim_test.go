@@ -821,7 +821,15 @@ func apply(ctx context.Context, t *testing.T, st *store, h *history, s step, sc 
 	case hang:
 		st.fault(id, func(f *faults) { f.hungUntil = time.Now().Add(s.D) })
 	case restore:
-		cur, r, err := st.current()
+		cur, _, err := st.current()
+		if err != nil {
+			return
+		}
+		// The term is the latest one the engine wrote, not the stored
+		// record's: after a restore-under the record is an ended term's,
+		// and its release put back under the live holder would free the
+		// lease while that holder leads, which no design can tell.
+		r, err := driver.DecodeJSON(st.lastValid())
 		if err != nil {
 			return
 		}

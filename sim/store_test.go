@@ -65,10 +65,13 @@ type acq struct {
 	replaced string
 }
 
-// restored is a body restore-under put back, and when.
+// restored is a body restore-under put back, and when; or, broken, the
+// released body an operator's break wrote over such a body, having
+// counted it before it came back (brokeRestored).
 type restored struct {
 	at      time.Time
 	version string
+	broken  bool
 }
 
 // watch is an armed restore-hang: when its identity's next write of a term
@@ -346,6 +349,7 @@ func (c *conn) write(ctx context.Context, r lease.Record, cond func() bool) (str
 		c.s.data = b
 		c.s.bodies, c.s.stored = append(c.s.bodies, b), append(c.s.stored, time.Now())
 		c.s.newTerm(c, replaced, r)
+		c.s.brokeRestored(c, replaced, r, b)
 		c.known = max(c.known, r.Token)
 		c.s.restoreHang(c.id, replaced, r)
 		return nil
@@ -424,18 +428,36 @@ func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
 // restore-under had put back, with a count its Lease began before that
 // body came back: it counted the body before the record moved on, and
 // never saw the newer record (a restore of another term's body under a
-// live holder, which no design that reads only the object can tell).
+// live holder, which no design that reads only the object can tell); or
+// replaced the record a break wrote over such a body (brokeRestored).
 func (s *store) tookRestored(a acq) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, rs := range s.restoredUnder {
 		if rs.version == a.replaced && rs.at.Before(a.at) {
-			if t, ok := a.c.firstRead[rs.version]; ok && t.Before(rs.at) {
+			if t, ok := a.c.firstRead[rs.version]; rs.broken || ok && t.Before(rs.at) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// brokeRestored notes b, a break of old by c (a released record of
+// another holder), when old is a body restore-under put back that c
+// counted before it came back: the break judged it lapsed on a watch that
+// never saw the newer record, as a takeover of it would (tookRestored),
+// and whoever takes the broken record over next cannot tell either.
+func (s *store) brokeRestored(c *conn, old []byte, r lease.Record, b []byte) {
+	if !r.Released || r.Holder == c.id || old == nil {
+		return
+	}
+	for _, rs := range s.restoredUnder {
+		if t, ok := c.firstRead[rs.version]; ok && rs.version == version(old) && !rs.broken && t.Before(rs.at) {
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true})
+			return
+		}
+	}
 }
 
 // restoredUnderBy reports whether restore-under put a body back by at.
