@@ -332,7 +332,7 @@ func (a *assigner) raise(read uint64) {
 // known returns the highest Gen that the acknowledgements read name
 // (applied or seen) and that this process has read or written.
 func (a *assigner) known() uint64 {
-	known := a.w.seenGen()
+	known := a.w.genSeen.get()
 	for _, k := range a.acks {
 		known = max(known, k.Applied, k.Seen)
 	}
@@ -360,7 +360,7 @@ func (a *assigner) later(gen uint64, listed map[string]string) bool {
 func (a *assigner) write(ctx context.Context, next *assignment) {
 	cfg := &a.w.cfg
 	a.seq = next.Gen & (1<<32 - 1)
-	a.w.noteGen(next.Gen)
+	a.w.genSeen.note(next.Gen)
 	prev := a.stored
 	a.cur, a.stored = next, unknown
 	v, err := a.w.put(ctx, assignmentKey(cfg.Group), next.encode(), prev)

@@ -210,12 +210,12 @@ type Worker struct {
 	// genSeen is the highest Gen this process has read in an assignment
 	// or written as the assigner: no assigner term of it writes one at or
 	// below it (see assigner.load).
-	genSeen uint64
+	genSeen highest
 	// termSeen is the greatest token of a term of this worker that this
 	// process found named in the group's records (see laterTerm): every
 	// later term of the process begins above it, even if no record names
 	// it any longer when that term begins (see termFloor).
-	termSeen uint64
+	termSeen highest
 	// assigner is the assigner lease, opened once and campaigned with in
 	// every liveness term, so that the engine's count of its tokens (rule
 	// 10: no contender writes a token at or below the highest it has
@@ -342,33 +342,22 @@ func (w *Worker) random32() uint32 {
 	return rand.Uint32()
 }
 
-// noteGen notes gen as read or written by this process (genSeen).
-func (w *Worker) noteGen(gen uint64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.genSeen = max(w.genSeen, gen)
+// highest is the greatest of the numbers noted, from any goroutine.
+type highest struct {
+	mu sync.Mutex
+	n  uint64
 }
 
-// seenGen returns the highest Gen this process has read or written.
-func (w *Worker) seenGen() uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.genSeen
+func (h *highest) note(n uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.n = max(h.n, n)
 }
 
-// noteTerm notes token as the token of a term of this worker that the
-// group's records named (termSeen).
-func (w *Worker) noteTerm(token uint64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.termSeen = max(w.termSeen, token)
-}
-
-// seenTerm returns termSeen.
-func (w *Worker) seenTerm() uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.termSeen
+func (h *highest) get() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
 }
 
 // fatal ends Run with err, unless an earlier error ended it.
@@ -456,7 +445,7 @@ func (w *Worker) serve(ctx context.Context) error {
 	if err != nil {
 		return nil // the term ended first
 	}
-	floor = max(floor, w.seenTerm())
+	floor = max(floor, w.termSeen.get())
 	me := term{w.cfg.Identity, termToken(lt.Token, floor, w.random32())}
 	ctx, join := runner.Joint(ctx)
 	ctx, end := context.WithCancel(ctx)
@@ -758,8 +747,8 @@ func (s *session) poll(ctx context.Context) error {
 		return err
 	}
 	s.version, s.expect = v, a.Expect
-	s.w.noteGen(a.Gen)
-	switch seen := s.w.seenGen(); {
+	s.w.genSeen.note(a.Gen)
+	switch seen := s.w.genSeen.get(); {
 	case a.Gen > s.highest:
 		s.apply(ctx, a)
 	case a.Fence && s.last.Seen < seen:
@@ -857,7 +846,7 @@ func (s *session) laterAcked(data []byte) bool {
 // began (termToken), so only their loss can have put this one below it.
 func (s *session) laterTerm(where string, later uint64) {
 	s.w.cfg.Logger.Warn("shard: "+where+" names a later term of this worker than this one, whose token began again below it (its liveness record deleted, and the records that named that term with it, then brought back); ending this term, so that the next begins above it", "token", s.me.Token, "named", later)
-	s.w.noteTerm(later)
+	s.w.termSeen.note(later)
 	s.end()
 }
 
@@ -926,7 +915,7 @@ func (s *session) leave(ctx context.Context) {
 func (s *session) ack(ctx context.Context, k ack) error {
 	cfg := &s.w.cfg
 	key := ackKey(cfg.Group, cfg.Identity)
-	k.Lease, k.Seen = s.lease, s.w.seenGen()
+	k.Lease, k.Seen = s.lease, s.w.genSeen.get()
 	data := k.encode()
 	for retried := false; ; retried = true {
 		v, err := s.w.put(ctx, key, data, s.ackVer)
