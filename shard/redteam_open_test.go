@@ -15,6 +15,7 @@ package shard
 // one's; neither bound is the live term's own expiry.
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -84,9 +85,18 @@ func mustToken(t *testing.T, b []byte) uint64 {
 func (f *fleet) redVerdict(t *testing.T) {
 	t.Helper()
 	f.stopAll()
-	if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 {
-		t.Errorf("HOLE: %d overlaps, %d epochs not increasing; first: %s", overlaps, backwards, first)
+	hole(t, f, "")
+}
+
+// hole reports whether the oracle saw two owners or an epoch out of order
+// (where says at which phase), failing t if so.
+func hole(t *testing.T, f *fleet, where string) bool {
+	overlaps, backwards, first := f.o.Violations()
+	if overlaps == 0 && backwards == 0 {
+		return false
 	}
+	t.Errorf("HOLE%s: %d overlaps, %d epochs not increasing; first: %s", where, overlaps, backwards, first)
+	return true
 }
 
 // TestRedTeam2RestoreThenRestoreBack: D's acknowledgement is restored over
@@ -129,9 +139,8 @@ func TestRedTeam2SingleRestore(t *testing.T) {
 				f.store.Put(ackKey(simGroup, victim), earlier)
 				time.Sleep(3 * f.ttl)
 				f.stopAll()
-				if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 {
+				if hole(t, f, fmt.Sprintf(" at phase %d/16 of 4R", phase)) {
 					holes++
-					t.Errorf("HOLE at phase %d/16 of 4R: %d overlaps, %d epochs not increasing; first: %s", phase, overlaps, backwards, first)
 				}
 			})
 		})
@@ -204,9 +213,8 @@ func restoredRecord(t *testing.T, withRecord bool) {
 				f.store.Put(ackKey(simGroup, victim), dAck)
 				time.Sleep(3 * f.ttl)
 				f.stopAll()
-				if overlaps, backwards, first := f.o.Violations(); overlaps != 0 || backwards != 0 {
+				if hole(t, f, fmt.Sprintf(" at phase %d/8 of R", phase)) {
 					holes++
-					t.Errorf("HOLE at phase %d/8 of R: %d overlaps, %d epochs not increasing; first: %s", phase, overlaps, backwards, first)
 				}
 			})
 		})
