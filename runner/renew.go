@@ -72,18 +72,26 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 // after it was sent (see resolve). at is the version at which resolve
 // last found the record moved on from term's write ("" if it has not).
 //
-// prev is when the term's write before tn's was sent (tn's own sending
-// for the acquisition): see releasableUntil.
+// base is when the term's write that a restore may put back at the
+// earliest was sent (see releasableUntil), and recent the term's writes
+// answered since that one's, base's among them, with tn's last.
 type tenure struct {
 	term   lease.Term
 	sent   time.Time
-	prev   time.Time
+	base   time.Time
+	recent []stamp
 	unsure time.Time
 	at     string
 }
 
+// stamp is when a write of a term was sent and when it was answered (or
+// found landed by a read).
+type stamp struct{ sent, answered time.Time }
+
 // tenureOf is the tenure of a term as Acquire returned it.
-func tenureOf(t lease.Term) tenure { return tenure{term: t, sent: t.Sent, prev: t.Sent} }
+func tenureOf(t lease.Term) tenure {
+	return tenure{term: t, sent: t.Sent, base: t.Sent, recent: []stamp{{t.Sent, time.Now()}}}
+}
 
 // next is the tenure that a write of t sent at sent leaves after tn: it
 // counts from when it was sent or when it was due (RenewInterval after
@@ -94,7 +102,19 @@ func (tn tenure) next(t lease.Term, sent time.Time, renewInterval time.Duration)
 	} else {
 		t.Sent = sent
 	}
-	return tenure{term: t, sent: sent, prev: tn.sent}
+	// A follower that never saw the writes a restore hid read the body it
+	// put back within a renew interval before this write landed, so that
+	// body is no older than the latest write answered a renew interval
+	// before this one was sent.
+	base, recent := tn.base, make([]stamp, 0, len(tn.recent)+1)
+	for _, w := range tn.recent {
+		if w.answered.After(sent.Add(-renewInterval)) {
+			recent = append(recent, w)
+		} else {
+			base = w.sent
+		}
+	}
+	return tenure{term: t, sent: sent, base: base, recent: append(recent, stamp{sent, time.Now()})}
 }
 
 // leadsUntil is the deadline of a write of tn while its holder acts as
@@ -126,19 +146,24 @@ func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
 func (tn tenure) heldUntil() time.Time { return tn.sent.Add(tn.term.TTL) }
 
 // releasableUntil is the deadline of tn's release, which frees the lease
-// for anyone at once: a TTL after the term's write before tn's was sent,
-// no later than heldUntil. A restore may have hidden tn's write and a
-// follower taken over the record before it, a TTL after that one was sent
-// at the earliest (rule 2); a second restore may then put tn's record
-// back under that successor, where a release would let a third contender
-// take the lease, with the successor's token, while the successor leads
-// (red team, TestRedTeamReleaseAfterTwoRestoresFreesASuccessorsLease).
-// A hold renewal or a done mark landing there only ends the successor's
-// term at its next renewal; a release must not. For the acquisition there
-// is no earlier write of the term: its own sending counts.
-func (tn tenure) releasableUntil() time.Time {
-	return tn.prev.Add(tn.term.TTL)
-}
+// for anyone at once: a TTL after base was sent, no later than heldUntil.
+// A restore may have hidden tn's write, and the writes of the term close
+// before it, and a follower have taken over the record it put back: the
+// follower's reads, no further apart than a renew interval, saw none of
+// the hidden writes, so the body it counted is that of a write answered
+// at least a renew interval before tn's was sent, or a later one, and it
+// took over a TTL after that write was sent at the earliest (rule 2). A
+// second restore may then put tn's record back under that successor,
+// where a release would let a third contender take the lease, with the
+// successor's token, while the successor leads (red team: a late renewal
+// hidden, TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease; a
+// renewal and the done mark sent at once, both hidden,
+// TestRedTeam3ReleaseAfterRestoreHidingTwoWrites). A hold renewal or a
+// done mark landing there only ends the successor's term at its next
+// renewal; a release must not. When no write of the term was answered so
+// early, the acquisition's sending counts: a restore of the record before
+// it is one no design can tell.
+func (tn tenure) releasableUntil() time.Time { return tn.base.Add(tn.term.TTL) }
 
 // byDeadline returns ctx bounded by until, the deadline of a write of a
 // term, or errPastDeadline if until has passed: such a write is not sent.
