@@ -71,10 +71,10 @@
 // task), a TTL after the previous write was sent once the task has
 // returned and nothing acts as leader (no one else can take over the record
 // that write left before then: RunOnce's done mark and minimum hold), and
-// a TTL after the write before the latest was sent for the release, which
-// frees the lease for anyone at once (a restore may have hidden the latest
-// write and a follower taken over the one before; a second restore may
-// put the latest back under it): a task that returns later than that, or
+// for the release, which frees the lease for anyone at once, a TTL after
+// the latest write answered a renew interval before the latest was sent
+// (a restore may have hidden the writes after it and a follower taken over
+// its record; a second restore may put the latest back under it): a task that returns later than that, or
 // writes answered so late that two of them span a TTL, leave the lease to
 // lapse. So an Acquire whose answer
 // came late, a mark or renewal sent late, and a write that a restore hid do
