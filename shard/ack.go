@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -36,7 +37,16 @@ type ack struct {
 	// Gens above it (assigner.raise), although Applied, which a worker
 	// writes only when asked, may say less, and the assignment that
 	// named that Gen may be gone.
-	Seen  uint64 `json:"seen,omitempty"`
+	Seen uint64 `json:"seen,omitempty"`
+	// After is the liveness name (liveName) of the term whose liveness
+	// record this term's took over, as that record named it when this
+	// term's lease acquired it ("" when it named none: a record acquired
+	// anew, broken by an operator, or written by an earlier version). That
+	// term had stopped every shard by then: it released the record after
+	// its shards returned, or its lease was judged expired by rule 2, after
+	// its renew deadline (see assigner.dead). It stays true of the term
+	// whatever happens to its records later.
+	After string `json:"after,omitempty"`
 	Nonce string `json:"nonce"`
 }
 
@@ -52,6 +62,7 @@ func (a ack) merge(b ack) ack {
 		a = b
 	default:
 		a.Applied, a.Left, a.Restarting, a.Lease = max(a.Applied, b.Applied), a.Left || b.Left, a.Restarting || b.Restarting, max(a.Lease, b.Lease)
+		a.After = cmp.Or(a.After, b.After)
 	}
 	a.Seen = seen
 	return a

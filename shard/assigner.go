@@ -46,6 +46,10 @@ type assigner struct {
 	// expired); and an earlier term of the worker is kept for a TTL from
 	// it when the liveness record may have been deleted between (see dead).
 	seenAt map[string]time.Time
+	// names are the reads of the liveness records of the workers that own
+	// shards in a term below the latest the assigner knows of them, by
+	// identity (see readNames).
+	names map[string]*nameRun
 	// leftAt is, by identity, the liveness record's version as listed
 	// when it was found to name the term that left (see leftForGood).
 	leftAt map[string]string
@@ -86,7 +90,7 @@ func (w *Worker) assign(ctx context.Context, ended term) error {
 		w.fatal(err)
 		return err
 	}
-	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, seenAt: map[string]time.Time{}, leftAt: map[string]string{}, since: time.Now(), ended: ended, endedAt: time.Now()}
+	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, seenAt: map[string]time.Time{}, names: map[string]*nameRun{}, leftAt: map[string]string{}, since: time.Now(), ended: ended, endedAt: time.Now()}
 	if ended.Token != 0 {
 		w.cfg.Logger.Info("shard: assigner: the previous assigner's liveness term has ended with its assigner term; its shards are free", "identity", ended.ID, "token", ended.Token)
 	}
@@ -140,6 +144,7 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		if a.judge != nil {
 			a.judge.failed()
 		}
+		clear(a.names)
 		cfg.Logger.Warn("shard: assigner: listing failed", "err", err)
 		return nil
 	}
@@ -170,8 +175,9 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 	for id := range acks {
 		watch = append(watch, id)
 	}
-	a.judge.saw(members, watch, sent, now)
+	broken := a.judge.saw(members, watch, sent, now)
 	a.readAcks(ctx, acks, next)
+	a.readNames(ctx, members, broken)
 	a.bury(ctx, next)
 	if v := listing[assignmentKey(cfg.Group)]; v != a.stored {
 		if err := a.reconcile(ctx, v); err != nil {
@@ -487,10 +493,10 @@ var errUnvouched = errors.New("its worker's liveness record cannot have been acq
 // the record was deleted or restored since (the term ends at its next
 // renewal, and its worker's next term writes its own) or that no term of
 // id wrote k (rule 8: a copy from another group or bucket, a tool's
-// write). Such a term is not taken as id's latest: taken, it would end
-// the live term's claim to its shards (dead: a later term whose liveness
-// went on from it), and stand for the worker in the plan. An error
-// other than errUnvouched is a read that failed.
+// write). Such a term is not taken as id's latest: taken, it would stand
+// for the worker in the plan, and its After could end the live term's
+// claim to its shards (see dead). An error other than errUnvouched is a
+// read that failed.
 func (a *assigner) vouch(ctx context.Context, id string, k ack) error {
 	l, err := a.w.cfg.Store.Lease(memberKey(a.w.cfg.Group, id), a.w.cfg.leaseOptions())
 	if err != nil {
@@ -615,28 +621,147 @@ func (a *assigner) over(t term, now time.Time) (bool, time.Duration) {
 // with it, until that process's term says hello or a TTL has passed, so
 // that the restarted worker gets its shards back.
 //
-// A later term of the same worker ends t at once when its liveness
-// lease's token went on from t's: that lease was acquired after t's term
-// had ended (the lease contract). Otherwise t's liveness record was
-// deleted (or restored) in between, and the later term acquired it anew
-// while t may still run, until its next renewal fails and at the latest
-// at its renew deadline, which comes within a TTL of that later term's
-// hello: t is dead once a TTL has passed since the assigner first read it,
-// that later term still renewing (it has not left; one that left leaves t
-// to the judge's count).
+// A later term of the same worker ends t at once when its liveness lease
+// took over the record that named t (ack.After): t had released it after
+// its shards returned, or its lease was judged expired by rule 2, after
+// its renew deadline; either way t has stopped for good, and a record of
+// t's put back later cannot be renewed by a term that stepped down.
+// Otherwise t's liveness record may have been deleted (or restored) in
+// between, and the later term acquired it anew while t may still run,
+// until its next renewal fails, and at the latest at its renew deadline:
+// t is dead once the liveness record, read at every version listed, has
+// named other terms (or none) for a TTL (see readNames). Neither the later
+// term's token nor its acknowledgement says that t's record was taken from
+// it: a restore brings back the acknowledgement, and the liveness record,
+// of a term that began before t with a greater token, while t renews.
+//
+// That count ends the latest term the assigner knows of a worker too, one
+// whose acknowledgement a restore brought back while the term that renews
+// the record runs shards below it: bury then writes it left, over the
+// running term's acknowledgement, which finds it at its next check and
+// ends (session.laterAcked), so that its worker's next term, above it,
+// takes over its record and frees its shards (ack.After). Without it, a
+// term whose own acknowledgement was put back after the restore would
+// keep its shards for as long as it lives, and no other worker that
+// joins would get any.
 func (a *assigner) dead(t term) bool {
 	k := a.acks[t.ID]
 	now := time.Now()
 	over, since := a.over(t, now)
 	switch {
-	case k.Token == t.Token && k.Left:
+	case k.Token == t.Token && k.Left, a.namedOthersFor(t, now) >= a.judge.ttl:
 		return true
 	case k.Token > t.Token:
-		return over || k.Lease > termHigh(t.Token) || !k.Left && now.Sub(a.seenAt[t.ID]) >= a.judge.ttl
+		return over || t.Token >= 1<<32 && k.After == liveName(t.Token)
 	case !over:
 		return false
 	}
 	return k.Token != t.Token || !k.Restarting || since >= a.judge.ttl
+}
+
+// nameRun is the assigner's reads of one worker's liveness record: the
+// version listed when it last read it, and what each read named, oldest
+// first, within the latest unbroken run of listings (judge.saw).
+type nameRun struct {
+	version string
+	reads   []nameRead
+}
+
+// nameRead is one read of a liveness record: when it returned, and the
+// term the record named (liveAnnotation), "" when it named none of its
+// worker's (gone, or another's).
+type nameRead struct {
+	at   time.Time
+	name string
+}
+
+// readNames reads, in order of identity, the liveness record of each
+// worker that owns shards in the current assignment in a term below the
+// latest the assigner knows of it (see dead), whenever the listing shows
+// a version it has not read; it forgets the others. A listing that broke
+// the judge's run (broken), or a read that fails, begins the reads anew.
+func (a *assigner) readNames(ctx context.Context, members map[string]string, broken bool) {
+	cfg := &a.w.cfg
+	pending := map[string]bool{}
+	for _, m := range a.cur.Members {
+		if a.acks[m.ID].Token > m.Token {
+			pending[m.ID] = true
+		}
+	}
+	for id := range a.names {
+		if !pending[id] {
+			delete(a.names, id)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(pending)) {
+		r := a.names[id]
+		v, ok := members[id]
+		if !ok {
+			v = absent
+		}
+		switch {
+		case r == nil || broken:
+			r = &nameRun{}
+			a.names[id] = r
+		case v == r.version:
+			continue
+		}
+		name, err := a.liveNameOf(ctx, id)
+		if err != nil {
+			cfg.Logger.Warn("shard: assigner: reading a liveness record failed", "identity", id, "err", err)
+			delete(a.names, id)
+			continue
+		}
+		now := time.Now()
+		for len(r.reads) > 1 && now.Sub(r.reads[0].at) > 2*a.judge.ttl {
+			r.reads = r.reads[1:] // an earlier start only makes a count later
+		}
+		r.version, r.reads = v, append(r.reads, nameRead{now, name})
+	}
+}
+
+// liveNameOf reads id's liveness record and returns the term it names, ""
+// if none of id's: no record, or another's.
+func (a *assigner) liveNameOf(ctx context.Context, id string) (string, error) {
+	l, err := a.w.cfg.Store.Lease(memberKey(a.w.cfg.Group, id), a.w.cfg.leaseOptions())
+	if err != nil {
+		return "", err
+	}
+	rec, err := l.Observe(ctx)
+	switch {
+	case errors.Is(err, lease.ErrNoRecord):
+		return "", nil
+	case err != nil:
+		return "", err
+	case rec.Holder != id:
+		return "", nil
+	}
+	return rec.Annotations.Get(liveAnnotation), nil
+}
+
+// namedOthersFor returns for how long the reads of t's worker's liveness
+// record (readNames) have named terms other than t, without a break: from
+// the first read after the latest that named t. A term renews its record
+// every renew interval, conditionally on the version it wrote, so once a
+// read has found the record naming another, t's renewals since have
+// failed (unless a restore put its own back, which a later listing shows
+// and a read finds), and t stops by its renew deadline, counted from a
+// renewal sent before that read.
+func (a *assigner) namedOthersFor(t term, now time.Time) time.Duration {
+	r := a.names[t.ID]
+	if r == nil {
+		return 0
+	}
+	name, from := liveName(t.Token), 0
+	for i, rd := range r.reads {
+		if rd.name == name {
+			from = i + 1
+		}
+	}
+	if from == len(r.reads) {
+		return 0
+	}
+	return now.Sub(r.reads[from].at)
 }
 
 // released implements view.
@@ -652,7 +777,7 @@ func (a *assigner) live() []term {
 	var out []term
 	for id := range a.judge.counts {
 		k := a.acks[id]
-		if a.judge.alive(id, now) && k.Token > 0 && !k.Left && (term{id, k.Token}) != a.ended {
+		if a.judge.alive(id, now) && k.Token > 0 && !k.Left && (term{id, k.Token}) != a.ended && a.namedOthersFor(term{id, k.Token}, now) < a.judge.ttl {
 			out = append(out, term{id, k.Token})
 		}
 	}

@@ -259,32 +259,39 @@
 //     assigner that had judged t dead by 3, 4 or 5 (bury), which stays true.
 //     A restore that takes the mark away only makes an assigner wait.
 //  3. An acknowledgement of a later term of the same worker exists (a
-//     greater token), whose liveness token is greater than t's: that
-//     lease's count went on from t's, so the later term acquired it after
-//     t's term was released (after t's task, and every shard of it,
-//     returned) or judged lapsed on the new term's own clock, by which
+//     greater token) that says its liveness lease took over the record
+//     that named t (ack.After: every write of a term's liveness record
+//     names it, shard/live, from its first renewal on, made at once, and
+//     an acquisition carries the annotations of the record it took over):
+//     that record was released by t (after t's task, and every shard of
+//     it, returned) or judged lapsed on the new term's own clock, by which
 //     time the liveness expiry that bounds t's shards had passed
-//     (lease/driver's argument). A later term whose liveness token is not
-//     greater acquired a record created anew: t's was deleted in between,
-//     and t's renewals, conditional on a version the store no longer
-//     holds, failed from then on, so t's shards had returned by its last
-//     successful renewal's Sent + T - R, before that acquisition + TTL.
-//     Its hello was written after the acquisition, so t is free a TTL
-//     after the assigner first read it, while the later term has not left
-//     (if it left, t waits for 4). An acknowledgement says what it likes,
-//     and one that no term wrote (a copy from another group, a tool's
-//     write) could name a later term with any liveness token: so the
-//     assigner takes a term above the ones it knows of a worker as its
-//     latest only when the worker's liveness record, read then, is the
-//     worker's with a token at least the one that term names (it acquired
-//     that record before writing anything, and the record's tokens only
-//     grow while it lasts), and the decoder refuses acknowledgements that
-//     no term writes (tokens past the bounds above). The limit: an
-//     acknowledgement forged with a liveness token the record has reached
-//     is taken as a later term; it frees nothing at once unless that
-//     record's count went on from t's, and otherwise t's shards move as
-//     after a delete of t's record (a TTL later; t, finding the later term
-//     named, ends, and its worker's next term begins above it).
+//     (lease/driver's argument); a record the operator broke names no
+//     term taken over. This stays true of the later term whatever happens
+//     to its records. Or the assigner has read t's worker's liveness
+//     record at every version its listings showed, without a break in
+//     them, and it has named other terms (or none: gone, another's) for a
+//     TTL since the first read after the latest that named t: t's
+//     renewals are conditional on the version it wrote, so once a read
+//     found another there, every renewal of t since failed (unless a
+//     restore put t's back, which the next listing shows and a read finds),
+//     and t stopped at its renew deadline, counted from a renewal sent
+//     before that read. Neither a later term's token nor its liveness
+//     token says that t's record was taken from t: a record deleted gives
+//     the next term token 1 again, and a restore brings back an earlier
+//     term's acknowledgement, with a greater token, and its liveness
+//     record, while t renews its own. The same count ends the latest term
+//     the assigner knows of a worker, restored, that no process runs. An
+//     acknowledgement says what it likes, and one that no term wrote (a
+//     copy from another group, a tool's write) could name a later term
+//     with any liveness token: so the assigner takes a term above the ones
+//     it knows of a worker as its latest only when the worker's liveness
+//     record, read then, is the worker's with a token at least the one
+//     that term names, and the decoder refuses acknowledgements that no
+//     term writes (tokens past the bounds above). Taken, such a term frees
+//     nothing by itself: t keeps its shards until it ends (finding the
+//     later term named, and its worker's next term begins above it,
+//     taking over t's record) or its record names others for a TTL.
 //  4. The assigner judged t's liveness record expired by rule 2 on its
 //     listings, which are reads in the sense of lease/driver's argument: a
 //     listing shows each key's version as of an instant between its sending
@@ -402,16 +409,19 @@
 //     the live term's (its records were lost before the live term began:
 //     see above) makes the assigner take that term for the latest; the
 //     live term finds it at its next write or check and ends, so that its
-//     next term begins above it. Open (issue 34, shard's tests tagged
-//     redteam): this does not yet keep rule 12. The assigner frees the live
-//     term's shards by 3 a TTL after it read the restored acknowledgement,
-//     and at once when a restored liveness record vouches for that term
-//     with a token above the live term's; the live term checks its
-//     acknowledgement every fourth renew interval, and a second restore
-//     that puts its own back leaves it nothing to find, so another worker
-//     may start one of its shards while it still runs it. Way 3 needs to
-//     count on the liveness record naming another term for a TTL, not on
-//     the acknowledgement.
+//     next term begins above it. Until then the live term may run its
+//     shards, and a second restore may put its own acknowledgement back,
+//     leaving it nothing to find: so the assigner frees a term's shards on
+//     account of a later term of its worker only when that term's liveness
+//     lease took over the record that named it (ack.After: it had
+//     released it after its shards returned, or its lease was judged
+//     expired), or when the liveness record, which names the term that
+//     renews it (shard/live), read at every version listed, has named
+//     other terms for a TTL. Neither the later term's token nor its
+//     liveness record's token says so: a restore brings back both. The
+//     same count ends a restored term that nobody runs (its record names
+//     another), and bury writes it left, so that the live term below it
+//     finds it at its next check and ends.
 //   - A restore of a liveness record: lease/driver's argument, as above.
 //   - An assignment object that cannot be read (lease.ErrCorrupt): bytes
 //     that are no assignment, or an object the store cannot return whole,

@@ -42,9 +42,9 @@ func newJudge(ttl, gap time.Duration) *judge {
 
 // saw counts a listing sent at sent that returned now with versions (by
 // identity), for those identities and every one watched before, and for
-// watch.
-func (j *judge) saw(versions map[string]string, watch []string, sent, now time.Time) {
-	broken := now.Sub(j.lastSent) > j.gap
+// watch. It reports whether the listing broke the run.
+func (j *judge) saw(versions map[string]string, watch []string, sent, now time.Time) (broken bool) {
+	broken = now.Sub(j.lastSent) > j.gap
 	j.lastSent = sent
 	for _, id := range watch {
 		if j.counts[id] == nil {
@@ -64,6 +64,7 @@ func (j *judge) saw(versions map[string]string, watch []string, sent, now time.T
 		c.see(v, broken, now)
 	}
 	j.rest.see(absent, broken, now)
+	return broken
 }
 
 // see counts a listing that returned at now with version v.

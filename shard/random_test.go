@@ -34,7 +34,24 @@ var (
 //	delete   around a change of assigner, a worker cut off, its liveness record deleted, an old assignment restored
 //	slow     the assigner's listings are slower than the margins, and a renewal is hidden
 //	oldlease the assigner lease's record deleted, restored as an earlier holder wrote it, or broken
+//
+// and one that -classes names but the default leaves out, because with it
+// the simulation still finds open holes (issue 34):
+//
+//	greater  a worker's records deleted, so that its next term's token is below its last one's, whose acknowledgement (and liveness record) are then restored over the new term's
+//
+// Alone (-classes greater) it found the restored-term holes of
+// restoredterm_test.go in 21 of 1,000 seeds before they were fixed, and
+// finds none of them since; a group that runs nothing after healing
+// remains (seed 1147 of -seeds 2000 -classes greater). With every other
+// class, its deletes of the assignment around a killed assigner, beside
+// the oldlease class's deletes of the assigner lease's record, still give
+// two owners (seed 1677) and repeated epochs (seed 982): the Gens go back
+// when the records that carried them are gone.
 var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow", "oldlease"}
+
+// openClasses are the fault classes -classes takes beside faultClasses.
+var openClasses = []string{"greater"}
 
 // TestRandomFaults runs fleets through seeded schedules of joins, leaves,
 // crashes, partitions (calls that hang or fail), slow calls, failed calls,
@@ -55,7 +72,12 @@ var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"
 // assigner counted while the worker's calls hang; the assigner lease's
 // record deleted, or restored as an earlier holder wrote it (a token the
 // next assigner may repeat), or broken by an operator (leasehold break
-// --force). The oracle must see no
+// --force); a worker killed with its liveness record, its acknowledgement
+// and the assignment deleted (the assigner killed too, or not), started
+// again, so that its new term's token is below its last one's, and then
+// that earlier term's acknowledgement restored over the new term's, with
+// its liveness record or without, and the new term's put back after it or
+// not. The oracle must see no
 // two owners of a shard and no epoch that does not increase, and the group
 // must be balanced within 20 TTL of the healing. Every random choice of a
 // run is drawn from its seed (the runners' jitter included), every call
@@ -79,8 +101,8 @@ func TestRandomFaults(t *testing.T) {
 	for _, c := range strings.Split(*classFlag, ",") {
 		switch {
 		case c == "":
-		case !slices.Contains(faultClasses, c):
-			t.Fatalf("-classes: %q is not a fault class; the classes are %s", c, strings.Join(faultClasses, ", "))
+		case !slices.Contains(faultClasses, c) && !slices.Contains(openClasses, c):
+			t.Fatalf("-classes: %q is not a fault class; the classes are %s", c, strings.Join(append(slices.Clone(faultClasses), openClasses...), ", "))
 		default:
 			on[c] = true
 		}
@@ -316,7 +338,12 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			continue
 		}
 		var what string
+		// The class greater draws from a stream of its own, so that the
+		// schedules of the other faults stay those they were before it.
+		greater := on["greater"] && id != "" && rand.New(rand.NewPCG(seed, uint64(step)+1<<32)).IntN(24) == 0
 		switch k := rng.IntN(23); {
+		case greater:
+			what = f.restoreGreaterTerm(rng, id, boss)
 		case k == 0 || len(f.live()) < 2:
 			what = "join " + f.join()
 		case k == 1:
@@ -508,4 +535,57 @@ func (f *fleet) breakAssigner() (lease.Record, error) {
 		_, err = op.(lease.Breaker).Break(context.Background(), rec)
 	}
 	return rec, err
+}
+
+// restoreGreaterTerm is the fault class greater of TestRandomFaults: id is
+// killed, its liveness record, its acknowledgement and the assignment are
+// deleted (the assigner boss killed too, or not, so that nothing that names
+// id's term is left), and id starts again within half a TTL: its new term's
+// token is below its last one's. Once it runs shards, within a cycle of
+// its acknowledgement checks, that earlier term's
+// acknowledgement is restored over the new term's, and its liveness record
+// too, or not; then, or not, the new term's acknowledgement is put back
+// within a renew interval, so that the new term may never find the earlier
+// one. It returns what it did.
+func (f *fleet) restoreGreaterTerm(rng *rand.Rand, id, boss string) string {
+	earlierAck, _ := f.store.Bytes(ackKey(simGroup, id))
+	earlierRec, _ := f.store.Bytes(memberKey(simGroup, id))
+	what := "kill " + id
+	f.crash(id)
+	if boss != "" && boss != id && rng.IntN(2) == 0 {
+		what += " and the assigner " + boss
+		f.crash(boss)
+	}
+	f.store.Delete(memberKey(simGroup, id))
+	f.store.Delete(ackKey(simGroup, id))
+	f.store.Delete(assignmentKey(simGroup))
+	pause := time.Duration(rng.Int64N(int64(f.ttl / 2)))
+	time.Sleep(pause)
+	f.o.Restart(id)
+	f.startProcess(id, fmt.Sprintf("%s#%d", id, f.procs+1))
+	what += fmt.Sprintf(", delete its records and the assignment, start it again after %v", pause)
+	// Once the new term runs shards (or a few TTL have passed), at a
+	// phase of its cycle of acknowledgement checks (every fourth read of
+	// the assignment).
+	for limit := time.Now().Add(4 * f.ttl); len(f.o.Shards(id)) == 0 && time.Now().Before(limit); {
+		time.Sleep(f.renew() / 16)
+	}
+	wait := time.Duration(rng.Int64N(int64(ackCheckEvery * f.renew())))
+	time.Sleep(wait)
+	own, _ := f.store.Bytes(ackKey(simGroup, id))
+	if earlierAck != nil {
+		f.store.Put(ackKey(simGroup, id), earlierAck)
+		what += fmt.Sprintf(", %v later restore its earlier acknowledgement", wait)
+	}
+	if earlierRec != nil && rng.IntN(2) == 0 {
+		f.store.Put(memberKey(simGroup, id), earlierRec)
+		what += " and liveness record"
+	}
+	if own != nil && rng.IntN(2) == 0 {
+		back := time.Duration(rng.Int64N(int64(f.renew())))
+		time.Sleep(back)
+		f.store.Put(ackKey(simGroup, id), own)
+		what += fmt.Sprintf(", put the new term's back %v after", back)
+	}
+	return what
 }

@@ -258,7 +258,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		wait, err = w.startRunner(ctx, memberKey(w.cfg.Group, w.cfg.Identity), liveness, w.serve, runner.Config{
 			HealthCheck: w.cfg.HealthCheck, HealthInterval: w.cfg.HealthInterval, HealthTimeout: w.cfg.HealthTimeout,
 			HealthThreshold: w.cfg.HealthThreshold, StallTimeout: w.cfg.StallTimeout, DrainTimeout: w.cfg.DrainTimeout,
-			OnRenew: w.cfg.OnRenew,
+			OnRenew: w.cfg.OnRenew, Annotate: w.nameTerm,
 		})
 	}
 	if err != nil {
@@ -403,6 +403,7 @@ type session struct {
 	w       *Worker
 	me      term
 	lease   uint64    // the liveness lease's token (ack.Lease)
+	after   string    // ack.After
 	highest uint64    // the latest Gen applied; older ones are restores
 	fence   bool      // the assignment applied last is a fence
 	version string    // the assignment's version as last read
@@ -446,10 +447,10 @@ func (w *Worker) serve(ctx context.Context) error {
 		return nil // the term ended first
 	}
 	floor = max(floor, w.termSeen.get())
-	me := term{w.cfg.Identity, termToken(lt.Token, floor, w.random32())}
+	me := term{w.cfg.Identity, termToken(lt.Token, floor, termRandom(lt.Annotations))}
 	ctx, join := runner.Joint(ctx)
 	ctx, end := context.WithCancel(ctx)
-	s := &session{w: w, me: me, lease: lt.Token, end: end, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{}), join: join}
+	s := &session{w: w, me: me, lease: lt.Token, after: lt.Annotations.Get(afterAnnotation), end: end, running: map[int]*run{}, wake: make(chan struct{}, 1), left: make(chan struct{}), join: join}
 	waitAssigner := func() {}
 	defer func() {
 		end()
@@ -560,6 +561,44 @@ func (w *Worker) namedTerms(ctx context.Context) (uint64, error) {
 // object that names no term: none stored, or one that cannot be read.
 func namesNothing(err error) bool {
 	return errors.Is(err, lease.ErrNoRecord) || errors.Is(err, lease.ErrCorrupt)
+}
+
+// liveAnnotation is the liveness lease's annotation that names the
+// liveness term that holds it (liveName of its token), written with the
+// term's first renewal, made at once, and with every write after it (see
+// Worker.nameTerm); afterAnnotation names the term whose record it took
+// over (ack.After).
+const (
+	liveAnnotation  = "shard/live"
+	afterAnnotation = "shard/after"
+)
+
+// liveName is how a liveness record names the term with token: the
+// token's 32 random bits (termToken), drawn when the liveness lease is
+// won, before the term's token is made, so that its first renewal names
+// it.
+func liveName(token uint64) string { return fmt.Sprintf("%08x", uint32(token)) }
+
+// nameTerm is the liveness runner's Config.Annotate: it draws the random
+// bits of the term that won the lease and names the term by them
+// (liveAnnotation), and names the term whose record it took over
+// (afterAnnotation), unless an operator broke that record
+// (lease.AnnotationBroken: its holder may run until its next renewal
+// finds the lease lost, and its shards for as long as they take to stop,
+// so it is judged as any term that did not leave).
+func (w *Worker) nameTerm(won lease.Term) lease.Annotations {
+	after := won.Annotations.Get(liveAnnotation)
+	if won.Annotations.Get(lease.AnnotationBroken) != "" {
+		after = ""
+	}
+	return won.Annotations.With(afterAnnotation, after).With(liveAnnotation, liveName(uint64(w.random32())))
+}
+
+// termRandom returns the random bits nameTerm drew for the term whose
+// record's annotations are a.
+func termRandom(a lease.Annotations) uint32 {
+	n, _ := strconv.ParseUint(a.Get(liveAnnotation), 16, 32) // nameTerm wrote it
+	return uint32(n)
 }
 
 // termAnnotation is the assigner lease's annotation that names the
@@ -915,7 +954,7 @@ func (s *session) leave(ctx context.Context) {
 func (s *session) ack(ctx context.Context, k ack) error {
 	cfg := &s.w.cfg
 	key := ackKey(cfg.Group, cfg.Identity)
-	k.Lease, k.Seen = s.lease, s.w.genSeen.get()
+	k.Lease, k.Seen, k.After = s.lease, s.w.genSeen.get(), s.after
 	data := k.encode()
 	for retried := false; ; retried = true {
 		v, err := s.w.put(ctx, key, data, s.ackVer)

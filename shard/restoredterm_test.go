@@ -1,24 +1,26 @@
-//go:build redteam
-
 package shard
 
-// Open holes in rule 12 that a red team reproduced on 2bfaec6 (a term
-// that finds a greater term of its own in its acknowledgement as stored
-// ends), kept out of CI until they are fixed (issue 34): go test -tags
-// redteam -run TestRedTeam2 ./shard. Each fails, two owners of a shard at
-// once, but TestRedTeam2RestoredAckOnlyAboveTheRecord, which holds. The
-// cause they share: assigner.dead takes a term with a greater token,
-// vouched for by a liveness record, as a later one (way 3 of the doc),
-// and frees the live term's shards a TTL after reading it, or at once
-// when the record's token is above the live term's, though records lost
-// or restored are what give a worker's live term a token below a dead
-// one's; neither bound is the live term's own expiry.
+// Rule 12 against a restored acknowledgement (and liveness record) of an
+// earlier term of a worker whose token is greater than its live term's
+// (its records were deleted between): sequences a red team reproduced on
+// 2bfaec6, each of which put two owners on a shard. assigner.dead took
+// such a term, vouched for by a liveness record, for a later one, and
+// freed the live term's shards a TTL after reading it, or at once when the
+// record's token was above the live term's, while the live term renewed.
+// It now frees them only when the later term's liveness took over the
+// record that named the live term (ack.After), or when the liveness
+// record, read at every listed version, has named other terms for a TTL.
+// Each test also waits for the group to balance again.
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // restoredGreaterTermFleet builds the state of
@@ -84,6 +86,7 @@ func mustToken(t *testing.T, b []byte) uint64 {
 
 func (f *fleet) redVerdict(t *testing.T) {
 	t.Helper()
+	f.settle("after the restores", time.Now(), f.o.Starts())
 	f.stopAll()
 	hole(t, f, "")
 }
@@ -99,13 +102,12 @@ func hole(t *testing.T, f *fleet, where string) bool {
 	return true
 }
 
-// TestRedTeam2RestoreThenRestoreBack: D's acknowledgement is restored over
-// L's; once the assigner has read it (vouched: the record's liveness token
-// 1 ≥ D's), L's own acknowledgement is restored back, so L's checkAck
-// finds nothing greater. The doc says the assigner then only waits; but
-// assigner.dead counts L dead a TTL after it first read D (way 3), while
-// L runs and renews.
-func TestRedTeam2RestoreThenRestoreBack(t *testing.T) {
+// TestRestoreThenRestoreBack: D's acknowledgement is restored over L's;
+// once the assigner has read it (vouched: the record's liveness token 1 ≥
+// D's), L's own acknowledgement is restored back, so L's checkAck finds
+// nothing greater. The assigner takes D for the latest term but must not
+// free L's shards while L renews the record that names it.
+func TestRestoreThenRestoreBack(t *testing.T) {
 	for _, back := range []time.Duration{0, 1, 2, 3} {
 		t.Run("", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -123,13 +125,12 @@ func TestRedTeam2RestoreThenRestoreBack(t *testing.T) {
 	}
 }
 
-// TestRedTeam2SingleRestore: one restore only, D's acknowledgement over L's,
-// at 16 phases across L's cycle of four assignment reads per check of its
-// acknowledgement (4R = 1.5 TTL). A restore just after a check is found
-// only at the next, up to 1.5 TTL later; the assigner frees L's shards a
-// TTL after it first read D (way 3), and the one that goes to the other
-// worker starts while L runs it. No other fault: L renews throughout.
-func TestRedTeam2SingleRestore(t *testing.T) {
+// TestSingleRestoreOfAGreaterTerm: one restore only, D's acknowledgement
+// over L's, at 16 phases across L's cycle of four assignment reads per
+// check of its acknowledgement (4R = 1.5 TTL): a restore just after a
+// check is found only at the next, up to 1.5 TTL later, so L's shards
+// must not be freed before L ends. No other fault: L renews throughout.
+func TestSingleRestoreOfAGreaterTerm(t *testing.T) {
 	holes := 0
 	for phase := range 16 {
 		t.Run("", func(t *testing.T) {
@@ -138,6 +139,7 @@ func TestRedTeam2SingleRestore(t *testing.T) {
 				time.Sleep(time.Duration(phase) * f.renew() / 4)
 				f.store.Put(ackKey(simGroup, victim), earlier)
 				time.Sleep(3 * f.ttl)
+				f.settle("after the restore", time.Now(), f.o.Starts())
 				f.stopAll()
 				if hole(t, f, fmt.Sprintf(" at phase %d/16 of 4R", phase)) {
 					holes++
@@ -148,23 +150,23 @@ func TestRedTeam2SingleRestore(t *testing.T) {
 	t.Logf("%d of 16 phases overlapped", holes)
 }
 
-// TestRedTeam2RestoredRecordFreesAtOnce: the victim's term D had liveness
+// TestRestoredRecordFreesNotAtOnce: the victim's term D had liveness
 // token 2 (its first term was cut off and lapsed); then the assigner and
 // the victim crash and the victim's records and the assignment are
 // deleted, so the victim's live term L gets liveness token 1, high half 1.
 // A restore puts back D's liveness record (token 2, holder the victim) and
 // D's acknowledgement. The assigner vouches for D (the record's token 2 ≥
-// D's) and assigner.dead frees L at once (k.Lease 2 > termHigh(L) 1: "its
-// count went on from t's"), though L's liveness expiry, its last renewal's
-// Sent + T − R, has not passed: L runs its shards until its next renewal
-// finds the record changed (up to R), or until it reads the assignment.
-func TestRedTeam2RestoredRecordFreesAtOnce(t *testing.T) { restoredRecord(t, true) }
+// D's), but D's liveness token above L's does not say that D's lease went
+// on from L's: L runs its shards until its next renewal finds the record
+// changed (up to R), and stops at its renew deadline, so they are freed
+// only after a TTL of reads of the record naming D.
+func TestRestoredRecordFreesNotAtOnce(t *testing.T) { restoredRecord(t, true) }
 
-// TestRedTeam2RestoredAckOnlyAboveTheRecord: as above without the
+// TestRestoredAckOnlyAboveTheRecord: as above without the
 // liveness record's restore. Held: vouch refuses D (the live record's token
 // 1 is below D's liveness token 2), so the assigner never takes D for the
 // worker's latest term, and L, finding D at its next check, ends.
-func TestRedTeam2RestoredAckOnlyAboveTheRecord(t *testing.T) { restoredRecord(t, false) }
+func TestRestoredAckOnlyAboveTheRecord(t *testing.T) { restoredRecord(t, false) }
 
 func restoredRecord(t *testing.T, withRecord bool) {
 	holes := 0
@@ -212,6 +214,7 @@ func restoredRecord(t *testing.T, withRecord bool) {
 				}
 				f.store.Put(ackKey(simGroup, victim), dAck)
 				time.Sleep(3 * f.ttl)
+				f.settle("after the restore", time.Now(), f.o.Starts())
 				f.stopAll()
 				if hole(t, f, fmt.Sprintf(" at phase %d/8 of R", phase)) {
 					holes++
@@ -220,4 +223,58 @@ func restoredRecord(t *testing.T, withRecord bool) {
 		})
 	}
 	t.Logf("%d of 8 phases overlapped", holes)
+}
+
+// TestLivenessRecordNamesItsTerm: a term's liveness record names it
+// (shard/live) from its first renewal on, and a later term whose lease
+// took over that record says so in its acknowledgement (ack.After), which
+// is what lets the assigner free the earlier term's shards at once.
+func TestLivenessRecordNamesItsTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := settledFleet(t, 6, 3, 3)
+		id := f.ids()[0]
+		first := f.ackToken(id)
+		named := func() string {
+			b, _ := f.store.Bytes(memberKey(simGroup, id))
+			r, err := driver.DecodeJSON(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Annotations.Get(liveAnnotation)
+		}
+		if got := named(); got != liveName(first) {
+			t.Fatalf("%s's liveness record names %q, want its term %#x's %q", id, got, first, liveName(first))
+		}
+		f.partition(id, false) // its term lapses; the next takes over the record that names it
+		time.Sleep(f.ttl)
+		f.heal(id)
+		f.settle("the next term", time.Now(), f.o.Starts())
+		b, _ := f.store.Bytes(ackKey(simGroup, id))
+		k, err := decodeAck(b)
+		if err != nil || k.Token == first {
+			t.Fatalf("%s's acknowledgement %+v (%v): want a term after %#x", id, k, err, first)
+		}
+		if k.After != liveName(first) || named() != liveName(k.Token) {
+			t.Errorf("term %#x: After %q, record names %q; want After %q (the term it took over), the record naming %q", k.Token, k.After, named(), liveName(first), liveName(k.Token))
+		}
+		f.stopAll()
+		hole(t, f, "")
+	})
+}
+
+// TestBrokenLivenessRecordNamesNoTermTakenOver: a record an operator
+// broke (leasehold break --force) has a holder that may run until its
+// next renewal: the term that wins it says it took over no term.
+func TestBrokenLivenessRecordNamesNoTermTakenOver(t *testing.T) {
+	w := &Worker{cfg: Config{Rand: rand.NewPCG(1, 2)}}
+	prev := lease.Annotations{}.With(liveAnnotation, "0badcafe")
+	for _, c := range []struct {
+		ann  lease.Annotations
+		want string
+	}{{prev, "0badcafe"}, {prev.With(lease.AnnotationBroken, "operator"), ""}, {lease.Annotations{}, ""}} {
+		got := w.nameTerm(lease.Term{Annotations: c.ann})
+		if a := got.Get(afterAnnotation); a != c.want || len(got.Get(liveAnnotation)) != 8 {
+			t.Errorf("nameTerm over %q: after %q, live %q; want after %q and a name of 8 hex digits", c.ann, a, got.Get(liveAnnotation), c.want)
+		}
+	}
 }
