@@ -50,6 +50,9 @@ type assigner struct {
 	// shards in a term below the latest the assigner knows of them, by
 	// identity (see readNames).
 	names map[string]*nameRun
+	// waitingOn is the worker the fence waited for in the latest round,
+	// "" for none (see allAcknowledged).
+	waitingOn string
 	// leftAt is, by identity, the liveness record's version as listed
 	// when it was found to name the term that left (see leftForGood).
 	leftAt map[string]string
@@ -554,7 +557,14 @@ func (a *assigner) bury(ctx context.Context, deadline time.Time) {
 // while the worker's liveness record names it (see leftForGood): an
 // acknowledgement restored from an earlier term that left may hide the
 // hello of a later one, which runs shards that an assignment restored too
-// does not give it.
+// does not give it. The worker it waits for is watched (waitingOn), so
+// that readNames reads its liveness record: a restore may have put back
+// the acknowledgement of an earlier term of the worker, with a greater
+// token, that no process runs, over the live term's, and the fence would
+// wait for it for as long as the live term renews. Once the record has
+// named other terms for a TTL, that term is dead (see dead), bury writes
+// it left, and the live term finds it and ends; its worker's next term
+// acknowledges the fence.
 func (a *assigner) allAcknowledged(ctx context.Context, gen uint64) bool {
 	now := time.Now()
 	// In order: the first worker found waiting ends the loop, and the
@@ -566,18 +576,22 @@ func (a *assigner) allAcknowledged(ctx context.Context, gen uint64) bool {
 			continue
 		}
 		if !k.Left || !a.leftForGood(ctx, id, k) {
+			a.waitingOn = id
 			return false
 		}
 	}
+	a.waitingOn = ""
 	return true
 }
 
 // leftForGood reports whether id's liveness record, read once per listed
 // version, names the term k, which left: no later term of the worker had
 // acquired it when it was read (one that acquires it afterwards has run
-// nothing an earlier assignment gave). An acknowledgement that does not say which liveness
-// term it is (an earlier version's) never counts: the fence then waits for
-// the worker's acknowledgement or its expiry.
+// nothing an earlier assignment gave), and the record does not name
+// another term (shard/live: a term that acquired it anew after a delete
+// has k's liveness token again). An acknowledgement that does not say
+// which liveness term it is (an earlier version's) never counts: the
+// fence then waits for the worker's acknowledgement or its expiry.
 func (a *assigner) leftForGood(ctx context.Context, id string, k ack) bool {
 	listed := a.judge.counts[id].last
 	if v, ok := a.leftAt[id]; ok && v == listed {
@@ -590,6 +604,9 @@ func (a *assigner) leftForGood(ctx context.Context, id string, k ack) bool {
 	rec, err := l.Observe(ctx)
 	if err != nil || rec.Holder != id || rec.Token != k.Lease {
 		return false
+	}
+	if name := rec.Annotations.Get(liveAnnotation); name != "" && name != liveName(k.Token) {
+		return false // another term renews it, with k's token again after a delete
 	}
 	a.leftAt[id] = listed
 	return true
@@ -622,7 +639,8 @@ func (a *assigner) over(t term, now time.Time) (bool, time.Duration) {
 // that the restarted worker gets its shards back.
 //
 // A later term of the same worker ends t at once when its liveness lease
-// took over the record that named t (ack.After): t had released it after
+// took over the record that named t (ack.After, as its liveness record,
+// read, says too: see nameRun.took): t had released it after
 // its shards returned, or its lease was judged expired by rule 2, after
 // its renew deadline; either way t has stopped for good, and a record of
 // t's put back later cannot be renewed by a term that stepped down.
@@ -652,7 +670,7 @@ func (a *assigner) dead(t term) bool {
 	case k.Token == t.Token && k.Left, a.namedOthersFor(t, now) >= a.judge.ttl:
 		return true
 	case k.Token > t.Token:
-		return over || t.Token >= 1<<32 && k.After == liveName(t.Token)
+		return over || t.Token >= 1<<32 && k.After == liveName(t.Token) && a.names[t.ID].took(k)
 	case !over:
 		return false
 	}
@@ -665,6 +683,17 @@ func (a *assigner) dead(t term) bool {
 type nameRun struct {
 	version string
 	reads   []nameRead
+	// afters are the terms that the records read named as taken over
+	// (afterAnnotation), by the name of the term that took them over.
+	afters map[string]string
+}
+
+// took reports whether a read of the liveness record found it naming
+// k's term and the term it took over as k.After says: an acknowledgement
+// says what it likes (a copy, a tool's write), but a liveness record
+// names the term that renews it.
+func (r *nameRun) took(k ack) bool {
+	return r != nil && r.afters[liveName(k.Token)] == k.After
 }
 
 // nameRead is one read of a liveness record: when it returned, and the
@@ -677,12 +706,16 @@ type nameRead struct {
 
 // readNames reads, in order of identity, the liveness record of each
 // worker that owns shards in the current assignment in a term below the
-// latest the assigner knows of it (see dead), whenever the listing shows
+// latest the assigner knows of it (see dead), and of the worker the fence
+// waits for (see allAcknowledged), whenever the listing shows
 // a version it has not read; it forgets the others. A listing that broke
 // the judge's run (broken), or a read that fails, begins the reads anew.
 func (a *assigner) readNames(ctx context.Context, members map[string]string, broken bool) {
 	cfg := &a.w.cfg
 	pending := map[string]bool{}
+	if a.waitingOn != "" {
+		pending[a.waitingOn] = true
+	}
 	for _, m := range a.cur.Members {
 		if a.acks[m.ID].Token > m.Token {
 			pending[m.ID] = true
@@ -700,17 +733,22 @@ func (a *assigner) readNames(ctx context.Context, members map[string]string, bro
 			v = absent
 		}
 		switch {
-		case r == nil || broken:
-			r = &nameRun{}
+		case r == nil:
+			r = &nameRun{afters: map[string]string{}}
 			a.names[id] = r
+		case broken:
+			r.version, r.reads = "", nil
 		case v == r.version:
 			continue
 		}
-		name, err := a.liveNameOf(ctx, id)
+		name, after, err := a.liveNameOf(ctx, id)
 		if err != nil {
 			cfg.Logger.Warn("shard: assigner: reading a liveness record failed", "identity", id, "err", err)
-			delete(a.names, id)
+			r.version, r.reads = "", nil
 			continue
+		}
+		if name != "" && after != "" {
+			r.afters[name] = after
 		}
 		now := time.Now()
 		for len(r.reads) > 1 && now.Sub(r.reads[0].at) > 2*a.judge.ttl {
@@ -720,23 +758,23 @@ func (a *assigner) readNames(ctx context.Context, members map[string]string, bro
 	}
 }
 
-// liveNameOf reads id's liveness record and returns the term it names, ""
-// if none of id's: no record, or another's.
-func (a *assigner) liveNameOf(ctx context.Context, id string) (string, error) {
+// liveNameOf reads id's liveness record and returns the term it names and
+// the term that one took over, "" if none of id's: no record, or another's.
+func (a *assigner) liveNameOf(ctx context.Context, id string) (name, after string, err error) {
 	l, err := a.w.cfg.Store.Lease(memberKey(a.w.cfg.Group, id), a.w.cfg.leaseOptions())
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	rec, err := l.Observe(ctx)
 	switch {
 	case errors.Is(err, lease.ErrNoRecord):
-		return "", nil
+		return "", "", nil
 	case err != nil:
-		return "", err
+		return "", "", err
 	case rec.Holder != id:
-		return "", nil
+		return "", "", nil
 	}
-	return rec.Annotations.Get(liveAnnotation), nil
+	return rec.Annotations.Get(liveAnnotation), rec.Annotations.Get(afterAnnotation), nil
 }
 
 // namedOthersFor returns for how long the reads of t's worker's liveness

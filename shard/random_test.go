@@ -166,6 +166,40 @@ func TestRandomFaultsReplay(t *testing.T) {
 	}
 }
 
+// TestRandomFaultsFound: schedules of TestRandomFaults that once failed,
+// shrunk to the steps the failure needed, each with the fault classes it
+// ran with; every one must now pass.
+//
+//	1147 (greater): a group that ran nothing after healing: a new
+//	     assigner's fence waited for the restored acknowledgement of an
+//	     earlier term of a worker, with a greater token than its live
+//	     term's, which no process runs, while the live term renewed.
+func TestRandomFaultsFound(t *testing.T) {
+	for _, c := range []struct {
+		seed    uint64
+		classes string
+		steps   []int
+	}{
+		{1147, "greater", []int{5, 11, 12, 14, 19, 20, 21, 22, 23, 24, 25}},
+	} {
+		t.Run(fmt.Sprint(c.seed), func(t *testing.T) {
+			on := map[string]bool{}
+			for _, class := range strings.Split(c.classes, ",") {
+				on[class] = true
+			}
+			skip := map[int]bool{}
+			for step := range faultSteps {
+				skip[step] = !slices.Contains(c.steps, step)
+			}
+			var v verdict
+			synctest.Test(t, func(t *testing.T) { v = randomFaults(t, c.seed, on, skip, false) })
+			if v.failed {
+				t.Error(v.report)
+			}
+		})
+	}
+}
+
 // faultSteps is how many faults a schedule has.
 const faultSteps = 30
 

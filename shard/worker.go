@@ -588,17 +588,24 @@ func liveName(token uint64) string { return fmt.Sprintf("%08x", uint32(token)) }
 // so it is judged as any term that did not leave).
 func (w *Worker) nameTerm(won lease.Term) lease.Annotations {
 	after := won.Annotations.Get(liveAnnotation)
-	if won.Annotations.Get(lease.AnnotationBroken) != "" {
-		after = ""
+	if _, ok := parseLiveName(after); !ok || won.Annotations.Get(lease.AnnotationBroken) != "" {
+		after = "" // and a name no term writes (a tool's, too long to carry) is none
 	}
 	return won.Annotations.With(afterAnnotation, after).With(liveAnnotation, liveName(uint64(w.random32())))
+}
+
+// parseLiveName returns the random bits that name, as liveName writes
+// it, names; ok is false for anything else.
+func parseLiveName(name string) (uint32, bool) {
+	n, err := strconv.ParseUint(name, 16, 32)
+	return uint32(n), err == nil && name == liveName(n)
 }
 
 // termRandom returns the random bits nameTerm drew for the term whose
 // record's annotations are a.
 func termRandom(a lease.Annotations) uint32 {
-	n, _ := strconv.ParseUint(a.Get(liveAnnotation), 16, 32) // nameTerm wrote it
-	return uint32(n)
+	n, _ := parseLiveName(a.Get(liveAnnotation)) // nameTerm wrote it
+	return n
 }
 
 // termAnnotation is the assigner lease's annotation that names the

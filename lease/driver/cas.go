@@ -143,7 +143,10 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 		return lease.Term{}, err
 	}
 	ann := cur.Annotations
-	if cur.Held() { // the mark of a held record says how its holder took it over
+	if cur.Held() && !c.ownUnseen(cur) {
+		// The mark of a held record says how its holder took it over; on
+		// this Lease's own acquisition, whose answer it did not see, it
+		// says how this one did.
 		ann = ann.With(lease.AnnotationBroken, "")
 	}
 	t, got, err := c.write(ctx, cur.Version, c.record(lease.Record{Token: token, Annotations: ann}), true)
