@@ -163,8 +163,19 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		}
 	}
 	if a.cur == nil {
-		// Read before the fence, which the workers acknowledge over them.
-		a.readAcks(ctx, acks, next)
+		// Read before the fence, which the workers acknowledge over them:
+		// every one listed, however long it takes (no count towards
+		// expiry runs before the fence, so slow reads break none), since
+		// the fence's Gen goes above every Gen they name (raise). A
+		// fence written with one of them unread could repeat a Gen that
+		// its worker applied from an earlier assigner's write, and that
+		// worker's acknowledgement of it would then pass for one of the
+		// fence (see load). A read that fails leaves the fence to a later
+		// round.
+		if !a.readAcks(ctx, acks, time.Time{}) {
+			cfg.Logger.Warn("shard: assigner: an acknowledgement could not be read; the fence waits for it")
+			return nil
+		}
 		return a.load(ctx, listing[assignmentKey(cfg.Group)], acks) // the next listing shows how the fence went
 	}
 	// Watched besides the listed members: the owners the assignment names,
@@ -444,23 +455,30 @@ func (a *assigner) rewrite(ctx context.Context, version string) {
 }
 
 // readAcks reads the acknowledgements whose version changed, until
-// deadline, merging each with what was known of its worker (a restored one
-// takes nothing away).
-func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadline time.Time) {
+// deadline (none if zero), merging each with what was known of its worker
+// (a restored one takes nothing away). It reports whether it read every
+// one: none left for a later round by the deadline, and no read failed,
+// except for an acknowledgement gone since the listing (or one that cannot
+// be read, lease.ErrCorrupt), which names nothing; its version stays
+// unread, so that later reports that an assignment later than the one
+// read may have been written.
+func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadline time.Time) (all bool) {
 	cfg := &a.w.cfg
 	from := a.readFrom
 	a.readFrom = ""
+	all = true
 	for _, id := range inTurn(listed, from) {
 		v := listed[id]
 		if a.ackVer[id] == v {
 			continue
 		}
-		if time.Now().After(deadline) {
+		if !deadline.IsZero() && time.Now().After(deadline) {
 			a.readFrom = id
-			return
+			return false
 		}
 		data, got, err := a.w.get(ctx, ackKey(cfg.Group, id), a.ackVer[id])
 		if err != nil {
+			all = all && namesNothing(err)
 			continue
 		}
 		if data != nil {
@@ -482,6 +500,7 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 		}
 		a.ackVer[id] = got
 	}
+	return all
 }
 
 // errUnvouched: an acknowledgement names a term that the worker's

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -203,5 +204,61 @@ func TestNewAssignerOutrunsGensItCouldNotRead(t *testing.T) {
 		f.join()
 		time.Sleep(10 * f.ttl)
 		f.verdict("every record but the workers' liveness deleted, a new process the assigner")
+	})
+}
+
+// TestFenceReadsEveryAckBeforeItsGen (rule 12; found by the simulation
+// at seed 1677 with the class greater): an assigner whose Gens were
+// raised above its lease's token (the record had been deleted) writes its
+// fence, which the workers apply and acknowledge, and is killed before it
+// writes anything else; the assignment is deleted. The next assigner takes
+// the lease over from it with the next token, which is the fence's high
+// half (a worker that joins, and has read no Gen), and its calls are slow, so that its first round's reads of the
+// acknowledgements reach the round's deadline after the first. Only those
+// acknowledgements name the fence's Gen: had it written its own fence
+// with the ones not yet read, its Gen would be the same as the earlier
+// fence's, which the workers that applied that one ignore (it is not
+// greater), and their acknowledgements of that one, read after, would
+// pass for acknowledgements of its own: it would give their shards to
+// others while they run them. It reads every acknowledgement before its
+// fence, and raises its Gens above them.
+func TestFenceReadsEveryAckBeforeItsGen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := settledFleet(t, 12, 3, 1)
+		boss := f.assigner()
+		f.crash(boss)
+		// The killed assigner's last write: the fence of a term whose
+		// lease token was 1 and whose Gens were raised to high half 2.
+		b, _ := f.store.Bytes(assignmentKey(simGroup))
+		a, err := decodeAssignment(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fence := uint64(2) << 32
+		a.Gen, a.Fence, a.Expect = fence, true, time.Time{}
+		for s := range a.Slots {
+			a.Slots[s].Epoch = fence
+		}
+		f.store.Put(assignmentKey(simGroup), a.encode())
+		for _, id := range f.live() {
+			for since := time.Now(); f.ackOf(id).Applied != fence; time.Sleep(f.renew() / 16) {
+				if time.Since(since) > 2*f.ttl {
+					t.Fatalf("%s has not acknowledged the fence %#x: %+v", id, fence, f.ackOf(id))
+				}
+			}
+		}
+		f.store.Delete(assignmentKey(simGroup))
+		// A new worker campaigns (it has read no Gen), every call of it
+		// slow.
+		f.candidates = f.next + 1
+		f.store.Delay(fmt.Sprintf("w%04d", f.next+1), f.renew()/10)
+		f.join()
+		time.Sleep(10 * f.ttl)
+		t.Logf("assigner %s, token %d; counts %v", f.assigner(), f.assignerRecord().Token, f.o.Counts(f.live()))
+		balanced := f.o.Balanced(f.live())
+		f.stopAll()
+		if !hole(t, f, "") && !balanced {
+			t.Errorf("not balanced 10 TTL after the new process started")
+		}
 	})
 }

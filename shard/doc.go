@@ -373,7 +373,18 @@
 // own process read or wrote. Were it not raised, the workers that applied
 // the higher Gens would take its fence for a restore and never
 // acknowledge it, and shards would start at epochs they had started with
-// before (the simulation found both). A worker that reads a fence below a
+// before (the simulation found both). It reads every acknowledgement
+// listed before it writes its fence, however long the reads take (no
+// count towards expiry runs yet), and a read that fails leaves the fence
+// to a later round: a fence whose Gen is equal to one an earlier assigner
+// wrote (its Gens raised above its lease's token, and the next assigner
+// taking the lease over with the token after it, that Gen's high half) is
+// ignored by the workers that applied the earlier one, as not greater,
+// and their acknowledgements of that one pass for acknowledgements of the
+// fence: the new assigner gives their shards to others while they run
+// them (the simulation found it, seed 1677 with the class greater, an
+// assigner whose listings were slow fencing before reading them). A
+// worker that reads a fence below a
 // Gen it applied writes its acknowledgement again, with what its process
 // has seen, and an assigner that reads a Gen above its latest in an
 // acknowledgement raises its Gens above it and writes a new fence, so a
@@ -382,7 +393,20 @@
 // assignment and every acknowledgement that named them (applied or seen)
 // were deleted or restored to earlier ones, its own process never read
 // them, and the workers that applied them are gone (crashed, or
-// restarted).
+// restarted); or, equal, when an acknowledgement of an earlier
+// assigner's Gen is written only after the new assigner's listing before
+// its fence (a call that lands more than a TTL late). The assigner
+// lease's record outlives such a loss (seed 982 of the class greater: an
+// assigner that raised its Gens killed, its acknowledgement and the
+// assignment deleted, the only workers that could have read its Gens cut
+// off; its worker's next process takes the lease over with the next
+// token and raises to the same high half, from the same
+// acknowledgements), but it does not say how far its holder raised: it
+// would if the holder wrote the high half of its Gens there (an
+// annotation), and saw that write land, before the first write of a Gen
+// at that high half, and the next holder raised above it; a runner term's
+// annotations are fixed when the lease is won (runner.Config.Annotate),
+// before the raise is known.
 //
 // Lost answers and restores:
 //

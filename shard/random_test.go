@@ -45,9 +45,12 @@ var (
 // finds none of them since; a group that runs nothing after healing
 // remains (seed 1147 of -seeds 2000 -classes greater). With every other
 // class, its deletes of the assignment around a killed assigner, beside
-// the oldlease class's deletes of the assigner lease's record, still give
-// two owners (seed 1677) and repeated epochs (seed 982): the Gens go back
-// when the records that carried them are gone.
+// the oldlease class's deletes of the assigner lease's record, gave two
+// owners at seed 1677 (a new assigner fenced before it had read every
+// acknowledgement, and its fence's Gen was an earlier one's:
+// TestFenceReadsEveryAckBeforeItsGen), and still give repeated epochs at
+// seed 982: the Gens go back when the records that carried them are gone
+// (see the package doc).
 var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow", "oldlease"}
 
 // openClasses are the fault classes -classes takes beside faultClasses.
