@@ -321,6 +321,51 @@ func Example_open() {
 	// worker-2 refused: held by worker-1
 }
 
+// TestOwnUnseenAcquisitionOfBrokenKeepsTheMark: an acquisition of a
+// broken record whose answer is lost, and whose read back fails, is the
+// Lease's own unseen write; the Acquire that takes it over (at once) took
+// over the broken record, and its term says so, as the first would have:
+// a shard worker's next term would otherwise say it took over the broken
+// record's holder, whose shards would be freed while it runs them.
+func TestOwnUnseenAcquisitionOfBrokenKeepsTheMark(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		a, next, op := open(t, store, "worker-a"), open(t, store, "worker-next"), open(t, store, "operator")
+		if _, err := a.Acquire(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := op.Observe(t.Context())
+		if err == nil {
+			_, err = op.(lease.Breaker).Break(t.Context(), rec)
+		}
+		if err != nil {
+			t.Fatalf("Break: %v", err)
+		}
+		store.Delay("worker-next", ttl/100)
+		store.LoseResponses("worker-next", 1)
+		done := make(chan error)
+		go func() {
+			_, err := next.Acquire(t.Context())
+			done <- err
+		}()
+		for _, w := store.Calls("worker-next"); w == 0; _, w = store.Calls("worker-next") {
+			time.Sleep(ttl / 1000)
+		}
+		store.Partition("worker-next") // the read back fails
+		if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+			t.Fatalf("the acquisition whose answer was lost: %v, want lease.ErrUnavailable", err)
+		}
+		store.Heal("worker-next")
+		if r, err := op.Observe(t.Context()); err != nil || r.Holder != "worker-next" || r.Annotations.Get(lease.AnnotationBroken) != "1" {
+			t.Fatalf("the record after the lost answer: %+v, %v; want worker-next's acquisition, marked broken", r, err)
+		}
+		tn, err := next.Acquire(t.Context())
+		if err != nil || tn.Annotations.Get(lease.AnnotationBroken) != "1" {
+			t.Errorf("the Acquire that takes the unseen acquisition over: %+v, %v; want a term marked broken", tn, err)
+		}
+	})
+}
+
 // TestTakeoverOfBrokenOverTermDropsTheMark: the record the acquisition
 // after a Break writes carries lease.AnnotationBroken (its holder took
 // over a broken record); when that holder dies before its first renewal,
