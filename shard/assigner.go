@@ -50,6 +50,11 @@ type assigner struct {
 	// shards in a term below the latest the assigner knows of them, by
 	// identity (see readNames).
 	names map[string]*nameRun
+	// unreadSince is when the reads before the fence first failed; unread
+	// are the acknowledgements the fence was written without, by identity,
+	// at the version listed then (see round).
+	unreadSince time.Time
+	unread      map[string]string
 	// waitingOn is the worker the fence waited for in the latest round,
 	// "" for none (see allAcknowledged).
 	waitingOn string
@@ -172,9 +177,26 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		// worker's acknowledgement of it would then pass for one of the
 		// fence (see load). A read that fails leaves the fence to a later
 		// round.
+		//
+		// For a TTL: an acknowledgement that can never be read (an object
+		// a lifecycle rule archived, a key whose reads hang) would keep
+		// every fence from being written, and nothing would run again.
+		// After that the fence is written, and the acknowledgements still
+		// unread are kept by their listed version (a.unread): as written
+		// before the fence, they acknowledge nothing of it, and one that
+		// names a Gen at or above it, once read, raises the Gens again
+		// (see outrun).
 		if !a.readAcks(ctx, acks, time.Time{}) {
-			cfg.Logger.Warn("shard: assigner: an acknowledgement could not be read; the fence waits for it")
-			return nil
+			unread := a.unreadOf(acks)
+			if a.unreadSince.IsZero() {
+				a.unreadSince = now
+			}
+			if now.Sub(a.unreadSince) < cfg.TTL {
+				cfg.Logger.Warn("shard: assigner: acknowledgements could not be read; the fence waits for them, for a TTL", "identities", slices.Sorted(maps.Keys(unread)))
+				return nil
+			}
+			cfg.Logger.Error("shard: assigner: acknowledgements could not be read for a TTL; writing the fence without them", "identities", slices.Sorted(maps.Keys(unread)))
+			a.unread = unread
 		}
 		return a.load(ctx, listing[assignmentKey(cfg.Group)], acks) // the next listing shows how the fence went
 	}
@@ -312,7 +334,7 @@ func (a *assigner) fence(ctx context.Context, cur *assignment) {
 // says so (session.poll); the group would wait for it for as long as it
 // lives. It reports whether it wrote a fence.
 func (a *assigner) outrun(ctx context.Context) bool {
-	if a.known() <= a.cur.Gen {
+	if a.known() <= a.cur.Gen && !a.outrunBeforeFence() {
 		return false
 	}
 	token := a.token
@@ -321,6 +343,38 @@ func (a *assigner) outrun(ctx context.Context) bool {
 	}
 	a.fence(ctx, a.cur)
 	return true
+}
+
+// unreadOf returns the acknowledgements of listed not read at the
+// version listed, by identity.
+func (a *assigner) unreadOf(listed map[string]string) map[string]string {
+	out := map[string]string{}
+	for id, v := range listed {
+		if a.ackVer[id] != v {
+			out[id] = v
+		}
+	}
+	return out
+}
+
+// beforeFence reports whether id's acknowledgement, as read, is one the
+// fence was written without (a.unread): written before it, it
+// acknowledges nothing of it, whatever Gen it names.
+func (a *assigner) beforeFence(id string) bool {
+	v, ok := a.unread[id]
+	return ok && a.ackVer[id] == v
+}
+
+// outrunBeforeFence reports whether an acknowledgement the fence was
+// written without names a Gen at or above the current one: equal, its
+// worker ignores the fence as a restore's.
+func (a *assigner) outrunBeforeFence() bool {
+	for id := range a.unread {
+		if k := a.acks[id]; a.beforeFence(id) && max(k.Applied, k.Seen) >= a.cur.Gen {
+			return true
+		}
+	}
+	return false
 }
 
 // raise raises the high half of this term's Gens (a.token, the assigner
@@ -591,7 +645,7 @@ func (a *assigner) allAcknowledged(ctx context.Context, gen uint64) bool {
 	// store, which a simulated run replays in the same order.
 	for _, id := range slices.Sorted(maps.Keys(a.judge.counts)) {
 		k := a.acks[id]
-		if a.expired(id, now) || k.Applied >= gen || (term{id, k.Token}) == a.ended {
+		if a.expired(id, now) || k.Applied >= gen && !a.beforeFence(id) || (term{id, k.Token}) == a.ended {
 			continue
 		}
 		if !k.Left || !a.leftForGood(ctx, id, k) {
@@ -798,7 +852,10 @@ func (a *assigner) liveNameOf(ctx context.Context, id string) (name, after strin
 
 // namedOthersFor returns for how long the reads of t's worker's liveness
 // record (readNames) have named terms other than t, without a break: from
-// the first read after the latest that named t. A term renews its record
+// the first read after the latest that named t, and after the worker's
+// latest term was first read (seenAt): a term acquires its record before
+// its hello, and names it only from its first renewal on, which may come
+// late; its renew deadline counts from the acquisition. A term renews its record
 // every renew interval, conditionally on the version it wrote, so once a
 // read has found the record naming another, t's renewals since have
 // failed (unless a restore put its own back, which a later listing shows
@@ -811,7 +868,7 @@ func (a *assigner) namedOthersFor(t term, now time.Time) time.Duration {
 	}
 	name, from := liveName(t.Token), 0
 	for i, rd := range r.reads {
-		if rd.name == name {
+		if rd.name == name || rd.at.Before(a.seenAt[t.ID]) {
 			from = i + 1
 		}
 	}

@@ -1006,6 +1006,13 @@ func (s *session) checkAck(ctx context.Context) {
 	if err == nil && v == s.ackVer || err != nil && !errors.Is(err, lease.ErrNoRecord) || s.laterAcked(data) {
 		return
 	}
+	if k, err := decodeAck(data); err == nil && k.Token == s.me.Token && k.Left {
+		// An assigner judged this term dead (bury) and may have given
+		// its shards to others: it ends, and the next term begins.
+		s.w.cfg.Logger.Error("shard: this worker's acknowledgement says its term left, as an assigner that judged it dead wrote it; ending the term", "token", s.me.Token)
+		s.end()
+		return
+	}
 	s.w.cfg.Logger.Warn("shard: this worker's acknowledgement was replaced (a restore?); writing it again", "token", s.me.Token)
 	if nv, err := s.w.put(ctx, key, s.last.encode(), v); err == nil {
 		s.ackVer = nv
