@@ -271,3 +271,30 @@ func TestRedTeam5NewTermBuriedByReadsBeforeIt(t *testing.T) {
 		})
 	}
 }
+
+// TestTermWrittenLeftEnds: a term that finds its own acknowledgement
+// written left, as an assigner that judged it dead writes it (bury), ends
+// at its next check instead of writing its acknowledgement again, and its
+// worker's next term takes part. (The assigner may already have given its
+// shards away: the count that judges a term dead is what keeps that from
+// happening to a live one, so this only shortens what it cannot prevent.)
+func TestTermWrittenLeftEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := settledFleet(t, 6, 3, 3)
+		victim := rt4Victim(t, f)
+		b, _ := f.store.Bytes(ackKey(simGroup, victim))
+		k, err := decodeAck(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.Left = true
+		f.store.Put(ackKey(simGroup, victim), k.encode())
+		for limit := time.Now().Add(2 * f.ttl); f.ackToken(victim) == k.Token; time.Sleep(f.renew() / 16) {
+			if time.Now().After(limit) {
+				t.Fatalf("%s's term %#x still runs 2 TTL after its acknowledgement was written left", victim, k.Token)
+			}
+		}
+		f.settle("the next term", time.Now(), f.o.Starts())
+		f.stopAll()
+	})
+}
