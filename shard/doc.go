@@ -376,7 +376,11 @@
 // before (the simulation found both). It reads every acknowledgement
 // listed before it writes its fence, however long the reads take (no
 // count towards expiry runs yet), and a read that fails leaves the fence
-// to a later round: a fence whose Gen is equal to one an earlier assigner
+// to a later round, for a TTL: then it writes the fence without the
+// acknowledgements it could not read (an object archived by a lifecycle
+// rule, reads that hang), which, at the version listed then, acknowledge
+// nothing of the fence, and one that names a Gen at or above it, once
+// read, raises the Gens and writes a new fence. A fence whose Gen is equal to one an earlier assigner
 // wrote (its Gens raised above its lease's token, and the next assigner
 // taking the lease over with the token after it, that Gen's high half) is
 // ignored by the workers that applied the earlier one, as not greater,
