@@ -50,11 +50,9 @@ type assigner struct {
 	// shards in a term below the latest the assigner knows of them, by
 	// identity (see readNames).
 	names map[string]*nameRun
-	// unreadSince is when the reads before the fence first failed; unread
-	// are the acknowledgements the fence was written without, by identity,
-	// at the version listed then (see round).
+	// unreadSince is when the reads before the fence first failed (see
+	// round).
 	unreadSince time.Time
-	unread      map[string]string
 	// waitingOn is the worker the fence waited for in the latest round,
 	// "" for none (see allAcknowledged).
 	waitingOn string
@@ -181,11 +179,11 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 		// For a TTL: an acknowledgement that can never be read (an object
 		// a lifecycle rule archived, a key whose reads hang) would keep
 		// every fence from being written, and nothing would run again.
-		// After that the fence is written, and the acknowledgements still
-		// unread are kept by their listed version (a.unread): as written
-		// before the fence, they acknowledge nothing of it, and one that
-		// names a Gen at or above it, once read, raises the Gens again
-		// (see outrun).
+		// After that the fence is written without them: an
+		// acknowledgement counts for the fence only if it names the
+		// fence's Gen, whose low half is random (see fence), and one that
+		// names a Gen above it, once read, raises the Gens again (see
+		// outrun). A read that vouch cannot check counts as unread.
 		if !a.readAcks(ctx, acks, time.Time{}) {
 			unread := a.unreadOf(acks)
 			if a.unreadSince.IsZero() {
@@ -196,7 +194,6 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 				return nil
 			}
 			cfg.Logger.Error("shard: assigner: acknowledgements could not be read for a TTL; writing the fence without them", "identities", slices.Sorted(maps.Keys(unread)))
-			a.unread = unread
 		}
 		return a.load(ctx, listing[assignmentKey(cfg.Group)], acks) // the next listing shows how the fence went
 	}
@@ -316,10 +313,16 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 // fence writes the first assignment of this term's Gens at a.token: cur's
 // owners, every epoch made the fence's Gen, so that no shard starts on an
 // epoch an earlier assigner gave out; nothing is planned until every
-// worker known has acknowledged it (allAcknowledged).
+// worker known has acknowledged it (allAcknowledged). Its low half is 30
+// random bits, the Gens after it counting on from them: a fence's Gen
+// tells it from an earlier assigner's with the same high half (its lease
+// record deleted: the same token again, or raised to the same), whose
+// acknowledgements would otherwise pass for the fence's, and which its
+// workers, having applied it, would ignore the fence for.
 func (a *assigner) fence(ctx context.Context, cur *assignment) {
 	fence := *cur
-	fence.Gen, fence.Fence, a.seq, a.fenced = a.token<<32, true, 0, false
+	a.seq = uint64(a.w.random32() >> 2)
+	fence.Gen, fence.Fence, a.fenced = a.token<<32|a.seq, true, false
 	fence.Slots = slices.Clone(cur.Slots)
 	for s := range fence.Slots {
 		fence.Slots[s].Epoch = fence.Gen
@@ -334,7 +337,7 @@ func (a *assigner) fence(ctx context.Context, cur *assignment) {
 // says so (session.poll); the group would wait for it for as long as it
 // lives. It reports whether it wrote a fence.
 func (a *assigner) outrun(ctx context.Context) bool {
-	if a.known() <= a.cur.Gen && !a.outrunBeforeFence() {
+	if a.known() <= a.cur.Gen {
 		return false
 	}
 	token := a.token
@@ -355,26 +358,6 @@ func (a *assigner) unreadOf(listed map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// beforeFence reports whether id's acknowledgement, as read, is one the
-// fence was written without (a.unread): written before it, it
-// acknowledges nothing of it, whatever Gen it names.
-func (a *assigner) beforeFence(id string) bool {
-	v, ok := a.unread[id]
-	return ok && a.ackVer[id] == v
-}
-
-// outrunBeforeFence reports whether an acknowledgement the fence was
-// written without names a Gen at or above the current one: equal, its
-// worker ignores the fence as a restore's.
-func (a *assigner) outrunBeforeFence() bool {
-	for id := range a.unread {
-		if k := a.acks[id]; a.beforeFence(id) && max(k.Applied, k.Seen) >= a.cur.Gen {
-			return true
-		}
-	}
-	return false
 }
 
 // raise raises the high half of this term's Gens (a.token, the assigner
@@ -539,6 +522,7 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 			k, err := decodeAck(data)
 			if err == nil && k.Token > a.acks[id].Token {
 				if err = a.vouch(ctx, id, k); err != nil && !errors.Is(err, errUnvouched) {
+					all = false
 					continue // its liveness record could not be read: a later round reads both again
 				}
 			}
@@ -624,8 +608,8 @@ func (a *assigner) bury(ctx context.Context, deadline time.Time) {
 }
 
 // allAcknowledged reports whether every worker whose liveness key the
-// assigner lists, and whose liveness has not expired, has acknowledged gen
-// or left. A worker whose latest term the assigner has read is the ended
+// assigner lists, and whose liveness has not expired, has acknowledged gen,
+// the fence's (named it: see fence), or left. A worker whose latest term the assigner has read is the ended
 // one (a.ended) has nothing to acknowledge. A term that left counts only
 // while the worker's liveness record names it (see leftForGood): an
 // acknowledgement restored from an earlier term that left may hide the
@@ -645,7 +629,7 @@ func (a *assigner) allAcknowledged(ctx context.Context, gen uint64) bool {
 	// store, which a simulated run replays in the same order.
 	for _, id := range slices.Sorted(maps.Keys(a.judge.counts)) {
 		k := a.acks[id]
-		if a.expired(id, now) || k.Applied >= gen && !a.beforeFence(id) || (term{id, k.Token}) == a.ended {
+		if a.expired(id, now) || k.Applied == gen || (term{id, k.Token}) == a.ended {
 			continue
 		}
 		if !k.Left || !a.leftForGood(ctx, id, k) {

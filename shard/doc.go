@@ -378,9 +378,16 @@
 // count towards expiry runs yet), and a read that fails leaves the fence
 // to a later round, for a TTL: then it writes the fence without the
 // acknowledgements it could not read (an object archived by a lifecycle
-// rule, reads that hang), which, at the version listed then, acknowledge
-// nothing of the fence, and one that names a Gen at or above it, once
-// read, raises the Gens and writes a new fence. A fence whose Gen is equal to one an earlier assigner
+// rule, reads that hang). An acknowledgement counts for a fence only if
+// it names the fence's own Gen, whose low half is random: an earlier
+// assigner's fence with the same high half (its lease record deleted, or
+// its Gens raised to the same) has another, almost surely (2^-30), so
+// that an acknowledgement of it, read late or written again, passes for
+// none of this one's, and a worker that applied Gens above the fence says
+// so, and the assigner raises its Gens above them. Should an unread
+// acknowledgement be the only record of an earlier assigner's Gens, its
+// worker gone, Gens with their high half may be given again: the limit
+// below. A fence whose Gen is equal to one an earlier assigner
 // wrote (its Gens raised above its lease's token, and the next assigner
 // taking the lease over with the token after it, that Gen's high half) is
 // ignored by the workers that applied the earlier one, as not greater,
