@@ -323,6 +323,7 @@ func (a *assigner) fence(ctx context.Context, cur *assignment) {
 	fence := *cur
 	a.seq = uint64(a.w.random32() >> 2)
 	fence.Gen, fence.Fence, a.fenced = a.token<<32|a.seq, true, false
+	fence.FenceGen = fence.Gen
 	fence.Slots = slices.Clone(cur.Slots)
 	for s := range fence.Slots {
 		fence.Slots[s].Epoch = fence.Gen

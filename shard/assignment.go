@@ -37,6 +37,11 @@ type assignment struct {
 	// of a crashed worker start elsewhere without waiting for their next
 	// read. It only times reads: a wrong clock costs time, never safety.
 	Expect time.Time
+	// FenceGen is the Gen of the fence of the assigner term that wrote
+	// this (see assigner.fence): the epoch of the shards it kept through
+	// the fence, which their runs started under lower ones. 0 in an
+	// assignment of an earlier version, whose fences had a low half of 0.
+	FenceGen uint64
 }
 
 // member is one worker term named in an assignment.
@@ -111,8 +116,14 @@ func (a *assignment) encode() []byte {
 		b = binary.AppendUvarint(b, v)
 		b = binary.AppendUvarint(b, s.Epoch)
 	}
-	if !a.Expect.IsZero() {
+	switch {
+	case !a.Expect.IsZero():
 		b = binary.AppendUvarint(b, uint64(max(a.Expect.UnixMilli(), 1)))
+	case a.FenceGen != 0:
+		b = binary.AppendUvarint(b, 0) // no Expect, before FenceGen
+	}
+	if a.FenceGen != 0 {
+		b = binary.AppendUvarint(b, a.FenceGen)
 	}
 	return b
 }
@@ -126,7 +137,7 @@ const (
 )
 
 // decodeAssignment parses what encode wrote, and what a later version
-// writes with fields appended after Expect (skipped); anything else is
+// writes with fields appended after FenceGen (skipped); anything else is
 // lease.ErrCorrupt. Every count and length is bounded by the bytes left to
 // read before anything is allocated for it, so hostile bytes (a length of
 // 2^62) cost an error, not a panic or the process's memory.
@@ -187,6 +198,9 @@ func decodeAssignment(data []byte) (*assignment, error) {
 		if ms := next("expect", 1<<62); ms != 0 {
 			a.Expect = time.UnixMilli(int64(ms))
 		}
+	}
+	if err == nil && r.Len() > 0 {
+		a.FenceGen = next("fence gen", 1<<63)
 	}
 	switch {
 	case err != nil:

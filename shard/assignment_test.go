@@ -37,20 +37,24 @@ func TestAssignmentRoundTrip(t *testing.T) {
 }
 
 // TestAssignmentAcceptsFieldAddedByLaterVersion: in a rolling upgrade a
-// later version's assigner may append fields after Expect (writing Expect,
-// as 0 when unset, before them); this version reads such an assignment
-// for what it knows, instead of refusing it as corrupt and so starting
-// nothing the new assigner gives it (rule 11).
+// later version's assigner may append fields after FenceGen (writing
+// Expect and FenceGen, as 0 when unset, before them); this version reads
+// such an assignment for what it knows, instead of refusing it as corrupt
+// and so starting nothing the new assigner gives it (rule 11). FenceGen
+// itself was such a field: an earlier version skips it.
 func TestAssignmentAcceptsFieldAddedByLaterVersion(t *testing.T) {
 	expecting := sample()
-	expecting.Expect = time.UnixMilli(1_795_000_000_123)
+	expecting.Expect, expecting.FenceGen = time.UnixMilli(1_795_000_000_123), 7<<32|12345
+	fenced := sample()
+	fenced.FenceGen = 7<<32 | 12345
 	for _, tc := range []struct {
 		name string
 		a    *assignment
 		data []byte
 	}{
-		{"after expect", expecting, binary.AppendUvarint(expecting.encode(), 42)},
-		{"after expect 0 (unset)", sample(), append(binary.AppendUvarint(sample().encode(), 0), "a later field"...)},
+		{"after fence gen", expecting, binary.AppendUvarint(expecting.encode(), 42)},
+		{"fence gen without expect", fenced, fenced.encode()},
+		{"after expect 0 and fence gen 0 (unset)", sample(), append(binary.AppendUvarint(binary.AppendUvarint(sample().encode(), 0), 0), "a later field"...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeAssignment(tc.data)

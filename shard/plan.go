@@ -52,7 +52,7 @@ func plan(cur *assignment, v view, gen uint64) (*assignment, bool) {
 	if len(live) > 0 {
 		balance(live, owners, owned, releasing, epochs, prevID, releaseGen, gen)
 	}
-	next := &assignment{Gen: gen, Shards: n, TTL: cur.TTL, Renew: cur.Renew, Slots: make([]slot, n)}
+	next := &assignment{Gen: gen, Shards: n, TTL: cur.TTL, Renew: cur.Renew, Slots: make([]slot, n), FenceGen: cur.FenceGen}
 	index := map[term]int{}
 	for s := range n {
 		next.Slots[s] = slot{Owner: -1, Epoch: epochs[s]}

@@ -13,7 +13,8 @@ import (
 // keeps the lease records': testdata/rule11/<writer>/ holds an assignment
 // and an acknowledgement that mean ruleAssignment and ruleAck. "current"
 // is what this version writes (LEASEHOLD_RULE11_UPDATE=1 rewrites it);
-// "later" is what a later version that appends a field to each may write.
+// "later" is what a later version that appends a field to each may write
+// (after FenceGen, written as 0 there).
 func ruleAssignment() *assignment {
 	a := sample()
 	a.Fence, a.Expect = true, time.UnixMilli(1_795_000_000_123)

@@ -130,7 +130,7 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 				m.Releasing = append(m.Releasing, s)
 			default:
 				m.Shards = append(m.Shards, Shard{s, sl.Epoch})
-				if fenceEpoch(sl.Epoch) {
+				if a.fenceEpoch(sl.Epoch) {
 					m.Fenced = append(m.Fenced, s)
 				}
 			}
@@ -162,9 +162,15 @@ func readTerm(ctx context.Context, store Store, group, id string, token uint64) 
 	return k.Token, nil
 }
 
-// fenceEpoch reports whether epoch is the Gen of an assigner's fence,
-// the first write of its term: a count of 0 in the low 32 bits.
-func fenceEpoch(epoch uint64) bool { return epoch&(1<<32-1) == 0 }
+// fenceEpoch reports whether epoch is the Gen of the fence of the
+// assigner term that wrote a (FenceGen), the first write of its term; in
+// an assignment of an earlier version, a count of 0 in the low 32 bits.
+func (a *assignment) fenceEpoch(epoch uint64) bool {
+	if a.FenceGen != 0 {
+		return epoch == a.FenceGen
+	}
+	return epoch&(1<<32-1) == 0
+}
 
 // Lapse judges the members of st, read watched after earlier, by the
 // lease rule: a live member whose liveness record shows the same version
