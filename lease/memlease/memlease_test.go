@@ -321,6 +321,22 @@ func Example_open() {
 	// worker-2 refused: held by worker-1
 }
 
+// acquireAndBreak has a acquire the lease and op break its record, as
+// leasehold break --force does.
+func acquireAndBreak(t *testing.T, a, op lease.Lease) {
+	t.Helper()
+	if _, err := a.Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := op.Observe(t.Context())
+	if err == nil {
+		_, err = op.(lease.Breaker).Break(t.Context(), rec)
+	}
+	if err != nil {
+		t.Fatalf("Break: %v", err)
+	}
+}
+
 // TestOwnUnseenAcquisitionOfBrokenKeepsTheMark: an acquisition of a
 // broken record whose answer is lost, and whose read back fails, is the
 // Lease's own unseen write; the Acquire that takes it over (at once) took
@@ -331,16 +347,7 @@ func TestOwnUnseenAcquisitionOfBrokenKeepsTheMark(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
 		a, next, op := open(t, store, "worker-a"), open(t, store, "worker-next"), open(t, store, "operator")
-		if _, err := a.Acquire(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		rec, err := op.Observe(t.Context())
-		if err == nil {
-			_, err = op.(lease.Breaker).Break(t.Context(), rec)
-		}
-		if err != nil {
-			t.Fatalf("Break: %v", err)
-		}
+		acquireAndBreak(t, a, op)
 		store.Delay("worker-next", ttl/100)
 		store.LoseResponses("worker-next", 1)
 		done := make(chan error)
@@ -376,16 +383,7 @@ func TestTakeoverOfBrokenOverTermDropsTheMark(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
 		a, next, c, op := open(t, store, "worker-a"), open(t, store, "worker-next"), open(t, store, "worker-c"), open(t, store, "operator")
-		if _, err := a.Acquire(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		rec, err := op.Observe(t.Context())
-		if err == nil {
-			_, err = op.(lease.Breaker).Break(t.Context(), rec)
-		}
-		if err != nil {
-			t.Fatalf("Break: %v", err)
-		}
+		acquireAndBreak(t, a, op)
 		tn, err := next.Acquire(t.Context())
 		if err != nil || tn.Annotations.Get(lease.AnnotationBroken) != "1" {
 			t.Fatalf("the acquisition after the Break: %+v, %v; want a term marked broken", tn, err)
