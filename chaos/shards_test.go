@@ -215,7 +215,11 @@ type groupStatus struct {
 // balanced returns nil if the group is balanced and its commands run as
 // its status says: each shard's command on its owner, and none other.
 func (c *chaosRun) balanced(leaseURL string, env []string) error {
-	cmd := exec.Command(c.bins.leasehold, "status", "--shards", strconv.Itoa(c.shards), "--lease", leaseURL, "-o", "json")
+	// Watched for a TTL: a member that left or crashed without releasing
+	// its liveness (a release is not sent once its writes' answers came
+	// too late, and the lease lapses instead) reads as live until a watch
+	// shows its record unchanged for a TTL.
+	cmd := exec.Command(c.bins.leasehold, "status", "--shards", strconv.Itoa(c.shards), "--lease", leaseURL, "--watch", c.b.ttl.String(), "-o", "json")
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
