@@ -107,16 +107,22 @@ func rt7Assignment(t *testing.T, f *fleet) *assignment {
 	return a
 }
 
-// rt7WaitFenceAbove waits up to 3 TTL for a fence with a Gen above gen to be
-// stored, and returns it.
+// rt7WaitFenceAbove waits up to 10 TTL for a fence with a Gen above gen to
+// be stored, or a later write of its term (which names it: FenceGen), and
+// returns the fence as that write names it.
 func rt7WaitFenceAbove(t *testing.T, f *fleet, gen uint64) *assignment {
 	t.Helper()
-	for limit := time.Now().Add(3 * f.ttl); ; time.Sleep(f.renew() / 128) {
-		if a := rt7Assignment(t, f); a != nil && a.Fence && a.Gen > gen {
-			return a
+	for limit := time.Now().Add(10 * f.ttl); ; time.Sleep(f.renew() / 128) {
+		// The fence itself, or a later write of its term, which names it
+		// (FenceGen): a poll may come only after the plan that follows it.
+		if a := rt7Assignment(t, f); a != nil && a.FenceGen > gen {
+			fence := *a
+			fence.Gen, fence.Fence = a.FenceGen, true
+			return &fence
 		}
 		if time.Now().After(limit) {
-			t.Fatalf("no fence above %#x within 3 TTL", gen)
+			f.stopAll() // so that the bubble's goroutines end before the test does
+			t.Fatalf("no fence above %#x within 10 TTL", gen)
 		}
 	}
 }
