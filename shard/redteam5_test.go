@@ -8,7 +8,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/runner"
 )
 
 // rt5Faults are per-key faults (memlease's are per process): Gets of a
@@ -88,41 +86,8 @@ func (l rt5Lease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 // rt5StartProcess is fleet.startProcess with the per-key faults fa under
 // the simulation's store.
 func (f *fleet) rt5StartProcess(id, proc string, fa *rt5Faults) {
-	f.procs++
-	sw := &simWorker{done: make(chan error, 1), live: true, killed: make(chan struct{}), proc: proc, calls: map[string]int{}, rng: rand.New(rand.NewPCG(f.seed, uint64(f.procs)))}
-	sw.stopTakes.Store(int64(cmp.Or(f.grace, f.drain())))
-	var store Store = rt5Store{f.store.Objects(proc), fa, proc}
-	store = simStore{Store: store, f: f, w: sw, proc: proc}
-	w, err := New(Config{
-		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
-		NoAssigner:   f.candidates > 0 && f.next > f.candidates,
-		DrainTimeout: f.drainTimeout,
-		Rand:         runner.LockedSource(rand.NewPCG(f.seed, 1<<32|uint64(f.procs))),
-		HealthCheck: func(context.Context) error {
-			if sw.unhealthy.Load() {
-				return errors.New("sim: unhealthy")
-			}
-			return nil
-		},
-		Logger:      simLogger().With("w", id),
-		expireAfter: f.expire,
-		Run: func(ctx context.Context, s Shard) error {
-			f.o.Start(id, s.Index, s.Epoch)
-			<-ctx.Done()
-			if !f.o.Crashed(id) {
-				f.stopping(ctx, sw)
-			}
-			f.o.End(id, s.Index)
-			return nil
-		},
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(f.t.Context())
-	sw.cancel = cancel
-	f.workers[id] = sw
-	go func() { sw.done <- w.Run(ctx) }()
+	f.wrapStore = func(proc string, s Store) Store { return rt5Store{s, fa, proc} }
+	f.startProcess(id, proc)
 }
 
 // rt5Fleet is settledFleet with every process under fa.

@@ -12,14 +12,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/runner"
 )
 
 // rt6Obs fails the Observes of a liveness record (key, or proc|key).
@@ -72,36 +70,8 @@ func (l rt6Lease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
 
 // rt6StartProcess is rt5StartProcess with Observe faults ob too.
 func (f *fleet) rt6StartProcess(id, proc string, fa *rt5Faults, ob *rt6Obs) {
-	f.procs++
-	sw := &simWorker{done: make(chan error, 1), live: true, killed: make(chan struct{}), proc: proc, calls: map[string]int{}, rng: rand.New(rand.NewPCG(f.seed, uint64(f.procs)))}
-	sw.stopTakes.Store(int64(cmp.Or(f.grace, f.drain())))
-	var store Store = rt5Store{f.store.Objects(proc), fa, proc}
-	store = rt6Store{store, ob, proc}
-	store = simStore{Store: store, f: f, w: sw, proc: proc}
-	w, err := New(Config{
-		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
-		NoAssigner:   f.candidates > 0 && f.next > f.candidates,
-		DrainTimeout: f.drainTimeout,
-		Rand:         runner.LockedSource(rand.NewPCG(f.seed, 1<<32|uint64(f.procs))),
-		Logger:       simLogger().With("w", id),
-		expireAfter:  f.expire,
-		Run: func(ctx context.Context, s Shard) error {
-			f.o.Start(id, s.Index, s.Epoch)
-			<-ctx.Done()
-			if !f.o.Crashed(id) {
-				f.stopping(ctx, sw)
-			}
-			f.o.End(id, s.Index)
-			return nil
-		},
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(f.t.Context())
-	sw.cancel = cancel
-	f.workers[id] = sw
-	go func() { sw.done <- w.Run(ctx) }()
+	f.wrapStore = func(proc string, s Store) Store { return rt6Store{rt5Store{s, fa, proc}, ob, proc} }
+	f.startProcess(id, proc)
 }
 
 // rt6Fleet is rt5Fleet with Observe faults ob too.

@@ -8,8 +8,6 @@ package shard
 // redteam7_open_test.go.
 
 import (
-	"cmp"
-	"context"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/runner"
 )
 
 // rt7Source is a rand.Source whose draws can be forced to the top or the
@@ -40,54 +37,22 @@ func (s *rt7Source) Uint64() uint64 {
 	return v
 }
 
-// rt7StartProcess is rt6StartProcess with the process's Rand given.
-func (f *fleet) rt7StartProcess(id, proc string, fa *rt5Faults, ob *rt6Obs, src rand.Source) {
-	f.procs++
-	sw := &simWorker{done: make(chan error, 1), live: true, killed: make(chan struct{}), proc: proc, calls: map[string]int{}, rng: rand.New(rand.NewPCG(f.seed, uint64(f.procs)))}
-	sw.stopTakes.Store(int64(cmp.Or(f.grace, f.drain())))
-	var store Store = rt5Store{f.store.Objects(proc), fa, proc}
-	store = rt6Store{store, ob, proc}
-	store = simStore{Store: store, f: f, w: sw, proc: proc}
-	if src == nil {
-		src = rand.NewPCG(f.seed, 1<<32|uint64(f.procs))
-	}
-	w, err := New(Config{
-		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
-		NoAssigner:   f.candidates > 0 && f.next > f.candidates,
-		DrainTimeout: f.drainTimeout,
-		Rand:         runner.LockedSource(src),
-		Logger:       simLogger().With("w", id),
-		expireAfter:  f.expire,
-		Run: func(ctx context.Context, s Shard) error {
-			f.o.Start(id, s.Index, s.Epoch)
-			<-ctx.Done()
-			if !f.o.Crashed(id) {
-				f.stopping(ctx, sw)
-			}
-			f.o.End(id, s.Index)
-			return nil
-		},
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(f.t.Context())
-	sw.cancel = cancel
-	f.workers[id] = sw
-	go func() { sw.done <- w.Run(ctx) }()
-}
-
 // rt7Fleet is rt6Fleet with a forcible Rand per process (srcs[id]).
 func rt7Fleet(t *testing.T, n, m, candidates int, fa *rt5Faults, ob *rt6Obs) (*fleet, map[string]*rt7Source) {
 	f := newFleet(t, n)
 	f.candidates = candidates
 	srcs := map[string]*rt7Source{}
+	f.source = func(id string) rand.Source {
+		if s, ok := srcs[id]; ok {
+			return s
+		}
+		return nil
+	}
 	for range m {
 		f.next++
 		id := idOf(f.next)
-		s := &rt7Source{src: rand.NewPCG(f.seed, 1<<32|uint64(f.next))}
-		srcs[id] = s
-		f.rt7StartProcess(id, id, fa, ob, s)
+		srcs[id] = &rt7Source{src: rand.NewPCG(f.seed, 1<<32|uint64(f.next))}
+		f.rt6StartProcess(id, id, fa, ob)
 	}
 	f.settle("start", time.Now(), 0)
 	return f, srcs

@@ -33,17 +33,22 @@ import (
 // random choice of a run is drawn from its seed (rng, and each worker's
 // own source), so that a run replays from its seed.
 type fleet struct {
-	t       *testing.T
-	store   *memlease.Store
-	o       *oracle.Oracle
-	n       int
-	ttl     time.Duration
-	expire  time.Duration
-	workers map[string]*simWorker
-	next    int
-	seed    uint64
-	rng     *rand.Rand
-	procs   int // processes started, each with a source of its own
+	// wrapStore, if set, wraps each process's store under the simulation's
+	// own (the red-team tests' per-key faults); source, if set, gives a
+	// worker's processes their Rand (nil: the seed's stream).
+	wrapStore func(proc string, s Store) Store
+	source    func(id string) rand.Source
+	t         *testing.T
+	store     *memlease.Store
+	o         *oracle.Oracle
+	n         int
+	ttl       time.Duration
+	expire    time.Duration
+	workers   map[string]*simWorker
+	next      int
+	seed      uint64
+	rng       *rand.Rand
+	procs     int // processes started, each with a source of its own
 	// candidates, if set, is how many of the first workers campaign to be
 	// the assigner; the others set NoAssigner.
 	candidates int
@@ -186,13 +191,20 @@ func (f *fleet) startProcess(id, proc string) {
 	if f.followerReads > 0 {
 		store = askingStore{Objects: f.store.Objects(proc), judge: lease.JudgedByContender, shows: true, reads: f.followerReads}
 	}
+	if f.wrapStore != nil {
+		store = f.wrapStore(proc, store)
+	}
 	store = simStore{Store: store, f: f, w: sw, proc: proc}
+	// The runners' jitter from the seed, a stream per process.
+	var src rand.Source = rand.NewPCG(f.seed, 1<<32|uint64(f.procs))
+	if f.source != nil {
+		src = cmp.Or(f.source(id), src)
+	}
 	w, err := New(Config{
 		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
 		NoAssigner:   f.candidates > 0 && f.next > f.candidates,
 		DrainTimeout: f.drainTimeout,
-		// The runners' jitter from the seed, a stream per process.
-		Rand: runner.LockedSource(rand.NewPCG(f.seed, 1<<32|uint64(f.procs))),
+		Rand:         runner.LockedSource(src),
 		HealthCheck: func(context.Context) error {
 			if sw.unhealthy.Load() {
 				return errors.New("sim: unhealthy")
