@@ -21,6 +21,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	cliwatch "github.com/leasehold/leasehold/internal/watch"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/runner"
@@ -44,7 +45,11 @@ type focus struct {
 	keep   []bool
 }
 
-func parseFocus() (focus, error) {
+func parseFocus() (focus, error) { return focusOf(*kindsFlag, *faultsFlag, *storeFlag) }
+
+// focusOf is the focus that the flags -kinds, -faults and -store (each ""
+// for all) name.
+func focusOf(kinds, faults, store string) (focus, error) {
 	f := focus{keep: []bool{true, false}}
 	for i := range kindNames {
 		f.kinds = append(f.kinds, kind(i))
@@ -52,9 +57,9 @@ func parseFocus() (focus, error) {
 	for i := range faultNames {
 		f.faults = append(f.faults, fault(i))
 	}
-	if *kindsFlag != "" {
+	if kinds != "" {
 		f.kinds = nil
-		for _, n := range strings.Split(*kindsFlag, ",") {
+		for _, n := range strings.Split(kinds, ",") {
 			i := slices.Index(kindNames[:], n)
 			if i < 0 {
 				return f, fmt.Errorf("-kinds: %q is not one of %v", n, kindNames)
@@ -62,13 +67,13 @@ func parseFocus() (focus, error) {
 			f.kinds = append(f.kinds, kind(i))
 		}
 	}
-	switch *faultsFlag {
+	switch faults {
 	case "":
 	case "none":
 		f.faults = nil
 	default:
 		f.faults = nil
-		for _, n := range strings.Split(*faultsFlag, ",") {
+		for _, n := range strings.Split(faults, ",") {
 			i := slices.Index(faultNames[:], n)
 			if i < 0 {
 				return f, fmt.Errorf("-faults: %q is not one of %v", n, faultNames)
@@ -76,14 +81,14 @@ func parseFocus() (focus, error) {
 			f.faults = append(f.faults, fault(i))
 		}
 	}
-	switch *storeFlag {
+	switch store {
 	case "":
 	case "keep":
 		f.keep = []bool{true}
 	case "nokeep":
 		f.keep = []bool{false}
 	default:
-		return f, fmt.Errorf("-store: %q is not keep or nokeep", *storeFlag)
+		return f, fmt.Errorf("-store: %q is not keep or nokeep", store)
 	}
 	return f, nil
 }
@@ -903,45 +908,38 @@ func apply(ctx context.Context, t *testing.T, st *store, h *history, s step, sc 
 	}
 }
 
-// operatorBreak is leasehold break without --force, as the CLI judges a
-// holder gone (cmd/leasehold watchLease and breakLease, in package main,
-// which the simulation cannot import): it reads the record, reads it again
-// at a follower's pace (twice per the holder's renew interval) until a TTL
-// has passed or the version changed, and breaks it only if the Lease's own
-// count says a contender would take it over (lease.Watcher, the judgement
-// Acquire makes, which the CLI calls too). With s.N = 1, a restore lands
-// during the watch and puts back the body it first read (a backup taken
-// then), if it is of the term the record then names.
+// operatorBreak is leasehold break without --force, with the CLI's own
+// judgement (internal/watch, which leasehold status and break call): it
+// reads the record, reads it again at a follower's pace until a TTL has
+// passed or the version changed, and breaks it only if the watch says its
+// holder is gone (the Lease's own count: a contender would take it over).
+// With s.N = 1, a restore lands during the watch and puts back the body the
+// first read saw (a backup taken then), if it is of the term the record
+// then names.
 func operatorBreak(ctx context.Context, t *testing.T, st *store, h *history, s step, sc scenario) {
 	l := openCAS(t, st, "operator", sc)
-	first, err := l.Observe(ctx)
-	if err != nil || !first.Held() {
-		return
-	}
-	body, _, _ := st.current()
-	end := time.Now().Add(first.TTL)
-	if s.N == 1 {
-		wg := sync.WaitGroup{}
-		defer wg.Wait()
-		wg.Go(func() {
-			sleepCtx(ctx, time.Duration(s.Seed%uint64(first.TTL)))
-			if cur, r, err := st.current(); err == nil && r.Holder == first.Holder && r.Token == first.Token && version(cur) != first.Version {
-				st.put(body)
-				h.fault(step{F: restore, Who: s.Who, N: 0})
-			}
-		})
-	}
-	last := first
-	for last.Version == first.Version && time.Now().Before(end) {
-		sleepCtx(ctx, min(last.HolderRenewInterval()/runner.DefaultFollowerReads, time.Until(end)))
-		if last, err = l.Observe(ctx); err != nil || ctx.Err() != nil {
-			return
+	wg := sync.WaitGroup{}
+	defer wg.Wait()
+	reads := 0
+	read := func(ctx context.Context) (lease.Record, error) {
+		rec, err := l.Observe(ctx)
+		if reads++; reads == 1 && err == nil && rec.Held() && s.N == 1 {
+			body, _, _ := st.current()
+			wg.Go(func() {
+				sleepCtx(ctx, time.Duration(s.Seed%uint64(rec.TTL)))
+				if cur, r, err := st.current(); err == nil && r.Holder == rec.Holder && r.Token == rec.Token && version(cur) != rec.Version {
+					st.put(body)
+					h.fault(step{F: restore, Who: s.Who, N: 0})
+				}
+			})
 		}
+		return rec, err
 	}
-	if !last.Held() || l.(lease.Watcher).Wait(last) > 0 {
+	w, err := cliwatch.Lease(ctx, l, read, cliwatch.ToBreak(l))
+	if err != nil || !w.Lapsed() {
 		return
 	}
-	_, _ = l.(lease.Breaker).Break(ctx, last)
+	_, _ = l.(lease.Breaker).Break(ctx, w.Last)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
@@ -1207,6 +1205,29 @@ func indexes(all, some []step) []int {
 		}
 	}
 	return out
+}
+
+// TestFoundSeeds replays the schedules in which a focused search found a
+// violation that a fix then removed: each must stay free of them.
+func TestFoundSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		seed          uint64
+		kinds, faults string
+		found         string
+	}{
+		{31352193, "once", "late-answer", "a duplicate called during a hold ran: its reads missed the hold's renewals, then found the lease released at the hold's end"},
+		{31354586, "once", "late-answer", "the same, CallTimeout 878ms"},
+		{31356120, "once", "late-answer", "done mark lost: a renewal cut off as the task returned, the mark's write and read-back late, the mark never written again"},
+	} {
+		fo, err := focusOf(tc.kinds, tc.faults, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := newScenario(tc.seed, fo)
+		if v, h := explore(t, sc); len(v) > 0 {
+			t.Errorf("seed %d (-kinds %s -faults %s), which found %s:\n%s", tc.seed, tc.kinds, tc.faults, tc.found, report(sc, v, indexes(sc.steps, sc.steps))+h.String())
+		}
+	}
 }
 
 // A seed replays exactly: the same history, and every call reaching the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/watch"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -62,11 +63,9 @@ func cmdBreak(ctx context.Context, args []string, env *environment) error {
 	// count says a contender would take its record over (watchLease); --force
 	// needs no verdict. A store that judges expiry itself says at once
 	// whether its lease is live.
-	watchFor := func(r lease.Record) time.Duration {
-		if o.force || !r.Held() || l.Judge() != lease.JudgedByContender {
-			return 0
-		}
-		return r.TTL
+	watchFor := watch.ToBreak(l)
+	if o.force {
+		watchFor = func(lease.Record) time.Duration { return 0 }
 	}
 	rep, rec, err := watchLease(ctx, l, &o.commonOptions, log, watchFor)
 	if err != nil {
@@ -109,7 +108,7 @@ func breakLease(ctx context.Context, b lease.Breaker, l lease.Lease, o *breakOpt
 		got, err := b.Break(ctx, rec)
 		var held *lease.HeldError
 		switch {
-		case err == nil && (got.Holder == rec.Holder && got.Token == rec.Token || unknownHolder(rec)):
+		case err == nil && (got.Holder == rec.Holder && got.Token == rec.Token || watch.UnknownHolder(rec)):
 			// An unknown holder's lease, broken (or given up meanwhile:
 			// Azure does not tell) under the version judged.
 			return breakReport{statusReport: rep, Broken: true, NextToken: got.Token + 1, Verdict: brokenVerdict(rep, rec, l.Judge(), o.force)}, nil, nil

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/watch"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -101,57 +102,31 @@ func cmdStatus(ctx context.Context, args []string, env *environment) error {
 }
 
 // watchLease reads the lease and, for watchFor(first read) after that read
-// returned (0: not at all), watches it: reads it again at a follower's pace
-// (watchPace) until the watch is over or a read returns another version.
-// It says what it saw, with the Lease's own verdict on a compare-and-swap
-// store (lease.Watcher): the count Acquire takes a lease over by, which a
-// failed or late read or a restore restarts, so that break frees a lease
-// only when a contender could take it. It is the one judgement of whether
-// a holder is alive, for status and break. It returns the last record
-// read.
+// returned (0: not at all), watches it (watch.Lease): reads it again at a
+// follower's pace until the watch is over or a read returns another
+// version. It says what it saw, with the Lease's own verdict on a
+// compare-and-swap store (lease.Watcher): the count Acquire takes a lease
+// over by, which a failed or late read or a restore restarts, so that break
+// frees a lease only when a contender could take it. It is the one
+// judgement of whether a holder is alive, for status and break, and the
+// simulation's operator. It returns the last record read.
 func watchLease(ctx context.Context, l lease.Lease, o *commonOptions, log *slog.Logger, watchFor func(lease.Record) time.Duration) (statusReport, lease.Record, error) {
-	first, err := readLease(ctx, l, o.lease, o.startTimeout, log)
+	read := func(ctx context.Context) (lease.Record, error) {
+		return readLease(ctx, l, o.lease, o.startTimeout, log)
+	}
+	w, err := watch.Lease(ctx, l, read, watchFor)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return statusReport{}, lease.Record{}, interrupted(ctx, "while watching the lease")
+	}
 	if err != nil {
 		return statusReport{}, lease.Record{}, err
 	}
-	last, watch := first, watchFor(first)
-	end := time.Now().Add(watch)
-	for watch > 0 && last.Version == first.Version && time.Now().Before(end) {
-		select {
-		case <-ctx.Done():
-			return statusReport{}, lease.Record{}, interrupted(ctx, "while watching the lease")
-		case <-time.After(min(watchPace(last), time.Until(end))):
-		}
-		if last, err = readLease(ctx, l, o.lease, o.startTimeout, log); err != nil {
-			return statusReport{}, lease.Record{}, err
-		}
-	}
-	wait := last.TTL
-	if w, ok := l.(lease.Watcher); ok {
-		wait = w.Wait(last)
-	}
-	return describe(o.lease, first, last, watch, l.Judge() == lease.JudgedByStore, wait), last, nil
+	return describe(o.lease, w), w.Last, nil
 }
 
-// watchPace is how long a watch waits between two reads of rec: as often
-// as a follower reads (runner.DefaultFollowerReads per renewal of the
-// holder), well within the holder's renew interval, beyond which a gap
-// restarts the count towards expiry; the whole watch when rec tells no
-// interval (no record).
-func watchPace(rec lease.Record) time.Duration {
-	if iv := rec.HolderRenewInterval(); iv > 0 {
-		return iv / runner.DefaultFollowerReads
-	}
-	return time.Duration(math.MaxInt64)
-}
-
-// describe reports on a lease read as first and, watch later, as last.
-// native says the store judges expiry itself (lease.JudgedByStore): its
-// renewals need not change the version, and a lapsed lease reads as
-// released. Otherwise wait is how much longer the Lease that read last
-// would have to see it unchanged before taking it over (lease.Watcher): a
-// held record lapsed only when that is 0.
-func describe(leaseURL string, first, last lease.Record, watch time.Duration, native bool, wait time.Duration) statusReport {
+// describe reports on a lease as the watch w saw it.
+func describe(leaseURL string, w watch.Watch) statusReport {
+	first, last, unchanged := w.First, w.Last, w.Unchanged()
 	sched := runner.ScheduleOf(last.Annotations)
 	rep := statusReport{
 		PeriodDone: sched.Done,
@@ -161,25 +136,21 @@ func describe(leaseURL string, first, last lease.Record, watch time.Duration, na
 		Released:   last.Released,
 		Period:     sched.Period,
 		Version:    last.Version,
-		Watch:      watch.String(),
-		Changed:    first.Version != last.Version,
+		Watch:      w.For.String(),
+		Changed:    w.Changed(),
 	}
 	if last.TTL > 0 {
 		rep.TTL, rep.TTLMs = last.TTL.String(), last.TTL.Milliseconds()
 	}
-	unchanged := time.Duration(0)
-	if watch > 0 && !rep.Changed {
-		unchanged = watch
-	}
 	rep.UnchangedFor, rep.UnchangedForMs = unchanged.String(), unchanged.Milliseconds()
 	switch {
-	case unknownHolder(last):
+	case watch.UnknownHolder(last):
 		rep.State, rep.UnknownHolder = "held", true
 		rep.Meaning = "held by an unknown holder: the store's own lease on it names no leasehold instance (another tool or a person took it, or a contender has not yet written its name); " + remaining(last)
 	case last.Holder == "" && last.Token == 0:
 		rep.State = "none"
 		rep.Meaning = "never acquired: the first contender takes it at once"
-	case last.Released && native:
+	case last.Released && w.Native:
 		rep.State = "released"
 		rep.Meaning = fmt.Sprintf("free (released by %s, or its lease lapsed): the next contender takes it at once, with token %d", last.Holder, last.Token+1)
 	case last.Released:
@@ -194,30 +165,23 @@ func describe(leaseURL string, first, last lease.Record, watch time.Duration, na
 	case rep.Changed:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("held by %s, who renewed it during the watch: the leader is alive", last.Holder)
-	case native:
+	case w.Native:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("held by %s: the store's own lease on it is live (it judges expiry itself)", last.Holder)
-	case watch == 0:
+	case w.For == 0:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("held by %s (read once: use --watch %v to see whether it is renewed)", last.Holder, last.TTL)
-	case wait == 0:
+	case w.Lapsed():
 		rep.State = "lapsed"
 		rep.Meaning = fmt.Sprintf("held by %s, but not renewed for at least its TTL (%v), in reads that followed each other within its renew interval: the holder is gone, and a contender that watched it as long may take it over", last.Holder, last.TTL)
 	case unchanged >= last.TTL:
 		rep.State = "held"
-		rep.Meaning = fmt.Sprintf("held by %s, unchanged during the %v watch, but not in an unbroken run of reads for its TTL (%v): a read failed, or came later than its renew interval after the one before, and a renewal could have been hidden in the gap (by a restore); watch again to tell", last.Holder, watch, last.TTL)
+		rep.Meaning = fmt.Sprintf("held by %s, unchanged during the %v watch, but not in an unbroken run of reads for its TTL (%v): a read failed, or came later than its renew interval after the one before, and a renewal could have been hidden in the gap (by a restore); watch again to tell", last.Holder, w.For, last.TTL)
 	default:
 		rep.State = "held"
-		rep.Meaning = fmt.Sprintf("held by %s, not renewed during the %v watch, which is shorter than its renew interval may be: watch for the TTL (%v) to tell", last.Holder, watch, last.TTL)
+		rep.Meaning = fmt.Sprintf("held by %s, not renewed during the %v watch, which is shorter than its renew interval may be: watch for the TTL (%v) to tell", last.Holder, w.For, last.TTL)
 	}
 	return rep
-}
-
-// unknownHolder reports whether rec is a lease the store holds for someone
-// no record names (lease.Lease.Observe): not released, no holder, and
-// read from the store (a lease never acquired reads as the zero Record).
-func unknownHolder(rec lease.Record) bool {
-	return rec.Holder == "" && !rec.Released && rec.Version != ""
 }
 
 // remaining says how long an unknown holder's lease may last.

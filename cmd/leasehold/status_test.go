@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/watch"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/shard"
 )
@@ -45,7 +46,7 @@ func TestDescribe(t *testing.T) {
 		{"native lease lapsed or released", released, released, 0, true, 0, "released", "or its lease lapsed", false, "0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := describe("mem://x", tc.first, tc.last, tc.watch, tc.native, tc.wait)
+			r := describe("mem://x", watch.Watch{First: tc.first, Last: tc.last, For: tc.watch, Native: tc.native, Wait: tc.wait})
 			if r.State != tc.state || !strings.Contains(r.Meaning, tc.means) || r.Changed != tc.changed || r.UnchangedFor != tc.unchanged {
 				t.Fatalf("describe = %+v, want state %q, changed %t, unchanged for %s, meaning containing %q", r, tc.state, tc.changed, tc.unchanged, tc.means)
 			}
