@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
+	"github.com/leasehold/leasehold/internal/stopwait"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
@@ -237,49 +238,13 @@ func (f *fleet) startProcess(id, proc string) {
 // stopping waits while a cancelled shard function stops: it takes
 // sw.stopTakes to finish its work (f.drain(), or a fault's longer time, or
 // with f.grace set, the grace period of leasehold run --shards, whose
-// command ignores SIGTERM), but stops by the kill margin before
-// runner.Expiry of its context (recomputed when runner.RenewalsDone of it
-// closes), as runner.Config.DrainTimeout asks of a task that needs time to
-// stop and as the CLI's supervisor kills a command (killDeadline); or at
-// once when the process is killed. It follows cmd/leasehold's
-// supervisor.stop step for step, which a test in package shard cannot
-// call: keep the two alike.
+// command ignores SIGTERM), but is cut off when the CLI's supervisor would
+// SIGKILL it, by the CLI's own code (stopwait.Wait: the kill margin before
+// runner.Expiry of its context, as runner.Config.DrainTimeout asks of a
+// task that needs time to stop); or at once when the process is killed.
 func (f *fleet) stopping(ctx context.Context, sw *simWorker) {
-	graceEnd := time.Now().Add(time.Duration(sw.stopTakes.Load()))
 	margin := (f.ttl - f.renew() - f.renewDeadline()) / 2 // --kill-margin's default
-	renewalsDone := runner.RenewalsDone(ctx)
-	for {
-		wait := time.Until(killDeadline(graceEnd, runner.Expiry(ctx), margin))
-		if wait <= 0 {
-			return
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-renewalsDone:
-			// The expiry moved back or is final: recompute, watching the
-			// lease still renewed if the context rests on two.
-			if next := runner.RenewalsDone(ctx); next != renewalsDone {
-				renewalsDone = next
-			} else {
-				renewalsDone = nil
-			}
-		case <-sw.killed:
-			t.Stop()
-			return
-		}
-		t.Stop()
-	}
-}
-
-// killDeadline is when leasehold run SIGKILLs a command (see its
-// supervisor): at the end of its grace period, or margin before the
-// lease's expiry, whichever comes first.
-func killDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
-	if hard := expiry.Add(-margin); hard.Before(graceEnd) {
-		return hard
-	}
-	return graceEnd
+	stopwait.Wait(ctx, time.Now().Add(time.Duration(sw.stopTakes.Load())), margin, sw.killed, nil, nil)
 }
 
 // live returns the workers that count for balance, in order.

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/stopwait"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -154,18 +155,9 @@ func statusText(err error) string {
 	return err.Error()
 }
 
-// killDeadline is when the command gets SIGKILL: at the end of its grace
-// period, or margin before the lease may be someone else's (expiry),
-// whichever comes first.
-func killDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
-	if hard := expiry.Add(-margin); hard.Before(graceEnd) {
-		return hard
-	}
-	return graceEnd
-}
-
 // stop ends the command once the term's context is cancelled: SIGTERM to
-// its process group, then SIGKILL at killDeadline, which follows the lease:
+// its process group, then SIGKILL when stopwait.Wait says, which follows
+// the lease:
 // while the runner drains a voluntary step-down, renewals push the expiry
 // on and the grace period decides; after the lease was lost, or renewals
 // stopped at the renew deadline, the expiry does. A shard's command
@@ -174,43 +166,16 @@ func killDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
 // assigner lease while the worker is the group's assigner.
 func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	why := context.Cause(ctx)
-	graceEnd := time.Now().Add(s.grace)
-	renewalsDone, hurry := runner.RenewalsDone(ctx), s.hurry
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	termSent := false
-	for {
-		expiry := runner.Expiry(ctx)
-		wait := time.Until(killDeadline(graceEnd, expiry, s.margin))
-		if wait <= 0 {
-			break
-		}
-		if !termSent {
-			log.Info("stopping the command: SIGTERM to its process group",
-				"reason", why.Error(), "pid", c.pid, "kill_in", wait.Round(time.Millisecond))
-			c.signal(syscall.SIGTERM)
-			// A command that job control stopped (see suspend) gets its
-			// SIGTERM only once continued; the kill deadline still holds.
-			c.signal(syscall.SIGCONT)
-			termSent = true
-		}
-		timer.Reset(wait)
-		select {
-		case <-c.exited:
-			return
-		case <-timer.C:
-		case <-renewalsDone:
-			// The expiry moved back or is final: recompute. A shard's
-			// context rests on two leases when this worker is the
-			// assigner (runner.Joint): watch the one still renewing.
-			if next := runner.RenewalsDone(ctx); next != renewalsDone {
-				renewalsDone = next
-			} else {
-				renewalsDone = nil
-			}
-		case <-hurry:
-			hurry, graceEnd = nil, time.Now()
-		}
+	sigterm := func(wait time.Duration) {
+		log.Info("stopping the command: SIGTERM to its process group",
+			"reason", why.Error(), "pid", c.pid, "kill_in", wait.Round(time.Millisecond))
+		c.signal(syscall.SIGTERM)
+		// A command that job control stopped (see suspend) gets its
+		// SIGTERM only once continued; the kill deadline still holds.
+		c.signal(syscall.SIGCONT)
+	}
+	if stopwait.Wait(ctx, time.Now().Add(s.grace), s.margin, c.exited, s.hurry, sigterm) {
+		return
 	}
 	reason := "grace period over"
 	if !time.Now().Before(runner.Expiry(ctx).Add(-s.margin)) {

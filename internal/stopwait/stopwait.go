@@ -1,0 +1,72 @@
+// Package stopwait is when leasehold run kills a command whose term ended:
+// the wait between SIGTERM and SIGKILL, bounded by the grace period and by
+// every lease the term rests on.
+//
+// It lives apart from the CLI (package main, which nothing can import) so
+// that the shard simulation stops its shard functions with the very code
+// the CLI's supervisor runs: a fault in this bound (a command outliving the
+// lease its shard's ownership rests on) is found there by seed.
+package stopwait
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasehold/leasehold/runner"
+)
+
+// Wait waits while the command of a term whose context ctx was cancelled
+// stops, and reports whether it stopped by itself (exited closed) before it
+// must be killed. It must be killed at graceEnd, or margin before
+// runner.Expiry(ctx), whichever comes first (KillDeadline). The expiry is
+// the earliest of every lease the term rests on (a shard's: the worker's
+// liveness, and the assigner lease while the worker is the group's
+// assigner) and is recomputed whenever runner.RenewalsDone(ctx) closes:
+// while the runner drains a voluntary step-down, renewals push it on and
+// the grace period decides; once a lease is lost, or its renewals stopped
+// at the renew deadline, it does. A close of hurry (nil: never) moves
+// graceEnd to now. begin, when not nil, is called once, before the first
+// wait, with its length (the CLI sends SIGTERM then); not at all when the
+// kill is due at once.
+func Wait(ctx context.Context, graceEnd time.Time, margin time.Duration, exited, hurry <-chan struct{}, begin func(wait time.Duration)) bool {
+	renewalsDone := runner.RenewalsDone(ctx)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wait := time.Until(KillDeadline(graceEnd, runner.Expiry(ctx), margin))
+		if wait <= 0 {
+			return false
+		}
+		if begin != nil {
+			begin(wait)
+			begin = nil
+		}
+		timer.Reset(wait)
+		select {
+		case <-exited:
+			return true
+		case <-timer.C:
+		case <-renewalsDone:
+			// The expiry moved back or is final: recompute. A shard's
+			// context rests on two leases when its worker is the
+			// assigner (runner.Joint): watch the one still renewing.
+			if next := runner.RenewalsDone(ctx); next != renewalsDone {
+				renewalsDone = next
+			} else {
+				renewalsDone = nil
+			}
+		case <-hurry:
+			hurry, graceEnd = nil, time.Now()
+		}
+	}
+}
+
+// KillDeadline is when a command gets SIGKILL: at the end of its grace
+// period, or margin before the lease may be someone else's (expiry),
+// whichever comes first.
+func KillDeadline(graceEnd, expiry time.Time, margin time.Duration) time.Time {
+	if hard := expiry.Add(-margin); hard.Before(graceEnd) {
+		return hard
+	}
+	return graceEnd
+}
