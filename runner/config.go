@@ -190,8 +190,12 @@ type Config struct {
 	// watch off, and does not return until MinHold has passed since the
 	// task started (or ctx ends); then it releases. A duplicate fired
 	// meanwhile sees the record renewed and returns NotElected within a
-	// renew interval; an instance that dies during its hold lets the lease
-	// lapse after the TTL. A write of the hold (or of the done mark) that
+	// renew interval; one whose reads missed every renewal and that wins
+	// the lease released at the hold's end, before the record it first
+	// found held could have lapsed by its own count, gives it back and
+	// returns NotElected too. An instance that dies during its hold lets
+	// the lease lapse after the TTL (a duplicate that takes it over then
+	// runs). A write of the hold (or of the done mark) that
 	// fails is retried until it lands, or until a TTL after the term's
 	// latest write known to have landed, when the lease may be another's;
 	// a write whose answer did not come by then may have landed, and is

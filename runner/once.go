@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
 )
@@ -111,6 +112,12 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 	switch {
 	case ctx.Err() != nil:
 		return Once{Outcome: Interrupted}, nil
+	case err == nil && w.holdEnded():
+		// Elected only because the holder whose minimum hold this call
+		// came during released the lease at its end: a duplicate.
+		r.cfg.Logger.Info("not elected: the lease was released at the end of a minimum hold this trigger came during; giving it back", "holder", w.first.Record.Holder, "token", w.first.Record.Token)
+		r.release(ctx, tenureOf(t))
+		return Once{Outcome: NotElected, Record: w.first.Record}, nil
 	case err == nil:
 		return r.runElected(ctx, t)
 	case !lease.Retryable(err):
@@ -175,6 +182,22 @@ type holderWatch struct {
 	periodCovered func(Schedule) bool // the holder's record covers our period
 	first         *lease.HeldError    // the holder's record as first refused
 	last          error               // the latest failed attempt's error
+	// lapseAt is the earliest instant at which the record last refused
+	// could be taken over as lapsed, by this Lease's own count: the
+	// latest refusal's time plus its HeldError.Wait.
+	lapseAt time.Time
+}
+
+// holdEnded reports, once the campaign won, that it won a record the
+// holder freed during the minimum hold this call first found
+// (Schedule.Hold): the win came before the record first refused could
+// have lapsed, and that record had not changed at any refusal in between
+// (a change would have ended the campaign), so its holder, alive, wrote
+// it last: it released the lease as its hold ended (or a person broke
+// it). The call came during the hold, and is the duplicate the hold keeps
+// out, however late its reads were to see a renewal.
+func (w *holderWatch) holdEnded() bool {
+	return w.first != nil && ScheduleOf(w.first.Record.Annotations).Hold && time.Now().Before(w.lapseAt)
 }
 
 // gaveUp notes a failed attempt's error and reports whether to stop
@@ -189,6 +212,7 @@ func (w *holderWatch) gaveUp(err error) bool {
 	if !errors.As(err, &held) {
 		return false
 	}
+	w.lapseAt = time.Now().Add(held.Wait)
 	if s := ScheduleOf(held.Record.Annotations); w.periodCovered(s) || s.Hold && w.judge == lease.JudgedByStore {
 		return true // the period ran, or the store vouches for a run's hold
 	}

@@ -246,6 +246,97 @@ func TestMinHold(t *testing.T) {
 	}
 }
 
+// TestDuplicateThatMissesTheHoldsRenewals: a trigger that comes during
+// another instance's minimum hold is a duplicate even when none of its
+// reads falls after one of the hold's renewals (their answers came late,
+// its reads were spaced out: sim seed 31352193): it first finds the
+// record held after a run and then, before that record could have lapsed,
+// finds it released at the hold's end. It gives the lease back and is not
+// elected. A trigger whose holder died during its hold (the record lapsed,
+// not released) runs once it takes the lease over.
+func TestDuplicateThatMissesTheHoldsRenewals(t *testing.T) {
+	const minHold = time.Minute
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		started := time.Now()
+		ra, err := runner.New(runner.Config{Lease: openLease(t, store, "a"), Task: done, Logger: quiet, MinHold: minHold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		aDone := make(chan error, 1)
+		go func() {
+			_, err := ra.RunOnce(context.Background())
+			aDone <- err
+		}()
+		defer func() {
+			if err := <-aDone; err != nil {
+				t.Error(err)
+			}
+		}()
+		advance(minHold / 2)
+		res, ranAt := duplicate(t, &staleHolds{Lease: openLease(t, store, "b")})
+		if !ranAt.IsZero() || res.Outcome != runner.NotElected || res.Holder() != "a" {
+			t.Fatalf("b, called %v into a's hold of %v: %v (holder %q), its task ran %v after a's started; want NotElected, a's record, not run", minHold/2, minHold, res.Outcome, res.Holder(), ranAt.Sub(started))
+		}
+		if rec := record(t, store); rec.Held() {
+			t.Errorf("the lease after b gave it back: %+v, want released", rec)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		a := openLease(t, store, "a")
+		tm, err := a.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Renew(context.Background(), tm.Annotate(lease.AnnotationHold, "1")); err != nil {
+			t.Fatal(err)
+		}
+		// a dies during its hold: its record stays held after a run.
+		res, ranAt := duplicate(t, openLease(t, store, "b"))
+		if ranAt.IsZero() || res.Outcome != runner.Ran {
+			t.Fatalf("b, called during the hold of a holder that died: %v, want Ran once the record lapsed", res.Outcome)
+		}
+	})
+}
+
+// duplicate runs a trigger without a period on l and says how it ended
+// and when its task ran (zero: it did not).
+func duplicate(t *testing.T, l lease.Lease) (runner.Once, time.Time) {
+	t.Helper()
+	var ranAt time.Time
+	r, err := runner.New(runner.Config{Lease: l, Logger: quiet, OnceTimeout: 4 * ttl, Task: func(context.Context) error { ranAt = time.Now(); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.RunOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ranAt
+}
+
+// staleHolds is a Lease whose refusals all show the record as its first
+// refusal did: reads that never fall after a renewal of the holder.
+type staleHolds struct {
+	lease.Lease
+	first *lease.Record
+}
+
+func (s *staleHolds) Acquire(ctx context.Context) (lease.Term, error) {
+	t, err := s.Lease.Acquire(ctx)
+	var held *lease.HeldError
+	if errors.As(err, &held) {
+		if s.first == nil {
+			s.first = new(held.Record)
+		}
+		stale := *held
+		stale.Record = *s.first
+		return t, &stale
+	}
+	return t, err
+}
+
 func TestRunRefusesOnceFields(t *testing.T) {
 	l := openLease(t, memlease.NewStore(), "a")
 	for _, cfg := range []runner.Config{{Period: tick1}, {MinHold: time.Minute}} {
