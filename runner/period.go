@@ -183,12 +183,19 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 // only keep the record held.
 func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
 	wctx := context.WithoutCancel(ctx)
+	marked := false // t has landed once
 	for {
 		next, err := r.write(wctx, tn, t, tn.heldUntil())
 		if err != nil && !settled(err) {
-			if landed, ok := r.resolve(wctx, next, t); ok { // written again at once
+			// A write of the term landed unanswered: t is written again
+			// at once from it, whether or not the hold is over, until t
+			// has landed once: the write that failed may be the first,
+			// with the run's mark (seed 31356120: a renewal cut off as
+			// the task returned held the record, the mark conflicted
+			// with it and was never written again).
+			if landed, ok := r.resolve(wctx, next, t); ok {
 				tn = landed
-				if time.Now().Before(until) {
+				if !marked || time.Now().Before(until) {
 					continue
 				}
 				return tn, nil
@@ -197,7 +204,7 @@ func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until t
 		if err != nil {
 			return tn, err
 		}
-		tn, t = next, next.term
+		tn, t, marked = next, next.term, true
 		if !time.Now().Before(until) {
 			return tn, nil
 		}

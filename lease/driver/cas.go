@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,6 +108,10 @@ type casLease struct {
 	// older than its latest renewal, whose answer it did not wait for).
 	pending []lease.Record
 	acked   lease.Record
+	// landed is the latest record a read found at one of pending: a write
+	// of the tenure whose answer was lost, seen landed. The next rewrite
+	// of the tenure starts from its version (see rewrite).
+	landed lease.Record
 
 	// highest is the highest token this contender has read or tried to
 	// write: it never writes a token at or below it.
@@ -251,7 +256,7 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 // re-read that finds no record ends the tenure at once: the record was
 // deleted.
 func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record) (lease.Term, error) {
-	version, released := t.Version, want.Released
+	version, released := c.from(t), want.Released
 	for retried := false; ; retried = true {
 		want.Nonce = NewNonce()
 		nt, got, err := c.write(ctx, version, want, false)
@@ -275,6 +280,24 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record)
 		}
 		version = got.Version
 	}
+}
+
+// from is the version a rewrite of t's tenure is first written on: t's,
+// unless a read since found the tenure at a later write of this Lease
+// whose answer was lost (landed): then that one's, which a rewrite on t's
+// version would only find by conflicting and reading back, one more call
+// each, and a call too many for a holder whose writes must land within a
+// TTL of its latest (sim seed 31356120: a renewal cut off as the task
+// returned, the done mark's write, read-back and rewrite over it each
+// answered late). The write is conditional on that version: if the record
+// moved on since, it conflicts and is read back as every write is.
+func (c *casLease) from(t lease.Term) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.landed; r.Version != "" && r.Version != t.Version && r.Holder == t.Holder && r.Token == t.Token && slices.ContainsFunc(c.pending, func(w lease.Record) bool { return SameWrite(r, w) }) {
+		return r.Version
+	}
+	return t.Version
 }
 
 // write stores want: created when version is empty, else replacing version;
@@ -324,7 +347,7 @@ func (c *casLease) write(ctx context.Context, version string, want lease.Record,
 func (c *casLease) wrote(r lease.Record, sent time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.unseen.rec, c.pending, c.acked = lease.Record{}, nil, r
+	c.unseen.rec, c.pending, c.acked, c.landed = lease.Record{}, nil, r, lease.Record{}
 	c.seen.version, c.seen.at, c.seen.sent, c.seen.gap, c.seen.ttl = r.Version, time.Now(), sent, r.HolderRenewInterval(), heldTTL(r)
 	c.seen.token = max(c.seen.token, r.Token)
 }
@@ -357,6 +380,11 @@ func (c *casLease) read(ctx context.Context) (lease.Record, error) {
 	}
 	c.highest.Note(r.Token)
 	c.observe(r.Version, sent, r)
+	c.mu.Lock()
+	if slices.ContainsFunc(c.pending, func(w lease.Record) bool { return SameWrite(r, w) }) {
+		c.landed = r
+	}
+	c.mu.Unlock()
 	return r, nil
 }
 

@@ -406,3 +406,44 @@ func TestTakeoverOfBrokenOverTermDropsTheMark(t *testing.T) {
 		}
 	})
 }
+
+// TestRenewFromAWriteSeenLanded: a renewal whose answer and read-back were
+// lost is pending; once a read finds it landed, the next Renew of the
+// term, still at the version before it, is written on it at once: one
+// write, no conflict and no read-back, a call each that a holder whose
+// writes must land within a TTL of its latest may not have time for.
+func TestRenewFromAWriteSeenLanded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		a := open(t, store, "worker-a")
+		tn, err := a.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		store.Delay("worker-a", ttl/100)
+		store.LoseResponses("worker-a", 1)
+		done := make(chan error)
+		go func() {
+			_, err := a.Renew(t.Context(), tn)
+			done <- err
+		}()
+		for _, w := store.Calls("worker-a"); w < 2; _, w = store.Calls("worker-a") {
+			time.Sleep(ttl / 1000)
+		}
+		store.Partition("worker-a") // the read back fails
+		if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+			t.Fatalf("the renewal whose answer and read-back were lost: %v, want lease.ErrUnavailable", err)
+		}
+		store.Heal("worker-a")
+		if r, err := a.Observe(t.Context()); err != nil || r.Version == tn.Version || r.Holder != "worker-a" {
+			t.Fatalf("the record after the lost renewal: %+v, %v; want the renewal landed", r, err)
+		}
+		reads, writes := store.Calls("worker-a")
+		if _, err := a.Renew(t.Context(), tn); err != nil {
+			t.Fatalf("Renew of the term at its version before the renewal seen landed: %v", err)
+		}
+		if r, w := store.Calls("worker-a"); r != reads || w != writes+1 {
+			t.Errorf("that Renew made %d reads and %d writes, want 0 and 1: written on the renewal seen landed", r-reads, w-writes)
+		}
+	})
+}
