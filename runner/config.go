@@ -190,10 +190,13 @@ type Config struct {
 	// watch off, and does not return until MinHold has passed since the
 	// task started (or ctx ends); then it releases. A duplicate fired
 	// meanwhile sees the record renewed and returns NotElected within a
-	// renew interval; one whose reads missed every renewal and that wins
-	// the lease released at the hold's end, before the record it first
-	// found held could have lapsed by its own count, gives it back and
-	// returns NotElected too. An instance that dies during its hold lets
+	// renew interval; one without a Period whose reads missed every
+	// renewal and that wins the lease released at the hold's end (or as
+	// it ends), before the record it first found held could have lapsed
+	// by its own count, gives it back and returns NotElected too (one with
+	// a Period is told by it). A duplicate cut off from the store for
+	// longer than a TTL cannot tell a release from a lapse and may run
+	// once the hold is over. An instance that dies during its hold lets
 	// the lease lapse after the TTL (a duplicate that takes it over then
 	// runs). A write of the hold (or of the done mark) that
 	// fails is retried until it lands, or until a TTL after the term's

@@ -112,9 +112,11 @@ func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
 	switch {
 	case ctx.Err() != nil:
 		return Once{Outcome: Interrupted}, nil
-	case err == nil && w.holdEnded():
+	case err == nil && r.cfg.Period == "" && w.holdEnded():
 		// Elected only because the holder whose minimum hold this call
-		// came during released the lease at its end: a duplicate.
+		// came during released the lease at its end: a duplicate. A
+		// trigger with a period is told by it (periodCovered): one of a
+		// later period is no duplicate of the run that held.
 		r.cfg.Logger.Info("not elected: the lease was released at the end of a minimum hold this trigger came during; giving it back", "holder", w.first.Record.Holder, "token", w.first.Record.Token)
 		r.release(ctx, tenureOf(t))
 		return Once{Outcome: NotElected, Record: w.first.Record}, nil

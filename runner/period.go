@@ -183,19 +183,20 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 // only keep the record held.
 func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until time.Time) (tenure, error) {
 	wctx := context.WithoutCancel(ctx)
-	marked := false // t has landed once
+	marked := false // t's schedule, the run's mark, is in the record
 	for {
 		next, err := r.write(wctx, tn, t, tn.heldUntil())
 		if err != nil && !settled(err) {
-			// A write of the term landed unanswered: t is written again
-			// at once from it, whether or not the hold is over, until t
-			// has landed once: the write that failed may be the first,
-			// with the run's mark (seed 31356120: a renewal cut off as
-			// the task returned held the record, the mark conflicted
-			// with it and was never written again).
-			if landed, ok := r.resolve(wctx, next, t); ok {
+			// A write of the term landed unanswered. If the record it
+			// left does not carry t's schedule, it is an earlier one (a
+			// renewal cut off as the task returned: seed 31356120), and
+			// t, the run's mark, is written again from it at once,
+			// whether or not the hold is over or ctx has ended; once the
+			// mark is in, the hold goes on only while it lasts.
+			if landed, rec, ok := r.resolve(wctx, next, t); ok {
 				tn = landed
-				if !marked || time.Now().Before(until) {
+				marked = marked || ScheduleOf(rec.Annotations) == ScheduleOf(t.Annotations)
+				if !marked || ctx.Err() == nil && time.Now().Before(until) {
 					continue
 				}
 				return tn, nil

@@ -230,18 +230,19 @@ func settled(err error) bool { return errors.Is(err, lease.ErrLost) || !lease.Re
 // go on from tn.term: the Lease's own read-back finds which of its writes
 // the record is at, and a record put back from a backup ends the term. A
 // read that finds tn's write still there (none landed), another's record,
-// or none, and no answer in time, end it: ok false.
-func (r *Runner) resolve(ctx context.Context, tn tenure, t lease.Term) (landed tenure, ok bool) {
+// or none, and no answer in time, end it: ok false. It returns the record
+// read too.
+func (r *Runner) resolve(ctx context.Context, tn tenure, t lease.Term) (landed tenure, rec lease.Record, ok bool) {
 	if tn.unsure.IsZero() {
-		return tn, false
+		return tn, rec, false
 	}
 	landed = tn.next(t, tn.unsure, r.cfg.RenewInterval)
 	rctx, cancel, err := byDeadline(ctx, landed.heldUntil())
 	if err != nil {
-		return tn, false
+		return tn, rec, false
 	}
 	defer cancel()
-	rec, err := backoff.RetryWithData(func() (lease.Record, error) {
+	rec, err = backoff.RetryWithData(func() (lease.Record, error) {
 		rec, err := r.cfg.Lease.Observe(rctx)
 		if errors.Is(err, lease.ErrNoRecord) || err != nil && !lease.Retryable(err) {
 			return rec, backoff.Permanent(err)
@@ -251,10 +252,10 @@ func (r *Runner) resolve(ctx context.Context, tn tenure, t lease.Term) (landed t
 	moved := rec.Version != tn.at && (r.cfg.Lease.Judge() == lease.JudgedByStore || rec.Version != tn.term.Version)
 	if err != nil || rec.Holder != t.Holder || rec.Token != t.Token || !rec.Held() || !moved {
 		r.cfg.Logger.Warn("the term's unanswered writes did not keep the lease", "token", t.Token, "holder", rec.Holder, "record_token", rec.Token, "err", err)
-		return tn, false
+		return tn, rec, false
 	}
 	landed.at = rec.Version
-	return landed, true
+	return landed, rec, true
 }
 
 // backOff is how a write, or the read that resolves one, is retried
