@@ -309,7 +309,8 @@ type history struct {
 	events   []event
 	faults   []step // as applied, At = when
 	outcomes map[int]outcome
-	calls    []call // RunOnce invocations
+	lingered map[int]bool // tasks that ran on after their cancellation (see linger)
+	calls    []call       // RunOnce invocations
 	st       *store
 	nextTask int
 }
@@ -335,6 +336,17 @@ func (h *history) end(task int, who string, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.events = append(h.events, event{at: h.now(), task: task, who: who, ok: ok})
+}
+
+// linger notes that task ran on after its cancellation (an armed
+// restore-under): its minimum hold is not promised, as the hold is written
+// only once the task has returned, which may be after its lease lapsed
+// (sim seed 1796172335227442567: a stalled task stepped down, ran on past
+// the TTL, and its hold was never written).
+func (h *history) linger(task int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lingered[task] = true
 }
 
 func (h *history) fault(s step) {
@@ -511,7 +523,7 @@ func (h *history) trace() string {
 // no fault of the runner: its holder was cut off from the store (hung) while
 // it held the lease, or its term ended as lost or past its deadline.
 func (h *history) holdCut(p event, who int) bool {
-	return h.outcomes[p.task].cut || h.faultIn(p.at, p.at+p.minHold, who, cutFaults...) || h.st.cutIn(p.who, h.t0.Add(p.at), h.t0.Add(p.at+p.minHold))
+	return h.outcomes[p.task].cut || h.lingered[p.task] || h.faultIn(p.at, p.at+p.minHold, who, cutFaults...) || h.st.cutIn(p.who, h.t0.Add(p.at), h.t0.Add(p.at+p.minHold))
 }
 
 // sim runs one schedule in the calling synctest bubble and returns its
@@ -519,7 +531,7 @@ func (h *history) holdCut(p event, who int) bool {
 func run(t *testing.T, sc scenario) *history {
 	st := newStore()
 	st.traceUntil, st.callTimeout = time.Now().Add(horizon), sc.timeout()
-	h := &history{t0: time.Now(), outcomes: map[int]outcome{}, st: st}
+	h := &history{t0: time.Now(), outcomes: map[int]outcome{}, lingered: map[int]bool{}, st: st}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	logger := slog.New(slog.DiscardHandler)
@@ -614,6 +626,7 @@ func run(t *testing.T, sc scenario) *history {
 			// it releases after the task returned.
 			if ch := k.lingering(); ch != nil {
 				h.end(id, c.id, false)
+				h.linger(id)
 				select {
 				case <-ch:
 				case <-time.After(2 * ttl):
@@ -1218,6 +1231,7 @@ func TestFoundSeeds(t *testing.T) {
 		{31352193, "once", "late-answer", "a duplicate called during a hold ran: its reads missed the hold's renewals, then found the lease released at the hold's end"},
 		{31354586, "once", "late-answer", "the same, CallTimeout 878ms"},
 		{31356120, "once", "late-answer", "done mark lost: a renewal cut off as the task returned, the mark's write and read-back late, the mark never written again"},
+		{1796172335227442567, "", "", "run during a minimum hold: a stalled task, stepped down, ran on past its lease's TTL (a restore-under armed), and its hold, written only once a task has returned, was never written: the oracle's limit, not the runner's (see linger)"},
 	} {
 		fo, err := focusOf(tc.kinds, tc.faults, "")
 		if err != nil {
