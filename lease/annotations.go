@@ -146,7 +146,8 @@ const (
 	// finished successfully.
 	AnnotationPeriodDone = "runner/period-done"
 	// AnnotationHold is "1" while the holder's task has ended and the lease
-	// is held only to keep others out for the rest of a minimum hold.
+	// is held only to keep others out for the rest of a minimum hold. It
+	// is its writer's alone: an acquisition does not carry it over.
 	AnnotationHold = "runner/hold"
 )
 

@@ -282,7 +282,8 @@ type Term struct {
 	// record version the term was written at, or a native lease ID.
 	Version string
 	// Annotations are those of the record the term was written with:
-	// Acquire carries them over from the record it took over. Renew,
+	// Acquire carries them over from the record it took over, all but
+	// AnnotationHold (a minimum hold is its writer's alone). Renew,
 	// Release and Keep write the Term's annotations, so a holder changes
 	// them with Annotate and then renews (or releases) the Term.
 	Annotations Annotations

@@ -92,9 +92,10 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		began := time.Now()
 		t, err := r.cfg.Lease.Acquire(ctx)
 		if err == nil {
-			// A minimum hold is the previous holder's: its mark, carried
-			// over by Acquire as every annotation is, goes with the next
-			// write of this term.
+			// A minimum hold is the previous holder's alone: the
+			// package's backends do not carry its mark over
+			// (driver.CarriedOver), and a Lease that does never has this
+			// term write it.
 			return t.Annotate(lease.AnnotationHold, ""), nil
 		}
 		wait := r.jittered(r.cfg.CampaignInterval)

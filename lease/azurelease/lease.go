@@ -333,7 +333,7 @@ func (l *blobLease) lapsing(err, rerr error) error {
 func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent time.Time) (lease.Term, error) {
 	prev := st.record()
 	token, err := l.highest.Next(prev)
-	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Annotations: brokenMark(prev.Annotations, st.broken)}
+	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Annotations: brokenMark(driver.CarriedOver(prev.Annotations), st.broken)}
 	if err == nil {
 		l.highest.Note(token)
 		rec := termRecord(t, false)

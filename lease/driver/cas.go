@@ -147,7 +147,7 @@ func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
 	if err != nil {
 		return lease.Term{}, err
 	}
-	ann := cur.Annotations
+	ann := CarriedOver(cur.Annotations)
 	if cur.Held() && !c.ownUnseen(cur) {
 		// The mark of a held record says how its holder took it over; on
 		// this Lease's own acquisition, whose answer it did not see, it

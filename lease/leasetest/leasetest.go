@@ -991,7 +991,8 @@ func (e *env) wantAnnotations(what string, got, want lease.Annotations) {
 // testAnnotations: a holder changes the record's annotations by renewing a
 // term it annotated, and releasing one; every later write (a renewal, a
 // release, another contender's acquisition, a takeover) carries them over,
-// and the record reads them back. Annotations that cannot be stored are
+// but an acquisition not lease.AnnotationHold (driver.CarriedOver), and the
+// record reads them back. Annotations that cannot be stored are
 // refused before anything is written.
 func testAnnotations(e *env) {
 	const p1, p2 = "2026-11-23T10:00:00Z", "2026-11-23T11:00:00+01:00"
@@ -1025,14 +1026,16 @@ func testAnnotations(e *env) {
 	tb := e.acquire(b)
 	e.wantAnnotations("b's term, acquired after a's Release", tb.Annotations, want)
 	e.wantAnnotations("the record after b's Acquire", e.observe(c).Annotations, want)
-	tb = tb.Annotate(lease.AnnotationPeriod, p2).Annotate(lease.AnnotationPeriodDone, "")
+	tb = tb.Annotate(lease.AnnotationPeriod, p2).Annotate(lease.AnnotationPeriodDone, "").Annotate(lease.AnnotationHold, "1")
 	want = tb.Annotations
 	tb = e.renew(b, tb)
 	r = e.observe(c)
 	e.wantRecord("Observe after b's renewal", r, "contender-b", tb.Token, false)
 	e.wantAnnotations("the record after b's renewal", r.Annotations, want)
 
-	// b stops renewing, as if it crashed: c's takeover keeps b's annotations.
+	// b stops renewing, as if it died during a minimum hold: c's takeover
+	// keeps b's annotations but the hold, which is its writer's alone.
+	want = want.With(lease.AnnotationHold, "")
 	tc := e.takeOver(c, tb, time.Time{})
 	e.wantAnnotations("c's term, taken over from b", tc.Annotations, want)
 	e.wantAnnotations("the record after c's takeover", e.observe(a).Annotations, want)
