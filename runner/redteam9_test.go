@@ -2,7 +2,7 @@ package runner_test
 
 import (
 	"context"
-	
+
 	"testing"
 	"testing/synctest"
 	"time"
@@ -67,4 +67,3 @@ func TestRedteam9StaleHoldOfADeadTermSwallowsATrigger(t *testing.T) {
 		}
 	})
 }
-
