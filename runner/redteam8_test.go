@@ -94,7 +94,7 @@ func TestRedteam8HoldUntilNeverEnds(t *testing.T) {
 		store := memlease.NewStore()
 		l := &lostAnswers{Lease: openLease(t, store, "a")}
 		ra, err := runner.New(runner.Config{Lease: l, Logger: quiet, MinHold: minHold, Period: tick1,
-			Task: func(context.Context) error { time.Sleep(3 * time.Second); l.lose.Store(true); return nil }})
+			Task: func(context.Context) error { advance(3 * time.Second); l.lose.Store(true); return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

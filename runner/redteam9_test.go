@@ -39,7 +39,7 @@ func TestRedteam9StaleHoldOfADeadTermSwallowsATrigger(t *testing.T) {
 		bRunning := make(chan struct{})
 		bDone := make(chan runner.Once, 1)
 		rb, err := runner.New(runner.Config{Lease: openLease(t, store, "b"), Logger: quiet, OnceTimeout: 4 * ttl,
-			Task: func(context.Context) error { close(bRunning); time.Sleep(2 * time.Second); return nil }})
+			Task: func(context.Context) error { close(bRunning); advance(2 * time.Second); return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
