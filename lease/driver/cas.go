@@ -71,7 +71,7 @@ func NewCAS(d CAS, opts lease.Options) (lease.Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &casLease{d: d, opts: opts}, nil
+	return &casLease{d: d, opts: opts, acquiring: make(chan struct{}, 1)}, nil
 }
 
 type casLease struct {
@@ -79,6 +79,12 @@ type casLease struct {
 	opts lease.Options
 	// verified: the driver's Verify (if it is a Verifier) returned nil.
 	verified atomic.Bool
+	// acquiring is held by the Lease's one Acquire under way: a Lease is
+	// one contender (DESIGN rule 14), and two of its Acquires that read
+	// before either wrote would judge the same record, and could both win
+	// it, with one token, should a restore put it back between their
+	// writes.
+	acquiring chan struct{}
 
 	mu sync.Mutex
 	// seen is this contender's count towards expiry: the version its
@@ -136,6 +142,12 @@ func (c *casLease) Observe(ctx context.Context) (lease.Record, error) {
 }
 
 func (c *casLease) Acquire(ctx context.Context) (lease.Term, error) {
+	select {
+	case c.acquiring <- struct{}{}:
+		defer func() { <-c.acquiring }()
+	case <-ctx.Done():
+		return lease.Term{}, ctx.Err()
+	}
 	cur, err := c.read(ctx)
 	if err != nil && !errors.Is(err, lease.ErrNoRecord) {
 		return lease.Term{}, err

@@ -923,3 +923,45 @@ func acquireAnswerLost(t *testing.T, store *memlease.Store, a lease.Lease) {
 	}
 	store.Heal("a")
 }
+
+// TestCASOneLeaseIsOneContender: two Acquires on one Lease value (two
+// Runners sharing it, DESIGN rule 14) that both read the lapsed record of
+// another holder before either wrote. The first's write lands; a restore
+// then puts the lapsed record back (sim seed 5000004462, restore-under),
+// and the second's write, conditional on that record's version, lands on
+// it. Run at once, both Acquires returned a term, with one token: two
+// callers on one Lease led at once, and the token did not increase. The
+// Lease takes its Acquires one at a time, so the second reads after the
+// first has written, and waits the restored record out.
+func TestCASOneLeaseIsOneContender(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		old, a := openLease(t, store, "old"), openLease(t, store, "a")
+		mustAcquire(t, old) // old then stops renewing
+		lapsed, _ := store.Bytes("job")
+		mustObserve(t, a)
+		watch(t, a, ttl) // a has seen old's record unchanged for a TTL
+		// a's requests reach the store 1s after they are sent: the first
+		// Acquire reads at 1s and writes at 2s, the second, sent at 0.5s,
+		// reads at 1.5s and writes at 2.5s.
+		store.Delay("a", time.Second)
+		first := async(func() error { _, err := a.Acquire(t.Context()); return err })
+		advance(500 * time.Millisecond)
+		second := async(func() error { _, err := a.Acquire(t.Context()); return err })
+		advance(1750 * time.Millisecond)
+		store.Put("job", lapsed) // at 2.25s: a restore of old's record
+		errs := []error{<-first, <-second}
+		store.Heal("a")
+		won := 0
+		for _, err := range errs {
+			if err == nil {
+				won++
+			} else if !errors.Is(err, lease.ErrHeld) {
+				t.Errorf("Acquire: %v, want a term or lease.ErrHeld", err)
+			}
+		}
+		if won != 1 {
+			r := mustObserve(t, a)
+			t.Errorf("%d of two Acquires on one Lease won (errors %v; the record holds token %d): want exactly one", won, errs, r.Token)
+		}
+	})
+}
