@@ -67,11 +67,14 @@ type acq struct {
 
 // restored is a body restore-under put back, and when; or, broken, the
 // released body an operator's break wrote over such a body, having
-// counted it before it came back (brokeRestored).
+// counted it before it came back (brokeRestored). over is the highest
+// token of the record it replaced, which a Lease that read or wrote it
+// has seen move on.
 type restored struct {
 	at      time.Time
 	version string
 	broken  bool
+	over    uint64
 }
 
 // watch is an armed restore-hang: when its identity's next write of a term
@@ -429,12 +432,15 @@ func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
 // body came back: it counted the body before the record moved on, and
 // never saw the newer record (a restore of another term's body under a
 // live holder, which no design that reads only the object can tell); or
-// replaced the record a break wrote over such a body (brokeRestored).
+// replaced the record a break wrote over such a body (brokeRestored). A
+// Lease that read or wrote the newer record did see it move on (sim seed
+// 5000004462: two Runners on one Lease, the second taking over the body
+// the first's acquisition had replaced).
 func (s *store) tookRestored(a acq) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, rs := range s.restoredUnder {
-		if rs.version == a.replaced && rs.at.Before(a.at) {
+		if rs.version == a.replaced && rs.at.Before(a.at) && a.known < rs.over {
 			if t, ok := a.c.firstRead[rs.version]; rs.broken || ok && t.Before(rs.at) {
 				return true
 			}
@@ -454,7 +460,7 @@ func (s *store) brokeRestored(c *conn, old []byte, r lease.Record, b []byte) {
 	}
 	for _, rs := range s.restoredUnder {
 		if t, ok := c.firstRead[rs.version]; ok && rs.version == version(old) && !rs.broken && t.Before(rs.at) {
-			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true})
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over})
 			return
 		}
 	}
@@ -492,6 +498,10 @@ func (s *store) restoreUnder(id string, ended lease.Record, st step) {
 	if version(b) == version(s.data) {
 		return
 	}
+	over := ended.Token + 1 // the successor's
+	if cur, err := driver.DecodeJSON(s.data); err == nil {
+		over = max(over, cur.Token)
+	}
 	s.data = b
-	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b)})
+	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), over: over})
 }
