@@ -1,7 +1,7 @@
 package runner_test
 
 // Red-team tests of the deadlines of a term's writes once its task has
-// returned (tenure.heldUntil and releasableUntil): sequences a red team
+// returned (tenure.heldUntil and releasable): sequences a red team
 // built to break rules 1, 5 and 10, each of which failed or would fail
 // with the bound it names loosened.
 
@@ -82,7 +82,7 @@ func (l *hiddenLateRenewal) Renew(ctx context.Context, t lease.Term) (lease.Term
 // led: two leaders, and a token that did not increase. The release is
 // now sent only until a TTL after the acquisition (the write before the
 // renewal) was sent, 15 s, the earliest b could take that record over
-// (tenure.releasableUntil), so the holder leaves the lease to lapse.
+// (tenure.releasable), so the holder leaves the lease to lapse.
 //
 // "before eba565c too": the release at 18 s lands under the old deadline
 // as well (the window from b's takeover to a TTL after the renewal was
@@ -96,8 +96,27 @@ func TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease(t *testing.T) {
 		{"before eba565c too", 18 * time.Second},
 		{"opened by eba565c", 21500 * time.Millisecond},
 	} {
-		t.Run(tc.name, func(t *testing.T) { restoredUnderSuccessor(t, tc.taskEnd, true, 500*time.Millisecond) })
+		t.Run(tc.name, func(t *testing.T) { restoredUnderSuccessor(t, tc.taskEnd, true, 500*time.Millisecond, 0) })
 	}
+}
+
+// TestReleaseAfterAWriteOverARestoredWrite: the sequence above with a
+// minimum hold of 20 s (sim seed 5000047489, where the write was a done
+// mark). The task returns at 16 s, and the hold's first write, allowed
+// until a TTL after the late renewal was sent (23.125 s), lands on that
+// renewal, which the second restore put back under b at 15.6 s. Counted
+// from that write, sent more than a renew interval after the renewal was
+// answered, the release took the renewal's record for the earliest a
+// follower could have taken over, and was sent after the hold, before a
+// TTL after the renewal (23.125 s): it freed b's lease while b led, and d
+// led beside it from 22.6 s. A write answered more than a TTL after the earliest
+// record it would vouch for (the acquisition's, sent at 0 s) vouches for
+// none: b may have taken that record over before the write landed, all
+// the term's writes since hidden. The release then waits until such a
+// successor has passed its renew deadline, RenewDeadline after the
+// write's answer (24.4 s), and the hold's lease lapses instead.
+func TestReleaseAfterAWriteOverARestoredWrite(t *testing.T) {
+	restoredUnderSuccessor(t, 16*time.Second, true, 500*time.Millisecond, 20*time.Second)
 }
 
 // TestLateRenewalTakenOverThenRestored (a red team's attack that held):
@@ -109,15 +128,16 @@ func TestReleaseAfterTwoRestoresNeverFreesASuccessorsLease(t *testing.T) {
 // whose task ignored its cancellation, returns at 24.5 s: its deadline
 // has passed, so the release is not sent, and nothing frees b's lease.
 func TestLateRenewalTakenOverThenRestored(t *testing.T) {
-	restoredUnderSuccessor(t, 24500*time.Millisecond, false, 0)
+	restoredUnderSuccessor(t, 24500*time.Millisecond, false, 0, 0)
 }
 
-// restoredUnderSuccessor runs a's term over hiddenLateRenewal (hiding its
-// late renewal if hide), lets b take the lease over and hang, waits wait,
+// restoredUnderSuccessor runs a's term (a RunOnce with minHold) over
+// hiddenLateRenewal (hiding its late renewal if hide), lets b take the
+// lease over and hang, waits wait,
 // puts a's renewal back under b, and lets a's task return at taskEnd:
 // a must not release that record, and d, started then, must not lead
 // while b does.
-func restoredUnderSuccessor(t *testing.T, taskEnd time.Duration, hide bool, wait time.Duration) {
+func restoredUnderSuccessor(t *testing.T, taskEnd time.Duration, hide bool, wait, minHold time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
 		began := time.Now()
@@ -129,7 +149,7 @@ func restoredUnderSuccessor(t *testing.T, taskEnd time.Duration, hide bool, wait
 		j := newJournal()
 		res := make(chan runner.Once, 1)
 		go func() {
-			res <- runPeriod(t, hl, "", runner.Config{}, func(ctx context.Context) error {
+			res <- runPeriod(t, hl, "", runner.Config{MinHold: minHold}, func(ctx context.Context) error {
 				_ = j.task("a")(ctx)
 				advance(taskEnd - time.Since(began)) // it ignores the cancellation
 				return nil

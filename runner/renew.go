@@ -73,15 +73,18 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 // last found the record moved on from term's write ("" if it has not).
 //
 // base is when the term's write that a restore may put back at the
-// earliest was sent (see releasableUntil), and recent the term's writes
-// answered since that one's, base's among them, with tn's last.
+// earliest was sent (see releasable), and recent the term's writes
+// answered since that one's, base's among them, with tn's last. resumed
+// is when the term's latest write that vouched for none before it was
+// answered (see next; zero if none).
 type tenure struct {
-	term   lease.Term
-	sent   time.Time
-	base   time.Time
-	recent []stamp
-	unsure time.Time
-	at     string
+	term    lease.Term
+	sent    time.Time
+	base    time.Time
+	recent  []stamp
+	resumed time.Time
+	unsure  time.Time
+	at      string
 }
 
 // stamp is when a write of a term was sent and when it was answered (or
@@ -105,8 +108,16 @@ func (tn tenure) next(t lease.Term, sent time.Time, renewInterval time.Duration)
 	// A follower that never saw the writes a restore hid read the body it
 	// put back within a renew interval before this write landed, so that
 	// body is no older than the latest write answered a renew interval
-	// before this one was sent.
-	base, recent := tn.base, make([]stamp, 0, len(tn.recent)+1)
+	// before this one was sent; unless this write came too late to say
+	// so: answered more than a TTL after the earliest body it would vouch
+	// for was sent, it may have landed only after a follower had taken
+	// that body over, every write since hidden, and a second restore put
+	// the body this write was conditional on back under that successor
+	// (sim seed 5000047489). It vouches for none, and the bodies before
+	// it stay a successor's to have taken until that successor's renew
+	// deadline has passed (releasable).
+	now := time.Now()
+	base, recent, resumed := tn.base, make([]stamp, 0, len(tn.recent)+1), tn.resumed
 	for _, w := range tn.recent {
 		if w.answered.After(sent.Add(-renewInterval)) {
 			recent = append(recent, w)
@@ -114,7 +125,10 @@ func (tn tenure) next(t lease.Term, sent time.Time, renewInterval time.Duration)
 			base = w.sent
 		}
 	}
-	return tenure{term: t, sent: sent, base: base, recent: append(recent, stamp{sent, time.Now()})}
+	if base != tn.base && now.After(tn.base.Add(tn.term.TTL)) {
+		base, recent, resumed = sent, recent[:0], now
+	}
+	return tenure{term: t, sent: sent, base: base, recent: append(recent, stamp{sent, now}), resumed: resumed}
 }
 
 // leadsUntil is the deadline of a write of tn while its holder acts as
@@ -145,8 +159,11 @@ func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
 // than a call can take when CallTimeout is longer.
 func (tn tenure) heldUntil() time.Time { return tn.sent.Add(tn.term.TTL) }
 
-// releasableUntil is the deadline of tn's release, which frees the lease
-// for anyone at once: a TTL after base was sent, no later than heldUntil.
+// releasable returns when tn's release, which frees the lease for anyone
+// at once, may be sent: from RenewDeadline after resumed was answered
+// (when a write vouched for none before it: a successor that took over a
+// body before that write landed has stepped down by then), until a TTL
+// after base was sent, no later than heldUntil.
 // A restore may have hidden tn's write, and the writes of the term close
 // before it, and a follower have taken over the record it put back: the
 // follower's reads, no further apart than a renew interval, saw none of
@@ -163,7 +180,12 @@ func (tn tenure) heldUntil() time.Time { return tn.sent.Add(tn.term.TTL) }
 // renewal; a release must not. When no write of the term was answered so
 // early, the acquisition's sending counts: a restore of the record before
 // it is one no design can tell.
-func (tn tenure) releasableUntil() time.Time { return tn.base.Add(tn.term.TTL) }
+func (tn tenure) releasable(renewDeadline time.Duration) (from, until time.Time) {
+	if !tn.resumed.IsZero() {
+		from = tn.resumed.Add(renewDeadline)
+	}
+	return from, tn.base.Add(tn.term.TTL)
+}
 
 // byDeadline returns ctx bounded by until, the deadline of a write of a
 // term, or errPastDeadline if until has passed: such a write is not sent.
@@ -254,6 +276,7 @@ func (r *Runner) resolve(ctx context.Context, tn tenure, t lease.Term) (landed t
 		r.cfg.Logger.Warn("the term's unanswered writes did not keep the lease", "token", t.Token, "holder", rec.Holder, "record_token", rec.Token, "err", err)
 		return tn, rec, false
 	}
+	landed = tn.next(t, tn.unsure, r.cfg.RenewInterval) // answered now, by the read
 	landed.at = rec.Version
 	return landed, rec, true
 }

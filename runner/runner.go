@@ -248,14 +248,19 @@ func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish
 
 // release gives the lease up with a context of its own, bounded by
 // ReleaseTimeout, so that it runs even when ctx has ended. It is a write of
-// the term once nothing acts as leader, so it is not sent after
-// tn.releasableUntil: by then the lease may be someone else's, and a
-// restore may have put tn's record back under it, which a release would
+// the term once nothing acts as leader, so it is sent only within
+// tn.releasable's window: outside it the lease may be someone else's, and
+// a restore may have put tn's record back under it, which a release would
 // free for a third contender while the successor leads.
 func (r *Runner) release(ctx context.Context, tn tenure) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
 	defer cancel()
-	rctx, cancelHeld, err := byDeadline(rctx, tn.releasableUntil())
+	from, until := tn.releasable(r.cfg.RenewDeadline)
+	if time.Now().Before(from) {
+		r.cfg.Logger.Warn("not released: a write of the term landed too late to show that no successor took the lease over meanwhile; the lease lapses", "token", tn.term.Token)
+		return false
+	}
+	rctx, cancelHeld, err := byDeadline(rctx, until)
 	if err != nil {
 		r.cfg.Logger.Warn("not released: a TTL has passed since the term's write before its latest; the lease lapses", "token", tn.term.Token)
 		return false

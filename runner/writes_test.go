@@ -272,7 +272,7 @@ func (l lateRenewals) Renew(ctx context.Context, t lease.Term) (lease.Term, erro
 // resolved by reading the record back: it moved on within the term, so
 // the holder goes on writing until the hold is over. It does not release
 // then: its writes are spaced a renew interval plus 3.2 s, so a TTL has
-// passed since the write before its latest (tenure.releasableUntil), and
+// passed since the write before its latest (tenure.releasable), and
 // the record lapses instead.
 func TestMinHoldOutlivesLateAnswers(t *testing.T) {
 	holdsThrough(t, 5*time.Second, false, func(la lease.Lease) lease.Lease { return lateRenewals{la, 3200 * time.Millisecond} })
