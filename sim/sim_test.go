@@ -940,7 +940,13 @@ func operatorBreak(ctx context.Context, t *testing.T, st *store, h *history, s s
 			body, _, _ := st.current()
 			wg.Go(func() {
 				sleepCtx(ctx, time.Duration(s.Seed%uint64(rec.TTL)))
-				if cur, r, err := st.current(); err == nil && r.Holder == rec.Holder && r.Token == rec.Token && version(cur) != rec.Version {
+				// Of the term the engine wrote last, as restore takes it (a
+				// stored record that restore-under put back is an ended
+				// term's: seed 5000062437 put the break's body back under
+				// the live holder so, three replacements between two of
+				// the watch's reads).
+				last, lerr := driver.DecodeJSON(st.lastValid())
+				if cur, _, err := st.current(); err == nil && lerr == nil && last.Holder == rec.Holder && last.Token == rec.Token && version(cur) != rec.Version {
 					st.put(body)
 					h.fault(step{F: restore, Who: s.Who, N: 0})
 				}
@@ -1232,6 +1238,10 @@ func TestFoundSeeds(t *testing.T) {
 		{31354586, "once", "late-answer", "the same, CallTimeout 878ms"},
 		{31356120, "once", "late-answer", "done mark lost: a renewal cut off as the task returned, the mark's write and read-back late, the mark never written again"},
 		{1796172335227442567, "", "", "run during a minimum hold: a stalled task, stepped down, ran on past its lease's TTL (a restore-under armed), and its hold, written only once a task has returned, was never written: the oracle's limit, not the runner's (see linger)"},
+		{5000004462, "", "", "two tasks at once, one token: two Runners on one Lease both read the lapsed record before either wrote; the first took it over, restore-under put it back, and the second's write landed on it (the oracle had waived it as a takeover of a restored body)"},
+		{5000009360, "", "", "the same, token 5"},
+		{5000062437, "", "", "two tasks at once: the operator's break put back the body its watch first read under a live holder, whose record restore-under had replaced with an ended term's (a fault-model artefact, as restore's was: its term is now the engine's latest)"},
+		{5000047489, "", "", "two tasks at once: a write of the term after its task returned, answered more than a TTL after the acquisition, landed on a renewal restore-under had put back under the successor of the acquisition's record, and the release after it, counted from that renewal, freed the successor's lease"},
 	} {
 		fo, err := focusOf(tc.kinds, tc.faults, "")
 		if err != nil {
