@@ -74,9 +74,13 @@
 // for the release, which frees the lease for anyone at once, a TTL after
 // the latest write answered a renew interval before the latest was sent
 // (a restore may have hidden the writes after it and a follower taken over
-// its record; a second restore may put the latest back under it): a task that returns later than that, or
-// writes answered so late that two of them span a TTL, leave the lease to
-// lapse. So an Acquire whose answer
+// its record; a second restore may put the latest back under it), and not
+// before RenewDeadline after a write answered more than a TTL after the
+// earliest record it would show nobody took over (a silence: that write
+// may have landed on the latest put back under such a successor, which
+// then leads until its own renew deadline): a task that returns later
+// than that, or writes answered so late that two of them span a TTL, or a
+// release due inside that window, leave the lease to lapse. So an Acquire whose answer
 // came late, a mark or renewal sent late, and a write that a restore hid do
 // not move the deadline past a follower's takeover; and a done mark or a
 // hold is retried through an outage for as long as the lease can still be
