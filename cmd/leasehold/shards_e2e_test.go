@@ -20,6 +20,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/leasehold/leasehold/internal/faultproxy"
 )
 
 // shardSpan is one run of a shard's command, from the shard journal.
@@ -207,15 +209,17 @@ func (e *e2e) stubborn(who string) {
 // assignerAndWorker writes shardJournalScript and starts w1, alone until
 // it runs both of 2 shards (so the group's assigner), then w2, each with
 // --ttl 2s and --grace 6s (longer than the TTL), and waits until each runs
-// one shard. It returns w1 and the group's URL.
-func (e *e2e) assignerAndWorker() (*proc, string) {
+// one shard. w1 reaches MinIO at w1Endpoint (a proxy in front of
+// e.endpoint, say), w2 at e.endpoint. It returns w1 and the group's URL
+// (with e.endpoint).
+func (e *e2e) assignerAndWorker(w1Endpoint string) (*proc, string) {
 	e.t.Helper()
 	script := filepath.Join(e.dir, "shard.sh")
 	if err := os.WriteFile(script, []byte(shardJournalScript), 0o755); err != nil {
 		e.t.Fatal(err)
 	}
 	url := e.leaseURL(e.endpoint)
-	start := func(who string) *proc {
+	start := func(who, url string) *proc {
 		return e.start(who, "run", "--shards", "2", "--lease", url, "--identity", who, "--ttl", "2s", "--grace", "6s", "--", script)
 	}
 	runs := func(want map[string]int) func() bool {
@@ -224,9 +228,9 @@ func (e *e2e) assignerAndWorker() (*proc, string) {
 			return len(got) == len(want) && len(got["w1"]) == want["w1"] && len(got["w2"]) == want["w2"]
 		}
 	}
-	w1 := start("w1")
+	w1 := start("w1", strings.Replace(url, "endpoint="+e.endpoint, "endpoint="+w1Endpoint, 1))
 	eventually(e.t, 30*time.Second, "w1 runs both shards", runs(map[string]int{"w1": 2}))
-	start("w2")
+	start("w2", url)
 	eventually(e.t, 30*time.Second, "w1 and w2 run one shard each", runs(map[string]int{"w1": 1, "w2": 1}))
 	return w1, url
 }
@@ -239,7 +243,7 @@ func (e *e2e) assignerAndWorker() (*proc, string) {
 // shard while the command ran.
 func TestEndToEndAssignerLeaves(t *testing.T) {
 	e := newE2E(t)
-	w1, _ := e.assignerAndWorker()
+	w1, _ := e.assignerAndWorker(e.endpoint)
 	e.stubborn("w1")
 	w1.signal(syscall.SIGTERM)
 	if code := w1.wait(t, 20*time.Second); code != 0 {
@@ -257,7 +261,7 @@ func TestEndToEndAssignerLeaves(t *testing.T) {
 // of --grace. On main it lived its whole --grace beside its successor.
 func TestEndToEndAssignerLeaseRestored(t *testing.T) {
 	e := newE2E(t)
-	_, url := e.assignerAndWorker()
+	_, url := e.assignerAndWorker(e.endpoint)
 	var pid int
 	for _, sp := range e.shardSpans() {
 		if sp.who == "w1" && alive(sp.pid) {
@@ -301,5 +305,63 @@ func TestEndToEndAssignerLeaseRestored(t *testing.T) {
 		}
 		return n == 2
 	})
+	e.checkShardSpans()
+}
+
+// TestEndToEndAssignerLeaseHangs: every call of the assigner's leasehold
+// to its assigner lease's record hangs (w1 reaches MinIO through a fault
+// proxy that holds the requests to that key, unanswered), while its
+// liveness lease's calls are answered and renew on. Its assigner term
+// ends at the renew deadline; its command, which ignores SIGTERM, is
+// killed by the assigner lease's expiry, before the other instance can
+// win that lease and start the shard, not at the end of --grace (6s).
+func TestEndToEndAssignerLeaseHangs(t *testing.T) {
+	e := newE2E(t)
+	p := faultproxy.Start(t, e.endpoint)
+	_, url := e.assignerAndWorker(p.URL)
+	var pid int
+	for _, sp := range e.shardSpans() {
+		if sp.who == "w1" && alive(sp.pid) {
+			pid = sp.pid
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimPrefix(u.Path, "/") + "/assigner" // shard's assignerKey
+	e.stubborn("w1")
+	hung := monotonic()
+	rule := p.Add(faultproxy.Rule{Match: faultproxy.PathSuffix("/" + e2eBucket + "/" + key), Fault: faultproxy.Hang()})[0]
+	eventually(t, 10*time.Second, "w1's command killed", func() bool { return !alive(pid) })
+	var killed shardSpan
+	for _, sp := range e.shardSpans() {
+		if sp.pid == pid {
+			killed = sp
+		}
+	}
+	if killed.ended {
+		t.Fatalf("w1's command of shard %d wrote its end line: it did not ignore SIGTERM", killed.shard)
+	}
+	if p.Applied(rule) == 0 {
+		t.Fatalf("no request of w1 to %s hung", key)
+	}
+	if killed.end > hung+int64(2*time.Second) {
+		t.Errorf("w1's command ran %s after its assigner lease's calls began to hang; want it killed within the TTL (2s), not at the end of --grace (6s)", ms(killed.end-hung))
+	}
+	eventually(t, 15*time.Second, "both shards run", func() bool {
+		n := 0
+		for _, s := range e.runningShards() {
+			n += len(s)
+		}
+		return n == 2
+	})
+	for _, sp := range e.shardSpans() {
+		if sp.shard == killed.shard && sp.start > killed.end {
+			t.Logf("w1's command of shard %d last ran %s after the hang began; %s's started %s after it (%d requests hung)",
+				killed.shard, ms(killed.end-hung), sp.who, ms(sp.start-killed.end), p.Applied(rule))
+			break
+		}
+	}
 	e.checkShardSpans()
 }

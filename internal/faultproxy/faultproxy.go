@@ -9,6 +9,10 @@
 //   - an answer lost, or replaced by an error, after the store applied the
 //     request (Lose, Replace): the unknown outcome the backends resolve by
 //     reading back;
+//   - a request that hangs, neither forwarded nor answered, until its
+//     client gives up (Hang): a call cut off by a partition, which has
+//     the backends' per-call timeout and the holder's renew deadline to
+//     meet;
 //   - a store that accepts conditional writes and ignores their conditions
 //     (IgnoreConditions): S3 PutObject with If-Match and If-None-Match
 //     stripped, DynamoDB PutItem with its ConditionExpression stripped, the
@@ -55,6 +59,9 @@ type Proxy struct {
 	mu     sync.Mutex
 	rules  []*Rule
 	ignore *aws.Credentials
+
+	// closed is closed when the proxy stops: hung requests end then.
+	closed chan struct{}
 }
 
 // Start starts a proxy in front of upstream (http://HOST:PORT, with any
@@ -65,7 +72,7 @@ func Start(t testing.TB, upstream string) *Proxy {
 	if err != nil || u.Host == "" {
 		t.Fatalf("faultproxy: upstream %q: want http://HOST:PORT", upstream)
 	}
-	p := &Proxy{t: t, upstream: &url.URL{Scheme: u.Scheme, Host: u.Host}}
+	p := &Proxy{t: t, upstream: &url.URL{Scheme: u.Scheme, Host: u.Host}, closed: make(chan struct{})}
 	transport := &http.Transport{}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -78,6 +85,7 @@ func Start(t testing.TB, upstream string) *Proxy {
 	}
 	srv := httptest.NewServer(p)
 	t.Cleanup(func() {
+		close(p.closed) // before Close, which waits for every handler
 		srv.Close()
 		transport.CloseIdleConnections()
 	})
@@ -107,6 +115,7 @@ const (
 	refuse  faultKind = iota + 1 // answer without forwarding
 	replace                      // forward; if applied, answer instead
 	lose                         // forward; if applied, close the connection unanswered
+	hang                         // hold unforwarded until the client gives up
 )
 
 // Refuse answers a in the store's place: the request never reaches it.
@@ -122,6 +131,16 @@ func Replace(a Answer) Fault { return Fault{kind: replace, answer: a} }
 // closes the connection without answering: a write applied whose answer
 // was lost. A request the store refused passes unchanged.
 func Lose() Fault { return Fault{kind: lose} }
+
+// Hang holds the request without forwarding it or answering, until the
+// client gives up (it closes the connection: its call timed out) or the
+// proxy stops, and then closes the connection unanswered: a call lost in a
+// partition. The store never sees it, so a renewal that hangs does not
+// land, and the record ages as its holder's last write left it: what a
+// successor counts its TTL from. (A request forwarded and its answer held
+// would be Lose, late: a write that lands unknown to its writer.) A Clear
+// does not end the requests held already.
+func Hang() Fault { return Fault{kind: hang} }
 
 // Rule applies a fault to the requests it matches.
 type Rule struct {
@@ -190,6 +209,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, rule.Fault.answer)
 		return
 	}
+	if rule != nil && rule.Fault.kind == hang {
+		// Read the body first: the server notices the client going away
+		// (and ends r's context) only once it has.
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-p.closed:
+		}
+		panic(http.ErrAbortHandler)
+	}
 	if ignore != nil && (S3PutObject(r) && (r.Header.Get("If-Match") != "" || r.Header.Get("If-None-Match") != "") || DynamoOp("PutItem")(r)) {
 		if err := resign(r, *ignore); err != nil {
 			p.t.Errorf("faultproxy: signing %s %s again without its conditions: %v", r.Method, r.URL, err)
@@ -214,7 +243,7 @@ func (p *Proxy) take(r *http.Request) (*Rule, *aws.Credentials) {
 		if rule.Every > 1 && rule.matched%rule.Every != 0 {
 			continue
 		}
-		if rule.Fault.kind == refuse {
+		if rule.Fault.kind == refuse || rule.Fault.kind == hang {
 			rule.applied++
 		}
 		return rule, p.ignore

@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -115,6 +116,55 @@ func TestFaults(t *testing.T) {
 				t.Errorf("Applied = %d, want %d", n, row.applied)
 			}
 		})
+	}
+}
+
+// TestHang: a hung PutObject reaches no store and is never answered; it
+// ends when its client gives up, or unanswered when the proxy stops, while
+// requests the rule does not match pass.
+func TestHang(t *testing.T) {
+	t.Parallel()
+	up, target := startUpstream(t)
+	put := func(ctx context.Context, url string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader("payload"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	stopped := make(chan error, 1)
+	t.Run("WhileTheProxyRuns", func(t *testing.T) {
+		p := Start(t, target)
+		rules := p.Add(Rule{Match: S3PutObject, Fault: Hang()})
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		began := time.Now()
+		if err := put(ctx, p.URL+"/b/k"); err == nil || time.Since(began) < 300*time.Millisecond {
+			t.Errorf("a hung PutObject ended after %v with %v, want its client's timeout (300ms)", time.Since(began), err)
+		}
+		if resp, body, err := do(t, http.MethodGet, p.URL+"/b/k", nil); err != nil || body != "stored" {
+			t.Errorf("a GetObject beside the hang: %v %q (%v), want passed through", resp, body, err)
+		}
+		// The next one hangs until the proxy stops, at this subtest's end.
+		go func() { stopped <- put(context.Background(), p.URL+"/b/k") }()
+		for p.Applied(rules[0]) < 2 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	select {
+	case err := <-stopped:
+		if err == nil {
+			t.Errorf("a PutObject hung when the proxy stopped was answered, want the connection closed unanswered")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("a PutObject hung when the proxy stopped still hangs 5s later")
+	}
+	if n := up.count(); n != 1 {
+		t.Errorf("the store got %d requests, want 1 (the GetObject; no hung PutObject)", n)
 	}
 }
 
