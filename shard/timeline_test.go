@@ -16,7 +16,7 @@ import (
 	"github.com/leasehold/leasehold/runner"
 )
 
-// The README's picture of a join and a crash, owners over time.
+// The shards page's picture of a join and a crash, owners over time.
 const (
 	timelineShards = 8
 	timelineTTL    = 15 * time.Second
@@ -151,21 +151,23 @@ func timeline(t *testing.T) string {
 	return chart
 }
 
-// TestREADMETimeline: the README's picture of a join and a crash is what
-// timeline prints (go test ./shard -run TestREADMETimeline -v), so that the
+// TestShardsPageTimeline: the picture of a join and a crash on the shards
+// page (docs/shards.md) is what timeline prints (go test ./shard -run
+// TestShardsPageTimeline -v), so that the
 // picture follows the code. The run checks what the picture shows: a
 // worker stops a shard before another starts it.
-func TestREADMETimeline(t *testing.T) {
+func TestShardsPageTimeline(t *testing.T) {
 	chart := timeline(t)
 	t.Logf("\n%s", chart)
-	b, err := os.ReadFile("../README.md")
+	const page = "../docs/shards.md"
+	b, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const open = "    $ go test ./shard -run TestREADMETimeline -v\n"
+	const open = "    $ go test ./shard -run TestShardsPageTimeline -v\n"
 	_, block, ok := strings.Cut(string(b), open)
 	if !ok {
-		t.Fatalf("README.md does not show %q", open)
+		t.Fatalf("%s does not show %q", page, open)
 	}
 	var want strings.Builder
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(chart, "\n"), "\n") {
@@ -173,6 +175,6 @@ func TestREADMETimeline(t *testing.T) {
 	}
 	// The block ends with the chart: a blank line follows it.
 	if !strings.HasPrefix(block, want.String()+"\n") {
-		t.Errorf("README.md's picture after %q differs from what timeline prints; want:\n%s", open, want.String())
+		t.Errorf("%s's picture after %q differs from what timeline prints; want:\n%s", page, open, want.String())
 	}
 }

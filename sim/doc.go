@@ -142,6 +142,6 @@
 // but only ever compared for equality. Left to the runtime: ties inside
 // one runner between its own timers, which its schedule rarely makes.
 // -replays N runs a seed N times and counts the runs identical to the
-// first, history and every store call with its instant (see the README
-// for the figures).
+// first, history and every store call with its instant (the figures are
+// in docs/benchmarks.md#simulation-findings).
 package sim

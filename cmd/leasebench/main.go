@@ -159,7 +159,7 @@ func main() {
 	flag.BoolVar(&c.peer, "peer", true, "also measure the peers (dynamodb-lock-client, dynamolock) on dynalite")
 	flag.StringVar(&c.peerDir, "peer-dir", "cmd/leasebench/peer", "directory of peer.js and its package.json")
 	flag.StringVar(&c.peerInstall, "peer-install", ".stack/leasebench-peer", "where npm installs the peer's packages")
-	flag.BoolVar(&c.markdown, "markdown", false, "print markdown tables (for the README)")
+	flag.BoolVar(&c.markdown, "markdown", false, "print markdown tables (for docs/benchmarks.md)")
 	flag.StringVar(&c.curve, "curve", "dynalite", "backend of the cost/failover curve (empty: none)")
 	flag.IntVar(&c.curveTrials, "curve-trials", 20, "crash failover trials per point of the curve")
 	flag.DurationVar(&c.curveCountFor, "curve-count-for", 30*time.Second, "how long a follower's requests are counted per point of the curve")

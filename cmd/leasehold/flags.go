@@ -172,31 +172,62 @@ func (f *flagSet) set(name string) bool {
 	return found
 }
 
-// usage writes the flags, with their variables and defaults, under their
-// headings. defaults overrides the default shown for computed ones.
-func (f *flagSet) usage(w io.Writer, defaults map[string]string) {
+// flagDoc is what the help says of one flag: the same for leasehold
+// COMMAND --help and the generated reference, docs/cli.md.
+type flagDoc struct {
+	name  string // without the dashes
+	kind  string // the argument's kind (duration, URL, N), or "" for a bool
+	usage string // what it does; lines end with \n
+	env   string // its environment variable
+	def   string // its default as the help states it, or ""
+}
+
+// flagGroupDoc is a heading of the help's flags and the flags under it.
+type flagGroupDoc struct {
+	title string
+	flags []flagDoc
+}
+
+// docs returns the flags, with their variables and defaults, under their
+// headings, in the order they were defined. defaults overrides the
+// default shown for computed ones.
+func (f *flagSet) docs(defaults map[string]string) []flagGroupDoc {
+	var out []flagGroupDoc
 	for _, g := range f.groups {
-		fmt.Fprintf(w, "\n%s:\n", g.title)
+		out = append(out, flagGroupDoc{title: g.title})
 		for _, name := range g.names {
 			fl := f.fs.Lookup(name)
 			kind, usage := flag.UnquoteUsage(fl)
 			if _, ok := fl.Value.(*durationValue); ok {
 				kind = "duration"
 			}
-			head := "  --" + name
-			if kind != "" {
-				head += " " + kind
-			}
-			fmt.Fprintf(w, "%s\n", head)
-			fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(usage, "\n", "\n        "))
 			def, ok := defaults[name]
 			if !ok && fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0s" && fl.DefValue != "0" {
 				def = fl.DefValue
 			}
-			if def != "" {
-				fmt.Fprintf(w, "        (env %s; default %s)\n", envName(name), def)
+			d := &out[len(out)-1]
+			d.flags = append(d.flags, flagDoc{name: name, kind: kind, usage: usage, env: envName(name), def: def})
+		}
+	}
+	return out
+}
+
+// usage writes the flags, with their variables and defaults, under their
+// headings. defaults overrides the default shown for computed ones.
+func (f *flagSet) usage(w io.Writer, defaults map[string]string) {
+	for _, g := range f.docs(defaults) {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, d := range g.flags {
+			head := "  --" + d.name
+			if d.kind != "" {
+				head += " " + d.kind
+			}
+			fmt.Fprintf(w, "%s\n", head)
+			fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(d.usage, "\n", "\n        "))
+			if d.def != "" {
+				fmt.Fprintf(w, "        (env %s; default %s)\n", d.env, d.def)
 			} else {
-				fmt.Fprintf(w, "        (env %s)\n", envName(name))
+				fmt.Fprintf(w, "        (env %s)\n", d.env)
 			}
 		}
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/leasehold/leasehold/runner"
 )
 
-// TestDocumentedCosts derives the cost figures that the README and the
-// backends' package docs state from the prices here and the runner's
+// TestDocumentedCosts derives the cost figures that the S3 page of the docs
+// (docs/backends/s3.md) and the backends' package docs state from the prices here and the runner's
 // defaults, and checks that they say them: a change of a price or of a
 // default that the docs do not follow fails here.
 func TestDocumentedCosts(t *testing.T) {
@@ -36,7 +36,7 @@ func TestDocumentedCosts(t *testing.T) {
 		fmt.Sprintf("about %s a month for a `leasehold run --once` started every minute", pricing.Dollars(check*runs)),
 	}
 	t.Logf("at TTL %v: leader %v PUT/h, follower %v GET/h; a run every minute: %v runs a month, %s of checks", lease.DefaultTTL, renewals, reads, runs, pricing.Dollars(check*runs))
-	for _, doc := range []string{"../../README.md", "../../lease/s3lease/doc.go"} {
+	for _, doc := range []string{"../../docs/backends/s3.md", "../../lease/s3lease/doc.go"} {
 		says(t, doc, want...)
 	}
 

@@ -7,7 +7,7 @@ import "fmt"
 // List prices per request, from the providers' public pricing pages, as of
 // 2026: Amazon S3 Standard and DynamoDB on-demand in us-east-1, Azure Blob
 // Storage Hot LRS, Google Cloud Storage Standard in a region. Update them
-// here; the README's cost table comes from leasebench's output.
+// here; the cost table of docs/benchmarks.md comes from leasebench's output.
 const (
 	// Amazon S3 pricing page (https://aws.amazon.com/s3/pricing/), S3
 	// Standard: PUT, COPY, POST, LIST requests $0.005 per 1,000; GET,

@@ -7,21 +7,24 @@ import (
 	"testing"
 )
 
-// TestREADMECheckSample runs the leasehold check command the README shows
-// and compares the lines that do not depend on the store (the lease, the
-// TTL's timing and the cost) with the README's sample output, so that a
-// change of the defaults, the prices or the wording that the README does
-// not follow fails here. The store's lines are left out: the test has no
-// credentials, and fails those checks at once.
-func TestREADMECheckSample(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// operationsPage is where the docs show leasehold check at work.
+const operationsPage = "../../docs/operations.md"
+
+// TestOperationsCheckSample runs the leasehold check command the operations
+// page shows and compares the lines that do not depend on the store (the
+// lease, the TTL's timing and the cost) with the page's sample output, so
+// that a change of the defaults, the prices or the wording that the page
+// does not follow fails here. The store's lines are left out: the test has
+// no credentials, and fails those checks at once.
+func TestOperationsCheckSample(t *testing.T) {
+	b, err := os.ReadFile(operationsPage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const prompt = "$ leasehold check "
 	_, sample, ok := strings.Cut(string(b), "\n"+prompt)
 	if !ok {
-		t.Fatalf("README.md shows no %q", prompt)
+		t.Fatalf("%s shows no %q", operationsPage, prompt)
 	}
 	sample, _, _ = strings.Cut(sample, "\n```")
 	command, sample, _ := strings.Cut(sample, "\n")
@@ -56,10 +59,10 @@ func TestREADMECheckSample(t *testing.T) {
 		}
 		compared++
 		if printed[name] != line {
-			t.Errorf("README.md's sample of leasehold check says\n%s\nand the command prints\n%s", line, printed[name])
+			t.Errorf("%s's sample of leasehold check says\n%s\nand the command prints\n%s", operationsPage, line, printed[name])
 		}
 	}
 	if compared != 3 {
-		t.Errorf("README.md's sample of leasehold check has %d of the lines lease, ttl and cost", compared)
+		t.Errorf("%s's sample of leasehold check has %d of the lines lease, ttl and cost", operationsPage, compared)
 	}
 }
