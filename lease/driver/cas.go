@@ -50,12 +50,13 @@ type CAS interface {
 //     a conditional write on that version. The Lease is a lease.Watcher:
 //     its Wait tells that judgement without writing (leasehold break).
 //   - Every write carries a fresh nonce, so every write changes the version.
-//   - Every acquisition writes the previous token plus one, and records are
-//     never deleted: release marks the record released and keeps its token.
-//     A record deleted all the same ends its holder's term at the next
-//     renewal (lease.ErrLost), and a contender never writes a token at or
-//     below the highest it has read or written (NextToken), so a record
-//     created anew continues the count.
+//   - Every acquisition writes one more than the greater of the previous
+//     token and the highest this Lease has read or tried to write
+//     (NextToken), and records are never deleted: release marks the record
+//     released and keeps its token. A record deleted all the same ends its
+//     holder's term at the next renewal (lease.ErrLost), and a contender
+//     never writes a token at or below that highest, so a record created
+//     anew continues the count, and a token tried is not tried again.
 //   - A write whose outcome is unknown (a timeout, a lost response, even a
 //     failed condition, which a retried write can report although it
 //     succeeded) is resolved by reading the record back and comparing
@@ -322,6 +323,9 @@ func (c *casLease) write(ctx context.Context, version string, want lease.Record,
 	if err := c.Verify(ctx); err != nil {
 		return lease.Term{}, lease.Record{}, err
 	}
+	// Tried, it may land whatever the answer, the read-back's included (a
+	// restore may put an earlier record back before it): never again.
+	c.highest.Note(want.Token)
 	sent := time.Now()
 	err = c.call(ctx, func(ctx context.Context) (err error) {
 		if version == "" {
@@ -332,7 +336,6 @@ func (c *casLease) write(ctx context.Context, version string, want lease.Record,
 		return err
 	})
 	if err == nil {
-		c.highest.Note(want.Token)
 		c.wrote(want, sent)
 		return termOf(want, sent), want, nil
 	}
@@ -342,7 +345,6 @@ func (c *casLease) write(ctx context.Context, version string, want lease.Record,
 		c.wrote(got, sent)
 		return termOf(got, sent), got, nil
 	case got.Version == "": // want may have been stored, unseen
-		c.highest.Note(want.Token)
 		c.mu.Lock()
 		if acquire {
 			c.unseen.rec, c.unseen.sent = want, sent

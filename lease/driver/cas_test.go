@@ -703,8 +703,10 @@ func TestCASFailedTakeoverIsUnavailable(t *testing.T) {
 			t.Fatalf("takeover whose write failed: %v, want ErrUnavailable and not ErrHeld", err)
 		}
 		store.Heal("b")
-		if term := mustAcquire(t, b); term.Token != 2 {
-			t.Fatalf("b's retried takeover got token %d, want 2", term.Token)
+		// Token 2 was tried: whatever the error said, it may have landed
+		// (TestCASTokenTriedIsNeverWrittenAgain), so the retry skips it.
+		if term := mustAcquire(t, b); term.Token != 3 {
+			t.Fatalf("b's retried takeover got token %d, want 3", term.Token)
 		}
 	})
 }
@@ -962,6 +964,40 @@ func TestCASOneLeaseIsOneContender(t *testing.T) {
 		if won != 1 {
 			r := mustObserve(t, a)
 			t.Errorf("%d of two Acquires on one Lease won (errors %v; the record holds token %d): want exactly one", won, errs, r.Token)
+		}
+	})
+}
+
+// TestCASTokenTriedIsNeverWrittenAgain: an Acquire whose write lands, its
+// answer lost, and whose read-back finds an earlier record that a restore
+// put back meanwhile, has tried to write its token: the next Acquire
+// writes a greater one (rule 10: "the highest token this contender has
+// read or tried to write"). It wrote the same token again (sim seed
+// 3009680, restore-under and late answers): a token that another
+// contender had meanwhile taken the record over above, and led with.
+func TestCASTokenTriedIsNeverWrittenAgain(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		old, a := openLease(t, store, "old"), openLease(t, store, "a")
+		mustAcquire(t, old) // old then stops renewing
+		earlier, _ := store.Bytes("job")
+		mustObserve(t, a)
+		watch(t, a, ttl)
+		// a's calls reach the store 1s after they are sent: the read at
+		// 1s, the write at 2s (it lands, its answer lost), the read-back
+		// at 3s, after a restore of old's record at 2.5s.
+		store.Delay("a", time.Second)
+		store.LoseResponses("a", 1)
+		done := async(func() error { _, err := a.Acquire(t.Context()); return err })
+		advance(2500 * time.Millisecond)
+		tried := mustObserve(t, old).Token
+		store.Put("job", earlier)
+		if err := <-done; err == nil {
+			t.Fatal("Acquire whose read-back found another record: nil error")
+		}
+		store.Heal("a")
+		watch(t, a, ttl)
+		if got := mustAcquire(t, a).Token; got <= tried {
+			t.Errorf("Acquire after a write of token %d landed unseen: token %d, want above it", tried, got)
 		}
 	})
 }

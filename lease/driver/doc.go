@@ -15,11 +15,14 @@
 //     The argument is below.
 //   - Every write carries a fresh nonce (NewNonce), so it changes the stored
 //     version.
-//   - Fencing tokens strictly increase: each acquisition writes the previous
-//     token plus one (NextToken), and records are never deleted. A record
+//   - Fencing tokens strictly increase: each acquisition writes one more
+//     than the greater of the previous token and the highest its Lease has
+//     read or tried to write (NextToken, Highest), and records are never
+//     deleted. A write that failed may have landed, so its token is never
+//     written again (a gap in the tokens, not a repeat). A record
 //     deleted all the same ends its holder's term at its next renewal
 //     (lease.ErrLost), and no contender writes a token at or below the
-//     highest it has read or written (Highest), so a record created anew
+//     highest it has read or tried to write, so a record created anew
 //     continues the count of every running process; a process started
 //     after the delete starts from what it reads.
 //   - A write whose outcome is unknown is resolved by reading the record
