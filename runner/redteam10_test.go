@@ -182,3 +182,73 @@ func (w tWriter) Write(p []byte) (int, error) {
 }
 
 var _ = fmt.Sprint
+
+// timeoutOnce is a holder's lease whose nth Renew after armed has its
+// first attempt hang until its CallTimeout (the store unanswering for
+// 2.9 s); its retry goes through. Nothing is hidden, nothing restored.
+type timeoutOnce struct {
+	lease.Lease
+	store    *memlease.Store
+	identity string
+	n        int32
+	count    atomic.Int32
+	armed    atomic.Bool
+}
+
+func (l *timeoutOnce) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if l.armed.Load() && l.count.Add(1) == l.n {
+		l.store.Hang(l.identity)
+		go func() { advance(2900 * time.Millisecond); l.store.Heal(l.identity) }()
+	}
+	return l.Lease.Renew(ctx, t)
+}
+
+// TestRedteam10HoldReleaseRefusedAfterOneTimeout (the cost of 155e788's
+// rule; fails on HEAD 207b0b0, passes on 155e788^). Defaults throughout
+// (TTL 15 s, CallTimeout 3 s). a, a RunOnce with a 20 s minimum hold,
+// renews at 5.625 s; its task returns at 7 s; the hold writes at 7 s
+// and at 12.625 s, whose first attempt times out (3 s) and whose retry
+// lands at about 15.8 s. Nothing was hidden, restored or lost. That write
+// was answered more than a TTL after tn.base (the acquisition, 0 s, as
+// the hold's first write, 1.4 s after the renewal, kept it), so the
+// tenure resets and the release is refused until 15.8 s + RenewDeadline,
+// about 24.2 s. The hold ends at 20 s: a gives up the release, and c, a
+// follower, takes the lease over only when a's last write has stayed
+// unchanged for a TTL, 11.9 s after a's RunOnce returned, where it
+// takes it at its next read (under 3 s) when a releases.
+//
+// Sweeping the hold's end from 20 s to 40 s in 0.25 s steps, with the
+// same single timed-out write: 17 to 18 of 80 releases are refused (every
+// hold end within RenewDeadline after the reset), the worst handover 17.4
+// s against 2.8 s with no timeout. With CallTimeout 5 s and one hold
+// write answered late (no timeout): 3 s late, 17/80; 3.8 s, 54/80; 4.5
+// s, 60/80.
+func TestRedteam10HoldReleaseRefusedAfterOneTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		to := &timeoutOnce{Lease: openLease(t, store, "a"), store: store, identity: "a", n: 2}
+		elected := make(chan time.Time, 4)
+		stopC := start(t, runner.Config{Lease: openLease(t, store, "c"), Rand: rand.NewPCG(10, 4), Task: func(ctx context.Context) error {
+			elected <- time.Now()
+			<-ctx.Done()
+			return nil
+		}})
+		a := rt10Once(t, runner.Config{Lease: to, MinHold: 20 * time.Second, Logger: testLogger(t, began), Rand: rand.NewPCG(10, 5)}, func(ctx context.Context) error {
+			advance(7 * time.Second)
+			to.armed.Store(true)
+			return nil
+		})
+		back := time.Now()
+		var at time.Time
+		select {
+		case at = <-elected:
+		case <-time.After(30 * time.Second):
+		}
+		_ = stopC()
+		t.Logf("a's RunOnce returned at %v (%v), released %t; c elected %v later", back.Sub(began), a.Outcome, a.Demotion.Released, at.Sub(back))
+		if !a.Demotion.Released {
+			t.Errorf("a's release after its minimum hold was refused, with nothing hidden: one hold write timed out once; c took over %v after a returned", at.Sub(back))
+		}
+	})
+}
