@@ -113,9 +113,11 @@ func (tn tenure) next(t lease.Term, sent time.Time, renewInterval time.Duration)
 	// for was sent, it may have landed only after a follower had taken
 	// that body over, every write since hidden, and a second restore put
 	// the body this write was conditional on back under that successor
-	// (sim seed 5000047489). It vouches for none, and the bodies before
-	// it stay a successor's to have taken until that successor's renew
-	// deadline has passed (releasable).
+	// (sim seed 5000047489). It vouches for none: the bodies before it
+	// stay a successor's to have taken until that successor's renew
+	// deadline has passed (resumed, see releasable), and base moves only
+	// as far as the writes before it vouched, so that a body sent between
+	// (this write hidden as it landed) is not forgotten (red team 10).
 	now := time.Now()
 	base, recent, resumed := tn.base, make([]stamp, 0, len(tn.recent)+1), tn.resumed
 	for _, w := range tn.recent {
@@ -126,7 +128,7 @@ func (tn tenure) next(t lease.Term, sent time.Time, renewInterval time.Duration)
 		}
 	}
 	if base != tn.base && now.After(tn.base.Add(tn.term.TTL)) {
-		base, recent, resumed = sent, recent[:0], now
+		recent, resumed = recent[:0], now
 	}
 	return tenure{term: t, sent: sent, base: base, recent: append(recent, stamp{sent, now}), resumed: resumed}
 }

@@ -2,8 +2,8 @@ package sim_test
 
 import "testing"
 
-// TestRedteam10RestoreUnderWaiverByToken (the oracle, 4f6e054; fails on
-// HEAD 207b0b0, each schedule a false alarm). tookRestored waives a
+// TestRedteam10RestoreUnderWaiverByToken (the oracle, 4f6e054; failed on
+// 207b0b0, each schedule a false alarm; the waiver is by version now). tookRestored waived a
 // takeover of a body restore-under put back only when the taker's Lease
 // never saw a token at or above the record that body replaced (a.known <
 // restored.over). Tokens are not records: after a restore-under, a Lease

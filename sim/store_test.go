@@ -67,14 +67,14 @@ type acq struct {
 
 // restored is a body restore-under put back, and when; or, broken, the
 // released body an operator's break wrote over such a body, having
-// counted it before it came back (brokeRestored). over is the highest
-// token of the record it replaced, which a Lease that read or wrote it
-// has seen move on.
+// counted it before it came back (brokeRestored). over is the version of
+// the record it replaced: a Lease that read or wrote that one has seen the
+// record move on.
 type restored struct {
 	at      time.Time
 	version string
 	broken  bool
-	over    uint64
+	over    string
 }
 
 // watch is an armed restore-hang: when its identity's next write of a term
@@ -203,9 +203,17 @@ type conn struct {
 	// one instant in no fixed order, does not choose which call lands first.
 	rank time.Duration
 	// Under the store's lock: the highest token this Lease was answered in
-	// a read or wrote, and when its reads first returned each version.
+	// a read or wrote, when its reads first returned each version, and
+	// the versions it wrote.
 	known     uint64
 	firstRead map[string]time.Time
+	wrote     map[string]bool
+}
+
+// saw reports whether c read or wrote version (under the store's lock).
+func (c *conn) saw(version string) bool {
+	_, read := c.firstRead[version]
+	return read || c.wrote[version]
 }
 
 // maxRunners bounds the runners that share one identity at one instant
@@ -354,6 +362,10 @@ func (c *conn) write(ctx context.Context, r lease.Record, cond func() bool) (str
 		c.s.newTerm(c, replaced, r)
 		c.s.brokeRestored(c, replaced, r, b)
 		c.known = max(c.known, r.Token)
+		if c.wrote == nil {
+			c.wrote = map[string]bool{}
+		}
+		c.wrote[version(b)] = true
 		c.s.restoreHang(c.id, replaced, r)
 		return nil
 	})
@@ -435,12 +447,13 @@ func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
 // replaced the record a break wrote over such a body (brokeRestored). A
 // Lease that read or wrote the newer record did see it move on (sim seed
 // 5000004462: two Runners on one Lease, the second taking over the body
-// the first's acquisition had replaced).
+// the first's acquisition had replaced); its own token does not tell, as
+// a token may repeat under restore-under (seed 6000091991).
 func (s *store) tookRestored(a acq) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, rs := range s.restoredUnder {
-		if rs.version == a.replaced && rs.at.Before(a.at) && a.known < rs.over {
+		if rs.version == a.replaced && rs.at.Before(a.at) && !a.c.saw(rs.over) {
 			if t, ok := a.c.firstRead[rs.version]; rs.broken || ok && t.Before(rs.at) {
 				return true
 			}
@@ -498,10 +511,7 @@ func (s *store) restoreUnder(id string, ended lease.Record, st step) {
 	if version(b) == version(s.data) {
 		return
 	}
-	over := ended.Token + 1 // the successor's
-	if cur, err := driver.DecodeJSON(s.data); err == nil {
-		over = max(over, cur.Token)
-	}
+	over := version(s.data)
 	s.data = b
 	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), over: over})
 }

@@ -86,7 +86,7 @@ func TestRedteam10OneLeaseAcquireBesideItsOwnRenewals(t *testing.T) {
 
 // TestRedteam10TokenOfAWriteReplacedBeforeItsReadBack (rule 10, and
 // lease.Acquire's "the token it writes is greater than every token this
-// Lease has read or written"; fails on HEAD 207b0b0). old holds the lease
+// Lease has read or written"; failed on 207b0b0, fixed in 8a4151d). old holds the lease
 // (token 1) and renews once, then stops. a watches the renewal for a TTL
 // and Acquires it: the write of token 2 lands, its answer is lost, and
 // before the read-back a restore puts back a body of old's term: its
