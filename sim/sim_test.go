@@ -1242,6 +1242,8 @@ func TestFoundSeeds(t *testing.T) {
 		{5000009360, "", "", "the same, token 5"},
 		{5000062437, "", "", "two tasks at once: the operator's break put back the body its watch first read under a live holder, whose record restore-under had replaced with an ended term's (a fault-model artefact, as restore's was: its term is now the engine's latest)"},
 		{3009680, "", "", "token did not increase: an acquisition landed unanswered, restore-under put an earlier body back before its read-back, and the next acquisition of that Lease wrote the same token again (found by a helper's run at base 3000000)"},
+		{6000091991, "", "", "two tasks at once, a false alarm: a token that restore-under let repeat named two records, and the waiver judged by token took the taker for one that had seen the record replaced (now by version)"},
+		{6000069134, "", "", "the same"},
 		{5000047489, "", "", "two tasks at once: a write of the term after its task returned, answered more than a TTL after the acquisition, landed on a renewal restore-under had put back under the successor of the acquisition's record, and the release after it, counted from that renewal, freed the successor's lease"},
 	} {
 		fo, err := focusOf(tc.kinds, tc.faults, "")
