@@ -274,6 +274,14 @@ func newScenario(seed uint64, fo focus) scenario {
 		}
 		s.D = s.D.Truncate(time.Millisecond)
 		sc.steps = append(sc.steps, s)
+		// A late answer on an Acquire reaches RunOnce's period-mark window
+		// only when the mark that follows it is hidden (a restore-hang on
+		// the same contender, which fires at the mark): half the late
+		// answers arm one with them, drawn from the step's own seed so that
+		// every other draw of the schedule stays as it was.
+		if s.F == lateAnswer && s.Seed%2 == 0 && slices.Contains(fo.faults, restoreHang) {
+			sc.steps = append(sc.steps, step{At: s.At, F: restoreHang, Who: s.Who, N: 1, D: (ttl + time.Duration(s.Seed/2%uint64(ttl))).Truncate(time.Millisecond), Seed: s.Seed / 2})
+		}
 	}
 	slices.SortStableFunc(sc.steps, func(a, b step) int { return int(a.At - b.At) })
 	return sc
