@@ -253,6 +253,22 @@ func TestEndToEndAssignerLeaves(t *testing.T) {
 	e.checkShardSpans()
 }
 
+// assignerCommand returns the PID of the command w1 runs, and the key of
+// the assigner lease of the group at url (shard's assignerKey).
+func (e *e2e) assignerCommand(url string) (pid int, key string) {
+	e.t.Helper()
+	for _, sp := range e.shardSpans() {
+		if sp.who == "w1" && alive(sp.pid) {
+			pid = sp.pid
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return pid, strings.TrimPrefix(u.Path, "/") + "/assigner"
+}
+
 // TestEndToEndAssignerLeaseRestored: a restore of the assigner lease's
 // record (its bytes of a renewal ago put back) ends the assigner's term
 // at its next renewal, while its liveness renews on; its command, which
@@ -262,17 +278,7 @@ func TestEndToEndAssignerLeaves(t *testing.T) {
 func TestEndToEndAssignerLeaseRestored(t *testing.T) {
 	e := newE2E(t)
 	_, url := e.assignerAndWorker(e.endpoint)
-	var pid int
-	for _, sp := range e.shardSpans() {
-		if sp.who == "w1" && alive(sp.pid) {
-			pid = sp.pid
-		}
-	}
-	u, err := neturl.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimPrefix(u.Path, "/") + "/assigner"
+	pid, key := e.assignerCommand(url)
 	get := func() ([]byte, string) {
 		out, err := e.s3.GetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String(e2eBucket), Key: aws.String(key)})
 		if err != nil {
@@ -319,17 +325,7 @@ func TestEndToEndAssignerLeaseHangs(t *testing.T) {
 	e := newE2E(t)
 	p := faultproxy.Start(t, e.endpoint)
 	_, url := e.assignerAndWorker(p.URL)
-	var pid int
-	for _, sp := range e.shardSpans() {
-		if sp.who == "w1" && alive(sp.pid) {
-			pid = sp.pid
-		}
-	}
-	u, err := neturl.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimPrefix(u.Path, "/") + "/assigner" // shard's assignerKey
+	pid, key := e.assignerCommand(url)
 	e.stubborn("w1")
 	hung := monotonic()
 	rule := p.Add(faultproxy.Rule{Match: faultproxy.PathSuffix("/" + e2eBucket + "/" + key), Fault: faultproxy.Hang()})[0]

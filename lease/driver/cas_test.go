@@ -926,6 +926,19 @@ func acquireAnswerLost(t *testing.T, store *memlease.Store, a lease.Lease) {
 	store.Heal("a")
 }
 
+// lapsedToA has old acquire the lease and stop renewing, and a watch its
+// record unchanged for a TTL; it returns both Leases and the record's
+// bytes, for a restore.
+func lapsedToA(t *testing.T, store *memlease.Store) (old, a lease.Lease, lapsed []byte) {
+	t.Helper()
+	old, a = openLease(t, store, "old"), openLease(t, store, "a")
+	mustAcquire(t, old)
+	lapsed, _ = store.Bytes("job")
+	mustObserve(t, a)
+	watch(t, a, ttl)
+	return old, a, lapsed
+}
+
 // TestCASOneLeaseIsOneContender: two Acquires on one Lease value (two
 // Runners sharing it, DESIGN rule 14) that both read the lapsed record of
 // another holder before either wrote. The first's write lands; a restore
@@ -937,11 +950,7 @@ func acquireAnswerLost(t *testing.T, store *memlease.Store, a lease.Lease) {
 // first has written, and waits the restored record out.
 func TestCASOneLeaseIsOneContender(t *testing.T) {
 	bubble(t, func(t *testing.T, store *memlease.Store) {
-		old, a := openLease(t, store, "old"), openLease(t, store, "a")
-		mustAcquire(t, old) // old then stops renewing
-		lapsed, _ := store.Bytes("job")
-		mustObserve(t, a)
-		watch(t, a, ttl) // a has seen old's record unchanged for a TTL
+		_, a, lapsed := lapsedToA(t, store)
 		// a's requests reach the store 1s after they are sent: the first
 		// Acquire reads at 1s and writes at 2s, the second, sent at 0.5s,
 		// reads at 1.5s and writes at 2.5s.
@@ -977,11 +986,7 @@ func TestCASOneLeaseIsOneContender(t *testing.T) {
 // contender had meanwhile taken the record over above, and led with.
 func TestCASTokenTriedIsNeverWrittenAgain(t *testing.T) {
 	bubble(t, func(t *testing.T, store *memlease.Store) {
-		old, a := openLease(t, store, "old"), openLease(t, store, "a")
-		mustAcquire(t, old) // old then stops renewing
-		earlier, _ := store.Bytes("job")
-		mustObserve(t, a)
-		watch(t, a, ttl)
+		old, a, earlier := lapsedToA(t, store)
 		// a's calls reach the store 1s after they are sent: the read at
 		// 1s, the write at 2s (it lands, its answer lost), the read-back
 		// at 3s, after a restore of old's record at 2.5s.
