@@ -396,15 +396,19 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			}
 		case k == 6:
 			what = "slow calls " + id
+			f.touch(id)
 			f.store.Delay(f.workers[id].proc, f.renew()/10)
 		case k == 7:
 			what = "fail calls " + id
+			f.touch(id)
 			f.store.FailNext(f.workers[id].proc, 1+rng.IntN(4))
 		case k == 8:
 			what = "lose answers " + id
+			f.touch(id)
 			f.store.LoseResponses(f.workers[id].proc, 1+rng.IntN(3))
 		case k == 11 && liveness[id] != nil:
 			what = "restore the liveness record of " + id
+			f.touch(id)
 			f.store.Put(memberKey(simGroup, id), liveness[id])
 		case k == 12:
 			what = "delete the assignment"
@@ -422,6 +426,7 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			if f.grace == 0 {
 				what += fmt.Sprintf(", its shards taking %v to stop", slowStop(boss))
 			}
+			f.checkDrain(boss)
 			f.leaveLater(boss)
 		case k == 15 && on["leave"] && boss != "":
 			// C1 again: the assigner's worker fails its health checks.
@@ -429,12 +434,14 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			if f.grace == 0 {
 				what += fmt.Sprintf(", its shards taking %v to stop", slowStop(boss))
 			}
+			f.checkDrain(boss)
 			f.workers[boss].unhealthy.Store(true)
 			f.workers[boss].live = false
 			cut[boss] = true
 		case k == 16 && on["cli"] && boss != "":
 			// C2: the assigner lease's calls hang while its liveness renews.
 			what = "the assigner lease's calls of " + boss + " hang"
+			f.touch(boss)
 			f.workers[boss].cut.Store(true)
 			cut[boss] = true
 		case k == 17 && on["cli"] && boss != "":
@@ -446,6 +453,8 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			pause := time.Duration(rng.Int64N(int64(f.renew())))
 			time.Sleep(pause)
 			if f.assigner() == boss {
+				f.leaseFaults.Add(1)
+				f.touch(boss)
 				f.store.Put(assignerKey(simGroup), b)
 				what = fmt.Sprintf("restore the assigner lease's record as it was %v before", pause)
 			}
@@ -484,6 +493,7 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			}
 		case k == 20 && on["slow"] && boss != "":
 			what = "slow listings of the assigner " + boss
+			f.touch(boss)
 			f.workers[boss].slowLists.Store(slowList)
 			cut[boss] = true
 		case k == 22 && on["oldlease"]:
@@ -491,6 +501,8 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			// seen the record since it was deleted starts its count again
 			// at 1, or from the earlier token restored. Or an operator's
 			// break, whose holder runs on until its next renewal.
+			f.leaseFaults.Add(1)
+			f.touch(f.assigner())
 			switch r := rng.IntN(3); {
 			case r == 0 && len(assignerRecords) > 0:
 				what = "restore an earlier record of the assigner lease"
@@ -507,6 +519,8 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			// counted, the worker's calls hanging from then on, while the
 			// assigner's listings are slower than the margins.
 			what = "hide the next renewal of " + id + ", slow listings of the assigner " + boss
+			f.touch(id)
+			f.touch(boss)
 			f.workers[boss].slowLists.Store(slowList)
 			f.workers[id].hide.Store(true)
 			f.workers[id].live = false
@@ -535,21 +549,25 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 	counts := f.o.Counts(f.live())
 	f.stopAll()
 	overlaps, backwards, first := f.o.Violations()
+	cutOffs := f.cutOffs.Load()
+	if p := f.firstCutOff.Load(); first == "" && p != nil {
+		first = *p
+	}
 	var run []string
 	if f.fingerprint != nil {
 		run = append([]string{"setup: " + strings.Join(setup, ", ")}, f.fingerprint.lines()...)
 		run = append(run, fmt.Sprintf("end: %d starts, %d overlaps, %d epochs not increasing, first %q; balanced after healing: %t (live %v run %v)",
 			f.o.Starts(), overlaps, backwards, first, balanced, f.live(), counts))
 	}
-	if overlaps == 0 && backwards == 0 && balanced {
+	if overlaps == 0 && backwards == 0 && cutOffs == 0 && balanced {
 		return verdict{run: run}
 	}
 	replay := fmt.Sprintf("go test ./shard -run '^TestRandomFaults$' -seed %d", seed)
 	if len(skip) > 0 {
 		replay += " -steps " + kept(skip)
 	}
-	return verdict{failed: true, run: run, report: fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
-		seed, strings.Join(setup, ", "), overlaps, backwards, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
+	return verdict{failed: true, run: run, report: fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, %d shard functions cut off while draining, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
+		seed, strings.Join(setup, ", "), overlaps, backwards, cutOffs, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
 }
 
 // breakAssigner breaks the assigner lease as leasehold break --force does,
@@ -616,5 +634,6 @@ func (f *fleet) restoreGreaterTerm(rng *rand.Rand, id, boss string) string {
 		f.store.Put(ackKey(simGroup, id), own)
 		what += fmt.Sprintf(", put the new term's back %v after", back)
 	}
+	f.touch(id) // its new process's records were restored under it
 	return what
 }

@@ -70,6 +70,13 @@ type fleet struct {
 	// (see simStore.delay).
 	latency bool
 	gone    []*simWorker // stopped or killed, whose Run has yet to return
+	// leaseFaults counts the faults put on the assigner lease's record
+	// (restored, deleted, broken); cutOffs counts the shard functions of a
+	// worker that left on purpose cut off before they stopped by
+	// themselves (see checkDrain), firstCutOff describes the first.
+	leaseFaults atomic.Int64
+	cutOffs     atomic.Int64
+	firstCutOff atomic.Pointer[string]
 	// fingerprint, if set, records every shard start and end and every
 	// call reaching the store, with its instant, so that two runs of one
 	// seed can be compared (see replay).
@@ -144,6 +151,12 @@ type simWorker struct {
 	calls     map[string]int // by key and operation (see simStore.delay)
 	// proc names the process for the store's faults (see startProcess).
 	proc string
+	// faulted is set once a fault of the schedule targeted this process
+	// (see touch); drainCheck is set when it left on purpose untouched by
+	// any, leaseFaultsAt the fleet's leaseFaults then (see checkDrain).
+	faulted       bool
+	drainCheck    atomic.Bool
+	leaseFaultsAt atomic.Int64
 }
 
 const simGroup = "sim"
@@ -244,7 +257,36 @@ func (f *fleet) startProcess(id, proc string) {
 // task that needs time to stop); or at once when the process is killed.
 func (f *fleet) stopping(ctx context.Context, sw *simWorker) {
 	margin := (f.ttl - f.renew() - f.renewDeadline()) / 2 // --kill-margin's default
-	stopwait.Wait(ctx, time.Now().Add(time.Duration(sw.stopTakes.Load())), margin, sw.killed, nil, nil)
+	graceEnd := time.Now().Add(time.Duration(sw.stopTakes.Load()))
+	stopped := stopwait.Wait(ctx, graceEnd, margin, sw.killed, nil, nil)
+	if early := graceEnd.Sub(time.Now()); !stopped && early > 0 && sw.drainCheck.Load() && f.leaseFaults.Load() == sw.leaseFaultsAt.Load() {
+		f.cutOffs.Add(1)
+		what := fmt.Sprintf("%s: a shard function of %s cut off %v before it stopped, while its worker drained a leave on purpose (DrainTimeout %v)", time.Now().Format(time.TimeOnly), sw.proc, early, f.drainTimeout)
+		f.firstCutOff.CompareAndSwap(nil, &what)
+	}
+}
+
+// checkDrain marks a worker that leaves on purpose (SIGTERM, or failed
+// health checks) with its shards slow to stop, within the DrainTimeout:
+// unless a fault of the schedule touched its calls or its leases' records,
+// both its leases stay renewed while they stop, so none of its shard
+// functions may be cut off by a lease's expiry (see stopping).
+func (f *fleet) checkDrain(id string) {
+	w := f.workers[id]
+	if w.faulted {
+		return
+	}
+	w.leaseFaultsAt.Store(f.leaseFaults.Load())
+	w.drainCheck.Store(true)
+}
+
+// touch notes a fault of the schedule on a worker's process: its leases'
+// renewals may fail, and its shards be cut off.
+func (f *fleet) touch(id string) {
+	if w := f.workers[id]; w != nil {
+		w.faulted = true
+		w.drainCheck.Store(false)
+	}
 }
 
 // live returns the workers that count for balance, in order.
@@ -299,6 +341,7 @@ func (f *fleet) crash(id string) {
 
 // partition cuts a worker off the store: its calls hang, or fail at once.
 func (f *fleet) partition(id string, hang bool) {
+	f.touch(id)
 	if hang {
 		f.store.Hang(f.workers[id].proc)
 	} else {
