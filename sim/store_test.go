@@ -51,6 +51,9 @@ type store struct {
 	// when it comes back, however new the record it never saw.
 	acqs          []acq
 	restoredUnder []restored
+	// appliedLate is, while a slow call is applied, when it was sent (see
+	// releasedLate).
+	appliedLate time.Time
 }
 
 // acq is a write that started a term: its holder and token, when it
@@ -285,11 +288,14 @@ func (c *conn) call(ctx context.Context, write bool, op func() error) error {
 		return fmt.Errorf("%w: sim: injected failure for %s", lease.ErrUnavailable, c.id)
 	case slow > 0:
 		done := make(chan error, 1)
+		sent := time.Now()
 		s.slow.Go(func() {
 			time.Sleep(slow)
 			s.mu.Lock()
 			defer s.mu.Unlock()
+			s.appliedLate = sent
 			done <- op()
+			s.appliedLate = time.Time{}
 		})
 		select {
 		case <-ctx.Done():
@@ -361,6 +367,7 @@ func (c *conn) write(ctx context.Context, r lease.Record, cond func() bool) (str
 		c.s.bodies, c.s.stored = append(c.s.bodies, b), append(c.s.stored, time.Now())
 		c.s.newTerm(c, replaced, r)
 		c.s.brokeRestored(c, replaced, r, b)
+		c.s.releasedLate(replaced, r, b)
 		c.known = max(c.known, r.Token)
 		if c.wrote == nil {
 			c.wrote = map[string]bool{}
@@ -473,6 +480,25 @@ func (s *store) brokeRestored(c *conn, old []byte, r lease.Record, b []byte) {
 	}
 	for _, rs := range s.restoredUnder {
 		if t, ok := c.firstRead[rs.version]; ok && rs.version == version(old) && !rs.broken && t.Before(rs.at) {
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over})
+			return
+		}
+	}
+}
+
+// releasedLate notes b, a release of r applied after its caller had given
+// up on it (a slow call, applied past its CallTimeout: appliedLate is
+// when it was sent), over old, a body restore-under put back after the
+// release was sent: a released body under a live holder, which
+// restore-under never puts back itself, since whoever then takes it over
+// at once cannot tell (see the package doc). No holder can bound when a
+// write it gave up on lands (sim seed 6000156237).
+func (s *store) releasedLate(old []byte, r lease.Record, b []byte) {
+	if !r.Released || s.appliedLate.IsZero() || old == nil {
+		return
+	}
+	for _, rs := range s.restoredUnder {
+		if rs.version == version(old) && !rs.broken && rs.at.After(s.appliedLate) {
 			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over})
 			return
 		}
