@@ -108,7 +108,12 @@
 // its next renewal), an operator's break whose watch counted it so, and
 // whoever takes that broken record over, and a Lease that never saw the
 // successor's token writes it again. It never puts back a released body, which would hand
-// the lease to anyone at once under a live holder.
+// the lease to anyone at once under a live holder; nor, for the same reason,
+// does the oracle hold a release against the runner when the slow fault
+// applied it after its caller had given up on it, onto a body restore-under
+// put back since (no holder can bound when a write it gave up on lands).
+// A takeover is waived only when the taker's Lease never read or wrote the
+// record the body replaced.
 //
 // Running it:
 //
