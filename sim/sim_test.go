@@ -554,7 +554,7 @@ func run(t *testing.T, sc scenario) *history {
 	}
 	var wg sync.WaitGroup
 	open := func(c contender) lease.Lease {
-		l := openCAS(t, st, c.id, sc)
+		l := ranked{openCAS(t, st, c.id, sc).(casCaps)}
 		if !sc.keep {
 			return noKeep{l}
 		}

@@ -516,6 +516,28 @@ func (s *store) restoredUnderBy(at time.Time) bool {
 // whose record cannot stay held without its holder.
 type noKeep struct{ lease.Lease }
 
+// casCaps is what a CAS Lease offers beyond lease.Lease.
+type casCaps interface {
+	lease.Lease
+	lease.Keeper
+	lease.Breaker
+	lease.Watcher
+}
+
+// ranked enters an Acquire its runner's rank (withRank) nanoseconds after
+// it was called, as conn.call does each call: a Lease takes its Acquires
+// one at a time, and which of two called at one instant (a pair's) gets
+// there first is otherwise the runtime's choice, and a seed would not
+// replay exactly.
+type ranked struct{ casCaps }
+
+func (r ranked) Acquire(ctx context.Context) (lease.Term, error) {
+	if j, _ := ctx.Value(rankKey{}).(time.Duration); j > 0 {
+		time.Sleep(j)
+	}
+	return r.casCaps.Acquire(ctx)
+}
+
 // restoreUnder is an armed restore-under firing: ended, a term of id, was
 // taken over; a held body of it is put back under its successor (with
 // s.N = 1 the latest stored, which a restore may have hidden; else one
