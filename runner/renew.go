@@ -14,8 +14,9 @@ import (
 )
 
 // keepRenewing renews the term RenewInterval after each successful
-// renewal returned (the first at once when Config.Annotate changed the
-// term's annotations), until ctx ends (see renewUntil), retrying failures
+// renewal was sent, or as soon as it returned if that is later (the first
+// at once when Config.Annotate changed the term's annotations), until ctx
+// ends (see renewUntil), retrying failures
 // with backoff. When a renewal finds the lease lost or unrenewable, or when
 // no renewal succeeded by RenewDeadline after the last successful one
 // counts from (a timer, which fires even while a renewal hangs), it ends
@@ -26,7 +27,7 @@ import (
 // when it was sent or was due, whichever is earlier.
 func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
-	tn, acked := st.tenure(), time.Now()
+	tn := st.tenure()
 	stepDownTimer := time.AfterFunc(time.Until(st.stepDownAt()), func() {
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
@@ -36,7 +37,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		wait = 0
 	}
 	for {
-		ctxtime.Sleep(ctx, time.Until(acked.Add(wait)))
+		ctxtime.Sleep(ctx, time.Until(tn.sent.Add(wait)))
 		wait = r.cfg.RenewInterval
 		if ctx.Err() != nil {
 			return
@@ -45,7 +46,6 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		tn = ntn // a renewal left unanswered is noted (tenure.unsure) for the writes after the task
 		st.set(tn)
 		if err == nil { // the term moved on, even if the renewals are over
-			acked = time.Now()
 			stepDownTimer.Reset(time.Until(st.stepDownAt()))
 		}
 		switch {
@@ -156,7 +156,7 @@ func (tn tenure) leadsUntil(renewDeadline time.Duration) time.Time {
 // have counted the record before it (a restore hid the write) and taken
 // that over instead; a write conditional on tn's version cannot land on
 // that takeover. Counted from when it was due, a hold renewal sent late
-// (a renew interval after a late answer) left the read that settles its
+// (after an answer later than a renew interval) left the read that settles its
 // successor's unknown outcome (resolve) a renew interval at most, less
 // than a call can take when CallTimeout is longer.
 func (tn tenure) heldUntil() time.Time { return tn.sent.Add(tn.term.TTL) }

@@ -495,8 +495,12 @@ func (h *history) check(sc scenario) []string {
 			// It learns the holder is alive when it sees the record renewed:
 			// within a renew interval and a call, which the fleet's
 			// CallTimeout bounds (an answer later than that is a cut).
+			// A state fault loses the hold from the instant p's acquisition
+			// landed, which an answer late by seconds puts well before its
+			// task starts (seed 6000171332: restore-under replaced the record
+			// between the two, and the holder lost the lease it began with).
 			if p.minHold > 0 && c.at >= p.at && c.at < p.at+p.minHold-lease.DefaultRenewInterval(ttl)-sc.timeout() && p.task != c.ran &&
-				!h.faultIn(p.at, p.at+p.minHold, -1, stateFaults...) && !h.holdCut(p, whoIndex(p.who)) &&
+				!h.faultIn(h.landed(p), p.at+p.minHold, -1, stateFaults...) && !h.holdCut(p, whoIndex(p.who)) &&
 				!h.st.hitIn(c.who, h.t0.Add(c.at), h.t0.Add(p.at+p.minHold)) {
 				out = append(out, fmt.Sprintf("a duplicate called during a hold ran: %s called at +%v, inside the hold of %s (started +%v, hold %v)", c.who, c.at, p.who, p.at, p.minHold))
 			}
@@ -529,6 +533,15 @@ func (h *history) trace() string {
 	sum := h.st.trace.Sum64()
 	h.st.mu.Unlock()
 	return fmt.Sprintf("%s  store calls: %016x\n", h, sum)
+}
+
+// landed is when the acquisition that began start p's term reached the
+// store, or p's start if the store has no record of it.
+func (h *history) landed(p event) time.Duration {
+	if a, ok := h.st.acqOf(p.who, p.token, h.t0.Add(p.at)); ok {
+		return min(a.at.Sub(h.t0), p.at)
+	}
+	return p.at
 }
 
 // holdCut reports whether the hold of start p could not be kept through
@@ -1259,6 +1272,9 @@ func TestFoundSeeds(t *testing.T) {
 		{6000069134, "", "", "the same", false},
 		{6000156237, "", "", "two tasks at once, no hole: a child's release, applied after its caller's timeout (slow), landed on its own body restore-under had put back under the new holder, and a fresh RunOnce took the released record at once (waived: releasedLate)", false},
 		{5000047489, "", "", "two tasks at once: a write of the term after its task returned, answered more than a TTL after the acquisition, landed on a renewal restore-under had put back under the successor of the acquisition's record, and the release after it, counted from that renewal, freed the successor's lease", false},
+		{6000711947, "", "", "run during a minimum hold: a hold write answered 1 s late (within CallTimeout), the next sent a renew interval after that answer, failed twice, and a slow read-back left no time to retry before a TTL after the answered write (writes now go a renew interval after the previous was sent)", false},
+		{6000727864, "", "", "two tasks at once: a contender that had counted a body restore-under put back under w1 took it over with w1's token and released it; w0, which had read w1's record at that token, took the released record at once while w1 led (a token under another holder is now a restore, waited out)", false},
+		{6000171332, "", "", "a duplicate called during a hold ran, no hole: restore-under replaced the record between the holder's acquisition landing and its late answer, and the hold was lost with it (the oracle now counts state faults from the acquisition's landing); also 6000606495, 6000644579, 6000769958, 6000793080, 6000795058", false},
 	} {
 		fo, err := focusOf(tc.kinds, tc.faults, "")
 		if err != nil {

@@ -98,6 +98,7 @@ type casLease struct {
 		gap      time.Duration
 		ttl      time.Duration // of the latest record read if held: one that vanishes is waited out
 		token    uint64        // the highest token read or written: a lower one is a restore
+		holder   string        // token's holder: another at that token is a restore too
 		restored bool          // the run's record has a lower token: held or not, it is waited out
 	}
 	// unseen is this Lease's latest Acquire write whose outcome was
@@ -364,15 +365,29 @@ func (c *casLease) wrote(r lease.Record, sent time.Time) {
 	defer c.mu.Unlock()
 	c.unseen.rec, c.pending, c.acked, c.landed = lease.Record{}, nil, r, lease.Record{}
 	c.seen.version, c.seen.at, c.seen.sent, c.seen.gap, c.seen.ttl = r.Version, time.Now(), sent, r.HolderRenewInterval(), heldTTL(r)
-	c.seen.token = max(c.seen.token, r.Token)
+	c.noteToken(r)
+}
+
+// noteToken notes r's token and reports whether r is a restore: its token
+// is below the highest this Lease has seen, or at it under another holder
+// (a token names one term: sim seed 6000727864, a contender that took over
+// a body restore-under put back under a live holder, unable to tell, then
+// released it with the live holder's token). Under c.mu.
+func (c *casLease) noteToken(r lease.Record) (restored bool) {
+	restored = r.Token < c.seen.token || r.Token == c.seen.token && r.Holder != c.seen.holder
+	if r.Token > c.seen.token {
+		c.seen.token, c.seen.holder = r.Token, r.Holder
+	}
+	return restored
 }
 
 // read gets and checks the record, and counts it towards expiry (see
 // Lease.Acquire): a read that fails breaks the count; one that returns
 // another version, or the version of the run more than the run's gap after
 // the previous read was sent, starts it again. A run whose record has a
-// token below one this Lease has seen (a restore) is marked, so that its
-// record is waited out even when it reads released.
+// token below one this Lease has seen, or that token under another holder
+// (a restore), is marked, so that its record is waited out even when it
+// reads released.
 func (c *casLease) read(ctx context.Context) (lease.Record, error) {
 	sent := time.Now()
 	var r lease.Record
@@ -411,8 +426,7 @@ func (c *casLease) observe(version string, sent time.Time, r lease.Record) {
 	now := time.Now()
 	gap, ttl, restored := c.seen.gap, c.seen.ttl, false
 	if version != absent {
-		gap, ttl, restored = r.HolderRenewInterval(), heldTTL(r), r.Token < c.seen.token
-		c.seen.token = max(c.seen.token, r.Token)
+		gap, ttl, restored = r.HolderRenewInterval(), heldTTL(r), c.noteToken(r)
 		if !SameWrite(r, c.unseen.rec) {
 			c.unseen.rec = lease.Record{}
 		}
@@ -459,8 +473,8 @@ func (c *casLease) ownUnseen(r lease.Record) bool {
 }
 
 // restored reports whether r, the record read last, has a token below
-// one this Lease saw before it: a restore, whose holder may be live
-// although it reads released.
+// one this Lease saw before it, or that token under another holder: a
+// restore, whose holder may be live although it reads released.
 func (c *casLease) restored(r lease.Record) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

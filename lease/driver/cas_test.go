@@ -883,6 +883,33 @@ func TestCASRepeatedVersionAfterFailedReads(t *testing.T) {
 			}
 		})
 	})
+	// sim seed 6000727864: b's lapsed term 1 was put back under c's term
+	// 2; d, which had counted b's record before, took it over with token 2
+	// (it never saw c's) and released it. e, which saw c's term 2, must not
+	// take that released record at once while c may still lead.
+	t.Run("token under another holder", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			b, c, d, e := openLease(t, store, "b"), openLease(t, store, "c"), openLease(t, store, "d"), openLease(t, store, "e")
+			mustAcquire(t, b)
+			lapsed, _ := store.Bytes("job")
+			for range 11 { // c and d count b's term 1 out
+				advance(ttl / 10)
+				mustObserve(t, c)
+				mustObserve(t, d)
+			}
+			mustAcquire(t, c) // c's term 2
+			mustObserve(t, e) // e sees it
+			store.Put("job", lapsed)
+			td := mustAcquire(t, d) // d never saw c's term: token 2 again
+			if err := d.Release(t.Context(), td); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.Acquire(t.Context())
+			if held := wantHeld(t, "e's Acquire of a released record at c's token under d", err, "d"); held.Wait != ttl {
+				t.Errorf("Wait = %v, want the full TTL: c may still act", held.Wait)
+			}
+		})
+	})
 }
 
 // TestCASFailedReadRestartsCount: a read that fails restarts the count
