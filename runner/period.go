@@ -154,7 +154,10 @@ func (r *Runner) holdLeft(s *schedule) time.Duration {
 func (r *Runner) afterTask(s *schedule) finishTerm {
 	return func(ctx context.Context, tn tenure, d *Demotion) {
 		sched := ScheduleOf(tn.term.Annotations)
-		if sched.Period != "" && s.ended && s.err == nil {
+		// The record carries the period of the run before this one: a
+		// RunOnce with no period of its own leaves it as it found it, not
+		// done for it (a failed run's RetryFailed retry would find it done).
+		if r.cfg.Period != "" && s.ended && s.err == nil {
 			sched.Done = true
 		}
 		sched.Hold = r.holdLeft(s) > 0

@@ -142,6 +142,12 @@ func TestPeriodFailedOrCrashed(t *testing.T) {
 		{"task failed, RetryFailed", true, func(t *testing.T, s *memlease.Store) {
 			wantOutcome(t, "a", runPeriod(t, openLease(t, s, "a"), tick1, runner.Config{RetryFailed: true}, failed), runner.Ran)
 		}, runner.Ran},
+		{"task failed, RetryFailed, then a run of no period", true, func(t *testing.T, s *memlease.Store) {
+			wantOutcome(t, "a", runPeriod(t, openLease(t, s, "a"), tick1, runner.Config{RetryFailed: true}, failed), runner.Ran)
+			// c, a RunOnce with no period, carries a's period in the record
+			// and must not mark it done.
+			wantOutcome(t, "c", runPeriod(t, openLease(t, s, "c"), "", runner.Config{}, done), runner.Ran)
+		}, runner.Ran},
 		{"holder crashed, at most once", false, crash, runner.AlreadyRan},
 		{"holder crashed, RetryFailed", true, crash, runner.Ran},
 	} {
