@@ -13,7 +13,6 @@ import (
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/runner"
 )
 
 // unknown is the stored version while a write's outcome is unknown: no
@@ -23,6 +22,12 @@ const unknown = "\x00unknown"
 // errDeposed ends an assigner's task: a later assigner wrote the
 // assignment.
 var errDeposed = errors.New("shard: a later assigner wrote the assignment")
+
+// errRaise ends an assigner's task: the group's records name Gens at or
+// above the high half its lease record says (gensAnnotation), which only
+// a later term, whose record says a higher one, may write above (see
+// raise).
+var errRaise = errors.New("shard: the group has Gens at or above this assigner term's; a new term writes above them")
 
 // assigner is the state of one assigner term: what it wrote, and what it
 // has seen of the workers.
@@ -89,14 +94,19 @@ func inTurn[V any](m map[string]V, from string) []string {
 // until the term ends (twice as often until the fence is acknowledged,
 // while the workers hurry to read it: see session.hurry), given
 // the term the lease's record named when it was won (see
-// session.campaign).
-func (w *Worker) assign(ctx context.Context, ended term) error {
-	lt, _ := runner.Term(ctx)
-	if err := checkTokenFits("assigner", lt.Token); err != nil {
+// session.campaign), the high half of its Gens, and a channel closed once
+// the lease's record says so (gensAnnotation): nothing is written before.
+func (w *Worker) assign(ctx context.Context, ended term, gens uint64, landed <-chan struct{}) error {
+	if err := checkTokenFits("assigner", gens); err != nil {
 		w.fatal(err)
 		return err
 	}
-	a := &assigner{w: w, token: lt.Token, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, seenAt: map[string]time.Time{}, names: map[string]*nameRun{}, leftAt: map[string]string{}, since: time.Now(), ended: ended, endedAt: time.Now()}
+	select {
+	case <-landed:
+	case <-ctx.Done():
+		return nil
+	}
+	a := &assigner{w: w, token: gens, acks: map[string]ack{}, ackVer: map[string]string{}, shown: map[string]ack{}, seenAt: map[string]time.Time{}, names: map[string]*nameRun{}, leftAt: map[string]string{}, since: time.Now(), ended: ended, endedAt: time.Now()}
 	if ended.Token != 0 {
 		w.cfg.Logger.Info("shard: assigner: the previous assigner's liveness term has ended with its assigner term; its shards are free", "identity", ended.ID, "token", ended.Token)
 	}
@@ -106,7 +116,7 @@ func (w *Worker) assign(ctx context.Context, ended term) error {
 			next = time.Now().Add(w.cfg.listInterval() / 2)
 		}
 		if err := a.round(ctx, next); err != nil {
-			if errors.Is(err, errDeposed) {
+			if errors.Is(err, errDeposed) || errors.Is(err, errRaise) {
 				return err
 			}
 			w.fatal(err)
@@ -217,8 +227,11 @@ func (a *assigner) round(ctx context.Context, next time.Time) error {
 			return err
 		}
 	}
-	if a.stored == unknown || a.outrun(ctx) {
-		return nil // settled by the next listing, or a fence just written
+	if err := a.outrun(); err != nil {
+		return err
+	}
+	if a.stored == unknown {
+		return nil // settled by the next listing
 	}
 	if !a.fenced {
 		if !a.allAcknowledged(ctx, a.cur.Gen) || a.stale && !a.judge.unknownExpired(now) {
@@ -300,7 +313,9 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 		return fmt.Errorf("shard: assigner: reading the assignment: %w", err)
 	}
 	a.stale = a.later(cur.Gen, acks)
-	a.raise(cur.Gen)
+	if err := a.raise(cur.Gen); err != nil {
+		return err
+	}
 	a.judge = newJudge(cur.TTL, cur.Renew)
 	if cfg.expireAfter > 0 {
 		a.judge.ttl = cfg.expireAfter
@@ -331,22 +346,17 @@ func (a *assigner) fence(ctx context.Context, cur *assignment) {
 	a.write(ctx, &fence)
 }
 
-// outrun raises this term's Gens and writes a new fence when an
-// acknowledgement read since the last fence names a Gen above the latest
-// this term wrote (applied or seen): a worker that applied Gens above this
-// term's takes its fence for a restore and never acknowledges it, and
-// says so (session.poll); the group would wait for it for as long as it
-// lives. It reports whether it wrote a fence.
-func (a *assigner) outrun(ctx context.Context) bool {
+// outrun ends this term (raise) when an acknowledgement read since the
+// last fence names a Gen above the latest this term wrote (applied or
+// seen) at or above this term's high half: a worker that applied Gens
+// above this term's takes its fence for a restore and never acknowledges
+// it, and says so (session.poll); the group would wait for it for as long
+// as it lives. The next term writes above them.
+func (a *assigner) outrun() error {
 	if a.known() <= a.cur.Gen {
-		return false
+		return nil
 	}
-	token := a.token
-	if a.raise(0); a.token == token {
-		return false
-	}
-	a.fence(ctx, a.cur)
-	return true
+	return a.raise(0)
 }
 
 // unreadOf returns the acknowledgements of listed not read at the
@@ -361,29 +371,35 @@ func (a *assigner) unreadOf(listed map[string]string) map[string]string {
 	return out
 }
 
-// raise raises the high half of this term's Gens (a.token, the assigner
-// lease's token) above that of every Gen it knows of: read, the Gen of
-// the assignment read; the Gens the acknowledgements read say their
-// workers applied, and their processes had seen (ack.Seen); and the
-// highest this process has read or written (Worker.genSeen). A lease token orders assigner terms only while the
-// lease's record lasts and only for a contender that has seen it: a
-// record deleted (a lifecycle rule, a person) or restored as an earlier
-// holder wrote it gives a process that started since a token at or below
-// one already used, whose Gens the running workers would take for a
-// restore's, never acknowledging its fence (the group halts), and whose
-// epochs would not increase on a worker that applied them. A Gen whose
-// high half is maxToken leaves no room above it: only a record put there
-// names one (2^31 assigner terms are not run), so it is logged, and the
-// lease token stands.
-func (a *assigner) raise(read uint64) {
+// raise ends this term (errRaise) when a Gen it knows of has a high half
+// at or above its own (a.token, which the lease's record says:
+// gensAnnotation): read, the Gen of the assignment read; the Gens the
+// acknowledgements read say their workers applied, and their processes
+// had seen (ack.Seen); and the highest this process has read or written
+// (Worker.genSeen), which it notes them in, so that this worker's next
+// term, and the next assigner after it, take their high half above. A
+// lease token orders assigner terms only while the lease's record lasts
+// and only for a contender that has seen it: a record deleted (a
+// lifecycle rule, a person) or restored as an earlier holder wrote it
+// gives a process that started since a token at or below one already
+// used, whose Gens the running workers would take for a restore's, never
+// acknowledging its fence (the group halts), and whose epochs would not
+// increase on a worker that applied them. A Gen whose high half is
+// maxToken leaves no room above it: only a record put there names one
+// (2^31 assigner terms are not run), so it is logged, and the term goes
+// on.
+func (a *assigner) raise(read uint64) error {
 	known := max(read, a.known())
 	switch high := known >> 32; {
 	case high < a.token:
+		return nil
 	case high >= maxToken:
-		a.w.cfg.Logger.Error("shard: assigner: the group's records name a Gen that leaves no room above it; keeping this term's lease token", "gen", known, "token", a.token)
+		a.w.cfg.Logger.Error("shard: assigner: the group's records name a Gen that leaves no room above it; keeping this term's Gens", "gen", known, "high", a.token)
+		return nil
 	default:
-		a.w.cfg.Logger.Warn("shard: assigner: the group has applied Gens at or above this term's lease token (the assigner lease's record was deleted or restored); writing above them", "token", a.token, "gen", known)
-		a.token = high + 1
+		a.w.cfg.Logger.Warn("shard: assigner: the group has Gens at or above this term's (the assigner lease's record was deleted or restored); ending this term, so that the next writes above them", "high", a.token, "gen", known)
+		a.w.genSeen.note(known)
+		return errRaise
 	}
 }
 

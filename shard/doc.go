@@ -82,7 +82,8 @@
 //     liveness term ends with it, its shards stopped before the assigner
 //     lease is released. Every renewal and the release of the assigner
 //     lease write that liveness term (identity and token) in the record's
-//     annotation shard/term (runner.Config.Annotate). From the start of
+//     annotation shard/term, and the high half of the term's Gens in
+//     shard/gens (runner.Config.Annotate). From the start of
 //     an assigner term its worker's shards rest on both leases: a shard's
 //     context is a runner.Joint of the two terms, so runner.Expiry of it
 //     is the earlier of their expiries; and the assigner lease drains
@@ -91,7 +92,8 @@
 //     when ownership changes: for every shard, its owner as a worker term
 //     (identity and term token, below), whether the owner is releasing it, and
 //     its epoch; the group's N, TTL and renew interval; and Gen, the
-//     assigner's token in its high 32 bits (raised above the high half of
+//     assigner term's high half in its high 32 bits (its lease token, or
+//     above the high half the lease's record names, shard/gens, and above
 //     every Gen the assigner knows of: see below) and a count of its
 //     writes in the low, so that Gen strictly increases across assigners.
 //     A shard's epoch
@@ -364,16 +366,24 @@
 // record deleted, or restored as an earlier holder wrote it, gives a
 // process that has not seen the later tokens (one started since, or every
 // contender once the record is gone) a token at or below one already
-// used: so a new assigner also raises the high half of its Gens above
-// that of every Gen it knows of: the assignment it read; the Gens that
-// the acknowledgements it read before its fence say their workers applied,
-// and the highest each writer's process had read (ack.Seen: every
-// acknowledgement carries it, a hello too, so that a worker's next term
-// does not wipe out what the one it replaces said); and every Gen its
-// own process read or wrote. Were it not raised, the workers that applied
-// the higher Gens would take its fence for a restore and never
-// acknowledge it, and shards would start at epochs they had started with
-// before (the simulation found both). It reads every acknowledgement
+// used. So the high half of a term's Gens is not its token alone: the
+// lease's record says the high half of its holder's Gens (the annotation
+// shard/gens), and a new assigner's is above the one the record it took
+// over says, above that of every Gen its own process read or wrote, and at
+// least its token; it writes it in the record, and sees a renewal carrying
+// it succeed, before it writes its first Gen. And it knows of Gens the
+// record does not (an earlier assigner's whose record was deleted): the
+// assignment it read; the Gens that the acknowledgements it read before
+// its fence say their workers applied, and the highest each writer's
+// process had read (ack.Seen: every acknowledgement carries it, a hello
+// too, so that a worker's next term does not wipe out what the one it
+// replaces said). When one of them has a high half at or above its own, it
+// ends its term before it writes anything, having noted that Gen in its
+// process, so that its worker's next term, and whoever takes the lease
+// over from the record it wrote, go above it. Were it to write below, the
+// workers that applied the higher Gens would take its fence for a restore
+// and never acknowledge it, and shards would start at epochs they had
+// started with before (the simulation found both). It reads every acknowledgement
 // listed before it writes its fence, however long the reads take (no
 // count towards expiry runs yet), and a read that fails leaves the fence
 // to a later round, for a TTL: then it writes the fence without the
@@ -384,7 +394,8 @@
 // its Gens raised to the same) has another, almost surely (2^-30), so
 // that an acknowledgement of it, read late or written again, passes for
 // none of this one's, and a worker that applied Gens above the fence says
-// so, and the assigner raises its Gens above them. Should an unread
+// so, and the assigner ends its term for the next to write above them.
+// Should an unread
 // acknowledgement be the only record of an earlier assigner's Gens, its
 // worker gone, Gens with their high half may be given again: the limit
 // below. A fence whose Gen is equal to one an earlier assigner
@@ -398,26 +409,22 @@
 // worker that reads a fence below a
 // Gen it applied writes its acknowledgement again, with what its process
 // has seen, and an assigner that reads a Gen above its latest in an
-// acknowledgement raises its Gens above it and writes a new fence, so a
-// live worker never holds the group up. The limit: Gens go back only when
-// the new assigner can read none of the later ones, because the
-// assignment and every acknowledgement that named them (applied or seen)
-// were deleted or restored to earlier ones, its own process never read
-// them, and the workers that applied them are gone (crashed, or
-// restarted); or, equal, when an acknowledgement of an earlier
-// assigner's Gen is written only after the new assigner's listing before
-// its fence (a call that lands more than a TTL late). The assigner
-// lease's record outlives such a loss (seed 982 of the class greater: an
-// assigner that raised its Gens killed, its acknowledgement and the
-// assignment deleted, the only workers that could have read its Gens cut
-// off; its worker's next process takes the lease over with the next
-// token and raises to the same high half, from the same
-// acknowledgements), but it does not say how far its holder raised: it
-// would if the holder wrote the high half of its Gens there (an
-// annotation), and saw that write land, before the first write of a Gen
-// at that high half, and the next holder raised above it; a runner term's
-// annotations are fixed when the lease is won (runner.Config.Annotate),
-// before the raise is known.
+// acknowledgement, at or above its high half, ends its term, and the next
+// writes a fence above it, so a live worker never holds the group up. The limit: Gens go back only when
+// the new assigner can read none of the later ones, because the assigner
+// lease's record was deleted or restored as an earlier holder wrote it
+// (its shard/gens with it), the assignment and every acknowledgement that
+// named them (applied or seen) were deleted or restored to earlier ones,
+// its own process never read them, and the workers that applied them are
+// gone (crashed, or restarted); or, equal, when an acknowledgement of an
+// earlier assigner's Gen is written only after the new assigner's listing
+// before its fence (a call that lands more than a TTL late). Before the
+// record said its holder's high half, a loss of the rest alone sufficed
+// (shard simulation seeds 982, 2323 and 4196: an assigner that had raised
+// its Gens above its token killed, its acknowledgement and the assignment
+// deleted, the only other worker that had applied its Gens cut off; the
+// next assigner, taking the lease over with the next token, wrote Gens of
+// the same high half).
 //
 // Lost answers and restores:
 //

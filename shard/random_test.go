@@ -175,6 +175,13 @@ func TestRandomFaultsFound(t *testing.T) {
 		steps   []int
 	}{
 		{1147, "greater", []int{5, 11, 12, 14, 19, 20, 21, 22, 23, 24, 25}},
+		// Epochs repeated: the assigner lease's record deleted, so that a
+		// term raised its Gens above its token; that assigner killed with
+		// its records and the assignment, its earlier acknowledgement
+		// restored, the one worker that had applied its Gens cut off: the
+		// next assigner knew of none of them (gensAnnotation).
+		{4196, strings.Join(faultClasses, ","), []int{3, 4, 5, 11, 13, 14, 16, 21, 22, 24}},
+		{2323, strings.Join(faultClasses, ","), []int{1, 2, 8, 9, 10, 11, 13, 14, 16, 19, 22, 23}},
 	} {
 		t.Run(fmt.Sprint(c.seed), func(t *testing.T) {
 			on := map[string]bool{}

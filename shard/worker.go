@@ -615,6 +615,33 @@ const termAnnotation = "shard/term"
 
 func (t term) annotation() string { return strconv.FormatUint(t.Token, 10) + " " + t.ID }
 
+// gensAnnotation is the assigner lease's annotation that says the high
+// half of the Gens of the term that wrote the record: each term writes it
+// (and sees a renewal carrying it succeed) before it writes its first
+// Gen, above the high half the record it took over named, so that the
+// high halves of assigner terms' Gens increase from term to term even
+// when the lease's token went back (its record deleted, or restored as an
+// earlier holder wrote it) and every other record of the later Gens was
+// lost (sim seed 4196: the assignment deleted, the acknowledgements
+// restored, the workers that applied them gone).
+const gensAnnotation = "shard/gens"
+
+// gensOf returns the high half of the Gens of won, a term of the assigner
+// lease this worker won: above the one the record it took over names
+// (gensAnnotation), above the high half of every Gen this process has
+// read or written (seen), and at least its token. A value that is not a
+// number names none (the record's other annotations still count).
+func gensOf(won lease.Term, seen uint64) uint64 {
+	high := won.Token
+	if prev, err := strconv.ParseUint(won.Annotations.Get(gensAnnotation), 10, 63); err == nil {
+		high = max(high, prev+1)
+	}
+	if seen > 0 {
+		high = max(high, seen>>32+1)
+	}
+	return high
+}
+
 // parseTermAnnotation reads what term.annotation wrote; ok is false for
 // anything else.
 func parseTermAnnotation(v string) (t term, ok bool) {
@@ -667,12 +694,14 @@ func parseTermAnnotation(v string) (t term, ok bool) {
 // (serve).
 func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait func(), err error) {
 	w := s.w
-	var ended term // named by the record the latest term won took over
+	var ended term           // named by the record the latest term won took over
+	var gens uint64          // the high half of the latest term's Gens (gensAnnotation)
+	var landed chan struct{} // closed once a renewal of that term, which writes gens, succeeded
 	leader := ""
 	return w.startRunner(ctx, assignerKey(w.cfg.Group), w.assigner, func(actx context.Context) error {
 		s.join(actx)
 		context.AfterFunc(actx, end)
-		err := w.assign(actx, ended)
+		err := w.assign(actx, ended, gens, landed)
 		end()
 		<-s.left
 		return err
@@ -686,7 +715,18 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 				// renewal: its term is judged as any worker's.
 				ended = term{}
 			}
-			return won.Annotations.With(termAnnotation, s.me.annotation())
+			gens, landed = gensOf(won, w.genSeen.get()), make(chan struct{})
+			return won.Annotations.With(termAnnotation, s.me.annotation()).With(gensAnnotation, strconv.FormatUint(gens, 10))
+		},
+		OnRenew: func(_ time.Duration, err error) {
+			// Called by the term's one renewing goroutine, after Annotate.
+			select {
+			case <-landed:
+			default:
+				if err == nil {
+					close(landed)
+				}
+			}
 		},
 		OnLeaderChanged: func(id string) {
 			if leader != "" {
