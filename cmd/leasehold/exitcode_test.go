@@ -64,7 +64,7 @@ func TestExitStatus(t *testing.T) {
 		{"once: not elected", []string{"run", "--once", "--ttl", "1s", "--lease", held, "--", "true"}, exitNotElected,
 			`not elected: the lease is held by "holder"`},
 		{"once: stepped down as unhealthy", []string{"run", "--once", "--ttl", "1s", "--lease", "mem://" + memName("exit-sick"),
-			"--health-cmd", "echo disk full; exit 1", "--health-interval", "100ms", "--health-threshold", "2", "--grace", "100ms",
+			"--health-cmd", "echo disk full; exit 1", "--health-interval", "500ms", "--health-timeout", "500ms", "--health-threshold", "2", "--grace", "100ms",
 			"--", "sleep", "30"}, exitSteppedDown, "disk full"},
 		{"usage: no command", []string{"run", "--lease", "mem://x"}, exitUsage, "no command given"},
 		{"usage: unknown subcommand", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
