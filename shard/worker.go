@@ -42,7 +42,8 @@ const (
 	// lease was lost, the renew deadline passed, or it was unhealthy).
 	Lost
 	// Ended: the shard's function returned by itself. The shard stays
-	// this worker's, and is not started again until it is assigned anew.
+	// this worker's, and is not started again until it is assigned anew;
+	// its later revocation or loss is not reported again.
 	Ended
 )
 
@@ -430,6 +431,7 @@ type run struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
+	ended  bool // the function returned by itself (Ended), set before done closes
 }
 
 // serve is the liveness lease's task: one term of membership. It says
@@ -952,21 +954,25 @@ func (s *session) start(ctx context.Context, sh Shard) {
 	w.emit(Event{Kind: Assigned, Shard: sh})
 	go func() {
 		r.err = w.cfg.Run(rctx, sh)
+		r.ended = rctx.Err() == nil
 		w.mu.Lock()
 		delete(w.owned, sh.Index)
 		w.mu.Unlock()
 		close(r.done)
-		if rctx.Err() == nil {
+		if r.ended {
 			w.emit(Event{Kind: Ended, Shard: sh, Err: r.err})
 		}
 	}()
 }
 
-// wait waits for the stopped shards' functions to return.
+// wait waits for the stopped shards' functions to return, and reports
+// each that had not ended by itself as kind.
 func (s *session) wait(stopped []*run, kind EventKind) {
 	for _, r := range stopped {
 		<-r.done
-		s.w.emit(Event{Kind: kind, Shard: r.shard, Err: r.err})
+		if !r.ended {
+			s.w.emit(Event{Kind: kind, Shard: r.shard, Err: r.err})
+		}
 	}
 }
 

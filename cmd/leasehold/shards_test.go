@@ -211,7 +211,10 @@ func TestShardMovesOnlyAfterItsCommandExited(t *testing.T) {
 
 // TestShardCommandExitEndsTheRun: a command that exits by itself ends
 // leasehold run --shards with its status, as without --shards, and the
-// other shards' commands are stopped.
+// other shards' commands are stopped. Its shard is reported ended, the
+// others revoked (the events leasehold_shard_events_total counts, as the
+// worker logs them): ending the run before the worker saw the command's
+// end counted it revoked, and the ended series never moved.
 func TestShardCommandExitEndsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	leaseURL := "mem://" + memName("exit")
@@ -228,6 +231,19 @@ func TestShardCommandExitEndsTheRun(t *testing.T) {
 		if c.alive {
 			t.Errorf("shard %d's command outlived leasehold", c.shard)
 		}
+	}
+	events := map[string]int{}
+	for _, l := range strings.Split(stderr, "\n") {
+		for _, k := range []string{"ended", "revoked", "lost"} {
+			for sh := range 3 {
+				if strings.Contains(l, `msg="shard: `+k+`" shard=`+strconv.Itoa(sh)+" ") {
+					events[k+" "+strconv.Itoa(sh)]++
+				}
+			}
+		}
+	}
+	if len(events) != 3 || events["ended 1"] != 1 || events["revoked 0"] != 1 || events["revoked 2"] != 1 {
+		t.Errorf("shard events %v; want shard 1 ended, 0 and 2 revoked, once each; stderr:\n%s", events, stderr)
 	}
 }
 
