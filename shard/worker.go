@@ -222,6 +222,64 @@ type Worker struct {
 	// 10: no contender writes a token at or below the highest it has
 	// seen) spans this process's terms (see campaign).
 	assigner lease.Lease
+	// assigning is the group's assigner as this worker knows it (see
+	// Assigner), under mu.
+	assigning AssignerInfo
+}
+
+// AssignerInfo is the group's assigner as one worker knows it
+// (Worker.Assigner).
+type AssignerInfo struct {
+	// Self is true while this worker is the group's assigner: from its
+	// election to the assigner lease until that term ends or steps down
+	// (as its worker leaves, say), when it stops assigning. Token is that
+	// term's fencing token, 0 when Self is false.
+	Self  bool
+	Token uint64
+	// Identity is the holder of the assigner lease as this worker's
+	// campaign last saw it: this worker while Self, "" before it first
+	// read the lease, after its own term as assigner ended, and always
+	// with Config.NoAssigner.
+	Identity string
+}
+
+// Assigner returns the group's assigner as this worker knows it. Self is
+// set as the assigner term begins and cleared as its context ends, when
+// it steps down (at the latest at its renew deadline), before its lease
+// is released or can be judged expired: the assigner lease has one
+// holder, so a group's workers show one assigner at most, but for the
+// moments these take.
+func (w *Worker) Assigner() AssignerInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.assigning
+}
+
+// seeAssigner notes identity as the assigner lease's holder, as this
+// worker's campaign observed it.
+func (w *Worker) seeAssigner(identity string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.assigning.Self {
+		w.assigning.Identity = identity
+	}
+}
+
+// assignUntilDone notes that this worker is the group's assigner in the
+// assigner term of actx, the assigner lease's task context, until actx
+// ends.
+func (w *Worker) assignUntilDone(actx context.Context) {
+	t, _ := runner.Term(actx)
+	w.mu.Lock()
+	w.assigning = AssignerInfo{Self: true, Token: t.Token, Identity: w.cfg.Identity}
+	w.mu.Unlock()
+	context.AfterFunc(actx, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.assigning.Self && w.assigning.Token == t.Token {
+			w.assigning = AssignerInfo{}
+		}
+	})
 }
 
 // New validates cfg and returns a Worker. Invalid settings are reported as
@@ -703,6 +761,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 	return w.startRunner(ctx, assignerKey(w.cfg.Group), w.assigner, func(actx context.Context) error {
 		s.join(actx)
 		context.AfterFunc(actx, end)
+		w.assignUntilDone(actx)
 		err := w.assign(actx, ended, gens, landed)
 		end()
 		<-s.left
@@ -731,6 +790,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 			}
 		},
 		OnLeaderChanged: func(id string) {
+			w.seeAssigner(id)
 			if leader != "" {
 				select {
 				case s.wake <- struct{}{}:

@@ -499,3 +499,45 @@ func runWorker(t *testing.T, w *Worker) (stop func() error) {
 		return <-done
 	}
 }
+
+// TestAssignerSaysWhoAssigns: exactly one of two workers is the assigner
+// (Self, with the assigner lease's token), the one that holds the lease,
+// and the other names it; once it leaves, the other becomes the assigner,
+// with a greater token.
+func TestAssignerSaysWhoAssigns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		workers := map[string]*Worker{}
+		stops := map[string]func() error{}
+		for _, id := range []string{"a", "b"} {
+			w, err := New(Config{Store: store.Objects(id), Group: "g", Shards: 2, Identity: id, Logger: simLogger(),
+				Run: func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			workers[id], stops[id] = w, runWorker(t, w)
+			time.Sleep(time.Minute)
+		}
+		if a := workers["a"].Assigner(); !a.Self || a.Token == 0 || a.Identity != "a" {
+			t.Fatalf("a, the first to join: %+v; want the assigner, with its token", a)
+		}
+		if b := workers["b"].Assigner(); b.Self || b.Token != 0 || b.Identity != "a" {
+			t.Fatalf("b: %+v; want not the assigner, naming a", b)
+		}
+		first := workers["a"].Assigner().Token
+		if err := stops["a"](); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if a := workers["a"].Assigner(); a != (AssignerInfo{}) {
+			t.Errorf("a, after it left: %+v; want not the assigner, naming none", a)
+		}
+		time.Sleep(time.Minute)
+		if b := workers["b"].Assigner(); !b.Self || b.Token <= first || b.Identity != "b" {
+			t.Errorf("b, after a left: %+v; want the assigner, with a token above a's %d", b, first)
+		}
+		if err := stops["b"](); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -23,14 +23,14 @@ func runShards(ctx context.Context, hurry <-chan struct{}, o *runOptions, env *e
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	s := newSession(o, env, hurry, log, stopRun)
-	s.sup.leading = nil // /leader and leasehold_is_leader are about one lease
+	s.sup.leading = nil // a shard's command is no lease's leader: /leader answers for the assigner
 	defer s.sup.followJobControl()()
 	w, err := shard.New(s.shardConfig(g))
 	if err != nil {
 		return usageError("run", err)
 	}
-	s.state.owned = w.Owned
-	s.state.m.addShards(w.Owned)
+	s.state.owned, s.state.assigner = w.Owned, w.Assigner
+	s.state.m.addShards(w.Owned, w.Assigner)
 	if o.listen != "" {
 		stop, err := s.state.serve(ctx, o.listen, log)
 		if err != nil {
