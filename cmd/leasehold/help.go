@@ -309,7 +309,12 @@ starts, and an instance whose key is at or before it exits 76.
                     instance crashed does not count: a later trigger of the
                     same period runs it again (at least once while triggers
                     come). Default: a period counts as run once its command
-                    started (at most once).
+                    started (at most once). A trigger that comes while the
+                    period runs watches the record until it changes: it
+                    exits 75 if the command still runs at the winner's next
+                    renewal (a renew interval after it started; Azure: at
+                    once), else 76 if the command succeeded, or runs it if
+                    it failed.
   --min-hold D      for jobs with no period: keep others out for at least D
                     after the command started. When the command has exited,
                     leasehold marks the lease held after a run, keeps
