@@ -42,7 +42,8 @@ const (
 	// lease was lost, the renew deadline passed, or it was unhealthy).
 	Lost
 	// Ended: the shard's function returned by itself. The shard stays
-	// this worker's, and is not started again until it is assigned anew.
+	// this worker's, and is not started again until it is assigned anew;
+	// its later revocation or loss is not reported again.
 	Ended
 )
 
@@ -221,6 +222,64 @@ type Worker struct {
 	// 10: no contender writes a token at or below the highest it has
 	// seen) spans this process's terms (see campaign).
 	assigner lease.Lease
+	// assigning is the group's assigner as this worker knows it (see
+	// Assigner), under mu.
+	assigning AssignerInfo
+}
+
+// AssignerInfo is the group's assigner as one worker knows it
+// (Worker.Assigner).
+type AssignerInfo struct {
+	// Self is true while this worker is the group's assigner: from its
+	// election to the assigner lease until that term ends or steps down
+	// (as its worker leaves, say), when it stops assigning. Token is that
+	// term's fencing token, 0 when Self is false.
+	Self  bool
+	Token uint64
+	// Identity is the holder of the assigner lease as this worker's
+	// campaign last saw it: this worker while Self, "" before it first
+	// read the lease, after its own term as assigner ended, and always
+	// with Config.NoAssigner.
+	Identity string
+}
+
+// Assigner returns the group's assigner as this worker knows it. Self is
+// set as the assigner term begins and cleared as its context ends, when
+// it steps down (at the latest at its renew deadline), before its lease
+// is released or can be judged expired: the assigner lease has one
+// holder, so a group's workers show one assigner at most, but for the
+// moments these take.
+func (w *Worker) Assigner() AssignerInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.assigning
+}
+
+// seeAssigner notes identity as the assigner lease's holder, as this
+// worker's campaign observed it.
+func (w *Worker) seeAssigner(identity string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.assigning.Self {
+		w.assigning.Identity = identity
+	}
+}
+
+// assignUntilDone notes that this worker is the group's assigner in the
+// assigner term of actx, the assigner lease's task context, until actx
+// ends.
+func (w *Worker) assignUntilDone(actx context.Context) {
+	t, _ := runner.Term(actx)
+	w.mu.Lock()
+	w.assigning = AssignerInfo{Self: true, Token: t.Token, Identity: w.cfg.Identity}
+	w.mu.Unlock()
+	context.AfterFunc(actx, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.assigning.Self && w.assigning.Token == t.Token {
+			w.assigning = AssignerInfo{}
+		}
+	})
 }
 
 // New validates cfg and returns a Worker. Invalid settings are reported as
@@ -430,6 +489,7 @@ type run struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
+	ended  bool // the function returned by itself (Ended), set before done closes
 }
 
 // serve is the liveness lease's task: one term of membership. It says
@@ -701,6 +761,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 	return w.startRunner(ctx, assignerKey(w.cfg.Group), w.assigner, func(actx context.Context) error {
 		s.join(actx)
 		context.AfterFunc(actx, end)
+		w.assignUntilDone(actx)
 		err := w.assign(actx, ended, gens, landed)
 		end()
 		<-s.left
@@ -729,6 +790,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 			}
 		},
 		OnLeaderChanged: func(id string) {
+			w.seeAssigner(id)
 			if leader != "" {
 				select {
 				case s.wake <- struct{}{}:
@@ -952,21 +1014,25 @@ func (s *session) start(ctx context.Context, sh Shard) {
 	w.emit(Event{Kind: Assigned, Shard: sh})
 	go func() {
 		r.err = w.cfg.Run(rctx, sh)
+		r.ended = rctx.Err() == nil
 		w.mu.Lock()
 		delete(w.owned, sh.Index)
 		w.mu.Unlock()
 		close(r.done)
-		if rctx.Err() == nil {
+		if r.ended {
 			w.emit(Event{Kind: Ended, Shard: sh, Err: r.err})
 		}
 	}()
 }
 
-// wait waits for the stopped shards' functions to return.
+// wait waits for the stopped shards' functions to return, and reports
+// each that had not ended by itself as kind.
 func (s *session) wait(stopped []*run, kind EventKind) {
 	for _, r := range stopped {
 		<-r.done
-		s.w.emit(Event{Kind: kind, Shard: r.shard, Err: r.err})
+		if !r.ended {
+			s.w.emit(Event{Kind: kind, Shard: r.shard, Err: r.err})
+		}
 	}
 }
 

@@ -172,7 +172,8 @@ func TestStalledWorkerLosesItsShards(t *testing.T) {
 }
 
 // TestEndedShardIsNotRestarted: a shard whose function returns by itself
-// stays its worker's and does not start again (a start needs a new epoch).
+// stays its worker's and does not start again (a start needs a new epoch);
+// it is reported ended, and not revoked again when the worker leaves.
 func TestEndedShardIsNotRestarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -197,8 +198,8 @@ func TestEndedShardIsNotRestarted(t *testing.T) {
 		stop()
 		mu.Lock()
 		defer mu.Unlock()
-		if kinds[Assigned] != 3 || kinds[Ended] != 3 {
-			t.Fatalf("events: %v; want each of 3 shards assigned and ended once", kinds)
+		if kinds[Assigned] != 3 || kinds[Ended] != 3 || len(kinds) != 2 {
+			t.Fatalf("events: %v; want each of 3 shards assigned and ended once, and nothing else", kinds)
 		}
 	})
 }
@@ -497,4 +498,46 @@ func runWorker(t *testing.T, w *Worker) (stop func() error) {
 		cancel()
 		return <-done
 	}
+}
+
+// TestAssignerSaysWhoAssigns: exactly one of two workers is the assigner
+// (Self, with the assigner lease's token), the one that holds the lease,
+// and the other names it; once it leaves, the other becomes the assigner,
+// with a greater token.
+func TestAssignerSaysWhoAssigns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		workers := map[string]*Worker{}
+		stops := map[string]func() error{}
+		for _, id := range []string{"a", "b"} {
+			w, err := New(Config{Store: store.Objects(id), Group: "g", Shards: 2, Identity: id, Logger: simLogger(),
+				Run: func(ctx context.Context, _ Shard) error { <-ctx.Done(); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			workers[id], stops[id] = w, runWorker(t, w)
+			time.Sleep(time.Minute)
+		}
+		if a := workers["a"].Assigner(); !a.Self || a.Token == 0 || a.Identity != "a" {
+			t.Fatalf("a, the first to join: %+v; want the assigner, with its token", a)
+		}
+		if b := workers["b"].Assigner(); b.Self || b.Token != 0 || b.Identity != "a" {
+			t.Fatalf("b: %+v; want not the assigner, naming a", b)
+		}
+		first := workers["a"].Assigner().Token
+		if err := stops["a"](); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if a := workers["a"].Assigner(); a != (AssignerInfo{}) {
+			t.Errorf("a, after it left: %+v; want not the assigner, naming none", a)
+		}
+		time.Sleep(time.Minute)
+		if b := workers["b"].Assigner(); !b.Self || b.Token <= first || b.Identity != "b" {
+			t.Errorf("b, after a left: %+v; want the assigner, with a token above a's %d", b, first)
+		}
+		if err := stops["b"](); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -309,7 +309,12 @@ starts, and an instance whose key is at or before it exits 76.
                     instance crashed does not count: a later trigger of the
                     same period runs it again (at least once while triggers
                     come). Default: a period counts as run once its command
-                    started (at most once).
+                    started (at most once). A trigger that comes while the
+                    period runs watches the record until it changes: it
+                    exits 75 if the command still runs at the winner's next
+                    renewal (a renew interval after it started; Azure: at
+                    once), else 76 if the command succeeded, or runs it if
+                    it failed.
   --min-hold D      for jobs with no period: keep others out for at least D
                     after the command started. When the command has exited,
                     leasehold marks the lease held after a run, keeps
@@ -345,11 +350,14 @@ Exit status:
 instance leads and its command runs, 503 otherwise (also while it steps
 down). /metrics has leasehold_is_leader, leasehold_transitions_total{reason},
 leasehold_renew_duration_seconds, leasehold_renew_failures_total{reason} and
-leasehold_build_info{version,commit,goversion}. With --shards, /shards
-answers 200 while this instance runs at least one shard's command, 503
-otherwise, with its shards and their epochs as JSON
-([{"shard":3,"epoch":4294967297}]), and /metrics adds
-leasehold_shards_owned, leasehold_shard_events_total{event} (assigned,
+leasehold_build_info{version,commit,goversion}. With --shards, /leader
+answers 200 while this instance is the group's assigner, 503 otherwise
+(naming the assigner it last saw); /shards answers 200 while this instance
+runs at least one shard's command, 503 otherwise, with its shards and their
+epochs as JSON ([{"shard":3,"epoch":4294967297}]); in /metrics
+leasehold_is_leader is 1 on the group's assigner, 0 elsewhere, there is no
+leasehold_transitions_total, and there are leasehold_shards_owned,
+leasehold_shard_events_total{event} (assigned,
 revoked, lost, ended), and on the group's assigner
 leasehold_shard_balance_seconds (time from a change to balance) and
 leasehold_shard_grants_total; the renewal metrics are the liveness lease's.

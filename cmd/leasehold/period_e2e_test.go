@@ -218,3 +218,45 @@ func TestOnceHoldThroughFailingWrites(t *testing.T) {
 		t.Errorf("record after the hold: %+v, %v; want released with the period done", rec, err)
 	}
 }
+
+// TestRetryFailedDuplicate: with --retry-failed, a duplicate fired while
+// the period's command runs watches the record, as --once does any held
+// lease, until it changes: it exits 75 (not elected) at the winner's next
+// renewal when the command still runs then; when the command ended
+// first, it exits 76 if the command succeeded, and runs the period
+// itself if it failed (docs/scheduled-jobs.md).
+func TestRetryFailedDuplicate(t *testing.T) {
+	const ttl, period = 4 * time.Second, "2026-11-23T10:00:00Z"
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name    string
+		command string // the winner's
+		winner  int    // its exit
+		dup     int    // the duplicate's
+	}{
+		{"the command outlasts a renew interval", "sleep 4", 0, exitNotElected},
+		{"a short command that succeeds", "sleep 0.2", 0, exitAlreadyRan},
+		{"a short command that fails", "sleep 0.2; exit 3", 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "mem://" + memName("retry-dup")
+			started := filepath.Join(t.TempDir(), "started")
+			once := func(who, command string) (int, string) {
+				return leasehold(t, ctx, "run", "--once", "--lease", name, "--identity", who, "--ttl", ttl.String(),
+					"--period", period, "--retry-failed", "--", "sh", "-c", command)
+			}
+			winner := make(chan int, 1)
+			go func() {
+				code, _ := once("winner", `touch "`+started+`"; `+tc.command)
+				winner <- code
+			}()
+			eventually(t, 10*time.Second, "the winner's command started", func() bool { return fileExists(started) })
+			if code, stderr := once("duplicate", "true"); code != tc.dup {
+				t.Errorf("the duplicate exited %d, want %d; stderr:\n%s", code, tc.dup, stderr)
+			}
+			if code := <-winner; code != tc.winner {
+				t.Errorf("the winner exited %d, want %d", code, tc.winner)
+			}
+		})
+	}
+}

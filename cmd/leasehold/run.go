@@ -100,6 +100,8 @@ type session struct {
 	// stopRun ends the run when the command cannot be started (fatal).
 	stopRun context.CancelCauseFunc
 	fatal   atomic.Pointer[exitError]
+	// ending, with --shards, is the shard whose command ends the run.
+	ending atomic.Pointer[endingShard]
 }
 
 func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, stopRun context.CancelCauseFunc) *session {

@@ -23,14 +23,14 @@ func runShards(ctx context.Context, hurry <-chan struct{}, o *runOptions, env *e
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	s := newSession(o, env, hurry, log, stopRun)
-	s.sup.leading = nil // /leader and leasehold_is_leader are about one lease
+	s.sup.leading = nil // a shard's command is no lease's leader: /leader answers for the assigner
 	defer s.sup.followJobControl()()
 	w, err := shard.New(s.shardConfig(g))
 	if err != nil {
 		return usageError("run", err)
 	}
-	s.state.owned = w.Owned
-	s.state.m.addShards(w.Owned)
+	s.state.owned, s.state.assigner = w.Owned, w.Assigner
+	s.state.m.addShards(w.Owned, w.Assigner)
 	if o.listen != "" {
 		stop, err := s.state.serve(ctx, o.listen, log)
 		if err != nil {
@@ -72,7 +72,7 @@ func (s *session) shardConfig(g group) shard.Config {
 		// As for one lease: renew through the grace period and the kill,
 		// and a TTL more as a backstop for a command that does not die.
 		DrainTimeout: o.grace + o.ttl,
-		OnEvent:      s.state.m.shardEvent,
+		OnEvent:      s.shardEvent,
 		OnSettled:    s.state.m.settled,
 		OnRenew:      s.state.m.renewed,
 		Logger:       s.log,
@@ -84,7 +84,10 @@ func (s *session) shardConfig(g group) shard.Config {
 // returns, after the command exited. A command that cannot be started
 // ends the run; one that exits by itself too, with its status, as without
 // --shards: the other shards' commands are stopped and every shard
-// released, to run elsewhere.
+// released, to run elsewhere. The run ends at the worker's report of the
+// shard's end (shardEvent), not here: ended before runShard returned, the
+// run would have cancelled the shard's context, and the worker would
+// count a command that exited by itself as revoked.
 func (s *session) runShard(ctx context.Context, sh shard.Shard) error {
 	err := s.sup.supervise(ctx, job{
 		token: sh.Epoch,
@@ -100,8 +103,25 @@ func (s *session) runShard(ctx context.Context, sh shard.Shard) error {
 		code, _ := exitCode(err)
 		ee = &exitError{code: code}
 	}
-	if s.fatal.CompareAndSwap(nil, ee) {
-		s.stopRun(ee)
-	}
+	s.ending.CompareAndSwap(nil, &endingShard{shard: sh, err: ee})
 	return err
+}
+
+// endingShard is the start of a shard whose command ends the run (see
+// runShard), with leasehold's exit.
+type endingShard struct {
+	shard shard.Shard
+	err   *exitError
+}
+
+// shardEvent is the worker's OnEvent: it counts e, and ends the run with
+// the exit of the shard whose command ends it (runShard) at that shard's
+// end, reported as ended, or as revoked or lost when the worker stopped
+// the shard as its command exited.
+func (s *session) shardEvent(e shard.Event) {
+	s.state.m.shardEvent(e)
+	if end := s.ending.Load(); end != nil && e.Kind != shard.Assigned && e.Shard == end.shard {
+		s.fatal.CompareAndSwap(nil, end.err)
+		s.stopRun(end.err)
+	}
 }

@@ -5,9 +5,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -211,7 +214,10 @@ func TestShardMovesOnlyAfterItsCommandExited(t *testing.T) {
 
 // TestShardCommandExitEndsTheRun: a command that exits by itself ends
 // leasehold run --shards with its status, as without --shards, and the
-// other shards' commands are stopped.
+// other shards' commands are stopped. Its shard is reported ended, the
+// others revoked (the events leasehold_shard_events_total counts, as the
+// worker logs them): ending the run before the worker saw the command's
+// end counted it revoked, and the ended series never moved.
 func TestShardCommandExitEndsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	leaseURL := "mem://" + memName("exit")
@@ -228,6 +234,19 @@ func TestShardCommandExitEndsTheRun(t *testing.T) {
 		if c.alive {
 			t.Errorf("shard %d's command outlived leasehold", c.shard)
 		}
+	}
+	events := map[string]int{}
+	for _, l := range strings.Split(stderr, "\n") {
+		for _, k := range []string{"ended", "revoked", "lost"} {
+			for sh := range 3 {
+				if strings.Contains(l, `msg="shard: `+k+`" shard=`+strconv.Itoa(sh)+" ") {
+					events[k+" "+strconv.Itoa(sh)]++
+				}
+			}
+		}
+	}
+	if len(events) != 3 || events["ended 1"] != 1 || events["revoked 0"] != 1 || events["revoked 2"] != 1 {
+		t.Errorf("shard events %v; want shard 1 ended, 0 and 2 revoked, once each; stderr:\n%s", events, stderr)
 	}
 }
 
@@ -490,5 +509,57 @@ func TestLostAssignerLeaseKillsItsCommands(t *testing.T) {
 	eventually(t, 6*time.Second, "a's command killed", func() bool { return !alive(pid) })
 	if took := time.Since(restored); took > 2*time.Second {
 		t.Errorf("a's command was killed %v after its assigner lease's record was restored; want within the TTL (2s)", took)
+	}
+}
+
+// TestShardedRunsSayWhoAssigns: under run --shards, /leader answers 200 on
+// the group's assigner and 503 on the other instance, naming the
+// assigner, and leasehold_is_leader is 1 on the assigner only (every
+// instance's /leader answered 503, and its leasehold_is_leader stayed 0).
+func TestShardedRunsSayWhoAssigns(t *testing.T) {
+	leaseURL := "mem://" + memName("assigns")
+	group := strings.TrimPrefix(leaseURL, "mem://")
+	ctx, stop := context.WithCancelCause(context.Background())
+	listening := regexp.MustCompile(`msg="serving [^"]*" addr=(127\.0\.0\.1:\d+)`)
+	run := func(id string) string {
+		_, stderr := started(t, ctx, "run", "--shards", "2", "--lease", leaseURL, "--identity", id, "--ttl", "2s", "--listen", "127.0.0.1:0",
+			"--", "sh", "-c", "while :; do sleep 0.05; done")
+		t.Cleanup(func() { stop(nil) }) // before started's wait
+		var addr string
+		eventually(t, 10*time.Second, id+" listens", func() bool {
+			m := listening.FindStringSubmatch(stderr.String())
+			if m != nil {
+				addr = m[1]
+			}
+			return m != nil
+		})
+		return "http://" + addr
+	}
+	fetch := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	a := run("a")
+	eventually(t, 10*time.Second, "a is the assigner", func() bool { return assignerOf(t, group) == "a" })
+	b := run("b")
+	eventually(t, 10*time.Second, "b names a as the assigner", func() bool {
+		code, body := fetch(b + "/leader")
+		return code == http.StatusServiceUnavailable && strings.TrimSpace(body) == "not the group's assigner (last seen assigner: a)"
+	})
+	if code, body := fetch(a + "/leader"); code != http.StatusOK || !strings.HasPrefix(body, "the group's assigner (token ") {
+		t.Errorf("a's /leader: %d %q; want 200, the group's assigner", code, body)
+	}
+	for url, want := range map[string]string{a: "1", b: "0"} {
+		if _, metrics := fetch(url + "/metrics"); !strings.Contains(metrics, "\nleasehold_is_leader "+want+"\n") {
+			t.Errorf("%s/metrics: want leasehold_is_leader %s", url, want)
+		}
 	}
 }

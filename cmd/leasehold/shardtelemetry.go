@@ -22,8 +22,11 @@ type shardMetrics struct {
 var shardEventLabels = []shard.EventKind{shard.Assigned, shard.Revoked, shard.Lost, shard.Ended}
 
 // addShards registers the shard metrics; owned returns the shards this
-// worker runs.
-func (m *metrics) addShards(owned func() []shard.Shard) {
+// worker runs, assigner the group's assigner as it knows it. A worker
+// leads as the group's assigner: leasehold_is_leader says whether it is
+// the assigner, and leasehold_transitions_total, which nothing of a
+// sharded run counts, is not exported.
+func (m *metrics) addShards(owned func() []shard.Shard, assigner func() shard.AssignerInfo) {
 	s := &shardMetrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasehold_shard_events_total",
@@ -43,7 +46,16 @@ func (m *metrics) addShards(owned func() []shard.Shard) {
 		Name: "leasehold_shards_owned",
 		Help: "Shards whose command runs on this worker.",
 	}, func() float64 { return float64(len(owned())) })
-	m.registry.MustRegister(s.events, s.balance, s.granted, ownedGauge)
+	isAssigner := prometheus.NewGaugeFunc(isLeaderOpts, func() float64 {
+		if assigner().Self {
+			return 1
+		}
+		return 0
+	})
+	// In place of the lease's gauge, which nothing of a sharded run sets.
+	m.registry.Unregister(m.isLeader)
+	m.registry.Unregister(m.transitions)
+	m.registry.MustRegister(s.events, s.balance, s.granted, ownedGauge, isAssigner)
 	for _, k := range shardEventLabels {
 		s.events.WithLabelValues(k.String())
 	}
@@ -59,6 +71,22 @@ func (m *metrics) shardEvent(e shard.Event) {
 func (m *metrics) settled(s shard.Settled) {
 	m.shards.balance.Observe(s.Took.Seconds())
 	m.shards.granted.Add(float64(s.Granted))
+}
+
+// serveAssigner answers /leader for a worker of a group: 200 while it is
+// the group's assigner, 503 otherwise, naming the assigner it last saw.
+func (s *leaderState) serveAssigner(w http.ResponseWriter, _ *http.Request) {
+	a := s.assigner()
+	switch {
+	case a.Self:
+		fmt.Fprintf(w, "the group's assigner (token %d)\n", a.Token)
+	case a.Identity != "":
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not the group's assigner (last seen assigner: %s)\n", a.Identity)
+	default:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "not the group's assigner")
+	}
 }
 
 // ownedShard is one shard in /shards' answer.

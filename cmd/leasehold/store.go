@@ -47,20 +47,25 @@ func atStart[T any](ctx context.Context, leaseURL string, timeout time.Duration,
 }
 
 // retryAtStart runs f until it succeeds, fails for good (an error that is
-// not lease.Retryable), ctx ends, or the next try would start after
-// timeout; it returns f's last result.
+// not lease.Retryable), ctx ends, or a try that started at timeout or
+// after it failed: the waits between tries double from 100ms up to 2s,
+// and the one that would pass timeout is cut short, so that the last try
+// starts at timeout (and ends within its call's own timeout). It returns
+// f's last result.
 func retryAtStart[T any](ctx context.Context, timeout time.Duration, log *slog.Logger, f func() (T, error)) (T, error) {
 	deadline := time.Now().Add(timeout)
 	wait := 100 * time.Millisecond
 	for {
 		v, err := f()
-		if err == nil || ctx.Err() != nil || !lease.Retryable(err) || time.Now().Add(wait).After(deadline) {
+		left := time.Until(deadline)
+		if err == nil || ctx.Err() != nil || !lease.Retryable(err) || left <= 0 {
 			return v, err
 		}
-		log.Debug("cannot reach the store; retrying", "err", err, "retry_in", wait)
+		next := min(wait, left)
+		log.Debug("cannot reach the store; retrying", "err", err, "retry_in", next)
 		select {
 		case <-ctx.Done():
-		case <-time.After(wait):
+		case <-time.After(next):
 		}
 		wait = min(2*wait, 2*time.Second)
 	}

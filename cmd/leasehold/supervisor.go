@@ -164,17 +164,30 @@ func statusText(err error) string {
 // follows every lease its shard rests on (runner.Expiry of a shard's
 // context is the earliest of them): the worker's liveness, and the
 // assigner lease while the worker is the group's assigner.
+//
+// The SIGTERM's log says when the SIGKILL comes: kill_in, when the lease
+// no longer renews (its expiry is final) or the grace period ends first;
+// otherwise kill_within, the end of the grace period, and
+// kill_in_unless_renewed, the margin before the lease's expiry as it
+// stands, which each renewal pushes on.
 func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	why := context.Cause(ctx)
-	sigterm := func(wait time.Duration) {
+	graceEnd := time.Now().Add(s.grace)
+	sigterm := func(time.Duration) {
+		kill := stopwait.KillDeadline(graceEnd, runner.Expiry(ctx), s.margin)
+		in := func(at time.Time) time.Duration { return time.Until(at).Round(time.Millisecond) }
+		when := []any{"kill_in", in(kill)}
+		if kill.Before(graceEnd) && stopwait.Renewing(ctx) {
+			when = []any{"kill_within", in(graceEnd), "kill_in_unless_renewed", in(kill)}
+		}
 		log.Info("stopping the command: SIGTERM to its process group",
-			"reason", why.Error(), "pid", c.pid, "kill_in", wait.Round(time.Millisecond))
+			append([]any{"reason", why.Error(), "pid", c.pid}, when...)...)
 		c.signal(syscall.SIGTERM)
 		// A command that job control stopped (see suspend) gets its
 		// SIGTERM only once continued; the kill deadline still holds.
 		c.signal(syscall.SIGCONT)
 	}
-	if stopwait.Wait(ctx, time.Now().Add(s.grace), s.margin, c.exited, s.hurry, sigterm) {
+	if stopwait.Wait(ctx, graceEnd, s.margin, c.exited, s.hurry, sigterm) {
 		return
 	}
 	reason := "grace period over"

@@ -93,7 +93,9 @@ func observe(t *testing.T, name string) lease.Record {
 
 // TestStopKeepsTheLeaseUntilTheCommandHasExited: on SIGTERM the command
 // gets its grace period, longer than the TTL here, the lease stays held and
-// renewed meanwhile, and it is released only once the command is dead.
+// renewed meanwhile, and it is released only once the command is dead. The
+// SIGTERM's log says the kill comes within the grace period (its kill_in
+// said the lease's expiry as it stood, which the renewals pushed on).
 func TestStopKeepsTheLeaseUntilTheCommandHasExited(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	name := memName("graceful")
@@ -132,6 +134,9 @@ func TestStopKeepsTheLeaseUntilTheCommandHasExited(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "SIGKILL") {
 		t.Errorf("no log of the kill:\n%s", stderr)
+	}
+	if !strings.Contains(stderr.String(), " kill_within=3s kill_in_unless_renewed=") {
+		t.Errorf("the SIGTERM's log does not say the kill comes within the grace period (3s), sooner unless renewed:\n%s", stderr)
 	}
 }
 
@@ -200,6 +205,12 @@ func TestPartitionedLeaderIsDeadBeforeTakeover(t *testing.T) {
 	}
 	if code := wait(); code != exitSteppedDown {
 		t.Fatalf("exit status %d, want %d; stderr:\n%s", code, exitSteppedDown, stderr)
+	}
+	// Renewals over, the lease's expiry is final: a SIGTERM's log (none
+	// when the kill is due at once) says when the kill comes, kill_in,
+	// not the end of the grace period.
+	if s := stderr.String(); strings.Contains(s, "kill_within") {
+		t.Errorf("the SIGTERM's log says kill_within after the renewals stopped:\n%s", s)
 	}
 }
 

@@ -51,10 +51,7 @@ type metrics struct {
 func newMetrics() *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
-		isLeader: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "leasehold_is_leader",
-			Help: "1 while this instance leads and its command runs, 0 otherwise (also while it steps down).",
-		}),
+		isLeader: prometheus.NewGauge(isLeaderOpts),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasehold_transitions_total",
 			Help: "Leadership changes of this instance: reason is elected, or why a term ended (" + strings.Join(transitionLabels[1:], ", ") + ").",
@@ -87,6 +84,13 @@ func newMetrics() *metrics {
 		m.renewFailures.WithLabelValues(r)
 	}
 	return m
+}
+
+// isLeaderOpts are leasehold_is_leader's, of one lease and of a shard
+// group's assigner alike (see addShards).
+var isLeaderOpts = prometheus.GaugeOpts{
+	Name: "leasehold_is_leader",
+	Help: "1 while this instance leads and its command runs, 0 otherwise (also while it steps down); with --shards, 1 while this worker is its group's assigner.",
 }
 
 // transitionLabels are the reasons of leasehold_transitions_total: elected,
@@ -151,9 +155,10 @@ type leaderState struct {
 	token   uint64
 	leader  string // the leader last observed
 	m       *metrics
-	// owned returns the shards this worker runs, with --shards; nil
-	// otherwise.
-	owned func() []shard.Shard
+	// owned returns the shards this worker runs, and assigner the group's
+	// assigner as it knows it, with --shards; nil otherwise.
+	owned    func() []shard.Shard
+	assigner func() shard.AssignerInfo
 }
 
 func (s *leaderState) setLeading(on bool, token uint64) {
@@ -183,33 +188,41 @@ func (s *leaderState) demoted(d runner.Demotion) {
 }
 
 // handler serves /healthz (the process is alive), /leader (200 while this
-// instance leads and its command runs, 503 otherwise), with --shards
-// /shards (see serveShards), and /metrics.
+// instance leads and its command runs, 503 otherwise; with --shards, see
+// serveAssigner), with --shards /shards (see serveShards), and /metrics.
 func (s *leaderState) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET /leader", func(w http.ResponseWriter, _ *http.Request) {
-		s.mu.Lock()
-		leading, token, leader := s.leading, s.token, s.leader
-		s.mu.Unlock()
-		if leading {
-			fmt.Fprintf(w, "leader (token %d)\n", token)
-			return
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-		if leader == "" {
-			fmt.Fprintln(w, "not the leader")
-		} else {
-			fmt.Fprintf(w, "not the leader (last seen leader: %s)\n", leader)
-		}
-	})
+	if s.assigner != nil {
+		mux.HandleFunc("GET /leader", s.serveAssigner)
+	} else {
+		mux.HandleFunc("GET /leader", s.serveLeader)
+	}
 	if s.owned != nil {
 		mux.HandleFunc("GET /shards", s.serveShards)
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.registry, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// serveLeader answers /leader: 200 while this instance leads and its
+// command runs, 503 otherwise, naming the leader it last saw.
+func (s *leaderState) serveLeader(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	leading, token, leader := s.leading, s.token, s.leader
+	s.mu.Unlock()
+	if leading {
+		fmt.Fprintf(w, "leader (token %d)\n", token)
+		return
+	}
+	w.WriteHeader(http.StatusServiceUnavailable)
+	if leader == "" {
+		fmt.Fprintln(w, "not the leader")
+	} else {
+		fmt.Fprintf(w, "not the leader (last seen leader: %s)\n", leader)
+	}
 }
 
 // serve listens on addr and serves s's handler until ctx ends. It returns

@@ -61,6 +61,22 @@ func Wait(ctx context.Context, graceEnd time.Time, margin time.Duration, exited,
 	}
 }
 
+// Renewing reports whether a lease the term of ctx rests on is still
+// renewed, so that runner.Expiry(ctx), and the kill deadline with it, may
+// still move on; false once the renewals of every one have stopped, and
+// the expiry is final.
+func Renewing(ctx context.Context) bool {
+	done := runner.RenewalsDone(ctx)
+	select {
+	case <-done:
+		// A Joint context replaces a closed channel while one of its
+		// terms still renews.
+		return runner.RenewalsDone(ctx) != done
+	default:
+		return true
+	}
+}
+
 // KillDeadline is when a command gets SIGKILL: at the end of its grace
 // period, or margin before the lease may be someone else's (expiry),
 // whichever comes first.
