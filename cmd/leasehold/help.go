@@ -113,7 +113,7 @@ func ttlHelp() string {
 			limits = append(limits, s.Name+": "+s.TTLs)
 		}
 	}
-	text := "the store allows the TTL (" + strings.Join(limits, "; ") + "). If not, the other checks are made at the default TTL."
+	text := "the store allows the TTL (" + strings.Join(limits, "; ") + "), and it is at least " + minNetworkTTL.String() + " on a store across a network (all but memory), whose calls may each take a fifth of it. If not, the other checks are made at the default TTL."
 	return "  ttl" + strings.TrimPrefix(wrap(text, strings.Repeat(" ", 22), 76), strings.Repeat(" ", 5))
 }
 
