@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/shard"
 )
 
 func printHelp(w io.Writer) {
@@ -70,6 +73,35 @@ be used safely: credentials, store, conditional writes, permissions, TTL
 and cost. Then see "leasehold run --help" for what the command gets, how it is
 stopped, exit statuses, and examples for ECS and Azure.
 `, strings.Join(lease.Schemes(), ", "), permissionsHelp())
+}
+
+// shardCost says what a shard group costs per instance, from the requests
+// package shard makes (shard.SteadyRequests), per renew interval and per
+// hour at the default TTL: the one text of it, in run's help, docs/shards.md
+// and package shard's doc (TestShardCostDocumented).
+func shardCost() string {
+	member, campaigner, assigner := shard.SteadyRequests(1)
+	azureMember, _, azure := shard.SteadyRequests(2)
+	r := lease.DefaultRenewInterval(lease.DefaultTTL)
+	hourly := func(perR float64) string { return thousands(perR * float64(time.Hour) / float64(r)) }
+	return fmt.Sprintf("Cost per instance, whatever N is, with R the renew interval: %g write per R (its liveness lease's renewal) and %g reads "+
+		"(the assignment, answered \"unchanged\" unless it changed, and its own acknowledgement every fourth time), plus %g reads per R while it campaigns to be the group's assigner; "+
+		"the assigner's instance renews the assigner lease too (%g writes per R), and lists the group %g times per R. "+
+		"On Azure Blob every renewal is two writes (the renewal, and the metadata write that shows it). "+
+		"Per hour at the default TTL (%v, R %v): each instance %s writes (%s on Azure Blob) and %s to %s reads, the assigner's %s writes (%s on Azure Blob), %s reads and %s listings. "+
+		"Shard records are written only when ownership changes.",
+		member.Writes, member.Reads, campaigner.Reads-member.Reads, assigner.Writes, assigner.Lists,
+		lease.DefaultTTL, r, hourly(member.Writes), hourly(azureMember.Writes), hourly(member.Reads), hourly(campaigner.Reads), hourly(assigner.Writes), hourly(azure.Writes), hourly(assigner.Reads), hourly(assigner.Lists))
+}
+
+// thousands formats n, rounded to a whole number, with a comma between
+// thousands: "1,280".
+func thousands(n float64) string {
+	s := fmt.Sprintf("%.0f", math.Round(n))
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // permissionsHelp lists, per backend, the TTLs its store allows, where it
@@ -267,14 +299,7 @@ gets its shards back. Every instance must give the same --shards, --ttl
 and --renew-interval (a different one exits 78); --once, --rerun,
 --campaign-interval and --cool-down do not apply. "leasehold status
 --shards N --lease URL" shows the members, their shards and the balance.
-Cost per instance, whatever N is, with R the renew interval: one write (its
-liveness; two on Azure Blob, whose renewal is followed by the metadata write
-that shows it) and 1.25 reads (the assignment, answered "unchanged", and its
-acknowledgement every fourth time) per R, plus 2 reads per R while it
-campaigns to be the group's assigner; the one assigner also lists the group
-3 times per R. Per hour at the default TTL (15s, R 5.6s): 640 writes (1,280
-on Azure Blob) and 800 to 2,080 reads. Shard records are written only when ownership changes.
-
+%s
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
 the lease and waits --cool-down before campaigning again):
@@ -338,7 +363,7 @@ Exit status:
   126/127  the command cannot be run / was not found
   A command that itself exits 64-78 cannot be told from leasehold but by
   the log line leasehold prints on stderr.
-`, strings.Join(driver.ObjectSchemes(), ", "))
+`, strings.Join(driver.ObjectSchemes(), ", "), wrap(shardCost(), "", 75))
 	f.usage(w, merge(commonDefaults, runDefaults))
 	fmt.Fprint(w, `
 /healthz answers 200 while leasehold runs. /leader answers 200 while this
