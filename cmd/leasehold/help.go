@@ -298,7 +298,8 @@ a stable --identity: one restarted under the same identity within a TTL
 gets its shards back. Every instance must give the same --shards, --ttl
 and --renew-interval (a different one exits 78); --once, --rerun,
 --campaign-interval and --cool-down do not apply. "leasehold status
---shards N --lease URL" shows the members, their shards and the balance.
+--shards N --lease URL --watch TTL" shows the members, their shards and the
+balance, and tells a crashed member from a live one.
 %s
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
@@ -462,8 +463,8 @@ Fields (text and -o json):
   meaning        the same in a sentence
 
 With --shards N, --lease is the prefix of a group (leasehold run --shards):
-it lists the members and reads each one's liveness record and the
-assignment, and prints (json keys in brackets):
+it lists the members and reads each one's liveness record and
+acknowledgement and the assignment, and prints (json keys in brackets):
   shards         the group's N [shards], the assignment's generation [gen],
                  whether it is a new assigner's fence [fence], the group's
                  TTL and renew interval [ttl, renew_interval]
@@ -472,23 +473,30 @@ assignment, and prints (json keys in brackets):
                  starts a shard given to it at its next read of the
                  assignment, within a renew interval
   member         one line per member [members]: its identity, its liveness
-                 token, whether it is live (its liveness record held; one
-                 that left released it), and its shards with their epochs
+                 token, its state, and its shards with their epochs
                  [shards: shard, epoch] and those it is releasing
                  [releasing]. An epoch is the LEASEHOLD_TOKEN of the
                  shard's command, except for shards that kept running
                  across a new assigner's fence, which gives every shard
                  its own epoch: those [fenced] show the fence's epoch,
                  and their commands have an earlier, lower token (the
-                 instance's /shards shows it). A crashed member's
-                 record stays held: with
-                 --watch of at least the TTL, a member whose record did
-                 not change is lapsed [lapsed], not live
+                 instance's /shards shows it)
+  ended          how many members ended and own nothing, not listed: they
+                 left (released their liveness record), or the assigner
+                 judged their liveness expired; their records stay [ended]
   unowned        how many shards nobody owns [unowned: the shards]
   meaning        the same in a sentence, and whether N differs from --shards
+A member's state: one read cannot tell a crashed member, whose liveness
+record stays held, from a live one. Read once (or watched for less than the
+TTL) a member is "not judged" [live: true, judged: false], and balanced
+counts it as live, until the assigner judges its liveness expired, about a
+TTL after its last renewal, and says so in the store: it then ends. With
+--watch of at least the TTL [judged: true], a member whose record did not
+change is lapsed [lapsed], not live, and one whose record changed is live.
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
-flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
+flags, 69 store unreachable within --start-timeout, 78 unusable lease URL,
+or a group whose N is not --shards (after the report).
 `, wrap("With --watch, it watches the lease that long, reading it twice per renew interval of its holder (a leader renews every "+shares.renewInterval+" of the TTL or so), until a read shows a change. On "+
 		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change for the TTL belongs to a leader that is gone: it says so (lapsed) only when a contender would take the lease over, in an unbroken run of reads, each within the holder's renew interval of the one before. A read that fails or comes late restarts the count, as a renewal could hide in the gap (a restore from a backup brings an old version back). ("+
 		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and a held one is live.)", "", 75))
