@@ -51,17 +51,19 @@
 //     first heartbeat, owning shards or not. The member list is a listing
 //     of the store, used only when complete (a listing that fails decides
 //     nothing).
-//   - Cost set by the workers, not the shards: in steady state each worker
-//     renews its liveness (one write) and reads the assignment (one
-//     conditional read, answered "unchanged") per renew interval, whatever
-//     N is, and its own acknowledgement every fourth interval (another
-//     conditional read), plus two reads of the assigner's lease if it
-//     campaigns to be the assigner (Config.NoAssigner). Shard records are
-//     written only when ownership changes. Only the assigner lists, three
-//     times per renew interval. Per worker and hour, at the default TTL of
-//     15 s (a renew interval of 5.6 s): 640 writes and 800 to 2,080 reads
-//     (on Azure Blob 1,280 writes: a renewal and the metadata write that
-//     shows it).
+//   - Cost set by the workers, not the shards (SteadyRequests; a worker
+//     campaigns unless Config.NoAssigner). Cost per instance, whatever N is,
+//     with R the renew interval: 1 write per R (its liveness lease's renewal)
+//     and 1.25 reads (the assignment, answered "unchanged" unless it changed,
+//     and its own acknowledgement every fourth time), plus 2 reads per R
+//     while it campaigns to be the group's assigner; the assigner's instance
+//     renews the assigner lease too (2 writes per R), and lists the group 3
+//     times per R. On Azure Blob every renewal is two writes (the renewal,
+//     and the metadata write that shows it). Per hour at the default TTL
+//     (15s, R 5.625s): each instance 640 writes (1,280 on Azure Blob) and 800
+//     to 2,080 reads, the assigner's 1,280 writes (2,560 on Azure Blob), 800
+//     reads and 1,920 listings. Shard records are written only when ownership
+//     changes.
 //
 // A group's N is fixed: a worker whose Shards differ from the group's gets
 // an error naming the field, not a reshuffle. So are its TTL and renew

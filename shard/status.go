@@ -31,8 +31,9 @@ type Status struct {
 	// Balanced reports whether the assignment settles the group over its
 	// live members: every shard owned by one, none releasing, each with
 	// ⌊N/M⌋ or ⌈N/M⌉. One reading cannot tell a crashed worker, whose
-	// liveness record stays held, from a live one: both count as live
-	// (see Lapse).
+	// liveness record stays held, from a live one until the assigner has
+	// judged it expired and said so: until then both count as live (see
+	// Lapse).
 	Balanced bool
 }
 
@@ -41,8 +42,11 @@ type MemberStatus struct {
 	// Identity is the worker's (Config.Identity).
 	Identity string
 	// Token is the worker's liveness term, as its liveness record names
-	// it; Live is whether that record is held (not released). A worker
-	// that left released it.
+	// it; Live is whether that term is still a member: its record is held
+	// (a worker that leaves releases it) and its acknowledgement does not
+	// say that the term left (a worker that leaves says so, and so does
+	// the assigner for a term whose liveness it judged expired, by the
+	// lease rule, while its record stays held).
 	Token uint64
 	Live  bool
 	// Version is the store's version of the liveness record, which every
@@ -95,10 +99,12 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 		if err != nil {
 			return Status{}, fmt.Errorf("shard: reading %s: %w", key, err)
 		}
-		m := &MemberStatus{Identity: id, Token: rec.Token, Live: !rec.Released, Version: rec.Version}
-		if m.term, err = readTerm(ctx, store, group, id, rec.Token); err != nil {
+		m := &MemberStatus{Identity: id, Token: rec.Token, Version: rec.Version}
+		var left bool
+		if m.term, left, err = readTerm(ctx, store, group, id, rec.Token); err != nil {
 			return Status{}, err
 		}
+		m.Live = !rec.Released && !left
 		byID[id] = m
 	}
 	var st Status
@@ -146,20 +152,22 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 
 // readTerm returns the term token of id's acknowledgement if it is that of
 // the liveness term token (an earlier version's acknowledgement names it by
-// its token alone), else 0: no term of the assignment is the record's.
-func readTerm(ctx context.Context, store Store, group, id string, token uint64) (uint64, error) {
+// its token alone), else 0: no term of the assignment is the record's; and
+// whether that acknowledgement says the term left (the worker left, or the
+// assigner buried the term: see assigner.bury).
+func readTerm(ctx context.Context, store Store, group, id string, token uint64) (uint64, bool, error) {
 	data, _, err := store.Get(ctx, ackKey(group, id), "")
 	switch {
 	case errors.Is(err, lease.ErrNoRecord):
-		return 0, nil
+		return 0, false, nil
 	case err != nil:
-		return 0, fmt.Errorf("shard: reading %s: %w", ackKey(group, id), err)
+		return 0, false, fmt.Errorf("shard: reading %s: %w", ackKey(group, id), err)
 	}
 	k, err := decodeAck(data)
 	if err != nil || !k.ofLease(token) {
-		return 0, nil
+		return 0, false, nil
 	}
-	return k.Token, nil
+	return k.Token, k.Left, nil
 }
 
 // fenceEpoch reports whether epoch is the Gen of the fence of the

@@ -157,7 +157,11 @@ type Config struct {
 	expireAfter time.Duration
 }
 
-func (c *Config) listInterval() time.Duration { return c.RenewInterval / 3 }
+// listsPerRenewal is how many times per renew interval the assigner lists
+// the group.
+const listsPerRenewal = 3
+
+func (c *Config) listInterval() time.Duration { return c.RenewInterval / listsPerRenewal }
 
 func invalid(field string, value any, reason string) error {
 	return &lease.OptionError{Pkg: "shard", Field: field, Value: value, Reason: reason}

@@ -224,9 +224,21 @@ func TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare(t *testing.T) {
 	if got := squeeze(m.source(m.local(t, "s3_group_prefixes"))); got != squeeze(`[for g in var.s3_shard_groups : "${var.s3_prefix}/${g}/"]`) {
 		t.Errorf("local.s3_group_prefixes = %s, want each group's prefix, PREFIX/GROUP/", got)
 	}
-	// ListBucket is limited to the lease keys with s3:prefix; the table
-	// grant can be limited to the lease items with dynamodb:LeadingKeys.
-	for sid, key := range map[string]string{"LeaseBucket": "s3:prefix", "ShardGroupList": "s3:prefix", "LeaseTable": "dynamodb:LeadingKeys", "ShardTable": "dynamodb:LeadingKeys"} {
+	// ListBucket is limited to the lease keys with s3:prefix, as the
+	// backend's grants say (driver.Grant.Condition, which leasehold help
+	// prints); the table grant can be limited to the lease items with
+	// dynamodb:LeadingKeys.
+	conditions := map[string]string{
+		"LeaseBucket":    grantFor(t, s3lease.Description, "arn:aws:s3:::BUCKET", false).Condition.Key,
+		"ShardGroupList": grantFor(t, s3lease.Description, "arn:aws:s3:::BUCKET", true).Condition.Key,
+		"LeaseTable":     "dynamodb:LeadingKeys",
+		"ShardTable":     "dynamodb:LeadingKeys",
+	}
+	for sid, key := range conditions {
+		if key == "" {
+			t.Errorf("statement %q has an s3:prefix condition, and s3lease's grant on its resource none (driver.Grant.Condition)", sid)
+			continue
+		}
 		if s := find(stmts, sid); s != nil && !slices.Contains(s.conditionKeys, key) {
 			t.Errorf("%s: statement %q has no %s condition (conditions on %v)", s.pos, sid, key, s.conditionKeys)
 		}
@@ -850,13 +862,20 @@ func grantOn(t *testing.T, s driver.Store, resource string) []string {
 // (driver.Grant.Group) on resource.
 func groupGrantOn(t *testing.T, s driver.Store, resource string) []string {
 	t.Helper()
+	return grantFor(t, s, resource, true).Actions
+}
+
+// grantFor returns a backend's grant on resource for shard groups
+// (driver.Grant.Group) or, without group, for a lease.
+func grantFor(t *testing.T, s driver.Store, resource string, group bool) driver.Grant {
+	t.Helper()
 	for _, g := range s.Grants {
-		if g.Group && g.Resource == resource {
-			return g.Actions
+		if g.Group == group && g.Resource == resource {
+			return g
 		}
 	}
-	t.Fatalf("%s declares no shard group grant on %s (its grants: %v)", s.Scheme, resource, s.Grants)
-	return nil
+	t.Fatalf("%s declares no grant on %s (shard groups: %t; its grants: %v)", s.Scheme, resource, group, s.Grants)
+	return driver.Grant{}
 }
 
 // leaseGranted returns every action a backend's Store grants a lease, not

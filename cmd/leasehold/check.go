@@ -14,6 +14,7 @@ import (
 	"github.com/leasehold/leasehold/internal/pricing"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -108,19 +109,21 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 
 	opts := o.leaseOptions()
 	timing, timingErr := resolveTiming(o, opts)
+	ttl := checkTiming(o, timing, timingErr)
 	l, err := open(opts)
-	ttlOK := true
 	var oe *lease.OptionError
-	switch {
-	case errors.As(err, &oe) && oe.Field == "TTL":
+	ttlRefused := errors.As(err, &oe) && oe.Field == "TTL"
+	if ttlRefused {
+		ttl = failed("ttl", exitConfig, err.Error())
+	}
+	if ttlRefused || err == nil && ttl.Verdict == verdictFail {
 		// The other checks are made at the default TTL, which every store
 		// allows, and the call timeout it implies.
-		ttlOK = false
-		add(failed("ttl", exitConfig, err.Error()))
 		opts.TTL, opts.CallTimeout = lease.DefaultTTL, 0
 		l, err = open(opts)
-	case !errors.Is(err, lease.ErrInvalid):
-		add(checkTiming(o, timing, timingErr))
+	}
+	if !errors.Is(err, lease.ErrInvalid) {
+		add(ttl)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -149,10 +152,10 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 			add(skipped("permissions", "needs the store"))
 		}
 	}
-	if ttlOK {
-		add(checkCost(o, timing))
+	if ttl.Verdict == verdictFail {
+		add(skipped("cost", "the TTL failed its check"))
 	} else {
-		add(skipped("cost", "the store does not allow the TTL"))
+		add(checkCost(o, timing))
 	}
 	if ctx.Err() != nil {
 		return nil, interrupted(ctx, "while checking the lease")
@@ -176,11 +179,22 @@ func failed(check string, code int, detail string) checkResult {
 	return checkResult{Check: check, Verdict: verdictFail, Detail: detail, code: code}
 }
 
+// minNetworkTTL is the shortest TTL check passes on a store across a
+// network: each call to the store may take a fifth of the TTL (the call
+// timeout), 200ms at this TTL, and a leader renews every 3/8 of it.
+const minNetworkTTL = time.Second
+
 // checkTiming reports the runner's timing at the TTL, as leasehold run
-// resolves it with no timing flags, or its refusal of the call timeout.
+// resolves it with no timing flags, or its refusal of the call timeout, or
+// a TTL too short for a store across a network (all but memory), whose
+// calls would time out and read as a store that cannot be reached.
 func checkTiming(o *checkOptions, timing runner.Resolved, err error) checkResult {
-	if err != nil {
+	desc, _ := storeOf(o.lease)
+	switch {
+	case err != nil:
 		return failed("ttl", exitConfig, fmt.Sprintf("leasehold run would refuse these options: %s%v", optionFlag(err), err))
+	case o.ttl < minNetworkTTL && desc.Scheme != memlease.Scheme:
+		return failed("ttl", exitConfig, fmt.Sprintf("--ttl %v is too short for a store across a network: a leader would renew every %v, and each call to the store would time out after %v; give --ttl %v or more", o.ttl, timing.RenewInterval, timing.LeaseOptions.CallTimeout, minNetworkTTL))
 	}
 	return passed("ttl", fmt.Sprintf("%v is a TTL the store allows: a leader renews every %v and gives up after %v without a renewal", o.ttl, timing.RenewInterval, timing.RenewDeadline))
 }
@@ -315,33 +329,59 @@ func checkCost(o *checkOptions, timing runner.Resolved) checkResult {
 		return skipped("cost", "no prices for this backend")
 	}
 	renew, poll := desc.Price.Renew, desc.Price.Poll
-	hour := float64(time.Hour)
-	renewals := hour / float64(timing.RenewInterval)
+	renewals := perHour(timing.RenewInterval)
+	followerEvery := timing.FollowerReadInterval(desc.RenewalsShow())
 	leader := map[string]float64{renew: renewals}
 	c := &costFigures{
 		Service:                 svc.String(),
 		LeaderRequestsPerHour:   renewals,
-		FollowerRequestsPerHour: hour / float64(timing.FollowerReadInterval(desc.RenewalsShow())),
+		FollowerRequestsPerHour: perHour(followerEvery),
 		LeaderRequest:           renew,
 		FollowerRequest:         poll,
 	}
-	leaderText := fmt.Sprintf("%.0f %s/h", math.Round(renewals), renew)
+	leaderText := rate(timing.RenewInterval, renew)
 	if show := desc.Price.Show; show != "" {
 		leader[show] = renewals
 		c.LeaderRequestsPerHour += renewals
 		c.LeaderRequest += " + " + show
-		leaderText = fmt.Sprintf("%.0f %s + %.0f %s/h", math.Round(renewals), renew, math.Round(renewals), show)
+		leaderText = rate(timing.RenewInterval, renew+" + "+show)
 	}
-	c.LeaderDollarsPerMonth = svc.Monthly(leader)
-	c.FollowerDollarsPerMonth = svc.Monthly(map[string]float64{poll: c.FollowerRequestsPerHour})
-	c.LeaderRequestsPerHour, c.FollowerRequestsPerHour = math.Round(c.LeaderRequestsPerHour), math.Round(c.FollowerRequestsPerHour)
-	r := passed("cost", fmt.Sprintf("at TTL %v: the leader %s (%s/month), each follower %.0f %s/h (%s/month), at %s list prices",
-		o.ttl, leaderText, pricing.Dollars(c.LeaderDollarsPerMonth), c.FollowerRequestsPerHour, poll, pricing.Dollars(c.FollowerDollarsPerMonth), svc))
+	followerText := rate(followerEvery, poll)
+	c.LeaderDollarsPerMonth = pricing.Round(svc.Monthly(leader))
+	c.FollowerDollarsPerMonth = pricing.Round(svc.Monthly(map[string]float64{poll: c.FollowerRequestsPerHour}))
+	c.LeaderRequestsPerHour, c.FollowerRequestsPerHour = rounded(c.LeaderRequestsPerHour), rounded(c.FollowerRequestsPerHour)
+	r := passed("cost", fmt.Sprintf("at TTL %v: the leader %s (%s/month), each follower %s (%s/month), at %s list prices",
+		o.ttl, leaderText, pricing.Dollars(c.LeaderDollarsPerMonth), followerText, pricing.Dollars(c.FollowerDollarsPerMonth), svc))
 	if svc == pricing.Memory {
-		r.Detail = fmt.Sprintf("at TTL %v: the leader %s, each follower %.0f %s/h, in this process: free", o.ttl, leaderText, c.FollowerRequestsPerHour, poll)
+		r.Detail = fmt.Sprintf("at TTL %v: the leader %s, each follower %s, in this process: free", o.ttl, leaderText, followerText)
 	}
 	r.Cost = c
 	return r
+}
+
+// perHour is how many times an hour something done every d is done.
+func perHour(d time.Duration) float64 { return float64(time.Hour) / float64(d) }
+
+// rate says how often requests, made every d, are made: "640 PUT/h", or,
+// less often than once an hour, "1 PUT every 375h0m0s"; requests naming
+// two ("PUT lease/renew + PUT metadata"), each is made so often.
+func rate(d time.Duration, requests string) string {
+	n := perHour(d)
+	if n < 1 {
+		return fmt.Sprintf("1 %s every %v", strings.ReplaceAll(requests, " + ", " + 1 "), d)
+	}
+	each := fmt.Sprintf("%.0f ", math.Round(n))
+	return each + strings.ReplaceAll(requests, " + ", " + "+each) + "/h"
+}
+
+// rounded is x to three significant digits, or to a whole number when it
+// has more digits before the point: 0.00267 requests an hour, 1384.
+func rounded(x float64) float64 {
+	if x == 0 || math.Abs(x) >= 100 {
+		return math.Round(x)
+	}
+	scale := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*scale) / scale
 }
 
 // checkExit is the exit after the report: nil when every check passed,
@@ -364,6 +404,9 @@ func checkExit(rep *checkReport) error {
 	more := ""
 	if len(fails) > 1 {
 		more = fmt.Sprintf(" (and %d more failed checks)", len(fails)-1)
+	}
+	if code == exitUnavailable {
+		return exitf(code, "check: the store could not be reached, so the lease was not checked: %s: %s%s", fails[0].Check, fails[0].Detail, more)
 	}
 	return exitf(code, "check: the lease cannot be used safely: %s: %s%s", fails[0].Check, fails[0].Detail, more)
 }

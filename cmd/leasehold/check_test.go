@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,8 @@ func TestCheckCost(t *testing.T) {
 		{"dynamodb://t/n", "15s", 640, 1280, "$0.29", "$0.12", "the leader 640 PutItem/h"},
 		{"azblob://c/b", "30s", 640, 1920, "$0.21", "$0.62", "the leader 320 PUT lease/renew + 320 PUT metadata/h"},
 		{"gs://b/o", "3s", 3200, 6400, "$11.68", "$1.87", "the leader 3200 POST/h"},
+		{"s3://b/k", "1000h", 0.00267, 0.00533, "$0.0000097", "$0.0000016", "the leader 1 PUT every 375h0m0s ($0.0000097/month), each follower 1 GET every 187h30m0s"},
+		{"azblob://c/b", "60s", 320, 960, "$0.10", "$0.31", "the leader 160 PUT lease/renew + 160 PUT metadata/h"},
 	} {
 		t.Run(tc.lease, func(t *testing.T) {
 			o := &checkOptions{}
@@ -164,7 +167,36 @@ func TestCheckCost(t *testing.T) {
 			if !strings.Contains(r.Detail, tc.leaderText) {
 				t.Errorf("cost at %s: %q, want the leader's %q", tc.ttl, r.Detail, tc.leaderText)
 			}
+			// -o json's dollars are as printed: 2.34, not 2.3360000000000003.
+			if l := "$" + strconv.FormatFloat(c.LeaderDollarsPerMonth, 'f', -1, 64); strings.TrimRight(l, "0") != strings.TrimRight(tc.leaderMonth, "0") {
+				t.Errorf("cost at %s: -o json's leader_dollars_per_month %s, want it as printed, %s", tc.ttl, l, tc.leaderMonth)
+			}
 		})
+	}
+}
+
+// TestCheckUnreachableStore: a store that cannot be reached is no verdict
+// on the lease: exit 69, saying it was not checked; and a TTL too short
+// for a store across a network fails the ttl check up front, naming the
+// flag, and the store is then reached at the default TTL (it was reached
+// at 10ms, its calls timing out after 2ms, and failed as unreachable).
+func TestCheckUnreachableStore(t *testing.T) {
+	useAWSCredentials(t, aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"})
+	code, rep, lines := runCheck(t, "--lease", s3Lease("b", "http://127.0.0.1:1"))
+	wantFail(t, code, rep, lines, "store", "cannot reach the store within --start-timeout (2s)", exitUnavailable)
+	if len(lines) != 1 || !strings.Contains(lines[0], "check: the store could not be reached, so the lease was not checked: store: ") {
+		t.Errorf("error lines %q; want one saying the store could not be reached, not that the lease is unsafe", lines)
+	}
+
+	endpoint, creds, bucket := minio(t)
+	useAWSCredentials(t, creds)
+	code, rep, lines = runCheck(t, "--lease", s3Lease(bucket, endpoint), "--ttl", "10ms")
+	wantFail(t, code, rep, lines, "ttl", "--ttl 10ms is too short for a store across a network: a leader would renew every 3.75ms, and each call to the store would time out after 2ms; give --ttl 1s or more", exitConfig)
+	if r := rep.result("store"); r.Verdict != verdictOK {
+		t.Errorf("store at --ttl 10ms: %s %q; want it read at the default TTL", r.Verdict, r.Detail)
+	}
+	if r := rep.result("cost"); r.Verdict != verdictSkip {
+		t.Errorf("cost at --ttl 10ms: %s %q; want skipped", r.Verdict, r.Detail)
 	}
 }
 

@@ -50,23 +50,37 @@ type groupReport struct {
 	RenewInterval string `json:"renew_interval,omitempty"`
 	// Balanced: every shard is owned by a live member, none is moving, and
 	// each live member owns ⌊N/M⌋ or ⌈N/M⌉.
-	Balanced bool          `json:"balanced"`
-	Members  []groupMember `json:"members"`
+	Balanced bool `json:"balanced"`
+	// Judged reports whether the members' liveness was judged, by a watch
+	// of at least the group's TTL. Read once (or watched for less), a
+	// member is live while its record is held and the assigner has not
+	// judged its liveness expired: one that crashed since counts as live
+	// until the assigner has, about a TTL after its last renewal.
+	Judged  bool          `json:"judged"`
+	Members []groupMember `json:"members"`
+	// Ended counts the members whose term ended (they left, or the
+	// assigner judged their liveness expired) and who own no shard: their
+	// records stay in the store, and Members does not list them.
+	Ended int `json:"ended"`
 	// Unowned are the shards nobody owns.
 	Unowned []int `json:"unowned"`
 	// Watch is how long the group was watched (--watch).
 	Watch string `json:"watch"`
 	// Meaning says the same in a sentence.
 	Meaning string `json:"meaning"`
+
+	howRead string // for text: how the group was read, when not Judged
 }
 
 // groupMember is one worker of a group.
 type groupMember struct {
 	Identity string `json:"identity"`
-	// Token is its liveness term; Live reports whether its liveness
-	// record is held (a member that left released it) and, after a watch
-	// of at least the group's TTL, was renewed during it; Lapsed that it
-	// was held but not renewed (crashed or cut off).
+	// Token is its liveness term; Live reports whether that term is a
+	// member (see groupReport.Judged): its liveness record is held (a
+	// member that left released it), the assigner has not judged it
+	// expired, and, after a watch of at least the group's TTL, it was
+	// renewed during the watch; Lapsed that it was held but not renewed
+	// during the watch (crashed or cut off).
 	Token  uint64 `json:"token"`
 	Live   bool   `json:"live"`
 	Lapsed bool   `json:"lapsed,omitempty"`
@@ -109,14 +123,21 @@ func cmdGroupStatus(ctx context.Context, o *statusOptions, log *slog.Logger, env
 		}
 		st.Lapse(first, o.watch)
 	}
-	rep := describeGroup(o.lease, o.shards, st)
-	rep.Watch = o.watch.String()
-	return o.print(env.stdout, rep, func() { printGroup(env.stdout, rep) })
+	rep := describeGroup(o.lease, o.shards, st, o.watch)
+	if err := o.print(env.stdout, rep, func() { printGroup(env.stdout, rep) }); err != nil {
+		return err
+	}
+	if st.Shards != 0 && st.Shards != o.shards {
+		return exitf(exitConfig, "status: --shards %d: the group at %s has %d shards", o.shards, rep.Lease, st.Shards)
+	}
+	return nil
 }
 
-// describeGroup reports on group status st, read for a group of shards.
-func describeGroup(leaseURL string, shards int, st shard.Status) groupReport {
-	rep := groupReport{Lease: lease.RedactURL(leaseURL), Shards: st.Shards, Gen: st.Gen, Fence: st.Fence, Balanced: st.Balanced, Unowned: st.Unowned, Members: []groupMember{}}
+// describeGroup reports on group status st, read for a group of shards,
+// and watched for watched (0: read once).
+func describeGroup(leaseURL string, shards int, st shard.Status, watched time.Duration) groupReport {
+	judged := st.TTL > 0 && watched >= st.TTL
+	rep := groupReport{Lease: lease.RedactURL(leaseURL), Shards: st.Shards, Gen: st.Gen, Fence: st.Fence, Balanced: st.Balanced, Judged: judged, Unowned: st.Unowned, Members: []groupMember{}, Watch: watched.String()}
 	if rep.Unowned == nil {
 		rep.Unowned = []int{}
 	}
@@ -125,6 +146,10 @@ func describeGroup(leaseURL string, shards int, st shard.Status) groupReport {
 	}
 	live, lo, hi := 0, -1, 0
 	for _, m := range st.Members {
+		if !m.Live && !m.Lapsed && len(m.Shards)+len(m.Releasing) == 0 {
+			rep.Ended++
+			continue
+		}
 		gm := groupMember{Identity: m.Identity, Token: m.Token, Live: m.Live, Lapsed: m.Lapsed, Shards: []ownedShard{}, Releasing: m.Releasing, Fenced: m.Fenced}
 		for _, s := range m.Shards {
 			gm.Shards = append(gm.Shards, ownedShard{s.Index, s.Epoch})
@@ -139,31 +164,58 @@ func describeGroup(leaseURL string, shards int, st shard.Status) groupReport {
 			hi = max(hi, n)
 		}
 	}
+	adj, unjudged := "live ", ""
+	if !judged {
+		adj, rep.howRead = "", unjudgedRead(watched)
+		unjudged = fmt.Sprintf(" (liveness not judged: %s; --watch %v tells a crashed member from a live one)", rep.howRead, st.TTL)
+	}
 	switch {
 	case st.Shards == 0 && len(st.Members) == 0:
 		rep.Meaning = "no group: no worker has joined (leasehold run --shards N --lease URL starts one)"
 	case st.Shards == 0:
-		rep.Meaning = fmt.Sprintf("no assignment yet: %d members joining, waiting for an assigner", live)
+		rep.Meaning = fmt.Sprintf("no assignment yet: %s joining, waiting for an assigner", counted(live, "member"))
 	case st.Shards != shards:
 		rep.Meaning = fmt.Sprintf("the group has %d shards, not %d (--shards): workers started with --shards %d stop with an error", st.Shards, shards, shards)
 	case st.Balanced:
-		rep.Meaning = fmt.Sprintf("balanced: %d live members own %s shards each (a worker starts a shard given to it at its next read, within a renew interval)", live, shareText(lo, hi))
+		rep.Meaning = fmt.Sprintf("balanced: %s (a worker starts a shard given to it at its next read, within a renew interval)%s", owning(live, adj, lo, hi), unjudged)
 	case st.Fence:
 		rep.Meaning = "a new assigner is fencing the group: no shard starts until every member has acknowledged it"
 	case live == 0:
-		rep.Meaning = "no live members: the shards wait for a worker"
+		rep.Meaning = fmt.Sprintf("no %smembers: the shards wait for a worker", adj)
 	default:
-		rep.Meaning = fmt.Sprintf("not balanced yet: %d live members own %s shards each, %d unowned; moving (a member joined, left or crashed; a crashed member's shards move once its TTL has passed; --watch TTL tells a crashed member from a live one)", live, shareText(lo, hi), len(st.Unowned))
+		rep.Meaning = fmt.Sprintf("not balanced yet: %s, %d unowned; moving (a member joined, left or crashed; a crashed member's shards move once its TTL has passed)%s", owning(live, adj, lo, hi), len(st.Unowned), unjudged)
 	}
 	return rep
 }
 
-// shareText is "n" or "lo to hi": the shards each member owns.
-func shareText(lo, hi int) string {
-	if lo == hi {
-		return fmt.Sprint(lo)
+// unjudgedRead says how a group was read when its members' liveness could not
+// be judged: once, or watched for less than the TTL.
+func unjudgedRead(watched time.Duration) string {
+	if watched == 0 {
+		return "read once"
 	}
-	return fmt.Sprintf("%d to %d", lo, hi)
+	return fmt.Sprintf("watched %v, less than the TTL", watched)
+}
+
+// counted is "1 shard" or "n shards".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// owning says that n members (adj: "live " or "") own lo to hi shards
+// each: "1 live member owns 6 shards", "3 members own 2 to 3 shards each".
+func owning(n int, adj string, lo, hi int) string {
+	if n == 1 {
+		return "1 " + adj + "member owns " + counted(lo, "shard")
+	}
+	each := counted(lo, "shard")
+	if lo != hi {
+		each = fmt.Sprintf("%d to %d shards", lo, hi)
+	}
+	return fmt.Sprintf("%d %smembers own %s each", n, adj, each)
 }
 
 // printGroupShards is how many shard numbers a member's line lists in text.
@@ -178,7 +230,11 @@ func printGroup(w io.Writer, r groupReport) {
 			fence = ", a fence"
 		}
 		row("shards", fmt.Sprintf("%d (gen %d%s; ttl %s, renew interval %s)", r.Shards, r.Gen, fence, r.TTL, r.RenewInterval))
-		row("balanced", fmt.Sprint(r.Balanced))
+		balanced := fmt.Sprint(r.Balanced)
+		if !r.Judged {
+			balanced += " (as the store shows it; liveness not judged: " + r.howRead + ")"
+		}
+		row("balanced", balanced)
 	}
 	for _, m := range r.Members {
 		state := "live"
@@ -186,9 +242,11 @@ func printGroup(w io.Writer, r groupReport) {
 		case m.Lapsed:
 			state = "lapsed: not renewed during the watch"
 		case !m.Live:
-			state = "left"
+			state = "ended: it left, or its liveness expired"
+		case !r.Judged:
+			state = "not judged: " + r.howRead
 		}
-		line := fmt.Sprintf("%s (token %d, %s): %d shards", m.Identity, m.Token, state, len(m.Shards))
+		line := fmt.Sprintf("%s (token %d, %s): %s", m.Identity, m.Token, state, counted(len(m.Shards), "shard"))
 		if len(m.Shards) > 0 {
 			var nums []string
 			lo, hi := m.Shards[0].Epoch, m.Shards[0].Epoch
@@ -214,6 +272,9 @@ func printGroup(w io.Writer, r groupReport) {
 			line += fmt.Sprintf("; releasing %d", len(m.Releasing))
 		}
 		row("member", line)
+	}
+	if r.Ended > 0 {
+		row("ended", counted(r.Ended, "member")+" not listed: left, or liveness expired, owning nothing (their records stay)")
 	}
 	if r.Shards > 0 {
 		row("unowned", fmt.Sprint(len(r.Unowned)))

@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/shard"
 )
 
 func printHelp(w io.Writer) {
@@ -72,6 +75,35 @@ stopped, exit statuses, and examples for ECS and Azure.
 `, strings.Join(lease.Schemes(), ", "), permissionsHelp())
 }
 
+// shardCost says what a shard group costs per instance, from the requests
+// package shard makes (shard.SteadyRequests), per renew interval and per
+// hour at the default TTL: the one text of it, in run's help, docs/shards.md
+// and package shard's doc (TestShardCostDocumented).
+func shardCost() string {
+	member, campaigner, assigner := shard.SteadyRequests(1)
+	azureMember, _, azure := shard.SteadyRequests(2)
+	r := lease.DefaultRenewInterval(lease.DefaultTTL)
+	hourly := func(perR float64) string { return thousands(perR * float64(time.Hour) / float64(r)) }
+	return fmt.Sprintf("Cost per instance, whatever N is, with R the renew interval: %g write per R (its liveness lease's renewal) and %g reads "+
+		"(the assignment, answered \"unchanged\" unless it changed, and its own acknowledgement every fourth time), plus %g reads per R while it campaigns to be the group's assigner; "+
+		"the assigner's instance renews the assigner lease too (%g writes per R), and lists the group %g times per R. "+
+		"On Azure Blob every renewal is two writes (the renewal, and the metadata write that shows it). "+
+		"Per hour at the default TTL (%v, R %v): each instance %s writes (%s on Azure Blob) and %s to %s reads, the assigner's %s writes (%s on Azure Blob), %s reads and %s listings. "+
+		"Shard records are written only when ownership changes.",
+		member.Writes, member.Reads, campaigner.Reads-member.Reads, assigner.Writes, assigner.Lists,
+		lease.DefaultTTL, r, hourly(member.Writes), hourly(azureMember.Writes), hourly(member.Reads), hourly(campaigner.Reads), hourly(assigner.Writes), hourly(azure.Writes), hourly(assigner.Reads), hourly(assigner.Lists))
+}
+
+// thousands formats n, rounded to a whole number, with a comma between
+// thousands: "1,280".
+func thousands(n float64) string {
+	s := fmt.Sprintf("%.0f", math.Round(n))
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 // permissionsHelp lists, per backend, the TTLs its store allows, where it
 // limits them, and what a least-privilege identity is granted: each
 // backend's driver.Store, its probe's grants included.
@@ -113,7 +145,7 @@ func ttlHelp() string {
 			limits = append(limits, s.Name+": "+s.TTLs)
 		}
 	}
-	text := "the store allows the TTL (" + strings.Join(limits, "; ") + "). If not, the other checks are made at the default TTL."
+	text := "the store allows the TTL (" + strings.Join(limits, "; ") + "), and it is at least " + minNetworkTTL.String() + " on a store across a network (all but memory), whose calls may each take a fifth of it. If not, the other checks are made at the default TTL."
 	return "  ttl" + strings.TrimPrefix(wrap(text, strings.Repeat(" ", 22), 76), strings.Repeat(" ", 5))
 }
 
@@ -266,15 +298,9 @@ a stable --identity: one restarted under the same identity within a TTL
 gets its shards back. Every instance must give the same --shards, --ttl
 and --renew-interval (a different one exits 78); --once, --rerun,
 --campaign-interval and --cool-down do not apply. "leasehold status
---shards N --lease URL" shows the members, their shards and the balance.
-Cost per instance, whatever N is, with R the renew interval: one write (its
-liveness; two on Azure Blob, whose renewal is followed by the metadata write
-that shows it) and 1.25 reads (the assignment, answered "unchanged", and its
-acknowledgement every fourth time) per R, plus 2 reads per R while it
-campaigns to be the group's assigner; the one assigner also lists the group
-3 times per R. Per hour at the default TTL (15s, R 5.6s): 640 writes (1,280
-on Azure Blob) and 800 to 2,080 reads. Shard records are written only when ownership changes.
-
+--shards N --lease URL --watch TTL" shows the members, their shards and the
+balance, and tells a crashed member from a live one.
+%s
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
 the lease and waits --cool-down before campaigning again):
@@ -343,7 +369,7 @@ Exit status:
   126/127  the command cannot be run / was not found
   A command that itself exits 64-78 cannot be told from leasehold but by
   the log line leasehold prints on stderr.
-`, strings.Join(driver.ObjectSchemes(), ", "))
+`, strings.Join(driver.ObjectSchemes(), ", "), wrap(shardCost(), "", 75))
 	f.usage(w, merge(commonDefaults, runDefaults))
 	fmt.Fprint(w, `
 /healthz answers 200 while leasehold runs. /leader answers 200 while this
@@ -445,8 +471,8 @@ Fields (text and -o json):
   meaning        the same in a sentence
 
 With --shards N, --lease is the prefix of a group (leasehold run --shards):
-it lists the members and reads each one's liveness record and the
-assignment, and prints (json keys in brackets):
+it lists the members and reads each one's liveness record and
+acknowledgement and the assignment, and prints (json keys in brackets):
   shards         the group's N [shards], the assignment's generation [gen],
                  whether it is a new assigner's fence [fence], the group's
                  TTL and renew interval [ttl, renew_interval]
@@ -455,23 +481,30 @@ assignment, and prints (json keys in brackets):
                  starts a shard given to it at its next read of the
                  assignment, within a renew interval
   member         one line per member [members]: its identity, its liveness
-                 token, whether it is live (its liveness record held; one
-                 that left released it), and its shards with their epochs
+                 token, its state, and its shards with their epochs
                  [shards: shard, epoch] and those it is releasing
                  [releasing]. An epoch is the LEASEHOLD_TOKEN of the
                  shard's command, except for shards that kept running
                  across a new assigner's fence, which gives every shard
                  its own epoch: those [fenced] show the fence's epoch,
                  and their commands have an earlier, lower token (the
-                 instance's /shards shows it). A crashed member's
-                 record stays held: with
-                 --watch of at least the TTL, a member whose record did
-                 not change is lapsed [lapsed], not live
+                 instance's /shards shows it)
+  ended          how many members ended and own nothing, not listed: they
+                 left (released their liveness record), or the assigner
+                 judged their liveness expired; their records stay [ended]
   unowned        how many shards nobody owns [unowned: the shards]
   meaning        the same in a sentence, and whether N differs from --shards
+A member's state: one read cannot tell a crashed member, whose liveness
+record stays held, from a live one. Read once (or watched for less than the
+TTL) a member is "not judged" [live: true, judged: false], and balanced
+counts it as live, until the assigner judges its liveness expired, about a
+TTL after its last renewal, and says so in the store: it then ends. With
+--watch of at least the TTL [judged: true], a member whose record did not
+change is lapsed [lapsed], not live, and one whose record changed is live.
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
-flags, 69 store unreachable within --start-timeout, 78 unusable lease URL.
+flags, 69 store unreachable within --start-timeout, 78 unusable lease URL,
+or a group whose N is not --shards (after the report).
 `, wrap("With --watch, it watches the lease that long, reading it twice per renew interval of its holder (a leader renews every "+shares.renewInterval+" of the TTL or so), until a read shows a change. On "+
 		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change for the TTL belongs to a leader that is gone: it says so (lapsed) only when a contender would take the lease over, in an unbroken run of reads, each within the holder's renew interval of the one before. A read that fails or comes late restarts the count, as a renewal could hide in the gap (a restore from a backup brings an old version back). ("+
 		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and a held one is live.)", "", 75))

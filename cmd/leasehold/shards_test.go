@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -101,16 +103,24 @@ func watchOverlaps(t *testing.T, dir string) {
 // json prints it.
 func groupStatus(t *testing.T, leaseURL string, shards int, flags ...string) groupReport {
 	t.Helper()
-	env, stdout, stderr := testEnv(nil)
-	args := append([]string{"status", "--lease", leaseURL, "--shards", strconv.Itoa(shards), "-o", "json"}, flags...)
-	if code := mainWith(t.Context(), nil, args, env); code != 0 {
+	rep, code, stderr := groupStatusExit(t, leaseURL, shards, flags...)
+	if code != 0 {
 		t.Fatalf("status --shards: exit %d; stderr:\n%s", code, stderr)
 	}
+	return rep
+}
+
+// groupStatusExit is groupStatus with leasehold's exit status and stderr.
+func groupStatusExit(t *testing.T, leaseURL string, shards int, flags ...string) (groupReport, int, string) {
+	t.Helper()
+	env, stdout, stderr := testEnv(nil)
+	args := append([]string{"status", "--lease", leaseURL, "--shards", strconv.Itoa(shards), "-o", "json"}, flags...)
+	code := mainWith(t.Context(), nil, args, env)
 	var rep groupReport
 	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-		t.Fatalf("status --shards -o json: %v in %q", err, stdout)
+		t.Fatalf("status --shards -o json: exit %d, %v in %q; stderr:\n%s", code, err, stdout, stderr)
 	}
-	return rep
+	return rep, code, stderr.String()
 }
 
 // TestShardsRunOneCommandPerShard: each worker runs one command per shard
@@ -158,7 +168,7 @@ func TestShardsRunOneCommandPerShard(t *testing.T) {
 		}
 		return true
 	})
-	if !strings.HasPrefix(rep.Meaning, "balanced: 2 live members own 2 shards each") {
+	if !strings.HasPrefix(rep.Meaning, "balanced: 2 members own 2 shards each") {
 		t.Errorf("status meaning %q", rep.Meaning)
 	}
 	stop(&signalCause{sig: 15})
@@ -265,8 +275,9 @@ func TestStatusOfAGroupThatDiffers(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	eventually(t, 10*time.Second, "the group is balanced", func() bool { return groupStatus(t, "mem://"+name, 3).Balanced })
-	if rep := groupStatus(t, "mem://"+name, 5); !strings.Contains(rep.Meaning, "the group has 3 shards, not 5 (--shards)") {
-		t.Errorf("status --shards 5 of a group of 3: %q", rep.Meaning)
+	rep, code, stderr := groupStatusExit(t, "mem://"+name, 5)
+	if !strings.Contains(rep.Meaning, "the group has 3 shards, not 5 (--shards)") || code != exitConfig || !strings.Contains(stderr, "status: --shards 5: the group at mem://"+name+" has 3 shards") {
+		t.Errorf("status --shards 5 of a group of 3: exit %d, meaning %q, stderr %q; want exit 78 and an error naming both", code, rep.Meaning, stderr)
 	}
 	// A member cut off (its calls hang) keeps its record held; a watch of
 	// a TTL tells it lapsed.
@@ -281,7 +292,7 @@ func TestStatusOfAGroupThatDiffers(t *testing.T) {
 	defer func() { memlease.Default.Heal(xid); cancel(); <-xdone }()
 	eventually(t, 10*time.Second, "x joined", func() bool { return len(groupStatus(t, "mem://"+name, 3).Members) == 2 })
 	memlease.Default.Hang(xid)
-	rep := groupStatus(t, "mem://"+name, 3, "--watch", "2s")
+	rep = groupStatus(t, "mem://"+name, 3, "--watch", "2s")
 	lapsed := map[string]bool{}
 	for _, m := range rep.Members {
 		lapsed[m.Identity] = m.Lapsed && !m.Live
@@ -291,6 +302,75 @@ func TestStatusOfAGroupThatDiffers(t *testing.T) {
 	}
 	if rep := groupStatus(t, "mem://"+memName("nothing"), 3); !strings.HasPrefix(rep.Meaning, "no group: no worker has joined") {
 		t.Errorf("status --shards of no group: %q", rep.Meaning)
+	}
+}
+
+// TestGroupStatusReadOnce: read once, status --shards judges no member's
+// liveness, but it shows what the store says: a member cut off, whose
+// record stays held, is no member once the assigner judged its liveness
+// expired and rebalanced the group (it counted as live, owning nothing,
+// and the group as moving, for as long as its record stayed); and neither
+// a member that left nor a worker refused for another --shards is listed.
+func TestGroupStatusReadOnce(t *testing.T) {
+	name := memName("readonce")
+	// start runs a worker until the test ends or stop is called; ended
+	// waits for its Run to return, and both return what it returned.
+	start := func(id string, shards int, noAssigner bool) (stop, ended func() error) {
+		w, err := shard.New(shard.Config{Store: memlease.Default.Objects(id), Group: name, Shards: shards, Identity: id, TTL: time.Second, NoAssigner: noAssigner,
+			Run: func(ctx context.Context, s shard.Shard) error { <-ctx.Done(); return nil }, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		ended = sync.OnceValue(func() error { return <-done })
+		stop = func() error { cancel(); return ended() }
+		t.Cleanup(func() { stop() })
+		return stop, ended
+	}
+	xid, yid, zid := name+"-x", name+"-y", name+"-z" // memlease's faults are by identity, process-wide
+	t.Cleanup(func() { memlease.Default.Heal(xid) })
+	start("w", 3, false)
+	stopX, _ := start(xid, 3, true)
+	owners := func(rep groupReport) map[string]int {
+		out := map[string]int{}
+		for _, m := range rep.Members {
+			out[m.Identity] = len(m.Shards)
+		}
+		return out
+	}
+	eventually(t, 10*time.Second, "x owns a shard", func() bool { return owners(groupStatus(t, "mem://"+name, 3))[xid] > 0 })
+
+	memlease.Default.Hang(xid)
+	var rep groupReport
+	eventually(t, 10*time.Second, "the group is balanced over w alone", func() bool {
+		rep = groupStatus(t, "mem://"+name, 3)
+		return owners(rep)["w"] == 3
+	})
+	eventually(t, 5*time.Second, "x's term ends", func() bool { rep = groupStatus(t, "mem://"+name, 3); return rep.Ended == 1 })
+	if o := owners(rep); !rep.Balanced || rep.Judged || len(o) != 1 || o["w"] != 3 || !strings.Contains(rep.Meaning, "balanced: 1 member owns 3 shards") || !strings.Contains(rep.Meaning, "liveness not judged: read once; --watch 1s tells") {
+		t.Errorf("read once with x cut off and its shards moved: %+v; want w alone listed, balanced, x ended, liveness not judged", rep)
+	}
+	var out strings.Builder
+	printGroup(&out, describeGroup("mem://"+name, 3, shard.Status{Shards: 3, TTL: time.Second, Members: []shard.MemberStatus{{Identity: "w", Live: true, Shards: []shard.Shard{{Index: 0, Epoch: 1}}}}}, 0))
+	if !strings.Contains(out.String(), "w (token 0, not judged: read once): 1 shard 0") {
+		t.Errorf("status --shards read once printed\n%s\nwant w's liveness not judged", out.String())
+	}
+
+	// A worker that leaves, and one whose --shards differ, leave records
+	// behind that are not members.
+	memlease.Default.Heal(xid)
+	stopX()
+	if _, ended := start(yid, 5, true); !errors.Is(ended(), lease.ErrInvalid) {
+		t.Fatal("a worker with 5 shards in a group of 3 did not end with lease.ErrInvalid")
+	}
+	stopZ, _ := start(zid, 3, true)
+	eventually(t, 10*time.Second, "z owns a shard", func() bool { return owners(groupStatus(t, "mem://"+name, 3))[zid] > 0 })
+	stopZ()
+	eventually(t, 10*time.Second, "w owns every shard again", func() bool { rep = groupStatus(t, "mem://"+name, 3); return owners(rep)["w"] == 3 })
+	if o := owners(rep); len(o) != 1 || !rep.Balanced {
+		t.Errorf("after x, y and z went: %+v; want w alone listed, balanced", rep)
 	}
 }
 

@@ -2,7 +2,12 @@
 // leasebench's cost table and leasehold check's cost line.
 package pricing
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
 
 // List prices per request, from the providers' public pricing pages, as of
 // 2026: Amazon S3 Standard and DynamoDB on-demand in us-east-1, Azure Blob
@@ -131,14 +136,23 @@ func Prices() string {
 		s3PutPrice*1e3, s3GetPrice*1e3, dynamoWritePrice*1e6, dynamoReadPrice*1e6, azureOperationPrice*1e4, gcsClassAPrice*1e3, gcsClassBPrice*1e3, HoursPerMonth)
 }
 
-// Dollars formats an amount of dollars: cents, or four decimals below one
-// cent.
+// Dollars formats an amount of dollars: cents, four decimals below one
+// cent, and two significant digits below a hundredth of a cent.
 func Dollars(d float64) string {
 	switch {
 	case d == 0:
 		return "$0"
+	case d < 0.0001:
+		return fmt.Sprintf("$%.*f", 1-int(math.Floor(math.Log10(d))), d)
 	case d < 0.01:
 		return fmt.Sprintf("$%.4f", d)
 	}
 	return fmt.Sprintf("$%.2f", d)
+}
+
+// Round rounds an amount of dollars as Dollars prints it: 2.34 for
+// 2.3360000000000003, what float arithmetic makes of 640 × 730 × $0.000005.
+func Round(d float64) float64 {
+	r, _ := strconv.ParseFloat(strings.TrimPrefix(Dollars(d), "$"), 64)
+	return r
 }

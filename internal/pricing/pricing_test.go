@@ -2,6 +2,8 @@ package pricing
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +36,20 @@ func TestPrices(t *testing.T) {
 		"(pricing pages, as of 2026); 730 hours a month"
 	if got := Prices(); got != want {
 		t.Errorf("Prices() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestDollars: cents, four decimals below a cent, and two significant
+// digits below a hundredth of a cent (a lease renewed once in days), never
+// "$0.0000" for an amount that is not 0.
+func TestDollars(t *testing.T) {
+	for d, want := range map[float64]string{0: "$0", 2.336: "$2.34", 0.00056: "$0.0006", 9.73e-6: "$0.0000097", 1.56e-6: "$0.0000016"} {
+		if got := Dollars(d); got != want {
+			t.Errorf("Dollars(%v) = %q, want %q", d, got, want)
+		}
+		if got := "$" + strconv.FormatFloat(Round(d), 'f', -1, 64); strings.TrimRight(got, "0") != strings.TrimRight(want, "0") {
+			t.Errorf("Round(%v) = %s, want %s as Dollars prints it", d, got, want)
+		}
 	}
 }
 

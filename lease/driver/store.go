@@ -67,6 +67,9 @@ type Grant struct {
 	// Probe is true for a grant that only Verify's probe needs (on the
 	// probe key, KEY and ProbeSuffix).
 	Probe bool
+	// Condition, if its Key is set, is the IAM condition the grant is
+	// given with, which limits it to what the backend needs.
+	Condition Condition
 	// Why says what needs the grant, as a clause.
 	Why string
 	// NotCalled is true for a grant whose actions the backend never calls,
@@ -82,10 +85,23 @@ type Grant struct {
 	Group bool
 }
 
+// Condition is an IAM condition on a grant: the condition key Key (such
+// as "s3:prefix") equals one of Values, written with the parts of the
+// lease's URL in capitals as a Grant's Resource is.
+type Condition struct {
+	Key    string
+	Values []string
+}
+
 // String is the grant as help and errors print it: "s3:GetObject,
-// s3:PutObject on arn:aws:s3:::BUCKET/KEY".
+// s3:PutObject on arn:aws:s3:::BUCKET/KEY"; "s3:ListBucket on
+// arn:aws:s3:::BUCKET with s3:prefix = KEY or KEY.leasehold-probe".
 func (g Grant) String() string {
-	return strings.Join(g.Actions, ", ") + " on " + g.Resource
+	s := strings.Join(g.Actions, ", ") + " on " + g.Resource
+	if c := g.Condition; c.Key != "" {
+		s += " with " + c.Key + " = " + strings.Join(c.Values, " or ")
+	}
+	return s
 }
 
 // ProbeGrants returns the grants that Verify's probe needs, as one

@@ -19,9 +19,9 @@ var Description = driver.Store{
 	Grants: []driver.Grant{
 		{Actions: IAMActions, Resource: "arn:aws:s3:::BUCKET/KEY", Why: "read and write the lease"},
 		{Actions: IAMProbeActions, Resource: "arn:aws:s3:::BUCKET/KEY" + ProbeSuffix, Probe: true, Why: "check, before the first write, that the store enforces conditional writes"},
-		{Actions: IAMBucketActions, Resource: "arn:aws:s3:::BUCKET", NotCalled: true, Why: "never called: without it S3 answers a read of a missing object with 403, not 404, and a lease never acquired could not be acquired"},
+		{Actions: IAMBucketActions, Resource: "arn:aws:s3:::BUCKET", Condition: driver.Condition{Key: "s3:prefix", Values: []string{"KEY", "KEY" + ProbeSuffix}}, NotCalled: true, Why: "never called: without it S3 answers a read of a missing object with 403, not 404, and a lease never acquired could not be acquired"},
 		{Actions: IAMActions, Resource: "arn:aws:s3:::BUCKET/GROUP/*", Group: true, Why: "a shard group's objects: each worker's liveness lease and acknowledgement, the assigner's lease, the assignment, and their probe objects"},
-		{Actions: IAMGroupActions, Resource: "arn:aws:s3:::BUCKET", Group: true, Why: "list the shard group's keys (ListObjectsV2 with the prefix GROUP/), granted with the condition s3:prefix = GROUP/"},
+		{Actions: IAMGroupActions, Resource: "arn:aws:s3:::BUCKET", Condition: driver.Condition{Key: "s3:prefix", Values: []string{"GROUP/"}}, Group: true, Why: "list the shard group's keys (ListObjectsV2 with the prefix GROUP/)"},
 	},
 	Price: driver.Price{Service: "S3", Renew: "PUT", Poll: "GET"},
 }

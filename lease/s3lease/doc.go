@@ -131,7 +131,8 @@
 //	{
 //	  "Effect": "Allow",
 //	  "Action": ["s3:ListBucket"],
-//	  "Resource": "arn:aws:s3:::BUCKET"
+//	  "Resource": "arn:aws:s3:::BUCKET",
+//	  "Condition": {"StringEquals": {"s3:prefix": ["KEY", "KEY.leasehold-probe"]}}
 //	}
 //
 // The store's check reads and writes the probe object next to the lease's,
@@ -151,9 +152,9 @@
 // it a lease that was never acquired cannot be told from a refused read and
 // its first Acquire fails with lease.ErrPermission. Once the object exists
 // s3:ListBucket is no longer used; a deployment that creates the lease
-// with broader credentials may leave it out. It lets the role list the
-// bucket's key names (not read the objects): keep leases in a bucket of
-// their own. Refused credentials are reported as lease.ErrPermission
+// with broader credentials may leave it out. S3 judges it with s3:prefix
+// set to the key read, so the condition limits it to the lease's key and
+// its probe's: the role cannot list the bucket's other key names. Refused credentials are reported as lease.ErrPermission
 // naming the object and these actions.
 //
 // A directory bucket (S3 Express One Zone; its name ends in --x-s3)

@@ -18,7 +18,7 @@ import (
 // IAMGroupActions are the actions a shard group's workers call beyond
 // IAMActions: s3:ListBucket on the bucket, to list the group's keys
 // (ListObjectsV2 with the group's prefix), which a least-privilege policy
-// conditions on s3:prefix = GROUP/*; IAMActions go on the group's keys,
+// conditions on s3:prefix = GROUP/; IAMActions go on the group's keys,
 // arn:aws:s3:::BUCKET/GROUP/*.
 var IAMGroupActions = []string{"s3:ListBucket"}
 
