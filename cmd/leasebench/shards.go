@@ -493,6 +493,11 @@ func steadyOnly(scenarios map[string]bool) bool {
 	return len(scenarios) == 1 && scenarios[scenarioSteady]
 }
 
+// shardEvents are the events a fleet's times are measured from, in the
+// order of the tables' columns: a worker joining, the same worker leaving,
+// a worker crashing, the assigner crashing.
+var shardEvents = []string{"join", "leave", scenarioCrash, scenarioAssigner}
+
 // shardRun is one fleet's figures at one N.
 type shardRun struct {
 	store string
@@ -846,14 +851,13 @@ func (rep *shardReport) print(w io.Writer, c config) {
 		header: []string{"backend", "fleet", "shards", "workers", "per worker requests/h", "the assigner's requests/h", "moves in a steady run"},
 	}
 	var errs, cutoffs []string
-	events := []string{"join", "leave", scenarioCrash, scenarioAssigner}
 	for _, r := range rep.runs {
 		if !steadyOnly(c.shardScenarios) {
 			row := []string{r.store, fleetName(r.kind), fmt.Sprint(r.n), r.ttl.String()}
-			for _, e := range events {
+			for _, e := range shardEvents {
 				row = append(row, r.timeCell(e))
 			}
-			for _, e := range events {
+			for _, e := range shardEvents {
 				row = append(row, moveCell(r.moves[e], r.minimum[e]))
 			}
 			conv.rows = append(conv.rows, append(row, fmt.Sprint(r.overlaps)))
