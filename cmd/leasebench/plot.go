@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -139,6 +138,8 @@ func (l leaseData) label() string {
 	return l.Name + "\n" + setting
 }
 
+func (r shardData) id() fleetID { return fleetID{r.Store, r.Fleet, r.Shards} }
+
 // series names a fleet's line: its store and kind.
 func (r shardData) series() string { return r.Store + ", " + fleetName(r.Fleet) }
 
@@ -160,9 +161,7 @@ func (s *samples) figures() ([]figure, error) {
 		}
 		return rank(a) - rank(b)
 	})
-	slices.SortStableFunc(s.shards, func(a, b shardData) int {
-		return cmp.Or(slices.Index(storeNames, a.Store)-slices.Index(storeNames, b.Store), strings.Compare(string(a.Fleet), string(b.Fleet)), a.Shards-b.Shards)
-	})
+	slices.SortStableFunc(s.shards, func(a, b shardData) int { return a.id().compare(b.id()) })
 	slices.Sort(s.leaseDates)
 	slices.Sort(s.shardDates)
 	leaseRuns := "leasebench " + strings.Join(s.leaseDates, ", ")

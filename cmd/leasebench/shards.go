@@ -498,6 +498,21 @@ func steadyOnly(scenarios map[string]bool) bool {
 // a worker crashing, the assigner crashing.
 var shardEvents = []string{"join", "leave", scenarioCrash, scenarioAssigner}
 
+// fleetID is a fleet among a run's: its store, kind and number of shards.
+type fleetID struct {
+	store string
+	kind  fleetKind
+	n     int
+}
+
+// compare orders fleets as the tables list them: by store (storeNames),
+// then kind, then number of shards.
+func (a fleetID) compare(b fleetID) int {
+	return cmp.Or(slices.Index(storeNames, a.store)-slices.Index(storeNames, b.store), strings.Compare(string(a.kind), string(b.kind)), a.n-b.n)
+}
+
+func (r *shardRun) id() fleetID { return fleetID{r.store, r.kind, r.n} }
+
 // shardRun is one fleet's figures at one N.
 type shardRun struct {
 	store string
@@ -784,9 +799,7 @@ func benchShardsAll(ctx context.Context, c config, stores []*store) *shardReport
 		})
 	}
 	wg.Wait()
-	slices.SortStableFunc(rep.runs, func(a, b *shardRun) int {
-		return cmp.Or(slices.Index(storeNames, a.store)-slices.Index(storeNames, b.store), strings.Compare(string(a.kind), string(b.kind)), a.n-b.n)
-	})
+	slices.SortStableFunc(rep.runs, func(a, b *shardRun) int { return a.id().compare(b.id()) })
 	rep.ended = time.Now()
 	return rep
 }
