@@ -166,16 +166,18 @@ func (s *samples) figures() ([]figure, error) {
 	slices.Sort(s.shardDates)
 	leaseRuns := "leasebench " + strings.Join(s.leaseDates, ", ")
 	shardRuns := "leasebench -shards " + strings.Join(s.shardDates, ", ")
+	failover := boxes(s.leases, []boxSeries{
+		{"follower warmed", color.RGBA{R: 0x9e, G: 0xc5, B: 0xe8, A: 0xff}, func(l leaseData) []dur { return l.Warmed }},
+		{"follower just started", color.RGBA{R: 0xf6, G: 0xc1, B: 0x8b, A: 0xff}, func(l leaseData) []dur { return l.JustStarted }},
+	})
+	oneTTL(failover)
 	var figs []figure
 	for _, f := range []struct {
 		name, title string
 		plots       [][]*plot.Plot
 		w, h        vg.Length
 	}{
-		{"failover.svg", "Crash failover ÷ TTL, box plots (" + leaseRuns + ")", [][]*plot.Plot{{boxes(s.leases, []boxSeries{
-			{"follower warmed", color.RGBA{R: 0x9e, G: 0xc5, B: 0xe8, A: 0xff}, func(l leaseData) []dur { return l.Warmed }},
-			{"follower just started", color.RGBA{R: 0xf6, G: 0xc1, B: 0x8b, A: 0xff}, func(l leaseData) []dur { return l.JustStarted }},
-		})}}, 9 * vg.Inch, 4 * vg.Inch},
+		{"failover.svg", "Crash failover ÷ TTL, box plots (" + leaseRuns + ")", [][]*plot.Plot{{failover}}, 9 * vg.Inch, 4 * vg.Inch},
 		{"handover.svg", "Graceful handover ÷ TTL, box plots (" + leaseRuns + ")", [][]*plot.Plot{{boxes(s.leases, []boxSeries{
 			{"handover", color.RGBA{R: 0xb8, G: 0xe0, B: 0xb0, A: 0xff}, func(l leaseData) []dur { return l.Handover }},
 		})}}, 9 * vg.Inch, 4 * vg.Inch},
@@ -257,6 +259,19 @@ func boxes(leases []leaseData, series []boxSeries) *plot.Plot {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	return p
+}
+
+// oneTTL draws a dashed line across p at one TTL, the wait before a
+// takeover that no failover can beat.
+func oneTTL(p *plot.Plot) {
+	l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 1}, {X: p.X.Max, Y: 1}})
+	if err != nil {
+		panic(err) // the points are finite
+	}
+	l.Dashes = plotutil.Dashes(2)
+	l.Color = color.Gray{Y: 0x60}
+	p.Add(l)
+	p.Legend.Add("one TTL, the wait before a takeover", l)
 }
 
 // swatch is a legend's thumbnail of a box's fill.

@@ -98,7 +98,7 @@ func TestPlotDrawsEverySeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"failover.svg": {"Crash failover ÷ TTL, box plots (leasebench 2026-12-06)", "mem", "dynalite", "dynamolock", "never gives up", "TTL 2s", "follower warmed", "follower just started"},
+		"failover.svg": {"Crash failover ÷ TTL, box plots (leasebench 2026-12-06)", "mem", "dynalite", "dynamolock", "never gives up", "TTL 2s", "follower warmed", "follower just started", "one TTL, the wait before a takeover"},
 		"handover.svg": {"mem", "dynalite", "dynamolock", "handover"},
 		"shards.svg": {"a worker joins → balanced", "the same worker leaves → its shards running", "a worker crashes → its shards running",
 			"the assigner crashes → its shards running", "mem, leasehold shard", "mem, KCL-style baseline"},
