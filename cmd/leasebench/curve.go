@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold/runner"
@@ -66,10 +64,6 @@ func (r curveRow) cells() []string {
 	if r.err != nil {
 		return []string{r.who, r.setting, "FAILED: " + r.err.Error(), "", ""}
 	}
-	var total float64
-	for _, k := range slices.Sorted(maps.Keys(r.follower)) {
-		total += r.follower[k]
-	}
 	q := func(at float64) string { return ratioTo(r.ttl)(quantile(r.failover, at)) }
-	return []string{r.who, r.setting, fmt.Sprintf("%.0f", total), q(.5), q(.99)}
+	return []string{r.who, r.setting, fmt.Sprintf("%.0f", total(r.follower)), q(.5), q(.99)}
 }

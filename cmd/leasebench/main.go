@@ -98,6 +98,15 @@
 // KCL-style baseline (kcl.go) is measured the same way for
 // -shard-baseline numbers of shards. With steady alone, the fleets of one
 // store run at once.
+//
+// With -data FILE a run also writes the samples its figures draw (crash
+// failovers and handovers; or the shard groups' times and requests per
+// worker) to FILE as JSON, and
+//
+//	go run ./cmd/leasebench plot                 # -dir docs/figures
+//
+// draws docs/benchmarks.md's figures as SVG from every such file in -dir,
+// without measuring: failover.svg, handover.svg, shards.svg, requests.svg.
 package main
 
 import (
@@ -107,6 +116,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,9 +151,17 @@ type config struct {
 	shardTrials    int
 	shardSteady    time.Duration
 	shardScenarios map[string]bool
+	data           string
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "plot" {
+		if err := plotMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "leasebench:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	var c config
 	var backends, resourceStores string
 	flag.StringVar(&backends, "backends", strings.Join(storeNames, ","), "backends to measure, comma-separated")
@@ -160,6 +178,7 @@ func main() {
 	flag.StringVar(&c.peerDir, "peer-dir", "cmd/leasebench/peer", "directory of peer.js and its package.json")
 	flag.StringVar(&c.peerInstall, "peer-install", ".stack/leasebench-peer", "where npm installs the peer's packages")
 	flag.BoolVar(&c.markdown, "markdown", false, "print markdown tables (for docs/benchmarks.md)")
+	flag.StringVar(&c.data, "data", "", "also write the run's samples to this JSON file, from which leasebench plot draws the figures (docs/figures/leases.json, docs/figures/shards.json)")
 	flag.StringVar(&c.curve, "curve", "dynalite", "backend of the cost/failover curve (empty: none)")
 	flag.IntVar(&c.curveTrials, "curve-trials", 20, "crash failover trials per point of the curve")
 	flag.DurationVar(&c.curveCountFor, "curve-count-for", 30*time.Second, "how long a follower's requests are counted per point of the curve")
@@ -177,6 +196,12 @@ func main() {
 	}
 	if err == nil {
 		c.shardScenarios, err = parseScenarios(shardScenarios)
+	}
+	if err == nil && c.data != "" {
+		// Found now, not after an hour of measuring.
+		if _, serr := os.Stat(filepath.Dir(c.data)); serr != nil {
+			err = fmt.Errorf("-data %s: %w", c.data, serr)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "leasebench:", err)
@@ -198,11 +223,22 @@ func main() {
 		return
 	}
 	rep, err := bench(ctx, c)
+	if err == nil {
+		rep.print(os.Stdout, c.markdown)
+		err = writeData(c.data, rep.data)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "leasebench:", err)
 		os.Exit(1)
 	}
-	rep.print(os.Stdout, c.markdown)
+}
+
+// writeData writes a run's samples to path (-data), unless it is empty.
+func writeData(path string, data func(args []string) *runData) error {
+	if path == "" {
+		return nil
+	}
+	return data(os.Args[1:]).write(path)
 }
 
 // shardMode reports whether -shards or -shard-baseline was given to fs: then
@@ -260,7 +296,10 @@ func shardsMain(ctx context.Context, c config) error {
 	rep := benchShardsAll(ctx, c, stores)
 	rep.notes = append(rep.notes, skipped...)
 	rep.print(os.Stdout, c)
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return writeData(c.data, rep.data)
 }
 
 func progress(format string, args ...any) {

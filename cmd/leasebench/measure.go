@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/leasehold/leasehold/internal/ctxtime"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -342,9 +344,11 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 // requests are counted for the one-time cost of its start.
 const startWindow = 2
 
+// total is the sum of m's values, added in the order of their keys, so
+// that a sum of floats comes out the same every time (the figures).
 func total[N int | float64](m map[string]N) (t N) {
-	for _, v := range m {
-		t += v
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		t += m[k]
 	}
 	return t
 }

@@ -133,13 +133,11 @@ func requests(perHour map[string]float64) string {
 	if perHour == nil {
 		return "–"
 	}
-	var total float64
 	var parts []string
 	for _, op := range slices.Sorted(maps.Keys(perHour)) {
-		total += perHour[op]
 		parts = append(parts, fmt.Sprintf("%s %.0f", op, perHour[op]))
 	}
-	return fmt.Sprintf("%.0f (%s)", total, strings.Join(parts, ", "))
+	return fmt.Sprintf("%.0f (%s)", total(perHour), strings.Join(parts, ", "))
 }
 
 // table is rows of cells, printed aligned or as markdown.

@@ -493,6 +493,26 @@ func steadyOnly(scenarios map[string]bool) bool {
 	return len(scenarios) == 1 && scenarios[scenarioSteady]
 }
 
+// shardEvents are the events a fleet's times are measured from, in the
+// order of the tables' columns: a worker joining, the same worker leaving,
+// a worker crashing, the assigner crashing.
+var shardEvents = []string{"join", "leave", scenarioCrash, scenarioAssigner}
+
+// fleetID is a fleet among a run's: its store, kind and number of shards.
+type fleetID struct {
+	store string
+	kind  fleetKind
+	n     int
+}
+
+// compare orders fleets as the tables list them: by store (storeNames),
+// then kind, then number of shards.
+func (a fleetID) compare(b fleetID) int {
+	return cmp.Or(slices.Index(storeNames, a.store)-slices.Index(storeNames, b.store), strings.Compare(string(a.kind), string(b.kind)), a.n-b.n)
+}
+
+func (r *shardRun) id() fleetID { return fleetID{r.store, r.kind, r.n} }
+
 // shardRun is one fleet's figures at one N.
 type shardRun struct {
 	store string
@@ -779,9 +799,7 @@ func benchShardsAll(ctx context.Context, c config, stores []*store) *shardReport
 		})
 	}
 	wg.Wait()
-	slices.SortStableFunc(rep.runs, func(a, b *shardRun) int {
-		return cmp.Or(slices.Index(storeNames, a.store)-slices.Index(storeNames, b.store), strings.Compare(string(a.kind), string(b.kind)), a.n-b.n)
-	})
+	slices.SortStableFunc(rep.runs, func(a, b *shardRun) int { return a.id().compare(b.id()) })
 	rep.ended = time.Now()
 	return rep
 }
@@ -846,14 +864,13 @@ func (rep *shardReport) print(w io.Writer, c config) {
 		header: []string{"backend", "fleet", "shards", "workers", "per worker requests/h", "the assigner's requests/h", "moves in a steady run"},
 	}
 	var errs, cutoffs []string
-	events := []string{"join", "leave", scenarioCrash, scenarioAssigner}
 	for _, r := range rep.runs {
 		if !steadyOnly(c.shardScenarios) {
 			row := []string{r.store, fleetName(r.kind), fmt.Sprint(r.n), r.ttl.String()}
-			for _, e := range events {
+			for _, e := range shardEvents {
 				row = append(row, r.timeCell(e))
 			}
-			for _, e := range events {
+			for _, e := range shardEvents {
 				row = append(row, moveCell(r.moves[e], r.minimum[e]))
 			}
 			conv.rows = append(conv.rows, append(row, fmt.Sprint(r.overlaps)))
