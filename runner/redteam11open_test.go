@@ -1,0 +1,127 @@
+//go:build redteam11open
+
+package runner_test
+
+// Red team 11, open holes (fail on 2329058): run with
+//   go test ./runner -tags redteam11open -run TestRedteam11 -v
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// lateLanding is a holder's lease whose first renewal reaches the store
+// late (delay: held that long before it is applied, then answered at
+// once, well within CallTimeout), and whose second renewal is hidden as
+// soon as it lands by a restore that puts back the acquisition's body
+// (the simulation's restore of a body of the current term).
+type lateLanding struct {
+	lease.Lease
+	store    *memlease.Store
+	identity string
+	delay    time.Duration
+	first    []byte // the acquisition's body, put back after the second renewal
+	n        atomic.Int32
+	restored atomic.Int64 // ns since began
+	began    time.Time
+}
+
+func (l *lateLanding) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	switch l.n.Add(1) {
+	case 1:
+		l.store.Delay(l.identity, l.delay)
+		go func() { advance(time.Millisecond); l.store.Heal(l.identity) }()
+	case 2:
+		nt, err := l.Lease.Renew(ctx, t)
+		if err == nil {
+			l.store.Put("job", l.first)
+			l.restored.Store(int64(time.Since(l.began)))
+		}
+		return nt, err
+	}
+	return l.Lease.Renew(ctx, t)
+}
+
+// TestRedteam11TwoRenewalsHiddenBetweenTwoReads (rules 1, 2, 3; fails on
+// 2329058, passes with its runner change reverted). Defaults: TTL 15 s,
+// renew interval R = 5.625 s, renew deadline D = 8.4375 s.
+//
+// a acquires at 0 (W0). Its first renewal W1 is sent at 5.625 s and
+// reaches the store 2 s later (7.625 s), answered at once. Since 2329058
+// the second, W2, is sent R after W1 was *sent*, at 11.25 s, and lands at
+// once; a restore then puts W0's body back (same bytes, same version).
+// W1's body was in the store only from 7.625 s to 11.25 s, 3.6 s, less
+// than R: b, a contender whose reads are never more than R apart (0.1 s,
+// 5 s, 7.5 s, 13 s), reads W0's version at each, an unbroken run from
+// 0.1 s, and takes it over at 15.2 s, by rule 2 rightly. a counts W2 from
+// 11.25 s (it was sent when due) and leads until 11.25 + D = 19.7 s, or
+// until its third renewal (16.875 s) finds b's record: two leaders from
+// 15.2 s.
+//
+// lease/driver's doc proves that a follower never takes over a live
+// holder from "2. The holder sends a renewal R after the previous one
+// returned, so two successful writes of a term are applied at least R
+// apart": then at most one successful write lies between two reads of a
+// follower, and it counts from no later than e1 + R. Sent R after the
+// previous was sent, two successful writes land R - (the first's landing
+// delay) apart, both fit between two reads, and the second counts from
+// e1 + 2R (+ D = 21/16 TTL). Before 2329058, W2 went at 7.625 + R =
+// 13.25 s, and b's read at 13 s saw W1's body.
+func TestRedteam11TwoRenewalsHiddenBetweenTwoReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		ll := &lateLanding{Lease: openLease(t, store, "a"), store: store, identity: "a", delay: 2 * time.Second, began: began}
+		j := newJournal()
+		stopA := start(t, runner.Config{Lease: ll, Task: j.task("a"), OnDemoted: j.demoted("a"), Logger: testLogger(t, began)})
+		advance(10 * time.Millisecond)
+		if j.leader() != "a" {
+			t.Fatal("a does not lead")
+		}
+		ll.first, _ = store.Bytes("job")
+		b := openLease(t, store, "b")
+		var bTerm lease.Term
+		var bAt time.Duration
+		reads := []time.Duration{100 * time.Millisecond, 5 * time.Second, 7500 * time.Millisecond, 13 * time.Second, 15200 * time.Millisecond}
+		for at := 20 * time.Second; at < 60*time.Second; at += 5 * time.Second {
+			reads = append(reads, at) // a follower reading on, no more than R apart
+		}
+		for _, at := range reads {
+			advance(at - time.Since(began))
+			lt, err := b.Acquire(context.Background())
+			var held *lease.HeldError
+			switch {
+			case err == nil:
+				bTerm, bAt = lt, time.Since(began)
+			case errors.As(err, &held):
+				t.Logf("%v: b reads %s's record (token %d), waits %v more", time.Since(began), held.Record.Holder, held.Record.Token, held.Wait)
+			default:
+				t.Logf("%v: b's Acquire: %v", time.Since(began), err)
+			}
+			if err == nil {
+				break
+			}
+		}
+		if bTerm.Token == 0 {
+			t.Logf("b never took the lease over: nothing overlapped")
+			return
+		}
+		advance(10 * time.Second)
+		_ = stopA()
+		t.Logf("W2 hidden at %v; b took the lease over at %v with token %d", time.Duration(ll.restored.Load()), bAt, bTerm.Token)
+		for _, tm := range j.recorded() { // b leads from bAt until bAt + RenewDeadline at least
+			t.Logf("a (token %d) led from %v to %v", tm.token, tm.start.Sub(began), tm.end.Sub(began))
+			if tm.start.Sub(began) < bAt+renewDeadline && tm.end.Sub(began) > bAt {
+				t.Errorf("two leaders at once: b took the lease at %v while a (token %d) led until %v", bAt, tm.token, tm.end.Sub(began))
+			}
+		}
+	})
+}
