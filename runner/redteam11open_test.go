@@ -8,6 +8,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -123,5 +124,48 @@ func TestRedteam11TwoRenewalsHiddenBetweenTwoReads(t *testing.T) {
 				t.Errorf("two leaders at once: b took the lease at %v while a (token %d) led until %v", bAt, tm.token, tm.end.Sub(began))
 			}
 		}
+	})
+}
+
+// TestRedteam11RunnerFollowerTakesOverTwoHiddenRenewals (rules 1, 3;
+// fails on 2329058, passes with its runner change reverted): the hole of
+// TestRedteam11TwoRenewalsHiddenBetweenTwoReads between two Runners, with
+// the follower's reads placed by the runner itself. The fleet runs at the
+// largest RenewDeadline the runner accepts, TTL - RenewInterval (9.375 s
+// at TTL 15 s), with CallTimeout 3.8 s, so that a renewal may land up to
+// RenewDeadline - RenewInterval = 3.75 s late and still count; a's first
+// renewal (sent 5.625 s) lands 3.5 s late, at 9.125 s, and its second,
+// sent R after the first was sent (11.25 s), lands at once and is hidden
+// by a restore of the acquisition's body. W1's body was in the store for
+// 2.125 s, less than a follower's step (readStep: 2R/3 = 3.75 s, here the
+// reads came at 8.81 s and 11.39 s). b, which started at 10 ms, counts the
+// acquisition's version from 10 ms and takes it over at 15.01 s; a counts
+// its second renewal from 11.25 s and leads until its third renewal, at
+// 16.875 s, finds b's record (its deadline 20.6 s). With the renewal sent
+// R after the previous answer (before 2329058) W1's body stays R = 5.625 s
+// in the store and no step of the follower's misses it: the same sweep
+// (delays 2.9-3.7 s, b starting 0-5.6 s after a, 4 seeds) found 18 of 700
+// runs with two leaders on 2329058, none with the change reverted.
+func TestRedteam11RunnerFollowerTakesOverTwoHiddenRenewals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		began := time.Now()
+		la, err := store.Open("job", lease.Options{Identity: "a", TTL: ttl, CallTimeout: 3800 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ll := &lateLanding{Lease: la, store: store, identity: "a", delay: 3500 * time.Millisecond, began: began}
+		j := newJournal()
+		deadline := ttl - renewInterval
+		stopA := start(t, runner.Config{Lease: ll, Task: j.task("a"), RenewDeadline: deadline, Logger: testLogger(t, began), Rand: rand.NewPCG(1, 1)})
+		advance(10 * time.Millisecond)
+		ll.first, _ = store.Bytes("job")
+		stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b"), RenewDeadline: deadline, Logger: testLogger(t, began), Rand: rand.NewPCG(1, 2)})
+		advance(60 * time.Second)
+		_, _ = stopA(), stopB()
+		for _, tm := range j.recorded() {
+			t.Logf("%s (token %d) led from %v to %v", tm.who, tm.token, tm.start.Sub(began), tm.end.Sub(began))
+		}
+		j.checkSafety(t)
 	})
 }
