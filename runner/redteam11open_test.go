@@ -29,7 +29,7 @@ type lateLanding struct {
 	store    *memlease.Store
 	identity string
 	delay    time.Duration
-	first    []byte // the acquisition's body, put back after the second renewal
+	first    atomic.Pointer[[]byte] // the acquisition's body, put back after the second renewal
 	n        atomic.Int32
 	restored atomic.Int64 // ns since began
 	began    time.Time
@@ -43,7 +43,7 @@ func (l *lateLanding) Renew(ctx context.Context, t lease.Term) (lease.Term, erro
 	case 2:
 		nt, err := l.Lease.Renew(ctx, t)
 		if err == nil {
-			l.store.Put("job", l.first)
+			l.store.Put("job", *l.first.Load())
 			l.restored.Store(int64(time.Since(l.began)))
 		}
 		return nt, err
@@ -87,7 +87,8 @@ func TestRedteam11TwoRenewalsHiddenBetweenTwoReads(t *testing.T) {
 		if j.leader() != "a" {
 			t.Fatal("a does not lead")
 		}
-		ll.first, _ = store.Bytes("job")
+		first, _ := store.Bytes("job")
+		ll.first.Store(&first)
 		b := openLease(t, store, "b")
 		var bTerm lease.Term
 		var bAt time.Duration
@@ -159,7 +160,8 @@ func TestRedteam11RunnerFollowerTakesOverTwoHiddenRenewals(t *testing.T) {
 		deadline := ttl - renewInterval
 		stopA := start(t, runner.Config{Lease: ll, Task: j.task("a"), RenewDeadline: deadline, Logger: testLogger(t, began), Rand: rand.NewPCG(1, 1)})
 		advance(10 * time.Millisecond)
-		ll.first, _ = store.Bytes("job")
+		first, _ := store.Bytes("job")
+		ll.first.Store(&first)
 		stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: j.task("b"), RenewDeadline: deadline, Logger: testLogger(t, began), Rand: rand.NewPCG(1, 2)})
 		advance(60 * time.Second)
 		_, _ = stopA(), stopB()
