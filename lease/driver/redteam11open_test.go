@@ -112,3 +112,68 @@ func TestRedteam11RestoredTakeoverAboveTheLiveToken(t *testing.T) {
 		t.Logf("e refused: %v", err)
 	})
 }
+
+// TestRedteam11RestoreWaitedOutForTheRestoredTTL (rules 1, 2; the claim of
+// 2329058's driver change, in a fleet whose TTLs differ: the record
+// carries its holder's TTL and renew interval, and a contender waits the
+// holder's, as recorded). b (TTL 3 s) acquires and lapses; c (TTL 15 s)
+// takes b's record over at 3.2 s with token 2, and e (TTL 15 s) reads it;
+// a restore puts b's body back at 3.3 s; d (TTL 3 s), whose reads of b's
+// body ran unbroken since 0.1 s (a second apart, within b's renew
+// interval), takes it over with token 2 at 4.1 s and releases it. e reads
+// the released record at c's token under d: a restore (noteToken), waited
+// out, but for the TTL of that record, d's 3 s, not for c's 15 s: e takes
+// the lease at 7.2 s while c, whose renew deadline is 11.6 s and whose
+// first renewal is due at 8.8 s, leads. What may still be live is the
+// holder at the highest token the Lease has seen (c), so the wait should
+// be that record's TTL (and the same holds for a restore whose token went
+// backward, the rule before 2329058).
+func TestRedteam11RestoreWaitedOutForTheRestoredTTL(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		began := time.Now()
+		at := func(d time.Duration) { advance(d - time.Since(began)) }
+		open := func(id string, ttl time.Duration) lease.Lease {
+			l, err := store.Open("job", lease.Options{Identity: id, TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		short := 3 * time.Second
+		b, c, d, e := open("b", short), open("c", ttl), open("d", short), open("e", ttl)
+		mustAcquire(t, b)
+		lapsed, _ := store.Bytes("job")
+		for s := 100 * time.Millisecond; s < 3200*time.Millisecond; s += time.Second {
+			at(s)
+			mustObserve(t, c)
+			mustObserve(t, d)
+		}
+		at(3200 * time.Millisecond)
+		tc := mustAcquire(t, c)
+		cAt := time.Since(began)
+		at(3250 * time.Millisecond)
+		if rec := mustObserve(t, e); rec.Holder != "c" {
+			t.Fatalf("e read %s's record, want c's", rec.Holder)
+		}
+		at(3300 * time.Millisecond)
+		store.Put("job", lapsed) // a restore hides c's record
+		at(4100 * time.Millisecond)
+		td := mustAcquire(t, d)
+		if td.Token != tc.Token {
+			t.Fatalf("d took the restored body with token %d, want c's %d (the premise)", td.Token, tc.Token)
+		}
+		if err := d.Release(t.Context(), td); err != nil {
+			t.Fatal(err)
+		}
+		for s := 4200 * time.Millisecond; s < cAt+ttl*3/8; s += time.Second {
+			at(s)
+			te, err := e.Acquire(t.Context())
+			if err == nil {
+				t.Errorf("e took the lease at %v (token %d), waiting out d's released record at c's token for d's TTL (%v); c took token %d at %v and leads until its first renewal at %v (its renew deadline %v)",
+					time.Since(began), te.Token, short, tc.Token, cAt, cAt+ttl*3/8, cAt+ttl*9/16)
+				return
+			}
+			wantHeld(t, "e's Acquire", err, "d")
+		}
+	})
+}
