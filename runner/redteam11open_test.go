@@ -145,7 +145,7 @@ func TestRedteam11TwoRenewalsHiddenBetweenTwoReads(t *testing.T) {
 // 16.875 s, finds b's record (its deadline 20.6 s). With the renewal sent
 // R after the previous answer (before 2329058) W1's body stays R = 5.625 s
 // in the store and no step of the follower's misses it: the same sweep
-// (delays 2.9-3.7 s, b starting 0-5.6 s after a, 4 seeds) found 18 of 700
+// (delays 2.9-3.7 s, b starting 0-5.6 s after a, 4 seeds) found 18 of 560
 // runs with two leaders on 2329058, none with the change reverted.
 func TestRedteam11RunnerFollowerTakesOverTwoHiddenRenewals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
