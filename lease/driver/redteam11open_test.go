@@ -1,0 +1,179 @@
+//go:build redteam11open
+
+package driver_test
+
+// Red team 11, open holes (fail on 2329058): run with
+//   go test ./lease/driver -tags redteam11open -run TestRedteam11 -v
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+)
+
+// TestRedteam11RestoredTakeoverAboveTheLiveToken (rule 1; the claim of
+// 2329058's driver change: "a contender that took over a restored body
+// with a live holder's token and released it; another Lease that had read
+// the live holder's record must not take the released one at once").
+// The same history as the case it closes (cas_test.go, "token under
+// another holder", sim seed 6000727864), but d's takeover of the restored
+// body writes token 3, not c's 2: d's Lease had tried token 2 before, a
+// write that failed with its read-back (it never landed; d never saw c's
+// record), and never writes a token it tried again (rule 10). e, which
+// read c's term 2, reads d's released record at token 3, above every
+// token it has seen, and takes it at once, while c leads.
+//
+//	0 s      b acquires (token 1) and stops renewing; c, d, e read it
+//	         every second
+//	16.2 s   d's takeover of b's record (token 2) fails, and so does its
+//	         read-back: d's count restarts at 17 s
+//	27.5 s   c takes b's record over (token 2); e reads it at 27.55 s;
+//	         at 27.6 s a restore puts b's body back (d read it at 27 s
+//	         and reads it again at 28 s: d never sees c's record)
+//	32.1 s   d takes b's body over with token 3, and releases it
+//	32.3 s   e takes the released record at once (token 4); c, whose
+//	         next renewal is due at 33.1 s and whose renew deadline is
+//	         35.9 s, still leads
+//
+// e saw the restore itself: from 28 s to 31 s it read b's body back at
+// token 1, below c's 2 (a restore by noteToken's own rule, waited out
+// while it lasted). Then one record at a token above the highest e has
+// seen wipes that knowledge, and its release is free at once: the check
+// compares the token equal to the highest only. A Lease that has seen a
+// restore under a token it read held (c's 2, last read at 27.55 s) could
+// keep that holder's TTL from its last sight as a horizon before which
+// no released record is taken at once, whatever its token. (Had e not
+// read between 27.55 s and 32.3 s, nothing it read would tell this from
+// c releasing token 2 and d taking 3 at once: not claimed here.)
+func TestRedteam11RestoredTakeoverAboveTheLiveToken(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		began := time.Now()
+		at := func(d time.Duration) { advance(d - time.Since(began)) }
+		b, c, d, e := openLease(t, store, "b"), openLease(t, store, "c"), openLease(t, store, "d"), openLease(t, store, "e")
+		mustAcquire(t, b)
+		lapsed, _ := store.Bytes("job")
+		tick := func(who ...lease.Lease) {
+			for _, l := range who {
+				mustObserve(t, l)
+			}
+		}
+		for s := 100 * time.Millisecond; s < 15200*time.Millisecond; s += time.Second {
+			at(s)
+			tick(c, d, e)
+		}
+		// d's takeover, whose write and read-back fail: token 2 tried.
+		at(15200 * time.Millisecond)
+		store.Delay("d", time.Second)
+		done := async(func() error { _, err := d.Acquire(t.Context()); return err })
+		at(16 * time.Second)
+		store.FailNext("d", 2)
+		if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+			t.Fatalf("d's Acquire: %v, want ErrUnavailable (write and read-back failed)", err)
+		}
+		store.Heal("d")
+		if rec, _ := c.Observe(t.Context()); rec.Token != 1 || rec.Holder != "b" {
+			t.Fatalf("record after d's failed takeover: %s/%d, want b's token 1", rec.Holder, rec.Token)
+		}
+		for s := 17 * time.Second; s < 27500*time.Millisecond; s += time.Second {
+			at(s)
+			tick(c, d, e)
+		}
+		at(27500 * time.Millisecond)
+		tc := mustAcquire(t, c)
+		cAt := time.Since(began)
+		at(27550 * time.Millisecond)
+		if rec := mustObserve(t, e); rec.Holder != "c" || rec.Token != 2 {
+			t.Fatalf("e read %s/%d, want c's token 2", rec.Holder, rec.Token)
+		}
+		at(27600 * time.Millisecond)
+		store.Put("job", lapsed) // a restore: c's record is hidden
+		for s := 28 * time.Second; s < 32100*time.Millisecond; s += time.Second {
+			at(s)
+			tick(d, e)
+		}
+		at(32100 * time.Millisecond)
+		td := mustAcquire(t, d)
+		if td.Token <= tc.Token {
+			t.Fatalf("d took the restored body with token %d, want above c's %d (the premise)", td.Token, tc.Token)
+		}
+		if err := d.Release(t.Context(), td); err != nil {
+			t.Fatal(err)
+		}
+		at(32300 * time.Millisecond)
+		te, err := e.Acquire(t.Context())
+		if err == nil {
+			t.Errorf("e took d's released record (token %d) at once at %v, with token %d, while c leads: c took token %d at %v, its renew deadline %v, its next renewal %v",
+				td.Token, time.Since(began), te.Token, tc.Token, cAt, cAt+ttl*9/16, cAt+ttl*3/8)
+			return
+		}
+		t.Logf("e refused: %v", err)
+	})
+}
+
+// TestRedteam11RestoreWaitedOutForTheRestoredTTL (rules 1, 2; the claim of
+// 2329058's driver change, in a fleet whose TTLs differ: the record
+// carries its holder's TTL and renew interval, and a contender waits the
+// holder's, as recorded). b (TTL 3 s) acquires and lapses; c (TTL 15 s)
+// takes b's record over at 3.2 s with token 2, and e (TTL 15 s) reads it;
+// a restore puts b's body back at 3.3 s; d (TTL 3 s), whose reads of b's
+// body ran unbroken since 0.1 s (a second apart, within b's renew
+// interval), takes it over with token 2 at 4.1 s and releases it. e reads
+// the released record at c's token under d: a restore (noteToken), waited
+// out, but for the TTL of that record, d's 3 s, not for c's 15 s: e takes
+// the lease at 7.2 s while c, whose renew deadline is 11.6 s and whose
+// first renewal is due at 8.8 s, leads. What may still be live is the
+// holder at the highest token the Lease has seen (c), so the wait should
+// be that record's TTL (and the same holds for a restore whose token went
+// backward, the rule before 2329058).
+func TestRedteam11RestoreWaitedOutForTheRestoredTTL(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		began := time.Now()
+		at := func(d time.Duration) { advance(d - time.Since(began)) }
+		open := func(id string, ttl time.Duration) lease.Lease {
+			l, err := store.Open("job", lease.Options{Identity: id, TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		short := 3 * time.Second
+		b, c, d, e := open("b", short), open("c", ttl), open("d", short), open("e", ttl)
+		mustAcquire(t, b)
+		lapsed, _ := store.Bytes("job")
+		for s := 100 * time.Millisecond; s < 3200*time.Millisecond; s += time.Second {
+			at(s)
+			mustObserve(t, c)
+			mustObserve(t, d)
+		}
+		at(3200 * time.Millisecond)
+		tc := mustAcquire(t, c)
+		cAt := time.Since(began)
+		at(3250 * time.Millisecond)
+		if rec := mustObserve(t, e); rec.Holder != "c" {
+			t.Fatalf("e read %s's record, want c's", rec.Holder)
+		}
+		at(3300 * time.Millisecond)
+		store.Put("job", lapsed) // a restore hides c's record
+		at(4100 * time.Millisecond)
+		td := mustAcquire(t, d)
+		if td.Token != tc.Token {
+			t.Fatalf("d took the restored body with token %d, want c's %d (the premise)", td.Token, tc.Token)
+		}
+		if err := d.Release(t.Context(), td); err != nil {
+			t.Fatal(err)
+		}
+		for s := 4200 * time.Millisecond; s < cAt+ttl*3/8; s += time.Second {
+			at(s)
+			te, err := e.Acquire(t.Context())
+			if err == nil {
+				t.Errorf("e took the lease at %v (token %d), waiting out d's released record at c's token for d's TTL (%v); c took token %d at %v and leads until its first renewal at %v (its renew deadline %v)",
+					time.Since(began), te.Token, short, tc.Token, cAt, cAt+ttl*3/8, cAt+ttl*9/16)
+				return
+			}
+			wantHeld(t, "e's Acquire", err, "d")
+		}
+	})
+}
