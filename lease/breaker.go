@@ -63,9 +63,11 @@ type Watcher interface {
 	// zero Record when that read found none. A count ends with a read
 	// that fails, one that returns more than the holder's renew interval
 	// (Record.HolderRenewInterval) after the one before was sent, another
-	// version, or a token lower than one this Lease has seen (a restore):
-	// a caller that watches a record to see it lapse reads it well within
-	// that interval.
+	// version, or a token lower than one this Lease has seen, or equal to
+	// it under another holder (a restore): a caller that watches a record
+	// to see it lapse reads it well within that interval. After a restore,
+	// no record is free before the TTL of the holder it may have hidden
+	// has passed since the restore was read.
 	Wait(rec Record) time.Duration
 }
 

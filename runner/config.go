@@ -49,11 +49,8 @@ type Config struct {
 	// that write), and the holder must have stepped down before the count
 	// ends. Default: DefaultRenewDeadline, 9/16 of the TTL.
 	RenewDeadline time.Duration
-	// RenewInterval is how long after its last successful renewal was sent
-	// the leader sends the next (at once, if that renewal's answer came
-	// later), so that answers late by less than RenewDeadline -
-	// RenewInterval never bring the leader to its renew deadline. Failed
-	// renewals are retried with exponential
+	// RenewInterval is how long after its last successful renewal returned the
+	// leader sends the next. Failed renewals are retried with exponential
 	// backoff until RenewDeadline. A follower of a lease whose renewals show
 	// (lease.RenewalsShow) reads the holder's interval in the record, and
 	// reads the lease just after each renewal, and FollowerReads-1 times

@@ -14,8 +14,12 @@ import (
 )
 
 // keepRenewing renews the term RenewInterval after each successful
-// renewal was sent, or as soon as it returned if that is later (the first
-// at once when Config.Annotate changed the term's annotations), until ctx
+// renewal returned (the first at once when Config.Annotate changed the
+// term's annotations), never sooner: two writes of a term then land at
+// least a renew interval apart, so that a follower, whose reads are no
+// further apart, cannot miss two of them hidden by a restore (lease/driver's
+// package doc; red team 11 showed two leaders when renewals went a renew
+// interval after the previous was sent, a late landing between). It runs until ctx
 // ends (see renewUntil), retrying failures
 // with backoff. When a renewal finds the lease lost or unrenewable, or when
 // no renewal succeeded by RenewDeadline after the last successful one
@@ -27,7 +31,7 @@ import (
 // when it was sent or was due, whichever is earlier.
 func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
-	tn := st.tenure()
+	tn, acked := st.tenure(), time.Now()
 	stepDownTimer := time.AfterFunc(time.Until(st.stepDownAt()), func() {
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})
 	})
@@ -37,7 +41,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		wait = 0
 	}
 	for {
-		ctxtime.Sleep(ctx, time.Until(tn.sent.Add(wait)))
+		ctxtime.Sleep(ctx, time.Until(acked.Add(wait)))
 		wait = r.cfg.RenewInterval
 		if ctx.Err() != nil {
 			return
@@ -46,6 +50,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		tn = ntn // a renewal left unanswered is noted (tenure.unsure) for the writes after the task
 		st.set(tn)
 		if err == nil { // the term moved on, even if the renewals are over
+			acked = time.Now()
 			stepDownTimer.Reset(time.Until(st.stepDownAt()))
 		}
 		switch {

@@ -5,7 +5,12 @@ import "github.com/leasehold/leasehold/runner"
 // Requests are requests a worker sends to its group's store per renew
 // interval.
 type Requests struct {
-	Writes, Reads, Lists float64
+	// Writes are conditional writes (PUTs).
+	Writes float64
+	// Reads are reads of one object (GETs).
+	Reads float64
+	// Lists are listings of the group's prefix.
+	Lists float64
 }
 
 // SteadyRequests returns the requests per renew interval of a worker in a

@@ -99,7 +99,15 @@ type casLease struct {
 		ttl      time.Duration // of the latest record read if held: one that vanishes is waited out
 		token    uint64        // the highest token read or written: a lower one is a restore
 		holder   string        // token's holder: another at that token is a restore too
+		live     time.Duration // the TTL of token's record
 		restored bool          // the run's record has a lower token: held or not, it is waited out
+		// horizon is a TTL, the live holder's or the restored record's
+		// if longer, after this Lease last read a restore: until then no
+		// record is taken at once, nor before its count ends, since
+		// records after the restore (a takeover of the restored body, at
+		// any token, and its release) may all descend from it while the
+		// holder it hid still leads (red team 11).
+		horizon time.Time
 	}
 	// unseen is this Lease's latest Acquire write whose outcome was
 	// unknown, and when it was sent: the one record it may take over at
@@ -216,11 +224,21 @@ func (c *casLease) Keep(ctx context.Context, t lease.Term, d time.Duration) erro
 func (c *casLease) Wait(cur lease.Record) time.Duration {
 	switch {
 	case cur.Version == "": // no record: waited out if it vanished while this Lease watched
-		return c.wait(lease.Record{})
-	case (cur.Held() || c.restored(cur)) && !c.ownUnseen(cur):
-		return c.wait(cur)
+		return max(c.wait(lease.Record{}), c.sinceRestore())
+	case c.ownUnseen(cur):
+		return 0
+	case cur.Held() || c.restored(cur):
+		return max(c.wait(cur), c.sinceRestore())
 	}
-	return 0
+	return c.sinceRestore()
+}
+
+// sinceRestore is how long until the horizon of the latest restore this
+// Lease read has passed (seen.horizon), 0 if it has.
+func (c *casLease) sinceRestore() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return max(time.Until(c.seen.horizon), 0)
 }
 
 // Break is lease.Breaker's: a conditional Replace on rec's version with
@@ -375,8 +393,8 @@ func (c *casLease) wrote(r lease.Record, sent time.Time) {
 // released it with the live holder's token). Under c.mu.
 func (c *casLease) noteToken(r lease.Record) (restored bool) {
 	restored = r.Token < c.seen.token || r.Token == c.seen.token && r.Holder != c.seen.holder
-	if r.Token > c.seen.token {
-		c.seen.token, c.seen.holder = r.Token, r.Holder
+	if !restored && r.Token >= c.seen.token {
+		c.seen.token, c.seen.holder, c.seen.live = r.Token, r.Holder, r.TTL
 	}
 	return restored
 }
@@ -433,6 +451,9 @@ func (c *casLease) observe(version string, sent time.Time, r lease.Record) {
 	}
 	if version != c.seen.version || now.Sub(c.seen.sent) > c.seen.gap {
 		c.seen.version, c.seen.at, c.seen.gap, c.seen.restored = version, now, gap, restored
+		if h := now.Add(max(c.seen.live, r.TTL)); restored && h.After(c.seen.horizon) {
+			c.seen.horizon = h
+		}
 	}
 	c.seen.sent, c.seen.ttl = sent, ttl
 }

@@ -89,7 +89,9 @@ type Grant struct {
 // as "s3:prefix") equals one of Values, written with the parts of the
 // lease's URL in capitals as a Grant's Resource is.
 type Condition struct {
-	Key    string
+	// Key is the IAM condition key, such as "s3:prefix".
+	Key string
+	// Values are the values Key may equal, URL parts in capitals.
 	Values []string
 }
 

@@ -1,9 +1,9 @@
-//go:build redteam11open
-
 package driver_test
 
-// Red team 11, open holes (fail on 2329058): run with
-//   go test ./lease/driver -tags redteam11open -run TestRedteam11 -v
+// Red team 11: restores that a token under another holder did not catch.
+// After a Lease reads a restore it takes no record at once, nor before
+// its count ends, until the live holder's TTL (or the restored record's,
+// if longer) has passed since (casLease.seen.horizon).
 
 import (
 	"errors"
