@@ -21,9 +21,9 @@ type shardMetrics struct {
 // shardEventLabels are the events of leasehold_shard_events_total.
 var shardEventLabels = []shard.EventKind{shard.Assigned, shard.Revoked, shard.Lost, shard.Ended}
 
-// addShards registers the shard metrics; owned returns the shards this
-// worker runs.
-func (m *metrics) addShards(owned func() []shard.Shard) {
+// addShards registers the shard metrics of a group of n shards; owned
+// returns the shards this worker runs.
+func (m *metrics) addShards(n int, owned func() []shard.Shard) {
 	s := &shardMetrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasehold_shard_events_total",
@@ -43,7 +43,14 @@ func (m *metrics) addShards(owned func() []shard.Shard) {
 		Name: "leasehold_shards_owned",
 		Help: "Shards whose command runs on this worker.",
 	}, func() float64 { return float64(len(owned())) })
-	m.registry.MustRegister(s.events, s.balance, s.granted, ownedGauge)
+	// With leasehold_shards_owned summed over the group's workers, the
+	// alerting rules' count of the shards nobody runs.
+	shards := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "leasehold_shards",
+		Help: "Shards in the group (--shards).",
+	})
+	shards.Set(float64(n))
+	m.registry.MustRegister(s.events, s.balance, s.granted, ownedGauge, shards)
 	for _, k := range shardEventLabels {
 		s.events.WithLabelValues(k.String())
 	}

@@ -15,16 +15,17 @@ import (
 // TestShardEndpointAndMetrics: /shards answers 503 while the worker runs
 // no shard and 200 with its shards and epochs while it runs some; every
 // series of leasehold_shard_events_total exists from the start, at 0; the
-// owned gauge follows the worker, and a settling is observed.
+// owned gauge follows the worker, the group's shard count is there for the
+// alerting rules, and a settling is observed.
 func TestShardEndpointAndMetrics(t *testing.T) {
 	var mu sync.Mutex
 	var owned []shard.Shard
-	st := &leaderState{m: newMetrics(), owned: func() []shard.Shard {
+	st := &leaderState{m: newMetrics(15 * time.Second), owned: func() []shard.Shard {
 		mu.Lock()
 		defer mu.Unlock()
 		return owned
 	}}
-	st.m.addShards(st.owned)
+	st.m.addShards(6, st.owned)
 	h := st.handler()
 	if code, body := get(t, h, "/shards"); code != http.StatusServiceUnavailable || strings.TrimSpace(body) != "[]" {
 		t.Fatalf("/shards owning none: %d %q, want 503 []", code, body)
@@ -47,6 +48,7 @@ func TestShardEndpointAndMetrics(t *testing.T) {
 	_, metrics = get(t, h, "/metrics")
 	for _, want := range []string{
 		"leasehold_shards_owned 2",
+		"leasehold_shards 6",
 		`leasehold_shard_events_total{event="assigned"} 1`,
 		`leasehold_shard_events_total{event="revoked"} 1`,
 		`leasehold_shard_balance_seconds_bucket{le="2.5"} 0`,
@@ -57,7 +59,7 @@ func TestShardEndpointAndMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if code, _ := get(t, (&leaderState{m: newMetrics()}).handler(), "/shards"); code != http.StatusNotFound {
+	if code, _ := get(t, (&leaderState{m: newMetrics(15 * time.Second)}).handler(), "/shards"); code != http.StatusNotFound {
 		t.Errorf("/shards without --shards: %d, want 404", code)
 	}
 }
