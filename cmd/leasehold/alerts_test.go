@@ -61,25 +61,27 @@ func readRules(t *testing.T) []rule {
 // leaseholdSeries are the names in a PromQL expression that mention
 // leasehold: its metrics (leasehold_...) and the rules' recorded series
 // (job:leasehold_...:...).
-var leaseholdSeries = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*leasehold_[a-zA-Z0-9_:]*`)
+var leaseholdSeries = regexp.MustCompile(`[a-zA-Z_:]*leasehold_[a-zA-Z0-9_:]*`)
 
-// exportedNames are the series names leasehold run --shards serves on
-// /metrics (a run without --shards serves a subset), a histogram's
-// _bucket, _sum and _count included.
+// exportedNames are the series names leasehold run serves on /metrics,
+// with or without --shards, a histogram's _bucket, _sum and _count
+// included.
 func exportedNames(t *testing.T) map[string]bool {
 	t.Helper()
-	m := newMetrics(time.Second)
-	m.addShards(4, func() []shard.Shard { return nil })
-	families, err := m.registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sharded := newMetrics(time.Second)
+	sharded.addShards(4, func() []shard.Shard { return nil })
 	names := map[string]bool{}
-	for _, f := range families {
-		names[f.GetName()] = true
-		if f.GetType() == dto.MetricType_HISTOGRAM {
-			for _, s := range []string{"_bucket", "_sum", "_count"} {
-				names[f.GetName()+s] = true
+	for _, m := range []*metrics{newMetrics(time.Second), sharded} {
+		families, err := m.registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			names[f.GetName()] = true
+			if f.GetType() == dto.MetricType_HISTOGRAM {
+				for _, s := range []string{"_bucket", "_sum", "_count"} {
+					names[f.GetName()+s] = true
+				}
 			}
 		}
 	}
