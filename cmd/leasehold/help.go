@@ -375,7 +375,8 @@ Exit status:
 /healthz answers 200 while leasehold runs. /leader answers 200 while this
 instance leads and its command runs, 503 otherwise (also while it steps
 down). /metrics has leasehold_is_leader, leasehold_transitions_total{reason},
-leasehold_renew_duration_seconds, leasehold_renew_failures_total{reason} and
+leasehold_renew_duration_seconds, leasehold_renew_failures_total{reason},
+leasehold_ttl_seconds (--ttl) and
 leasehold_build_info{version,commit,goversion}. With --shards, /leader
 answers 200 while this instance is the group's assigner, 503 otherwise
 (naming the assigner it last saw); /shards answers 200 while this instance
@@ -383,7 +384,7 @@ runs at least one shard's command, 503 otherwise, with its shards and their
 epochs as JSON ([{"shard":3,"epoch":4294967297}]); in /metrics
 leasehold_is_leader is 1 on the group's assigner, 0 elsewhere, there is no
 leasehold_transitions_total, and there are leasehold_shards_owned,
-leasehold_shard_events_total{event} (assigned,
+leasehold_shards (--shards), leasehold_shard_events_total{event} (assigned,
 revoked, lost, ended), and on the group's assigner
 leasehold_shard_balance_seconds (time from a change to balance) and
 leasehold_shard_grants_total; the renewal metrics are the liveness lease's.

@@ -105,7 +105,7 @@ type session struct {
 }
 
 func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, stopRun context.CancelCauseFunc) *session {
-	state := &leaderState{m: newMetrics()}
+	state := &leaderState{m: newMetrics(o.ttl)}
 	return &session{
 		o:       o,
 		log:     log,

@@ -30,7 +30,7 @@ func runShards(ctx context.Context, hurry <-chan struct{}, o *runOptions, env *e
 		return usageError("run", err)
 	}
 	s.state.owned, s.state.assigner = w.Owned, w.Assigner
-	s.state.m.addShards(w.Owned, w.Assigner)
+	s.state.m.addShards(o.shards, w.Owned, w.Assigner)
 	if o.listen != "" {
 		stop, err := s.state.serve(ctx, o.listen, log)
 		if err != nil {

@@ -21,12 +21,12 @@ type shardMetrics struct {
 // shardEventLabels are the events of leasehold_shard_events_total.
 var shardEventLabels = []shard.EventKind{shard.Assigned, shard.Revoked, shard.Lost, shard.Ended}
 
-// addShards registers the shard metrics; owned returns the shards this
-// worker runs, assigner the group's assigner as it knows it. A worker
-// leads as the group's assigner: leasehold_is_leader says whether it is
-// the assigner, and leasehold_transitions_total, which nothing of a
-// sharded run counts, is not exported.
-func (m *metrics) addShards(owned func() []shard.Shard, assigner func() shard.AssignerInfo) {
+// addShards registers the shard metrics of a group of n shards; owned
+// returns the shards this worker runs, assigner the group's assigner as it
+// knows it. A worker leads as the group's assigner: leasehold_is_leader
+// says whether it is the assigner, and leasehold_transitions_total, which
+// nothing of a sharded run counts, is not exported.
+func (m *metrics) addShards(n int, owned func() []shard.Shard, assigner func() shard.AssignerInfo) {
 	s := &shardMetrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasehold_shard_events_total",
@@ -52,10 +52,17 @@ func (m *metrics) addShards(owned func() []shard.Shard, assigner func() shard.As
 		}
 		return 0
 	})
+	// With leasehold_shards_owned summed over the group's workers, the
+	// alerting rules' count of the shards nobody runs.
+	shards := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "leasehold_shards",
+		Help: "Shards in the group (--shards).",
+	})
+	shards.Set(float64(n))
 	// In place of the lease's gauge, which nothing of a sharded run sets.
 	m.registry.Unregister(m.isLeader)
 	m.registry.Unregister(m.transitions)
-	m.registry.MustRegister(s.events, s.balance, s.granted, ownedGauge, isAssigner)
+	m.registry.MustRegister(s.events, s.balance, s.granted, ownedGauge, isAssigner, shards)
 	for _, k := range shardEventLabels {
 		s.events.WithLabelValues(k.String())
 	}

@@ -18,12 +18,13 @@ import (
 // answered 503 and stayed 0 on every worker, the assigner's too), and
 // leasehold_transitions_total, which nothing counts, is not exported;
 // every series of leasehold_shard_events_total exists from the start, at
-// 0; the owned gauge follows the worker, and a settling is observed.
+// 0; the owned gauge follows the worker, the group's shard count is there
+// for the alerting rules, and a settling is observed.
 func TestShardEndpointAndMetrics(t *testing.T) {
 	var mu sync.Mutex
 	var owned []shard.Shard
 	var assigner shard.AssignerInfo
-	st := &leaderState{m: newMetrics(), owned: func() []shard.Shard {
+	st := &leaderState{m: newMetrics(15 * time.Second), owned: func() []shard.Shard {
 		mu.Lock()
 		defer mu.Unlock()
 		return owned
@@ -32,7 +33,7 @@ func TestShardEndpointAndMetrics(t *testing.T) {
 		defer mu.Unlock()
 		return assigner
 	}}
-	st.m.addShards(st.owned, st.assigner)
+	st.m.addShards(6, st.owned, st.assigner)
 	h := st.handler()
 	if code, body := get(t, h, "/shards"); code != http.StatusServiceUnavailable || strings.TrimSpace(body) != "[]" {
 		t.Fatalf("/shards owning none: %d %q, want 503 []", code, body)
@@ -72,6 +73,7 @@ func TestShardEndpointAndMetrics(t *testing.T) {
 	for _, want := range []string{
 		"leasehold_shards_owned 2",
 		"\nleasehold_is_leader 1\n",
+		"leasehold_shards 6",
 		`leasehold_shard_events_total{event="assigned"} 1`,
 		`leasehold_shard_events_total{event="revoked"} 1`,
 		`leasehold_shard_balance_seconds_bucket{le="2.5"} 0`,
@@ -82,7 +84,7 @@ func TestShardEndpointAndMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if code, _ := get(t, (&leaderState{m: newMetrics()}).handler(), "/shards"); code != http.StatusNotFound {
+	if code, _ := get(t, (&leaderState{m: newMetrics(15 * time.Second)}).handler(), "/shards"); code != http.StatusNotFound {
 		t.Errorf("/shards without --shards: %d, want 404", code)
 	}
 }

@@ -48,7 +48,9 @@ type metrics struct {
 	shards        *shardMetrics // with --shards (addShards)
 }
 
-func newMetrics() *metrics {
+// newMetrics returns the metrics of a process whose lease (or, with
+// --shards, whose group) has TTL ttl.
+func newMetrics(ttl time.Duration) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		isLeader: prometheus.NewGauge(isLeaderOpts),
@@ -73,7 +75,14 @@ func newMetrics() *metrics {
 		ConstLabels: prometheus.Labels{"version": v.Version, "commit": v.Commit, "goversion": v.Go},
 	})
 	buildInfo.Set(1)
-	m.registry.MustRegister(buildInfo, m.isLeader, m.transitions, m.renewDuration, m.renewFailures,
+	// The alerting rules (deploy/prometheus) measure how long a lease has
+	// gone without a leader against it, also after every instance stopped.
+	ttlGauge := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "leasehold_ttl_seconds",
+		Help: "The lease's TTL (--ttl), in seconds; with --shards, the group's.",
+	})
+	ttlGauge.Set(ttl.Seconds())
+	m.registry.MustRegister(buildInfo, ttlGauge, m.isLeader, m.transitions, m.renewDuration, m.renewFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, at 0, so that a rate or an
 	// alert on one finds it before its first event.

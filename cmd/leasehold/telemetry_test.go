@@ -26,7 +26,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 }
 
 func TestEndpoints(t *testing.T) {
-	st := &leaderState{m: newMetrics()}
+	st := &leaderState{m: newMetrics(2500 * time.Millisecond)}
 	h := st.handler()
 	if code, _ := get(t, h, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz: %d, want 200", code)
@@ -56,6 +56,7 @@ func TestEndpoints(t *testing.T) {
 		"leasehold_renew_duration_seconds_count 3",
 		`leasehold_renew_failures_total{reason="unavailable"} 1`,
 		`leasehold_renew_failures_total{reason="lost"} 1`,
+		"leasehold_ttl_seconds 2.5",
 		"go_goroutines",
 		`leasehold_build_info{commit="`,
 	} {
@@ -71,7 +72,7 @@ func TestEndpoints(t *testing.T) {
 // that an alert on an increase finds them on a healthy leader; and each
 // runner.Reason has its series.
 func TestFreshLeaderHasEverySeries(t *testing.T) {
-	st := &leaderState{m: newMetrics()}
+	st := &leaderState{m: newMetrics(15 * time.Second)}
 	st.elected(lease.Term{Token: 1})
 	st.setLeading(true, 1)
 	st.m.renewed(time.Millisecond, nil)
