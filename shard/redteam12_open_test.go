@@ -1,0 +1,96 @@
+//go:build redteam12open
+
+package shard
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestRedTeam12GensAnnotationHaltsGroup (liveness; open): the assigner
+// lease's record edited so that shard/gens says 2^31-1 or more (an
+// operator, a tool, a record copied from elsewhere; below 2^63, the bound
+// gensOf parses to). Every worker that then wins the lease takes a high
+// half above the bound, and fails for good in assign's checkTokenFits,
+// its release writing a higher shard/gens still for the next: one after
+// another, every worker of the group stops with an error, and a restart
+// fails again. The error blames "the assigner lease's token 2147483650",
+// while the token is 4: the operator, reading the token, finds nothing
+// wrong. A value that is not a number, or one above 2^63, is ignored
+// ("names none"); these are not.
+//
+//	go test -tags redteam12open ./shard -run TestRedTeam12GensAnnotationHaltsGroup
+func TestRedTeam12GensAnnotationHaltsGroup(t *testing.T) {
+	rt12GensValues(t, []string{"2147483647", "2147483648", "9223372036854775807"})
+}
+
+// TestRedTeam12GensTimeBomb (liveness; open): shard/gens edited to
+// 2147483646 (or an acknowledgement's Seen, or an assignment's Gen, with
+// that high half: raise notes it, and the next term goes above): the next
+// assigner takes 2^31-1, the bound, and runs, and the group looks well;
+// at the next change of assigner (a deploy), every worker fails for good.
+//
+//	go test -tags redteam12open ./shard -run TestRedTeam12GensTimeBomb
+func TestRedTeam12GensTimeBomb(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := settledFleet(t, 12, 3, 0)
+		rt12EditAssigner(f, "2147483646")
+		time.Sleep(6 * f.ttl)
+		t.Logf("after the edit: assigner %s gens %q, failed %v, counts %v", f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), rt12Failed(f), f.o.Counts(f.live()))
+		boss := f.assigner()
+		f.leave(boss)
+		f.start(boss)
+		time.Sleep(8 * f.ttl)
+		failed := rt12Failed(f)
+		balanced := f.o.Balanced(f.live())
+		t.Logf("after the assigner %s left and came back: assigner %s gens %q, failed %v, counts %v", boss, f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), failed, f.o.Counts(f.live()))
+		for id := range failed {
+			f.workers[id].live = false
+		}
+		f.stopAllTolerant()
+		if len(failed) != 0 || !balanced {
+			t.Errorf("shard/gens 2147483646, then one change of assigner: %d of 3 workers failed for good (%v), balanced %t", len(failed), failed, balanced)
+		}
+	})
+}
+
+// TestRedTeam12AckSeenTimeBomb (liveness; open): the same through an
+// acknowledgement, a record the package doc says "says what it likes"
+// (a copy from another group, a tool's write): a worker's, as stored,
+// its Seen edited to a high half of 2^31-2, which the decoder accepts.
+// The assigner reads it and ends its term (raise), noting it in its
+// process; each candidate that wins after does the same until one has
+// noted it, and that one takes the bound, 2^31-1, for its Gens. At the
+// next change of assigner every worker fails for good.
+//
+//	go test -tags redteam12open ./shard -run TestRedTeam12AckSeenTimeBomb
+func TestRedTeam12AckSeenTimeBomb(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := settledFleet(t, 12, 3, 0)
+		// A worker's acknowledgement as stored, its Seen edited.
+		id := f.live()[1]
+		k := f.ackOf(id)
+		k.Seen = (maxToken - 1) << 32
+		if _, err := decodeAck(k.encode()); err != nil {
+			t.Fatal(err)
+		}
+		f.store.Put(ackKey(simGroup, id), k.encode())
+		time.Sleep(8 * f.ttl)
+		t.Logf("after the acknowledgement: assigner %s gens %q, failed %v, counts %v", f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), rt12Failed(f), f.o.Counts(f.live()))
+		boss := f.assigner()
+		f.leave(boss)
+		f.start(boss)
+		time.Sleep(8 * f.ttl)
+		failed := rt12Failed(f)
+		balanced := f.o.Balanced(f.live())
+		t.Logf("after the assigner %s left and came back: assigner %s gens %q, failed %v, counts %v", boss, f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), failed, f.o.Counts(f.live()))
+		for id := range failed {
+			f.workers[id].live = false
+		}
+		f.stopAllTolerant()
+		if len(failed) != 0 || !balanced {
+			t.Errorf("an acknowledgement with Seen of high half 2^31-2, then one change of assigner: %d of 3 workers failed for good (%v), balanced %t", len(failed), failed, balanced)
+		}
+	})
+}
