@@ -3,10 +3,10 @@ package shard
 import (
 	"context"
 	"flag"
-	"sync"
-	"sync/atomic"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -211,7 +211,6 @@ func TestRedTeam12FirstRenewalAnswerLost(t *testing.T) {
 	}
 }
 
-
 // TestRedTeam12RaiseChurn measures the terms that end by errRaise: the
 // assigner lease's record and the assignment restored as they were early
 // on (low Gens), and every candidate restarted (new processes, which have
@@ -290,4 +289,3 @@ func rt12Settle(f *fleet, limit time.Duration) (time.Duration, bool) {
 	}
 	return time.Since(since), true
 }
-
