@@ -134,6 +134,7 @@ type rt12LossyStore struct {
 	Store
 	lose  int
 	count *atomic.Int64 // answers lost
+	mode  string        // "lose" (lands, answer lost), "fail" (does not land), "hang" (hangs for the call timeout, does not land)
 }
 
 func (s rt12LossyStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
@@ -141,15 +142,17 @@ func (s rt12LossyStore) Lease(key string, opts lease.Options) (lease.Lease, erro
 	if err != nil || key != assignerKey(simGroup) {
 		return l, err
 	}
-	return &rt12LossyLease{Lease: l, lose: s.lose, count: s.count}, nil
+	return &rt12LossyLease{Lease: l, lose: s.lose, count: s.count, mode: s.mode, timeout: opts.CallTimeout}, nil
 }
 
 type rt12LossyLease struct {
 	lease.Lease
-	lose  int
-	count *atomic.Int64
-	mu    sync.Mutex
-	left  int
+	lose    int
+	count   *atomic.Int64
+	mode    string
+	timeout time.Duration
+	mu      sync.Mutex
+	left    int
 }
 
 func (l *rt12LossyLease) Acquire(ctx context.Context) (lease.Term, error) {
@@ -163,6 +166,24 @@ func (l *rt12LossyLease) Acquire(ctx context.Context) (lease.Term, error) {
 }
 
 func (l *rt12LossyLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if l.mode != "lose" {
+		l.mu.Lock()
+		fault := l.left > 0
+		if fault {
+			l.left--
+			l.count.Add(1)
+		}
+		l.mu.Unlock()
+		if fault {
+			if l.mode == "hang" {
+				hctx, cancel := context.WithTimeout(ctx, l.timeout)
+				<-hctx.Done()
+				cancel()
+			}
+			return lease.Term{}, fmt.Errorf("%w: rt12: the renewal failed (%s)", lease.ErrUnavailable, l.mode)
+		}
+		return l.Lease.Renew(ctx, t)
+	}
 	nt, err := l.Lease.Renew(ctx, t)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -183,12 +204,16 @@ func (l *rt12LossyLease) FollowerReads() int { return lease.FollowerReads(l.Leas
 // assigner hold its lease and write nothing? The assigner crashes twice;
 // the group must settle each time.
 func TestRedTeam12FirstRenewalAnswerLost(t *testing.T) {
-	for _, lose := range []int{1, 2, 3, 100} {
-		t.Run(fmt.Sprint(lose), func(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		lose int
+	}{{"lose", 1}, {"lose", 2}, {"lose", 3}, {"fail", 1}, {"fail", 3}, {"hang", 1}, {"hang", 2}} {
+		mode, lose := c.mode, c.lose
+		t.Run(fmt.Sprint(mode, lose), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var count atomic.Int64
 				f := newFleet(t, 12)
-				f.wrapStore = func(proc string, s Store) Store { return rt12LossyStore{s, lose, &count} }
+				f.wrapStore = func(proc string, s Store) Store { return rt12LossyStore{s, lose, &count, mode} }
 				for range 4 {
 					f.join()
 					time.Sleep(f.phase(f.renew()))
@@ -205,7 +230,7 @@ func TestRedTeam12FirstRenewalAnswerLost(t *testing.T) {
 					f.join()
 				}
 				time.Sleep(4 * f.ttl)
-				f.verdict(fmt.Sprintf("the first %d renewals of every assigner term answered lost", lose))
+				f.verdict(fmt.Sprintf("the first %d renewals of every assigner term: %s", lose, mode))
 			})
 		})
 	}
