@@ -245,11 +245,23 @@ func TestRedTeam12FirstRenewalAnswerLost(t *testing.T) {
 // shard/gens goes up by one a term. How many terms, and how long until the
 // group is balanced again?
 func TestRedTeam12RaiseChurn(t *testing.T) {
-	for _, cands := range []int{2, 4, 6} {
-		t.Run(fmt.Sprint(cands), func(t *testing.T) {
+	for _, c := range []struct {
+		cands int
+		cli   bool
+	}{{2, false}, {4, false}, {6, false}, {4, true}, {6, true}} {
+		cands := c.cands
+		t.Run(fmt.Sprint(cands, c.cli), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFleet(t, 24)
 				f.candidates = cands
+				if c.cli {
+					// leasehold run --shards: commands that ignore
+					// SIGTERM, killed at the CLI's deadline.
+					f.grace = f.ttl * 3 / 2
+					f.drainTimeout = f.grace + f.ttl
+				} else {
+					f.drainTimeout = 3 * f.ttl
+				}
 				for range cands + 4 {
 					f.join()
 					time.Sleep(f.phase(f.renew()))
