@@ -94,3 +94,24 @@ func TestRedTeam12AckSeenTimeBomb(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeam12GensLimitCutOff (rule 12, epochs; the documented Gens
+// limit, reproduced): the assigner lease's record (shard/gens 1), the
+// assignment and both acknowledgements restored as they were at the first
+// fence, after three more assigner terms (shard/gens 4); the assigner
+// crashed, the only other worker that applied the later Gens cut off (its
+// calls hang; not crashed, not restarted: the doc's limit says "gone
+// (crashed, or restarted)"), a new process joins and takes the lease with
+// shard/gens above the restored 1 (its token, 3 here, the record's 1 + 1
+// being lower), below 4: it gives the cut-off worker's shards at epochs
+// below those they ran with (shard 0: epoch 2<<32|..., after 4<<32|...).
+// Nothing the new assigner can read names the later Gens; the fix of
+// 5383847 rests on the lease's record, which the restore took back.
+//
+//	go test -tags redteam12open ./shard -run TestRedTeam12GensLimitCutOff
+func TestRedTeam12GensLimitCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := rt12Limit(t)
+		f.verdict("the assigner lease's record, the assignment and the acknowledgements restored, the only other worker cut off")
+	})
+}

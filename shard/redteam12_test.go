@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -325,4 +326,46 @@ func rt12Settle(f *fleet, limit time.Duration) (time.Duration, bool) {
 		time.Sleep(f.renew() / 16)
 	}
 	return time.Since(since), true
+}
+
+// rt12Limit: the Gens limit of go doc ./shard, with the worker that
+// applied the later Gens cut off (its calls hang), not crashed nor
+// restarted: the assigner lease's record, the assignment and every
+// acknowledgement are restored as they were at the first assigner's fence;
+// the assigner crashes; a new process joins and takes the lease. It
+// returns the fleet, stopped, for the verdict.
+func rt12Limit(t *testing.T) *fleet {
+	f := phasedFleet(t, 12, 2, 1)
+	boss := f.assigner()
+	other := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })[0]
+	earlyLease, _ := f.store.Bytes(assignerKey(simGroup))
+	earlyAssignment, _ := f.store.Bytes(assignmentKey(simGroup))
+	earlyAcks := map[string][]byte{}
+	for _, id := range []string{boss, other} {
+		earlyAcks[id], _ = f.store.Bytes(ackKey(simGroup, id))
+	}
+	// Move the Gens on: the assigner's worker leaves and starts again.
+	f.candidates = f.next
+	for range 3 {
+		f.leave(boss)
+		f.start(boss)
+		f.settle("a new term of the assigner", time.Now(), 0)
+	}
+	t.Logf("gens %s before the restores", f.assignerRecord().Annotations.Get(gensAnnotation))
+	f.partition(other, true)
+	f.crash(boss)
+	f.store.Put(assignerKey(simGroup), earlyLease)
+	f.store.Put(assignmentKey(simGroup), earlyAssignment)
+	for id, b := range earlyAcks {
+		f.store.Put(ackKey(simGroup, id), b)
+	}
+	f.leaseFaults.Add(1)
+	f.candidates = f.next + 1
+	f.join()
+	time.Sleep(6 * f.ttl)
+	f.heal(other)
+	f.workers[other].live = true
+	time.Sleep(6 * f.ttl)
+	t.Logf("assigner %s gens %q", f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation))
+	return f
 }
