@@ -115,3 +115,43 @@ func TestRedTeam12GensLimitCutOff(t *testing.T) {
 		f.verdict("the assigner lease's record, the assignment and the acknowledgements restored, the only other worker cut off")
 	})
 }
+
+// TestRedTeam12GensHaltSurvivesBreakAndRestart (liveness; open): after
+// shard/gens 2147483647 has stopped every worker, the operator does what
+// the tools offer: leasehold break --force on the assigner lease (which
+// keeps the record's annotations, shard/gens with them), and restarts
+// every worker. Each fails again at its first assigner term; leasehold
+// status shows nothing of shard/gens, and the error names a lease token
+// that is not the record's.
+//
+//	go test -tags redteam12open ./shard -run TestRedTeam12GensHaltSurvivesBreakAndRestart
+func TestRedTeam12GensHaltSurvivesBreakAndRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := settledFleet(t, 12, 3, 0)
+		rt12EditAssigner(f, "2147483647")
+		time.Sleep(8 * f.ttl)
+		failed := rt12Failed(f)
+		t.Logf("after the edit: failed %v", failed)
+		if _, err := f.breakAssigner(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("broken: shard/gens %q", f.assignerRecord().Annotations.Get(gensAnnotation))
+		for id := range failed {
+			f.workers[id].live = false
+			f.gone = append(f.gone, f.workers[id])
+			delete(f.workers, id)
+			f.start(id)
+		}
+		time.Sleep(8 * f.ttl)
+		again := rt12Failed(f)
+		balanced := f.o.Balanced(f.live())
+		t.Logf("after the break and the restarts: failed %v, counts %v, shard/gens %q", again, f.o.Counts(f.live()), f.assignerRecord().Annotations.Get(gensAnnotation))
+		for id := range again {
+			f.workers[id].live = false
+		}
+		f.stopAllTolerant()
+		if len(again) != 0 || !balanced {
+			t.Errorf("after leasehold break --force and a restart of every worker: %d of 3 failed again (%v), balanced %t", len(again), again, balanced)
+		}
+	})
+}
