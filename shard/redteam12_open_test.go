@@ -3,6 +3,8 @@
 package shard
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -153,5 +155,66 @@ func TestRedTeam12GensHaltSurvivesBreakAndRestart(t *testing.T) {
 		if len(again) != 0 || !balanced {
 			t.Errorf("after leasehold break --force and a restart of every worker: %d of 3 failed again (%v), balanced %t", len(again), again, balanced)
 		}
+	})
+}
+
+// TestRedTeam12LateAcquireReleasesOwnLiveTerm (rule 12, two owners; open):
+// a worker X wins the assigner lease, but Acquire's answer reaches it
+// only after the term's renew deadline (RenewDeadline after the write was
+// sent: a lost answer read back, a process stalled). runner.lead calls
+// Config.Annotate first, which writes X's live liveness term in shard/term,
+// then ends the term before its task starts (DeadlinePassed) and releases
+// the lease, within a TTL of the write, with those annotations. The
+// assigner task never ran, so its context.AfterFunc(actx, end) was never
+// registered: X's liveness term goes on, its shards running, and X
+// campaigns again. The record now says, released, that X's live term
+// held the assigner lease and ended with it. B takes the released record
+// at once (X's next attempts fail for a few seconds) and, by design, frees
+// that term's shards at once (assigner.ended: no acknowledgement, no
+// expiry count) and gives them to itself while X runs them.
+//
+//	go test -tags redteam12open ./shard -run TestRedTeam12LateAcquireReleasesOwnLiveTerm
+func TestRedTeam12LateAcquireReleasesOwnLiveTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctl := &rt12AcquireCtl{block: map[string]bool{}, late: map[string]time.Duration{}, won: map[string]int{}}
+		f := newFleet(t, 12)
+		f.wrapStore = func(proc string, s Store) Store { return rt12CtlStore{s, proc, ctl} }
+		for range 3 {
+			f.join()
+			time.Sleep(f.phase(f.renew()))
+		}
+		f.settle("start", time.Now(), 0)
+		boss := f.assigner()
+		others := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })
+		x, b := others[0], others[1]
+		ctl.set(func(c *rt12AcquireCtl) {
+			c.block[b] = true
+			c.late[x] = f.renewDeadline() + time.Second
+		})
+		f.leave(boss)
+		// X's late term: released with shard/term naming X's live term;
+		// then X's attempts fail, B's pass.
+		since := time.Now()
+		for {
+			r := f.assignerRecord()
+			if r.Holder == x && r.Released {
+				t.Logf("%v after the leave: the record, released by %s (token %d): shard/term %q; %s runs %v", time.Since(since), x, r.Token, r.Annotations.Get(termAnnotation), x, f.o.Shards(x))
+				break
+			}
+			if time.Since(since) > 4*f.ttl {
+				t.Fatalf("no release by %s: record %+v", x, r)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for f.assigner() != b {
+			if time.Since(since) > 8*f.ttl {
+				t.Fatalf("%s did not take the lease", b)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(2 * f.ttl)
+		ctl.set(func(c *rt12AcquireCtl) { c.block[x] = false })
+		time.Sleep(4 * f.ttl)
+		f.verdict(fmt.Sprintf("%s's assigner term past its deadline before its task started, released; %s took the lease", x, b))
 	})
 }

@@ -369,3 +369,71 @@ func rt12Limit(t *testing.T) *fleet {
 	t.Logf("assigner %s gens %q", f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation))
 	return f
 }
+
+// rt12AcquireCtl controls the assigner lease's Acquire of each process:
+// block makes it fail before it reaches the store (lease.ErrUnavailable);
+// late, once set, makes its next success return only after that long, as
+// an answer that came late (a read-back after a lost answer, a stalled
+// process), and then blocks that process and no other.
+type rt12AcquireCtl struct {
+	mu    sync.Mutex
+	block map[string]bool
+	late  map[string]time.Duration
+	won   map[string]int
+}
+
+type rt12CtlStore struct {
+	Store
+	proc string
+	ctl  *rt12AcquireCtl
+}
+
+func (s rt12CtlStore) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	l, err := s.Store.Lease(key, opts)
+	if err != nil || key != assignerKey(simGroup) {
+		return l, err
+	}
+	return rt12CtlLease{l, s.proc, s.ctl}, nil
+}
+
+type rt12CtlLease struct {
+	lease.Lease
+	proc string
+	ctl  *rt12AcquireCtl
+}
+
+func (l rt12CtlLease) Acquire(ctx context.Context) (lease.Term, error) {
+	l.ctl.mu.Lock()
+	blocked := l.ctl.block[l.proc]
+	l.ctl.mu.Unlock()
+	if blocked {
+		return lease.Term{}, fmt.Errorf("%w: rt12: blocked", lease.ErrUnavailable)
+	}
+	t, err := l.Lease.Acquire(ctx)
+	if err != nil {
+		return t, err
+	}
+	l.ctl.mu.Lock()
+	late := l.ctl.late[l.proc]
+	delete(l.ctl.late, l.proc)
+	l.ctl.won[l.proc]++
+	l.ctl.mu.Unlock()
+	if late > 0 {
+		time.Sleep(late)
+		// Then this process's next attempts fail, the others' pass.
+		l.ctl.set(func(c *rt12AcquireCtl) {
+			clear(c.block)
+			c.block[l.proc] = true
+		})
+	}
+	return t, nil
+}
+
+func (l rt12CtlLease) RenewalsShow() bool { return lease.RenewalsShow(l.Lease) }
+func (l rt12CtlLease) FollowerReads() int { return lease.FollowerReads(l.Lease) }
+
+func (c *rt12AcquireCtl) set(f func(c *rt12AcquireCtl)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c)
+}
