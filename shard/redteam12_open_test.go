@@ -223,3 +223,59 @@ func TestRedTeam12LateAcquireReleasesOwnLiveTerm(t *testing.T) {
 		f.verdict(fmt.Sprintf("%s's assigner term past its deadline before its task started, released; %s took the lease", x, b))
 	})
 }
+
+// TestRedTeam12SlowAcquireReleasesOwnLiveTerm (rule 12, two owners; open):
+// the hole of TestRedTeam12LateAcquireReleasesOwnLiveTerm through store
+// faults alone, no process stall: every worker's assigner lease has a
+// CallTimeout of 5 s (TTL 15 s, RenewDeadline 8.4 s: valid, below the
+// RenewDeadline). X's calls of that lease take 4.5 s each, and its
+// acquiring write's answer is lost: the engine reads it back (4.5 s
+// more) and reports the term 9 s after the write was sent, past its
+// renew deadline; the runner releases it (within the TTL) with X's live
+// liveness term in shard/term, X's task never run. B's calls of the lease
+// fail until then (a partition, healed once the record reads released),
+// and B takes it and frees X's running shards at once.
+//
+//	go test -tags redteam12open ./shard -run TestRedTeam12SlowAcquireReleasesOwnLiveTerm
+func TestRedTeam12SlowAcquireReleasesOwnLiveTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 12)
+		f.wrapStore = func(proc string, s Store) Store {
+			return rt12AssignerClient{s, f.store.Objects(proc + "/assigner"), 5 * time.Second}
+		}
+		for range 3 {
+			f.join()
+			time.Sleep(f.phase(f.renew()))
+		}
+		f.settle("start", time.Now(), 0)
+		boss := f.assigner()
+		others := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })
+		x, b := others[0], others[1]
+		f.store.Partition(b + "/assigner")
+		f.store.Delay(x+"/assigner", 4500*time.Millisecond)
+		f.store.LoseResponses(x+"/assigner", 1)
+		f.leave(boss)
+		since := time.Now()
+		for {
+			r := f.assignerRecord()
+			if r.Holder == x && r.Released {
+				t.Logf("%v after the leave: the record, released by %s (token %d): shard/term %q; %s runs %v", time.Since(since), x, r.Token, r.Annotations.Get(termAnnotation), x, f.o.Shards(x))
+				break
+			}
+			if time.Since(since) > 4*f.ttl {
+				t.Fatalf("no release by %s: record %+v", x, r)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		f.store.Heal(b + "/assigner")
+		for f.assigner() != b {
+			if time.Since(since) > 8*f.ttl {
+				t.Fatalf("%s did not take the lease; the record: %+v", b, f.assignerRecord())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		f.store.Heal(x + "/assigner")
+		time.Sleep(4 * f.ttl)
+		f.verdict(fmt.Sprintf("%s's assigner term answered past its renew deadline, released; %s took the lease", x, b))
+	})
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/memlease"
 )
 
 var (
@@ -436,4 +437,22 @@ func (c *rt12AcquireCtl) set(f func(c *rt12AcquireCtl)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(c)
+}
+
+// rt12AssignerClient is a worker's Store whose assigner lease is opened on
+// the memory store for the client PROC/assigner, so that faults can be
+// set on that lease's calls alone, with the lease's CallTimeout set to
+// callTimeout (a valid setting: below the RenewDeadline).
+type rt12AssignerClient struct {
+	Store
+	objects     *memlease.Objects
+	callTimeout time.Duration
+}
+
+func (s rt12AssignerClient) Lease(key string, opts lease.Options) (lease.Lease, error) {
+	if key != assignerKey(simGroup) {
+		return s.Store.Lease(key, opts)
+	}
+	opts.CallTimeout = s.callTimeout
+	return s.objects.Lease(key, opts)
 }
