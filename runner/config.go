@@ -215,7 +215,9 @@ type Config struct {
 	// OnDemoted, if set, is called when leadership has ended, after Task
 	// has returned and the lease was released (or release was not possible).
 	OnDemoted func(Demotion)
-	// Annotate, if set, is called with each term this contender wins, as
+	// Annotate, if set, is called with each term this contender wins whose
+	// task will start (not with one whose renew deadline had passed when
+	// Acquire returned: that term writes nothing Annotate would say), as
 	// Acquire returned it, before OnElected and Task: its Annotations are
 	// those of the record it took over, as the previous holder left them.
 	// It returns the annotations that the term's renewals and its release

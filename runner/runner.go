@@ -158,12 +158,21 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 // term as it stands once the renewals have stopped.
 func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context) error, finish finishTerm) Demotion {
 	lt := tn.term
-	acquired := lt.Annotations
-	if r.cfg.Annotate != nil {
+	// Whether the task starts is decided before Annotate is called: a
+	// term that does not start it writes nothing Annotate said (its
+	// release carries the record's annotations as it took them over), so
+	// that what Annotate writes holds only for a term whose task ran (red
+	// team 12: a shard worker's assigner term, its Acquire answered past
+	// the renew deadline, released a record naming the worker's live
+	// liveness term, and the next assigner freed that term's shards while
+	// they ran). Annotate must return quickly; the task's context ends at
+	// the renew deadline as always.
+	starts := time.Now().Before(tn.leadsUntil(r.cfg.RenewDeadline))
+	if starts && r.cfg.Annotate != nil {
 		tn.term.Annotations = r.cfg.Annotate(lt)
 	}
 	st := newLeadership(tn, r.cfg.RenewInterval, r.cfg.RenewDeadline)
-	st.annotated = tn.term.Annotations != acquired
+	st.annotated = tn.term.Annotations != lt.Annotations
 	termCtx, stopTerm := context.WithCancelCause(ctx)
 	defer stopTerm(nil)
 	r.elected(lt)
@@ -174,7 +183,7 @@ func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context)
 	wg.Go(func() { r.keepRenewing(renewCtx, st, stopTerm) })
 	wg.Go(func() { r.watchHealth(termCtx, st, stopTerm) })
 	var taskErr error
-	if time.Now().Before(st.stepDownAt()) {
+	if starts {
 		taskErr = task(context.WithValue(termCtx, termKey{}, st))
 	} else {
 		st.fail(stopTerm, &stepDown{reason: DeadlinePassed})

@@ -33,7 +33,7 @@ var errRaise = errors.New("shard: the group has Gens at or above this assigner t
 // has seen of the workers.
 type assigner struct {
 	w      *Worker
-	token  uint64 // the assigner lease's token: the high half of every Gen
+	token  uint64 // the high half of every Gen of this term (gensOf)
 	seq    uint64 // the low half of the latest Gen
 	cur    *assignment
 	stored string // the version of cur as stored: "" for none, or unknown
@@ -45,7 +45,11 @@ type assigner struct {
 	judge  *judge
 	acks   map[string]ack    // what the acknowledgements seen say, by identity
 	ackVer map[string]string // the version of the latest read
-	shown  map[string]ack    // what that version said
+	// unvouched is the highest Gen that an acknowledgement ignored for
+	// naming a term its worker's liveness record does not vouch for says
+	// was applied or seen (see known).
+	unvouched uint64
+	shown     map[string]ack // what that version said
 	// seenAt is when the term of acks first showed up, by identity: a
 	// listing sent before it may not show that term's liveness (see
 	// expired); and an earlier term of the worker is kept for a TTL from
@@ -406,7 +410,7 @@ func (a *assigner) raise(read uint64) error {
 // known returns the highest Gen that the acknowledgements read name
 // (applied or seen) and that this process has read or written.
 func (a *assigner) known() uint64 {
-	known := a.w.genSeen.get()
+	known := max(a.w.genSeen.get(), a.unvouched)
 	for _, k := range a.acks {
 		known = max(known, k.Applied, k.Seen)
 	}
@@ -542,6 +546,14 @@ func (a *assigner) readAcks(ctx context.Context, listed map[string]string, deadl
 					all = false
 					continue // its liveness record could not be read: a later round reads both again
 				}
+			}
+			if errors.Is(err, errUnvouched) {
+				// Its term is none the assigner waits for, but the Gens it
+				// says its worker applied and saw were given out: the next
+				// go above them (red team 12: a worker whose liveness record
+				// was deleted, alive and acknowledged, started its shards
+				// again at lower epochs).
+				a.unvouched = max(a.unvouched, k.Applied, k.Seen)
 			}
 			if err != nil {
 				cfg.Logger.Warn("shard: assigner: ignoring an acknowledgement", "identity", id, "err", err)

@@ -376,7 +376,8 @@
 // it succeed, before it writes its first Gen. And it knows of Gens the
 // record does not (an earlier assigner's whose record was deleted): the
 // assignment it read; the Gens that the acknowledgements it read before
-// its fence say their workers applied, and the highest each writer's
+// its fence say their workers applied (even one whose term the worker's
+// liveness record does not vouch for), and the highest each writer's
 // process had read (ack.Seen: every acknowledgement carries it, a hello
 // too, so that a worker's next term does not wipe out what the one it
 // replaces said). When one of them has a high half at or above its own, it
@@ -418,7 +419,7 @@
 // (its shard/gens with it), the assignment and every acknowledgement that
 // named them (applied or seen) were deleted or restored to earlier ones,
 // its own process never read them, and the workers that applied them are
-// gone (crashed, or restarted); or, equal, when an acknowledgement of an
+// gone (crashed, or restarted) or cut off until then; or, equal, when an acknowledgement of an
 // earlier assigner's Gen is written only after the new assigner's listing
 // before its fence (a call that lands more than a TTL late). Before the
 // record said its holder's high half, a loss of the rest alone sufficed
