@@ -8,7 +8,9 @@ package runner_test
 // TTL starts the task, its context not yet cancelled, after a follower
 // has taken the lease over and leads: two leaders (rule 1). Before
 // 1cf2ef6 the deadline was checked after Annotate, and the task was not
-// started. Run with
+// started. The same through Config.OnElected, now also called after the
+// decision, whose doc asks nothing of its speed (both tests pass at
+// 62cd8d9). Run with
 //
 //	go test -tags redteam13open ./runner -run TestRedTeam13
 
@@ -31,6 +33,35 @@ import (
 // task starts with a live context while b's task runs; each task, at its
 // start, finds the other leading.
 func TestRedTeam13SlowAnnotateStartsTaskUnderAnotherLeader(t *testing.T) {
+	rt13SlowHook(t, func(cfg *runner.Config) {
+		cfg.Annotate = func(won lease.Term) lease.Annotations {
+			if won.Token == 1 {
+				advance(2 * renewDeadline)
+			}
+			return won.Annotations.With("test/holder", "a")
+		}
+	})
+}
+
+// TestRedTeam13SlowOnElectedStartsTaskUnderAnotherLeader (rule 1): the
+// same with no Annotate, through Config.OnElected, whose doc asks nothing
+// of its speed ("called when this contender becomes leader, before Task
+// starts"): 1cf2ef6 decides before OnElected too (runner.lead: starts,
+// then r.elected, then the task), where the check used to come after it.
+func TestRedTeam13SlowOnElectedStartsTaskUnderAnotherLeader(t *testing.T) {
+	rt13SlowHook(t, func(cfg *runner.Config) {
+		cfg.OnElected = func(won lease.Term) {
+			if won.Token == 1 {
+				advance(2 * renewDeadline) // a metrics push, a log flush, a stall
+			}
+		}
+	})
+}
+
+// rt13SlowHook runs a (its config changed by hook) and b, a follower
+// started a millisecond later, for a minute, and fails the test if a
+// task starts, its context live, while the other's runs.
+func rt13SlowHook(t *testing.T, hook func(cfg *runner.Config)) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
 		j := newJournal()
@@ -53,16 +84,9 @@ func TestRedTeam13SlowAnnotateStartsTaskUnderAnotherLeader(t *testing.T) {
 				return inner(ctx)
 			}
 		}
-		stopA := start(t, runner.Config{
-			Lease: openLease(t, store, "a"),
-			Task:  task("a"),
-			Annotate: func(won lease.Term) lease.Annotations {
-				if won.Token == 1 {
-					advance(2 * renewDeadline)
-				}
-				return won.Annotations.With("test/holder", "a")
-			},
-		})
+		cfgA := runner.Config{Lease: openLease(t, store, "a"), Task: task("a")}
+		hook(&cfgA)
+		stopA := start(t, cfgA)
 		advance(time.Millisecond)
 		stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: task("b")})
 		advance(time.Minute)
