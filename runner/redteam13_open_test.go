@@ -1,0 +1,113 @@
+//go:build redteam13open
+
+package runner_test
+
+// Red team 13, open: 1cf2ef6 decides whether a term's task starts before
+// Config.Annotate is called, and starts it however long Annotate took. An
+// Annotate that takes (or a process stalled in it for) longer than the
+// TTL starts the task, its context not yet cancelled, after a follower
+// has taken the lease over and leads: two leaders (rule 1). Before
+// 1cf2ef6 the deadline was checked after Annotate, and the task was not
+// started. The same through Config.OnElected, now also called after the
+// decision, whose doc asks nothing of its speed (both tests pass at
+// 62cd8d9). Run with
+//
+//	go test -tags redteam13open ./runner -run TestRedTeam13
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// TestRedTeam13SlowAnnotateStartsTaskUnderAnotherLeader (rule 1): a wins
+// the lease; its Annotate takes 2 × RenewDeadline (longer than the TTL:
+// a read it makes, or a stall). b, a follower, sees a's record unchanged
+// for a TTL, takes it over and leads. Then a's Annotate returns and a's
+// task starts with a live context while b's task runs; each task, at its
+// start, finds the other leading.
+func TestRedTeam13SlowAnnotateStartsTaskUnderAnotherLeader(t *testing.T) {
+	rt13SlowHook(t, func(cfg *runner.Config) {
+		cfg.Annotate = func(won lease.Term) lease.Annotations {
+			if won.Token == 1 {
+				advance(2 * renewDeadline)
+			}
+			return won.Annotations.With("test/holder", "a")
+		}
+	})
+}
+
+// TestRedTeam13SlowOnElectedStartsTaskUnderAnotherLeader (rule 1): the
+// same with no Annotate, through Config.OnElected, whose doc asks nothing
+// of its speed ("called when this contender becomes leader, before Task
+// starts"): 1cf2ef6 decides before OnElected too (runner.lead: starts,
+// then r.elected, then the task), where the check used to come after it.
+func TestRedTeam13SlowOnElectedStartsTaskUnderAnotherLeader(t *testing.T) {
+	rt13SlowHook(t, func(cfg *runner.Config) {
+		cfg.OnElected = func(won lease.Term) {
+			if won.Token == 1 {
+				advance(2 * renewDeadline) // a metrics push, a log flush, a stall
+			}
+		}
+	})
+}
+
+// rt13SlowHook runs a (its config changed by hook) and b, a follower
+// started a millisecond later, for a minute, and fails the test if a
+// task starts, its context live, while the other's runs.
+func rt13SlowHook(t *testing.T, hook func(cfg *runner.Config)) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		j := newJournal()
+		var mu sync.Mutex
+		leading := map[string]bool{}
+		var overlaps []string
+		task := func(who string) func(context.Context) error {
+			inner := j.task(who)
+			return func(ctx context.Context) error {
+				mu.Lock()
+				for other, on := range leading {
+					if on && ctx.Err() == nil {
+						lt, _ := runner.Term(ctx)
+						overlaps = append(overlaps, who+" (token "+itoa(lt.Token)+") started its task, its context live, while "+other+" led, at "+time.Now().Format("15:04:05.000"))
+					}
+				}
+				leading[who] = true
+				mu.Unlock()
+				defer func() { mu.Lock(); leading[who] = false; mu.Unlock() }()
+				return inner(ctx)
+			}
+		}
+		cfgA := runner.Config{Lease: openLease(t, store, "a"), Task: task("a")}
+		hook(&cfgA)
+		stopA := start(t, cfgA)
+		advance(time.Millisecond)
+		stopB := start(t, runner.Config{Lease: openLease(t, store, "b"), Task: task("b")})
+		advance(time.Minute)
+		_ = stopA()
+		_ = stopB()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, o := range overlaps {
+			t.Error(o)
+		}
+		j.checkSafety(t)
+	})
+}
+
+func itoa(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
