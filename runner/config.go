@@ -216,9 +216,11 @@ type Config struct {
 	// has returned and the lease was released (or release was not possible).
 	OnDemoted func(Demotion)
 	// Annotate, if set, is called with each term this contender wins whose
-	// task will start (not with one whose renew deadline had passed when
-	// Acquire returned: that term writes nothing Annotate would say), as
-	// Acquire returned it, before OnElected and Task: its Annotations are
+	// renew deadline had not passed when Acquire returned, as Acquire
+	// returned it, before OnElected and Task; a term whose deadline has
+	// passed once Annotate and OnElected have returned does not start its
+	// task, and writes the annotations it took over, not Annotate's. Its
+	// Annotations are
 	// those of the record it took over, as the previous holder left them.
 	// It returns the annotations that the term's renewals and its release
 	// write (lease.Term.Annotate), so that a layer above the runner can

@@ -158,24 +158,28 @@ func spread(began, next time.Time, step time.Duration) time.Time {
 // term as it stands once the renewals have stopped.
 func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context) error, finish finishTerm) Demotion {
 	lt := tn.term
-	// Whether the task starts is decided before Annotate is called: a
-	// term that does not start it writes nothing Annotate said (its
-	// release carries the record's annotations as it took them over), so
-	// that what Annotate writes holds only for a term whose task ran (red
+	// Annotate is called only for a term whose task will start, and the
+	// task starts only if the renew deadline has not passed once Annotate
+	// and OnElected have returned, before any write of the term is sent:
+	// so what Annotate said is written only by a term whose task ran (red
 	// team 12: a shard worker's assigner term, its Acquire answered past
 	// the renew deadline, released a record naming the worker's live
 	// liveness term, and the next assigner freed that term's shards while
-	// they ran). Annotate must return quickly; the task's context ends at
-	// the renew deadline as always.
+	// they ran), and a hook slower than the renew deadline never starts a
+	// task under another leader (red team 13). A term whose task does not
+	// start writes the annotations it took over.
 	starts := time.Now().Before(tn.leadsUntil(r.cfg.RenewDeadline))
 	if starts && r.cfg.Annotate != nil {
 		tn.term.Annotations = r.cfg.Annotate(lt)
+	}
+	r.elected(lt)
+	if !time.Now().Before(tn.leadsUntil(r.cfg.RenewDeadline)) {
+		starts, tn.term.Annotations = false, lt.Annotations
 	}
 	st := newLeadership(tn, r.cfg.RenewInterval, r.cfg.RenewDeadline)
 	st.annotated = tn.term.Annotations != lt.Annotations
 	termCtx, stopTerm := context.WithCancelCause(ctx)
 	defer stopTerm(nil)
-	r.elected(lt)
 	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
 	taskDone := make(chan struct{})
 	var wg sync.WaitGroup

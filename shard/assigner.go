@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // unknown is the stored version while a write's outcome is unknown: no
@@ -22,6 +23,24 @@ const unknown = "\x00unknown"
 // errDeposed ends an assigner's task: a later assigner wrote the
 // assignment.
 var errDeposed = errors.New("shard: a later assigner wrote the assignment")
+
+// errAtBound stops an assigner's writes: the group's records name Gens
+// whose high half leaves no room above it (see atBound).
+var errAtBound = errors.New("shard: the group's records name Gens at the bound")
+
+// atBound is the task of an assigner term whose Gens would need a high
+// half above maxToken, which only records a person put there name (2^31
+// assigner terms are not run): it writes nothing until the term ends, so
+// that no epoch repeats (Gens at the bound, each term's fence drawing a
+// new low half, went back: red team 13), and nothing stops the group's
+// workers (every one that took the lease stopped: red team 12). The
+// shards stay where they are, none moves, and the error says which
+// records to fix.
+func (w *Worker) atBound(ctx context.Context, high uint64) error {
+	w.cfg.Logger.Error("shard: assigner: the group's records name Gens that leave no room above them (the assigner lease's shard/gens annotation, the assignment's Gen, or an acknowledgement's); this assigner writes nothing and no shard moves until they are fixed", "high", high, "max", maxToken)
+	<-ctx.Done()
+	return nil
+}
 
 // errRaise ends an assigner's task: the group's records name Gens at or
 // above the high half its lease record says (gensAnnotation), which only
@@ -101,9 +120,13 @@ func inTurn[V any](m map[string]V, from string) []string {
 // session.campaign), the high half of its Gens, and a channel closed once
 // the lease's record says so (gensAnnotation): nothing is written before.
 func (w *Worker) assign(ctx context.Context, ended term, gens uint64, landed <-chan struct{}) error {
-	if err := checkTokenFits("assigner", gens); err != nil {
+	lt, _ := runner.Term(ctx)
+	if err := checkTokenFits("assigner", lt.Token); err != nil {
 		w.fatal(err)
 		return err
+	}
+	if gens > maxToken {
+		return w.atBound(ctx, gens)
 	}
 	select {
 	case <-landed:
@@ -120,8 +143,11 @@ func (w *Worker) assign(ctx context.Context, ended term, gens uint64, landed <-c
 			next = time.Now().Add(w.cfg.listInterval() / 2)
 		}
 		if err := a.round(ctx, next); err != nil {
-			if errors.Is(err, errDeposed) || errors.Is(err, errRaise) {
+			switch {
+			case errors.Is(err, errDeposed) || errors.Is(err, errRaise):
 				return err
+			case errors.Is(err, errAtBound):
+				return w.atBound(ctx, a.known()>>32+1)
 			}
 			w.fatal(err)
 			return err
@@ -390,16 +416,15 @@ func (a *assigner) unreadOf(listed map[string]string) map[string]string {
 // acknowledging its fence (the group halts), and whose epochs would not
 // increase on a worker that applied them. A Gen whose high half is
 // maxToken leaves no room above it: only a record put there names one
-// (2^31 assigner terms are not run), so it is logged, and the term goes
-// on.
+// (2^31 assigner terms are not run), and the term writes nothing more
+// (errAtBound, atBound).
 func (a *assigner) raise(read uint64) error {
 	known := max(read, a.known())
 	switch high := known >> 32; {
 	case high < a.token:
 		return nil
 	case high >= maxToken:
-		a.w.cfg.Logger.Error("shard: assigner: the group's records name a Gen that leaves no room above it; keeping this term's Gens", "gen", known, "high", a.token)
-		return nil
+		return errAtBound
 	default:
 		a.w.cfg.Logger.Warn("shard: assigner: the group has Gens at or above this term's (the assigner lease's record was deleted or restored); ending this term, so that the next writes above them", "high", a.token, "gen", known)
 		a.w.genSeen.note(known)

@@ -146,7 +146,12 @@
 // (Gens and term tokens stay below 2^63): a worker that takes a lease
 // whose token is above 2^31−1, which only a record put there (copied,
 // restored, written by a tool) gives, fails with an error naming the
-// token, and writes nothing its own decoder would refuse.
+// token, and writes nothing its own decoder would refuse. An assigner
+// whose Gens would need a high half above that bound (the lease's
+// shard/gens annotation, an assignment's or an acknowledgement's Gen put
+// there) writes nothing until its term ends, and logs which records to
+// fix: the group's shards stay where they are, as no epoch may repeat
+// and no worker need stop.
 //
 // The assigner lists GROUP/ every third of a renew interval, and once
 // more at the moment a worker that owns shards and has missed a renewal

@@ -13,28 +13,6 @@ import (
 	"time"
 )
 
-// TestRedTeam12GensAnnotationHaltsGroup (liveness; open): the assigner
-// lease's record edited so that shard/gens says 2^31-1 or more (an
-// operator, a tool, a record copied from elsewhere; below 2^63, the bound
-// gensOf parses to). Every worker that then wins the lease takes a high
-// half above the bound, and fails for good in assign's checkTokenFits,
-// its first renewal (made at once) and release writing a higher shard/gens
-// still for the next: one after another, every worker of the group stops
-// with an error (2147483647, 2147483648: 3 of 3), and a restart fails
-// again (TestRedTeam12GensHaltSurvivesBreakAndRestart). At
-// 9223372036854775807 the first winner fails, writing 2^63, which the
-// next parses as no number and ignores (1 of 3). The error blames "the
-// assigner lease's token 2147483650", while the token is 4: the operator,
-// reading the token, finds nothing wrong, and leasehold status shows no
-// shard/gens. A value that is not a number, or one of 2^63 and above, is
-// ignored ("names none"); these are not. Before 5383847 shard/gens did
-// not exist, and raise kept Gens at the bound instead of failing.
-//
-//	go test -tags redteam12open ./shard -run TestRedTeam12GensAnnotationHaltsGroup
-func TestRedTeam12GensAnnotationHaltsGroup(t *testing.T) {
-	rt12GensValues(t, []string{"2147483647", "2147483648", "9223372036854775807"})
-}
-
 // TestRedTeam12LateAcquireReleasesOwnLiveTerm (rule 12, two owners; open):
 // a worker X wins the assigner lease, but Acquire's answer reaches it
 // only after the term's renew deadline (RenewDeadline after the write was

@@ -694,19 +694,16 @@ const gensAnnotation = "shard/gens"
 // lease this worker won: above the one the record it took over names
 // (gensAnnotation), above the high half of every Gen this process has
 // read or written (seen), and at least its token. A value that is not a
-// number names none (the record's other annotations still count). Gens
-// are kept at maxToken, which only a record put there reaches (2^31
-// assigner terms are not run), rather than above it, where every worker
-// that took the lease would stop, term after term (red team 12); it is
-// logged, as raise logs such a Gen.
-func gensOf(won lease.Term, seen uint64, log *slog.Logger) uint64 {
+// number names none (the record's other annotations still count). The
+// result may exceed maxToken, which only records put there reach (2^31
+// assigner terms are not run): such a term writes nothing (assign).
+func gensOf(won lease.Term, seen uint64) uint64 {
 	high := won.Token
-	for _, above := range []uint64{annotatedGens(won.Annotations) + 1, seen>>32 + 1} {
-		if above > maxToken {
-			log.Error("shard: assigner: the group's records name Gens that leave no room above them; keeping this term's at the bound", "high", above-1)
-			above = maxToken
-		}
-		high = max(high, above)
+	if prev := annotatedGens(won.Annotations); prev > 0 {
+		high = max(high, prev+1)
+	}
+	if seen > 0 {
+		high = max(high, seen>>32+1)
 	}
 	return high
 }
@@ -795,7 +792,7 @@ func (s *session) campaign(ctx context.Context, end context.CancelFunc) (wait fu
 				// renewal: its term is judged as any worker's.
 				ended = term{}
 			}
-			gens, landed = gensOf(won, w.genSeen.get(), w.cfg.Logger), make(chan struct{})
+			gens, landed = gensOf(won, w.genSeen.get()), make(chan struct{})
 			return won.Annotations.With(termAnnotation, s.me.annotation()).With(gensAnnotation, strconv.FormatUint(gens, 10))
 		},
 		OnRenew: func(_ time.Duration, err error) {

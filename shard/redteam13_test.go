@@ -1,8 +1,7 @@
-//go:build redteam13open
-
 package shard
 
-// Red team 13, open: Gens kept at the bound (maxToken, 1cf2ef6's gensOf
+// Red team 13, fixed (the assigner now writes nothing at the bound:
+// atBound): Gens kept at the bound (maxToken, 1cf2ef6's gensOf
 // clamp and raise's "keeping this term's Gens") make epochs go backward
 // at the next change of assigner. Every term at the bound takes the same
 // high half, maxToken, and its fence's low half is 30 fresh random bits
