@@ -176,8 +176,7 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 }
 
 // holdUntil writes t, tn's term with the schedule state that ends the run,
-// at once, then renews it RenewInterval after each write was sent (at once
-// when its answer came later), until
+// at once, then renews it RenewInterval after each write returned, until
 // until has passed or ctx ends. The writes go on after ctx ends, each
 // until tn.heldUntil. A write that did not land by then, while one of the
 // term's writes left unanswered may have (rule 7), is resolved by reading
@@ -213,7 +212,7 @@ func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until t
 		if !time.Now().Before(until) {
 			return tn, nil
 		}
-		ctxtime.Sleep(ctx, min(time.Until(tn.sent.Add(r.cfg.RenewInterval)), time.Until(until)))
+		ctxtime.Sleep(ctx, min(r.cfg.RenewInterval, time.Until(until)))
 		if ctx.Err() != nil || !time.Now().Before(until) {
 			return tn, nil
 		}

@@ -262,17 +262,18 @@ func (l lateRenewals) Renew(ctx context.Context, t lease.Term) (lease.Term, erro
 
 // TestMinHoldOutlivesLateAnswers: a minimum hold whose writes land but are
 // answered late, within CallTimeout, keeps the lease until the hold ends
-// (rule 13; issue 34, sim seed 1795853083240598326). Each write was once
-// sent a renew interval after the late answer of the one before, so its
-// deadline crept up on it until one was still unanswered at the deadline
-// of the one before, although it landed, and the holder gave the hold up
-// 27 s before it ended; now each is sent a renew interval after the one
-// before was sent (sim seed 6000711947: a hold write answered 1 s late,
-// then two failures, lost the hold), and one unanswered by its deadline is
-// resolved by reading the record back. It does not release when the hold
-// is over: answered 3.2 s late, the latest write answered a renew interval
-// before the latest was sent is two writes back, a TTL before the hold's
-// end (tenure.releasable), and the record lapses instead.
+// (rule 13; issue 34, sim seed 1795853083240598326). Each write is sent a
+// renew interval after the late answer of the one before, so it counts
+// from when it was due, and its deadline creeps up on it: the third is
+// still unanswered at the deadline of the second, a TTL after the second
+// counts from, although it landed. The holder gave the hold up then, the
+// record it did not know it had written lapsed 12 s later, and a follower
+// took the lease some 27 s before the hold ended. The write's outcome is
+// resolved by reading the record back: it moved on within the term, so
+// the holder goes on writing until the hold is over. It does not release
+// then: its writes are spaced a renew interval plus 3.2 s, so a TTL has
+// passed since the write before its latest (tenure.releasable), and
+// the record lapses instead.
 func TestMinHoldOutlivesLateAnswers(t *testing.T) {
 	holdsThrough(t, 5*time.Second, false, func(la lease.Lease) lease.Lease { return lateRenewals{la, 3200 * time.Millisecond} })
 }

@@ -10,9 +10,17 @@ package shard
 //   go test -tags redteam12open ./shard -run TestRedTeam12
 
 import (
+	"flag"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+)
+
+var (
+	rt12From  = flag.Uint64("rt12from", 0, "TestRedTeam12Seeds: the first seed")
+	rt12Count = flag.Int("rt12count", 0, "TestRedTeam12Seeds: how many seeds")
 )
 
 // TestRedTeam12GensLimitCutOff (rule 12, epochs; the documented Gens
@@ -166,4 +174,29 @@ func TestRedTeam12AckSeenTimeBomb(t *testing.T) {
 //	go test -tags redteam12open ./shard -run TestRedTeam12GensAnnotationHaltsGroup
 func TestRedTeam12GensAnnotationHaltsGroup(t *testing.T) {
 	rt12GensValues(t, []string{"2147483647", "2147483648", "9223372036854775807"})
+}
+
+// TestRedTeam12Seeds runs TestRandomFaults's schedules for a range of seeds
+// that does not start at 1 (-rt12from, -rt12count, -classes).
+func TestRedTeam12Seeds(t *testing.T) {
+	if *rt12Count == 0 {
+		t.Skip("-rt12count not set")
+	}
+	on := map[string]bool{}
+	for _, c := range strings.Split(*classFlag, ",") {
+		if c != "" {
+			on[c] = true
+		}
+	}
+	for i := range *rt12Count {
+		seed := *rt12From + uint64(i)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			var v verdict
+			synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, nil, false) })
+			if v.failed {
+				t.Error(v.report)
+			}
+		})
+	}
 }

@@ -2,10 +2,8 @@ package shard
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,36 +14,6 @@ import (
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 )
-
-var (
-	rt12From  = flag.Uint64("rt12from", 0, "TestRedTeam12Seeds: the first seed")
-	rt12Count = flag.Int("rt12count", 0, "TestRedTeam12Seeds: how many seeds")
-)
-
-// TestRedTeam12Seeds runs TestRandomFaults's schedules for a range of seeds
-// that does not start at 1 (-rt12from, -rt12count, -classes).
-func TestRedTeam12Seeds(t *testing.T) {
-	if *rt12Count == 0 {
-		t.Skip("-rt12count not set")
-	}
-	on := map[string]bool{}
-	for _, c := range strings.Split(*classFlag, ",") {
-		if c != "" {
-			on[c] = true
-		}
-	}
-	for i := range *rt12Count {
-		seed := *rt12From + uint64(i)
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			t.Parallel()
-			var v verdict
-			synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, nil, false) })
-			if v.failed {
-				t.Error(v.report)
-			}
-		})
-	}
-}
 
 // rt12EditAssigner rewrites the assigner lease's record as an operator
 // (or a tool) would, with its shard/gens annotation set to gens.

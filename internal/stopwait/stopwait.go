@@ -66,6 +66,9 @@ func Wait(ctx context.Context, graceEnd time.Time, margin time.Duration, exited,
 // still move on; false once the renewals of every one have stopped, and
 // the expiry is final.
 func Renewing(ctx context.Context) bool {
+	if !time.Now().Before(runner.Deadline(ctx)) {
+		return false // past the renew deadline no renewal moves the expiry, even one still retried
+	}
 	done := runner.RenewalsDone(ctx)
 	select {
 	case <-done:
