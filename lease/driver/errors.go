@@ -24,8 +24,16 @@ func Corruptf(format string, args ...any) error {
 // every backend applies (lease.Options.CallTimeout). When the caller's own
 // ctx ends first, Call returns ctx's error, unwrapped; when only the
 // timeout fired, it returns an error wrapping lease.ErrUnavailable that
-// names the timeout. Otherwise it returns f's error as it is.
+// names the timeout. Otherwise it returns f's error as it is. A ctx that
+// has already ended begins no call: f is not run, and Call returns ctx's
+// error. Some SDKs finish under a context of their own what a call
+// started (the AWS SDK fetches an assumed role's credentials from STS
+// whatever the caller's context says), so a call begun under an ended ctx
+// could still reach the network after Call returned.
 func Call(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := f(cctx)

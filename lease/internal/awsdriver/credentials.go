@@ -43,10 +43,13 @@ func CredentialSource(ctx context.Context, provider aws.CredentialsProvider) (st
 // for the service's own), region, where (a bucket, a table), and the
 // access key of the client's credentials, read from the client's cache,
 // which answers at once after its first request ("" when it cannot: a
-// failure shows up in the requests themselves).
+// failure shows up in the requests themselves). Under an ended ctx it
+// reads no credentials (key ""): the cache would fetch them anyway, under
+// a context of its own (an assumed role's from STS), after the caller had
+// given up; the requests that follow are not sent either (driver.Call).
 func StoreID(ctx context.Context, scheme string, endpoint *string, region string, creds aws.CredentialsProvider, where string) string {
 	key := ""
-	if creds != nil {
+	if creds != nil && ctx.Err() == nil {
 		if c, err := creds.Retrieve(ctx); err == nil {
 			key = c.AccessKeyID
 		}
