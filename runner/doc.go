@@ -86,7 +86,10 @@
 // hold is retried through an outage for as long as the lease can still be
 // the term's, as no other instance can take it over before a TTL has
 // passed unchanged, while a write conditional on the term's version never
-// lands on another's. A done mark or hold write still unanswered at that
+// lands on another's. A hold's writes go a renew interval after the
+// previous was answered, and no later than RenewDeadline after it was
+// sent, so that one answered late leaves time in its TTL for a failure and
+// a retry. A done mark or hold write still unanswered at that
 // deadline may have landed, and then holds the record for a TTL after it
 // was sent: its outcome is resolved by reading the record, never
 // guessed, and the hold goes on from it when the record shows the term

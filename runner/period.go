@@ -176,7 +176,8 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 }
 
 // holdUntil writes t, tn's term with the schedule state that ends the run,
-// at once, then renews it RenewInterval after each write returned, until
+// at once, then renews it RenewInterval after each write returned (no
+// later than RenewDeadline after it was sent), until
 // until has passed or ctx ends. The writes go on after ctx ends, each
 // until tn.heldUntil. A write that did not land by then, while one of the
 // term's writes left unanswered may have (rule 7), is resolved by reading
@@ -212,7 +213,16 @@ func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until t
 		if !time.Now().Before(until) {
 			return tn, nil
 		}
-		ctxtime.Sleep(ctx, min(r.cfg.RenewInterval, time.Until(until)))
+		// Answered late, a write would leave too little of its TTL after
+		// the next for a failure and its retries (sim seed 6000711947: a
+		// write answered 1.03 s late of a 3 s TTL, the next failed a
+		// renew interval after that answer, and no other could land in
+		// time), so the next goes no later than the deadline a leader's
+		// renewal would have had (tenure.leadsUntil). Nothing acts as
+		// leader, so writing sooner than a renew interval after the
+		// answer is safe; only the release's window may shrink
+		// (tenure.next: base).
+		ctxtime.Sleep(ctx, min(r.cfg.RenewInterval, time.Until(until), time.Until(tn.leadsUntil(r.cfg.RenewDeadline))))
 		if ctx.Err() != nil || !time.Now().Before(until) {
 			return tn, nil
 		}

@@ -262,8 +262,9 @@ func (l lateRenewals) Renew(ctx context.Context, t lease.Term) (lease.Term, erro
 
 // TestMinHoldOutlivesLateAnswers: a minimum hold whose writes land but are
 // answered late, within CallTimeout, keeps the lease until the hold ends
-// (rule 13; issue 34, sim seed 1795853083240598326). Each write is sent a
-// renew interval after the late answer of the one before, so it counts
+// (rule 13; issue 34, sim seed 1795853083240598326). Each write is sent
+// RenewDeadline after the one before (sooner than a renew interval after
+// its late answer), later than it was due, so it counts
 // from when it was due, and its deadline creeps up on it: the third is
 // still unanswered at the deadline of the second, a TTL after the second
 // counts from, although it landed. The holder gave the hold up then, the
@@ -271,11 +272,48 @@ func (l lateRenewals) Renew(ctx context.Context, t lease.Term) (lease.Term, erro
 // took the lease some 27 s before the hold ended. The write's outcome is
 // resolved by reading the record back: it moved on within the term, so
 // the holder goes on writing until the hold is over. It does not release
-// then: its writes are spaced a renew interval plus 3.2 s, so a TTL has
+// then: its writes are spaced RenewDeadline apart, each answered 3.2 s
+// later, so a TTL has
 // passed since the write before its latest (tenure.releasable), and
 // the record lapses instead.
 func TestMinHoldOutlivesLateAnswers(t *testing.T) {
 	holdsThrough(t, 5*time.Second, false, func(la lease.Lease) lease.Lease { return lateRenewals{la, 3200 * time.Millisecond} })
+}
+
+// firstHoldWritesSlow is a's lease whose first Renew, the hold's first
+// write, lands at once and is answered late, after late; whose second
+// fails after failAfter; and whose later ones are answered at once.
+type firstHoldWritesSlow struct {
+	lease.Lease
+	late, failAfter time.Duration
+	n               atomic.Int32
+}
+
+func (l *firstHoldWritesSlow) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	switch l.n.Add(1) {
+	case 1:
+		nt, err := l.Lease.Renew(ctx, t)
+		<-time.After(l.late) // in the test's synctest bubble: fake time
+		return nt, err
+	case 2:
+		<-time.After(l.failAfter)
+		return lease.Term{}, lease.ErrUnavailable
+	}
+	return l.Lease.Renew(ctx, t)
+}
+
+// TestMinHoldOutlivesALateAnswerThenAFailure: a hold write answered late
+// (4.5 s of a 5 s CallTimeout), then a write that fails only after 4.9 s:
+// the hold is kept, and released at its end (rule 13; sim seed
+// 6000711947). The write after the late answer is sent by RenewDeadline
+// after the late one was sent, not a renew interval after its answer:
+// then it would have failed 15.025 s after the late one was sent, past
+// that write's TTL, with no time left for a retry, and the lease lapsed
+// in the hold.
+func TestMinHoldOutlivesALateAnswerThenAFailure(t *testing.T) {
+	holdsThrough(t, 5*time.Second, true, func(la lease.Lease) lease.Lease {
+		return &firstHoldWritesSlow{Lease: la, late: 4500 * time.Millisecond, failAfter: 4900 * time.Millisecond}
+	})
 }
 
 // holdsThrough runs a's period with a minimum hold of a minute on a lease
