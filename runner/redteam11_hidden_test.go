@@ -119,13 +119,21 @@ func TestRedteam11TwoRenewalsHiddenBetweenTwoReads(t *testing.T) {
 		advance(10 * time.Second)
 		_ = stopA()
 		t.Logf("W2 hidden at %v; b took the lease over at %v with token %d", time.Duration(ll.restored.Load()), bAt, bTerm.Token)
-		for _, tm := range j.recorded() { // b leads from bAt until bAt + RenewDeadline at least
-			t.Logf("a (token %d) led from %v to %v", tm.token, tm.start.Sub(began), tm.end.Sub(began))
-			if tm.start.Sub(began) < bAt+renewDeadline && tm.end.Sub(began) > bAt {
-				t.Errorf("two leaders at once: b took the lease at %v while a (token %d) led until %v", bAt, tm.token, tm.end.Sub(began))
-			}
-		}
+		j.checkTakeover(t, began, bAt)
 	})
+}
+
+// checkTakeover logs a's terms in j and fails t for each that overlaps b's
+// term: b took the lease over at bAt (since began) and leads from then
+// until bAt + RenewDeadline at least.
+func (j *journal) checkTakeover(t *testing.T, began time.Time, bAt time.Duration) {
+	t.Helper()
+	for _, tm := range j.recorded() {
+		t.Logf("a (token %d) led from %v to %v", tm.token, tm.start.Sub(began), tm.end.Sub(began))
+		if tm.start.Sub(began) < bAt+renewDeadline && tm.end.Sub(began) > bAt {
+			t.Errorf("two leaders at once: b took the lease at %v while a (token %d) led until %v", bAt, tm.token, tm.end.Sub(began))
+		}
+	}
 }
 
 // TestRedteam11RunnerFollowerTakesOverTwoHiddenRenewals (rules 1, 3;
@@ -171,10 +179,3 @@ func TestRedteam11RunnerFollowerTakesOverTwoHiddenRenewals(t *testing.T) {
 		j.checkSafety(t)
 	})
 }
-
-// restoresUndone is a holder's lease whose first renewal (W1) is hidden
-// at once by a restore of the acquisition's body (A); just before its
-// second renewal (W2) a second restore puts W1 back (a restore from a
-// backup taken between, the simulation's restore with N > 1: any earlier
-// body of the term), so W2, conditional on W1's version, lands; a third
-// restore then puts A back again.

@@ -34,33 +34,14 @@ func TestRedTeam12LateAcquireReleasesOwnLiveTerm(t *testing.T) {
 		ctl := &rt12AcquireCtl{block: map[string]bool{}, late: map[string]time.Duration{}, won: map[string]int{}}
 		f := newFleet(t, 12)
 		f.wrapStore = func(proc string, s Store) Store { return rt12CtlStore{s, proc, ctl} }
-		for range 3 {
-			f.join()
-			time.Sleep(f.phase(f.renew()))
-		}
-		f.settle("start", time.Now(), 0)
-		boss := f.assigner()
-		others := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })
-		x, b := others[0], others[1]
-		ctl.set(func(c *rt12AcquireCtl) {
-			c.block[b] = true
-			c.late[x] = f.renewDeadline() + time.Second
-		})
-		f.leave(boss)
 		// X's late term: released with shard/term naming X's live term;
 		// then X's attempts fail, B's pass.
-		since := time.Now()
-		for {
-			r := f.assignerRecord()
-			if r.Holder == x && r.Released {
-				t.Logf("%v after the leave: the record, released by %s (token %d): shard/term %q; %s runs %v", time.Since(since), x, r.Token, r.Annotations.Get(termAnnotation), x, f.o.Shards(x))
-				break
-			}
-			if time.Since(since) > 4*f.ttl {
-				t.Fatalf("no release by %s: record %+v", x, r)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		x, b, since := rt12ReleasedByX(t, f, func(x, b string) {
+			ctl.set(func(c *rt12AcquireCtl) {
+				c.block[b] = true
+				c.late[x] = f.renewDeadline() + time.Second
+			})
+		})
 		for f.assigner() != b {
 			if time.Since(since) > 8*f.ttl {
 				t.Fatalf("%s did not take the lease", b)
@@ -93,30 +74,11 @@ func TestRedTeam12SlowAcquireReleasesOwnLiveTerm(t *testing.T) {
 		f.wrapStore = func(proc string, s Store) Store {
 			return rt12AssignerClient{s, f.store.Objects(proc + "/assigner"), 5 * time.Second}
 		}
-		for range 3 {
-			f.join()
-			time.Sleep(f.phase(f.renew()))
-		}
-		f.settle("start", time.Now(), 0)
-		boss := f.assigner()
-		others := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })
-		x, b := others[0], others[1]
-		f.store.Partition(b + "/assigner")
-		f.store.Delay(x+"/assigner", 4500*time.Millisecond)
-		f.store.LoseResponses(x+"/assigner", 1)
-		f.leave(boss)
-		since := time.Now()
-		for {
-			r := f.assignerRecord()
-			if r.Holder == x && r.Released {
-				t.Logf("%v after the leave: the record, released by %s (token %d): shard/term %q; %s runs %v", time.Since(since), x, r.Token, r.Annotations.Get(termAnnotation), x, f.o.Shards(x))
-				break
-			}
-			if time.Since(since) > 4*f.ttl {
-				t.Fatalf("no release by %s: record %+v", x, r)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		x, b, since := rt12ReleasedByX(t, f, func(x, b string) {
+			f.store.Partition(b + "/assigner")
+			f.store.Delay(x+"/assigner", 4500*time.Millisecond)
+			f.store.LoseResponses(x+"/assigner", 1)
+		})
 		f.store.Heal(b + "/assigner")
 		for f.assigner() != b {
 			if time.Since(since) > 8*f.ttl {
@@ -128,6 +90,37 @@ func TestRedTeam12SlowAcquireReleasesOwnLiveTerm(t *testing.T) {
 		time.Sleep(4 * f.ttl)
 		f.verdict(fmt.Sprintf("%s's assigner term answered past its renew deadline, released; %s took the lease", x, b))
 	})
+}
+
+// rt12ReleasedByX starts three workers in f and lets them settle; of the
+// two that do not hold the assigner lease, it calls arm with X and B (to
+// set up the faults), then makes the assigner's worker leave and waits
+// (at most 4 TTLs) until the assigner lease's record says released by X.
+// It returns X, B and when the assigner left.
+func rt12ReleasedByX(t *testing.T, f *fleet, arm func(x, b string)) (x, b string, since time.Time) {
+	t.Helper()
+	for range 3 {
+		f.join()
+		time.Sleep(f.phase(f.renew()))
+	}
+	f.settle("start", time.Now(), 0)
+	boss := f.assigner()
+	others := slices.DeleteFunc(f.live(), func(id string) bool { return id == boss })
+	x, b = others[0], others[1]
+	arm(x, b)
+	f.leave(boss)
+	since = time.Now()
+	for {
+		r := f.assignerRecord()
+		if r.Holder == x && r.Released {
+			t.Logf("%v after the leave: the record, released by %s (token %d): shard/term %q; %s runs %v", time.Since(since), x, r.Token, r.Annotations.Get(termAnnotation), x, f.o.Shards(x))
+			return x, b, since
+		}
+		if time.Since(since) > 4*f.ttl {
+			t.Fatalf("no release by %s: record %+v", x, r)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestRedTeam12UnvouchedAckGensIgnored (rule 12, epochs; open; found by

@@ -97,20 +97,7 @@ func TestRedTeam12GensTimeBomb(t *testing.T) {
 		rt12EditAssigner(f, "2147483646")
 		time.Sleep(6 * f.ttl)
 		t.Logf("after the edit: assigner %s gens %q, failed %v, counts %v", f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), rt12Failed(f), f.o.Counts(f.live()))
-		boss := f.assigner()
-		f.leave(boss)
-		f.start(boss)
-		time.Sleep(8 * f.ttl)
-		failed := rt12Failed(f)
-		balanced := f.o.Balanced(f.live())
-		t.Logf("after the assigner %s left and came back: assigner %s gens %q, failed %v, counts %v", boss, f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), failed, f.o.Counts(f.live()))
-		for id := range failed {
-			f.workers[id].live = false
-		}
-		f.stopAllTolerant()
-		if len(failed) != 0 || !balanced {
-			t.Errorf("shard/gens 2147483646, then one change of assigner: %d of 3 workers failed for good (%v), balanced %t", len(failed), failed, balanced)
-		}
+		rt12ChangeAssigner(t, f, "shard/gens 2147483646")
 	})
 }
 
@@ -137,21 +124,30 @@ func TestRedTeam12AckSeenTimeBomb(t *testing.T) {
 		f.store.Put(ackKey(simGroup, id), k.encode())
 		time.Sleep(8 * f.ttl)
 		t.Logf("after the acknowledgement: assigner %s gens %q, failed %v, counts %v", f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), rt12Failed(f), f.o.Counts(f.live()))
-		boss := f.assigner()
-		f.leave(boss)
-		f.start(boss)
-		time.Sleep(8 * f.ttl)
-		failed := rt12Failed(f)
-		balanced := f.o.Balanced(f.live())
-		t.Logf("after the assigner %s left and came back: assigner %s gens %q, failed %v, counts %v", boss, f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), failed, f.o.Counts(f.live()))
-		for id := range failed {
-			f.workers[id].live = false
-		}
-		f.stopAllTolerant()
-		if len(failed) != 0 || !balanced {
-			t.Errorf("an acknowledgement with Seen of high half 2^31-2, then one change of assigner: %d of 3 workers failed for good (%v), balanced %t", len(failed), failed, balanced)
-		}
+		rt12ChangeAssigner(t, f, "an acknowledgement with Seen of high half 2^31-2")
 	})
+}
+
+// rt12ChangeAssigner makes one change of assigner in f (a deploy: the
+// assigner's worker leaves and comes back), waits 8 TTLs, stops the group
+// and fails t, its error opening with cause, unless no worker failed and
+// the group is balanced.
+func rt12ChangeAssigner(t *testing.T, f *fleet, cause string) {
+	t.Helper()
+	boss := f.assigner()
+	f.leave(boss)
+	f.start(boss)
+	time.Sleep(8 * f.ttl)
+	failed := rt12Failed(f)
+	balanced := f.o.Balanced(f.live())
+	t.Logf("after the assigner %s left and came back: assigner %s gens %q, failed %v, counts %v", boss, f.assigner(), f.assignerRecord().Annotations.Get(gensAnnotation), failed, f.o.Counts(f.live()))
+	for id := range failed {
+		f.workers[id].live = false
+	}
+	f.stopAllTolerant()
+	if len(failed) != 0 || !balanced {
+		t.Errorf("%s, then one change of assigner: %d of 3 workers failed for good (%v), balanced %t", cause, len(failed), failed, balanced)
+	}
 }
 
 // TestRedTeam12GensAnnotationHaltsGroup (liveness; open): the assigner

@@ -889,27 +889,41 @@ func TestCASRepeatedVersionAfterFailedReads(t *testing.T) {
 	// take that released record at once while c may still lead.
 	t.Run("token under another holder", func(t *testing.T) {
 		bubble(t, func(t *testing.T, store *memlease.Store) {
-			b, c, d, e := openLease(t, store, "b"), openLease(t, store, "c"), openLease(t, store, "d"), openLease(t, store, "e")
-			mustAcquire(t, b)
-			lapsed, _ := store.Bytes("job")
-			for range 11 { // c and d count b's term 1 out
-				advance(ttl / 10)
-				mustObserve(t, c)
-				mustObserve(t, d)
-			}
-			mustAcquire(t, c) // c's term 2
-			mustObserve(t, e) // e sees it
-			store.Put("job", lapsed)
-			td := mustAcquire(t, d) // d never saw c's term: token 2 again
-			if err := d.Release(t.Context(), td); err != nil {
-				t.Fatal(err)
-			}
+			e, _, _ := restoreUnderAnotherHolder(t, store)
 			_, err := e.Acquire(t.Context())
 			if held := wantHeld(t, "e's Acquire of a released record at c's token under d", err, "d"); held.Wait != ttl {
 				t.Errorf("Wait = %v, want the full TTL: c may still act", held.Wait)
 			}
 		})
 	})
+}
+
+// restoreUnderAnotherHolder plays sim seed 6000727864 up to d's release:
+// b's lapsed term 1, counted out by c and d, is taken over by c (token 2),
+// which e reads; a restore puts b's body back, and d, which never saw c's
+// term, takes it over with token 2 again and releases it. It returns e and
+// c's and d's terms.
+func restoreUnderAnotherHolder(t *testing.T, store *memlease.Store) (e lease.Lease, tc, td lease.Term) {
+	t.Helper()
+	b, c, d := openLease(t, store, "b"), openLease(t, store, "c"), openLease(t, store, "d")
+	e = openLease(t, store, "e")
+	mustAcquire(t, b)
+	lapsed, _ := store.Bytes("job")
+	for range 11 { // c and d count b's term 1 out
+		advance(ttl / 10)
+		mustObserve(t, c)
+		mustObserve(t, d)
+	}
+	tc = mustAcquire(t, c) // c's term 2
+	if rec := mustObserve(t, e); rec.Holder != "c" || rec.Token != tc.Token {
+		t.Fatalf("e read %s/%d, want c's token %d", rec.Holder, rec.Token, tc.Token)
+	}
+	store.Put("job", lapsed)
+	td = mustAcquire(t, d) // d never saw c's term: token 2 again
+	if err := d.Release(t.Context(), td); err != nil {
+		t.Fatal(err)
+	}
+	return e, tc, td
 }
 
 // TestCASFailedReadRestartsCount: a read that fails restarts the count

@@ -177,3 +177,49 @@ func TestRedteam11RestoreWaitedOutForTheRestoredTTL(t *testing.T) {
 		}
 	})
 }
+
+// TestRedteam11RestoreHorizonRecordDeleted (rule 1): the horizon holds
+// when the record is gone. As in cas_test.go's "token under another
+// holder" (sim seed 6000727864): c takes b's lapsed term 1 over (token 2)
+// and e reads c's record; a restore puts b's body back, d (which never
+// saw c's record) takes it over with token 2 and releases it, and e reads
+// that released record at c's token under d: a restore, its horizon c's
+// TTL from that read. Then the record is deleted (a lifecycle rule, a
+// person). The last record e read was released, so its absence alone is
+// not waited out (heldTTL): only the horizon keeps e from taking the key
+// as free while c, which wrote token 2 at e's read, may still lead. e
+// must be refused, with a Wait that runs to the horizon, at every
+// Acquire until the horizon has passed, and take the key (token 3) at
+// once when it has.
+func TestRedteam11RestoreHorizonRecordDeleted(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		e, tc, td := restoreUnderAnotherHolder(t, store)
+		if td.Token != tc.Token {
+			t.Fatalf("d took the restored body with token %d, want c's %d (the premise)", td.Token, tc.Token)
+		}
+		if rec := mustObserve(t, e); rec.Holder != "d" || rec.Token != tc.Token || !rec.Released {
+			t.Fatalf("e read %s/%d released %t, want d's released record at token %d", rec.Holder, rec.Token, rec.Released, tc.Token)
+		}
+		horizon := time.Now().Add(ttl) // c's TTL (and d's) from e's read of the restore
+		advance(ttl / 10)
+		store.Delete("job")
+		// e tries every tenth of a TTL, and a millisecond before the horizon.
+		for left := time.Until(horizon); left > 0; left = time.Until(horizon) {
+			te, err := e.Acquire(t.Context())
+			if err == nil {
+				t.Fatalf("e took the deleted key as free (token %d) %v before the horizon of the restore it read, while c (token %d) may lead", te.Token, left, tc.Token)
+			}
+			if held := wantHeld(t, "e's Acquire of the deleted key before the horizon", err, ""); held.Wait != left {
+				t.Errorf("Wait = %v, %v before the horizon: want the time to the horizon", held.Wait, left)
+			}
+			advance(max(min(ttl/10, left-time.Millisecond), time.Millisecond))
+		}
+		te, err := e.Acquire(t.Context())
+		if err != nil {
+			t.Fatalf("e's Acquire of the deleted key at the horizon: %v, want a term", err)
+		}
+		if te.Token != tc.Token+1 {
+			t.Errorf("e's term: token %d, want %d (above c's)", te.Token, tc.Token+1)
+		}
+	})
+}
