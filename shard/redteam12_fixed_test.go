@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// TestRedTeam12LateAcquireReleasesOwnLiveTerm (rule 12, two owners; open):
+// TestRedTeam12LateAcquireReleasesOwnLiveTerm (rule 12, two owners; fixed):
 // a worker X wins the assigner lease, but Acquire's answer reaches it
 // only after the term's renew deadline (RenewDeadline after the write was
 // sent: a lost answer read back, a process stalled). runner.lead calls
@@ -28,7 +28,7 @@ import (
 // that term's shards at once (assigner.ended: no acknowledgement, no
 // expiry count) and gives them to itself while X runs them.
 //
-//	go test -tags redteam12open ./shard -run TestRedTeam12LateAcquireReleasesOwnLiveTerm
+//	go test ./shard -run TestRedTeam12LateAcquireReleasesOwnLiveTerm
 func TestRedTeam12LateAcquireReleasesOwnLiveTerm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctl := &rt12AcquireCtl{block: map[string]bool{}, late: map[string]time.Duration{}, won: map[string]int{}}
@@ -55,7 +55,7 @@ func TestRedTeam12LateAcquireReleasesOwnLiveTerm(t *testing.T) {
 	})
 }
 
-// TestRedTeam12SlowAcquireReleasesOwnLiveTerm (rule 12, two owners; open):
+// TestRedTeam12SlowAcquireReleasesOwnLiveTerm (rule 12, two owners; fixed):
 // the hole of TestRedTeam12LateAcquireReleasesOwnLiveTerm through store
 // faults alone, no process stall: every worker's assigner lease has a
 // CallTimeout of 5 s (TTL 15 s, RenewDeadline 8.4 s: valid, below the
@@ -67,7 +67,7 @@ func TestRedTeam12LateAcquireReleasesOwnLiveTerm(t *testing.T) {
 // fail until then (a partition, healed once the record reads released),
 // and B takes it and frees X's running shards at once.
 //
-//	go test -tags redteam12open ./shard -run TestRedTeam12SlowAcquireReleasesOwnLiveTerm
+//	go test ./shard -run TestRedTeam12SlowAcquireReleasesOwnLiveTerm
 func TestRedTeam12SlowAcquireReleasesOwnLiveTerm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t, 12)
@@ -123,7 +123,7 @@ func rt12ReleasedByX(t *testing.T, f *fleet, arm func(x, b string)) (x, b string
 	}
 }
 
-// TestRedTeam12UnvouchedAckGensIgnored (rule 12, epochs; open; found by
+// TestRedTeam12UnvouchedAckGensIgnored (rule 12, epochs; fixed; found by
 // the simulation at seed 13266, all classes, beyond the 5,000 run: go
 // test ./shard -run '^TestRandomFaults$' -seed 13266 shrinks it to 13
 // steps, and fails on main too): readAcks drops an acknowledgement whose
@@ -150,7 +150,7 @@ func rt12ReleasedByX(t *testing.T, f *fleet, arm func(x, b string)) (x, b string
 // 2<<32|..., after 4<<32|...). With X cut off as well the result is the
 // same (the sim's schedule).
 //
-//	go test -tags redteam12open ./shard -run TestRedTeam12UnvouchedAckGensIgnored
+//	go test ./shard -run TestRedTeam12UnvouchedAckGensIgnored
 func TestRedTeam12UnvouchedAckGensIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := phasedFleet(t, 12, 2, 1)
