@@ -7,6 +7,7 @@ package runner_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -66,7 +67,7 @@ func rt13SlowHook(t *testing.T, hook func(cfg *runner.Config)) {
 				for other, on := range leading {
 					if on && ctx.Err() == nil {
 						lt, _ := runner.Term(ctx)
-						overlaps = append(overlaps, who+" (token "+itoa(lt.Token)+") started its task, its context live, while "+other+" led, at "+time.Now().Format("15:04:05.000"))
+						overlaps = append(overlaps, who+" (token "+strconv.FormatUint(lt.Token, 10)+") started its task, its context live, while "+other+" led, at "+time.Now().Format("15:04:05.000"))
 					}
 				}
 				leading[who] = true
@@ -90,15 +91,4 @@ func rt13SlowHook(t *testing.T, hook func(cfg *runner.Config)) {
 		}
 		j.checkSafety(t)
 	})
-}
-
-func itoa(n uint64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }

@@ -10,9 +10,10 @@ package shard
 // in genSeen) starts its shards at the new fence's epochs, below the
 // epochs the same shards ran with before (rule 12: epochs strictly
 // increase). Before 1cf2ef6 the group halted there instead (liveness);
-// the clamp traded that for a safety failure. Run with
+// the clamp traded that for a safety failure. The tests run with the
+// package's (no build tag since 7323448); alone:
 //
-//	go test -tags redteam13open ./shard -run TestRedTeam13
+//	go test ./shard -run TestRedTeam13
 
 import (
 	"fmt"

@@ -540,7 +540,7 @@ func (h *history) trace() string {
 // store, or p's start if the store has no record of it.
 func (h *history) landed(p event) time.Duration {
 	if a, ok := h.st.acqOf(p.who, p.token, h.t0.Add(p.at)); ok {
-		return min(a.at.Sub(h.t0), p.at)
+		return a.at.Sub(h.t0) // acqOf finds none after p.at
 	}
 	return p.at
 }

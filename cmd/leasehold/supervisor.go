@@ -173,8 +173,7 @@ func statusText(err error) string {
 func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	why := context.Cause(ctx)
 	graceEnd := time.Now().Add(s.grace)
-	sigterm := func(time.Duration) {
-		kill := stopwait.KillDeadline(graceEnd, runner.Expiry(ctx), s.margin)
+	sigterm := func(kill time.Time) {
 		in := func(at time.Time) time.Duration { return time.Until(at).Round(time.Millisecond) }
 		when := []any{"kill_in", in(kill)}
 		if kill.Before(graceEnd) && stopwait.Renewing(ctx) {

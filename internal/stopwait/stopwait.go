@@ -26,19 +26,21 @@ import (
 // the grace period decides; once a lease is lost, or its renewals stopped
 // at the renew deadline, it does. A close of hurry (nil: never) moves
 // graceEnd to now. begin, when not nil, is called once, before the first
-// wait, with its length (the CLI sends SIGTERM then); not at all when the
-// kill is due at once.
-func Wait(ctx context.Context, graceEnd time.Time, margin time.Duration, exited, hurry <-chan struct{}, begin func(wait time.Duration)) bool {
+// wait, with the kill deadline as it stands then (the CLI sends SIGTERM
+// then, and logs when the kill comes); not at all when the kill is due at
+// once.
+func Wait(ctx context.Context, graceEnd time.Time, margin time.Duration, exited, hurry <-chan struct{}, begin func(kill time.Time)) bool {
 	renewalsDone := runner.RenewalsDone(ctx)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		wait := time.Until(KillDeadline(graceEnd, runner.Expiry(ctx), margin))
+		kill := KillDeadline(graceEnd, runner.Expiry(ctx), margin)
+		wait := time.Until(kill)
 		if wait <= 0 {
 			return false
 		}
 		if begin != nil {
-			begin(wait)
+			begin(kill)
 			begin = nil
 		}
 		timer.Reset(wait)

@@ -393,7 +393,7 @@ func (c *casLease) wrote(r lease.Record, sent time.Time) {
 // released it with the live holder's token). Under c.mu.
 func (c *casLease) noteToken(r lease.Record) (restored bool) {
 	restored = r.Token < c.seen.token || r.Token == c.seen.token && r.Holder != c.seen.holder
-	if !restored && r.Token >= c.seen.token {
+	if !restored {
 		c.seen.token, c.seen.holder, c.seen.live = r.Token, r.Holder, r.TTL
 	}
 	return restored

@@ -223,3 +223,71 @@ func TestRedteam11RestoreHorizonRecordDeleted(t *testing.T) {
 		}
 	})
 }
+
+// TestRestoreHorizonIsTheLongerTTL (rules 1, 2): the horizon after a
+// restore is the TTL of the restored record when that is longer than the
+// TTL of the record at the highest token the Lease had seen, since a Lease
+// cannot tell which of two records at one token is the live holder's. e
+// (TTL 15 s) first reads d's record at token 2 (TTL 3 s), a takeover of b's
+// lapsed body, released at once; a restore puts b's body back, and c (TTL
+// 15 s), whose reads never saw d's record, takes it over with token 2 and
+// leads. e reads c's record (token 2 under another holder: a restore to
+// e), then a second restore puts d's released record back. To e, that
+// record is the one it saw at its highest token: only the horizon keeps
+// it from taking the lease while c leads, and a horizon of the 3 s TTL of
+// d's record ends long before c steps down.
+func TestRestoreHorizonIsTheLongerTTL(t *testing.T) {
+	bubble(t, func(t *testing.T, store *memlease.Store) {
+		began := time.Now()
+		at := func(d time.Duration) { advance(d - time.Since(began)) }
+		open := func(id string, ttl time.Duration) lease.Lease {
+			l, err := store.Open("job", lease.Options{Identity: id, TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		short := 3 * time.Second
+		b, c, d, e := open("b", short), open("c", ttl), open("d", short), open("e", ttl)
+		mustAcquire(t, b)
+		lapsed, _ := store.Bytes("job")
+		for s := 100 * time.Millisecond; s < 3200*time.Millisecond; s += time.Second {
+			at(s)
+			mustObserve(t, c)
+			mustObserve(t, d)
+		}
+		at(3200 * time.Millisecond)
+		if err := d.Release(t.Context(), mustAcquire(t, d)); err != nil {
+			t.Fatal(err)
+		}
+		released, _ := store.Bytes("job")
+		at(3250 * time.Millisecond)
+		if rec := mustObserve(t, e); rec.Holder != "d" || rec.Token != 2 {
+			t.Fatalf("e read %s/%d, want d's token 2", rec.Holder, rec.Token)
+		}
+		at(3300 * time.Millisecond)
+		store.Put("job", lapsed) // a restore hides d's writes from c
+		at(3400 * time.Millisecond)
+		tc := mustAcquire(t, c)
+		if tc.Token != 2 {
+			t.Fatalf("c took b's body with token %d, want 2 (the premise)", tc.Token)
+		}
+		cAt := time.Since(began)
+		at(3500 * time.Millisecond)
+		if rec := mustObserve(t, e); rec.Holder != "c" {
+			t.Fatalf("e read %s's record, want c's", rec.Holder)
+		}
+		at(3600 * time.Millisecond)
+		store.Put("job", released) // a second restore hides c's record
+		for s := 3700 * time.Millisecond; s < cAt+ttl*3/8; s += time.Second {
+			at(s)
+			te, err := e.Acquire(t.Context())
+			if err == nil {
+				t.Errorf("e took the lease at %v (token %d) while c leads: c took token %d at %v, its first renewal due at %v",
+					time.Since(began), te.Token, tc.Token, cAt, cAt+ttl*3/8)
+				return
+			}
+			wantHeld(t, "e's Acquire", err, "d")
+		}
+	})
+}
