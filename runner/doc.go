@@ -86,7 +86,13 @@
 // hold is retried through an outage for as long as the lease can still be
 // the term's, as no other instance can take it over before a TTL has
 // passed unchanged, while a write conditional on the term's version never
-// lands on another's. A hold's writes go a renew interval after the
+// lands on another's. A leader's renewals go a renew interval after the
+// previous was answered, so that two land at least that far apart, which
+// lease/driver's argument against restores needs; so answers late by L
+// keep a term only while RenewInterval + 3L <= RenewDeadline (0.94 s at
+// the defaults for a TTL of 15 s, though CallTimeout is 3 s): later ones
+// make the leader step down at its renew deadline every few renewals, and
+// lead again, never two at once. A hold's writes go a renew interval after the
 // previous was answered, and no later than RenewDeadline after it was
 // sent, so that one answered late leaves time in its TTL for a failure and
 // a retry. A done mark or hold write still unanswered at that

@@ -97,3 +97,38 @@ func TestDeadlineIsWhenTheLeaderStepsDown(t *testing.T) {
 		}
 	})
 }
+
+// TestLeaderThroughLateAnswers: the limit the renewals' spacing sets. Each
+// renewal is sent a renew interval after the previous was answered (so
+// that two land at least that far apart, as lease/driver's argument
+// against restores needs: red team 11), and counts from when it was due,
+// a renew interval after the previous was sent; so answers late by L keep
+// the leader only while RenewInterval + 3L <= RenewDeadline: 0.94 s at a
+// TTL of 15 s (runner's doc: What it guarantees). Within it the leader
+// keeps one term for ten minutes; past it (1 s) it steps down at its renew
+// deadline every few renewals, and leads again, never two at once.
+func TestLeaderThroughLateAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		late      time.Duration
+		moreTerms bool
+	}{
+		{900 * time.Millisecond, false},
+		{time.Second, true},
+	} {
+		t.Run(tc.late.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := memlease.NewStore()
+				j := newJournal()
+				stop := start(t, runner.Config{Lease: lateRenewals{openLease(t, store, "a"), tc.late}, Task: j.task("a")})
+				advance(10 * time.Minute)
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				j.checkSafety(t)
+				if terms := len(j.recorded()); terms > 1 != tc.moreTerms {
+					t.Errorf("renewals answered %v late: a led %d terms in 10 minutes; want %s", tc.late, terms, map[bool]string{false: "one", true: "more than one (the documented limit)"}[tc.moreTerms])
+				}
+			})
+		})
+	}
+}
