@@ -136,6 +136,47 @@ func TestAnnotate(t *testing.T) {
 	})
 }
 
+// slowAcquire is a lease whose Acquire lands at once and answers after
+// delay (a lost answer read back slowly, a stalled process).
+type slowAcquire struct {
+	lease.Lease
+	delay time.Duration
+}
+
+func (l slowAcquire) Acquire(ctx context.Context) (lease.Term, error) {
+	t, err := l.Lease.Acquire(ctx)
+	<-time.After(l.delay) // in the test's synctest bubble: fake time
+	return t, err
+}
+
+// TestAnnotateNotCalledPastTheDeadline: a term whose Acquire answered
+// after its renew deadline neither starts its task nor calls Annotate
+// (Config.Annotate: a layer above may act on what it is told, as the
+// shard group's assigner notes the term it annotates), and its release
+// writes the annotations it took over.
+func TestAnnotateNotCalledPastTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		var annotated, ran atomic.Int32
+		stop := start(t, runner.Config{
+			Lease: slowAcquire{openLease(t, store, "a"), renewDeadline + time.Second},
+			Task:  func(context.Context) error { ran.Add(1); return nil },
+			Annotate: func(won lease.Term) lease.Annotations {
+				annotated.Add(1)
+				return won.Annotations.With("test/holder", "a")
+			},
+		})
+		advance(renewDeadline + 2*time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := openLease(t, store, "c").Observe(context.Background())
+		if annotated.Load() != 0 || ran.Load() != 0 || err != nil || rec.Annotations.Get("test/holder") != "" {
+			t.Errorf("a term answered past its renew deadline: Annotate called %d times, task run %d times, record %+v (%v); want neither called, no annotation written", annotated.Load(), ran.Load(), rec, err)
+		}
+	})
+}
+
 // TestStepsDownAtRenewDeadlineWhileRenewalHangs checks safety rules 3 and 7:
 // the leader stops at Sent+RenewDeadline of its last successful renewal even
 // though the renewal in flight never answers, and a follower takes over only
