@@ -84,16 +84,7 @@ func (m *metrics) settled(s shard.Settled) {
 // the group's assigner, 503 otherwise, naming the assigner it last saw.
 func (s *leaderState) serveAssigner(w http.ResponseWriter, _ *http.Request) {
 	a := s.assigner()
-	switch {
-	case a.Self:
-		fmt.Fprintf(w, "the group's assigner (token %d)\n", a.Token)
-	case a.Identity != "":
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "not the group's assigner (last seen assigner: %s)\n", a.Identity)
-	default:
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "not the group's assigner")
-	}
+	answerLeader(w, "the group's assigner", "not the group's assigner", "last seen assigner", a.Self, a.Token, a.Identity)
 }
 
 // ownedShard is one shard in /shards' answer.

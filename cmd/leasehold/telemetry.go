@@ -222,15 +222,22 @@ func (s *leaderState) serveLeader(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	leading, token, leader := s.leading, s.token, s.leader
 	s.mu.Unlock()
-	if leading {
-		fmt.Fprintf(w, "leader (token %d)\n", token)
+	answerLeader(w, "leader", "not the leader", "last seen leader", leading, token, leader)
+}
+
+// answerLeader writes /leader's answer: 200 saying held and the token
+// while self holds it, else 503 saying not, and who was last seen as
+// lastSeen, if anyone.
+func answerLeader(w http.ResponseWriter, held, not, lastSeen string, self bool, token uint64, last string) {
+	if self {
+		fmt.Fprintf(w, "%s (token %d)\n", held, token)
 		return
 	}
 	w.WriteHeader(http.StatusServiceUnavailable)
-	if leader == "" {
-		fmt.Fprintln(w, "not the leader")
+	if last == "" {
+		fmt.Fprintln(w, not)
 	} else {
-		fmt.Fprintf(w, "not the leader (last seen leader: %s)\n", leader)
+		fmt.Fprintf(w, "%s (%s: %s)\n", not, lastSeen, last)
 	}
 }
 
