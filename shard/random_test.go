@@ -19,6 +19,7 @@ import (
 var (
 	seedFlag    = flag.Uint64("seed", 0, "run TestRandomFaults with this seed only")
 	seedCount   = flag.Int("seeds", 100, "how many seeds TestRandomFaults runs")
+	seedFrom    = flag.Uint64("seedfrom", 1, "the first of TestRandomFaults's -seeds (a large run in parts)")
 	stepsFlag   = flag.String("steps", "", "with -seed: the only steps of its schedule to run (comma-separated, from 0), as a shrunk failure names them")
 	replaysFlag = flag.Int("replays", 0, "with -seed: run TestRandomFaults's schedule of that seed this many times and count the runs identical to the first")
 	classFlag   = flag.String("classes", strings.Join(faultClasses, ","), "the fault classes TestRandomFaults adds to its base faults (comma-separated; \"\" for none)")
@@ -82,11 +83,11 @@ var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"
 // N -replays M runs it M times and counts the runs identical to the first
 // (TestRandomFaultsReplay keeps a few seeds at it). The seeds
 // run in parallel, each in a bubble of its own (scripts/test runs
-// LEASEHOLD_SHARD_SIM_SEEDS of them, -seeds N).
+// LEASEHOLD_SHARD_SIM_SEEDS of them, -seeds N, from -seedfrom F).
 func TestRandomFaults(t *testing.T) {
 	seeds := make([]uint64, 0, *seedCount)
 	for i := range *seedCount {
-		seeds = append(seeds, uint64(i+1))
+		seeds = append(seeds, *seedFrom+uint64(i))
 	}
 	if *seedFlag != 0 {
 		seeds = []uint64{*seedFlag}
