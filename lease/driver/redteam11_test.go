@@ -113,6 +113,34 @@ func TestRedteam11RestoredTakeoverAboveTheLiveToken(t *testing.T) {
 	})
 }
 
+// short is the TTL of b and d in twoTTLs.
+const short = 3 * time.Second
+
+// twoTTLs opens b and d with a TTL of 3 s, c and e with the test's, lets b
+// take the lease, and has c and d read b's record every second from 0.1 s
+// to 3.1 s. It returns at, which advances to an instant since it began,
+// c, d and e, and b's record as b wrote it (lapsed at 3.1 s).
+func twoTTLs(t *testing.T, store *memlease.Store) (at func(time.Duration), c, d, e lease.Lease, lapsed []byte) {
+	began := time.Now()
+	at = func(d time.Duration) { advance(d - time.Since(began)) }
+	open := func(id string, ttl time.Duration) lease.Lease {
+		l, err := store.Open("job", lease.Options{Identity: id, TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	c, d, e = open("c", ttl), open("d", short), open("e", ttl)
+	mustAcquire(t, open("b", short))
+	lapsed, _ = store.Bytes("job")
+	for s := 100 * time.Millisecond; s < 3200*time.Millisecond; s += time.Second {
+		at(s)
+		mustObserve(t, c)
+		mustObserve(t, d)
+	}
+	return at, c, d, e, lapsed
+}
+
 // TestRedteam11RestoreWaitedOutForTheRestoredTTL (rules 1, 2; the claim of
 // 2329058's driver change, in a fleet whose TTLs differ: the record
 // carries its holder's TTL and renew interval, and a contender waits the
@@ -131,23 +159,7 @@ func TestRedteam11RestoredTakeoverAboveTheLiveToken(t *testing.T) {
 func TestRedteam11RestoreWaitedOutForTheRestoredTTL(t *testing.T) {
 	bubble(t, func(t *testing.T, store *memlease.Store) {
 		began := time.Now()
-		at := func(d time.Duration) { advance(d - time.Since(began)) }
-		open := func(id string, ttl time.Duration) lease.Lease {
-			l, err := store.Open("job", lease.Options{Identity: id, TTL: ttl})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}
-		short := 3 * time.Second
-		b, c, d, e := open("b", short), open("c", ttl), open("d", short), open("e", ttl)
-		mustAcquire(t, b)
-		lapsed, _ := store.Bytes("job")
-		for s := 100 * time.Millisecond; s < 3200*time.Millisecond; s += time.Second {
-			at(s)
-			mustObserve(t, c)
-			mustObserve(t, d)
-		}
+		at, c, d, e, lapsed := twoTTLs(t, store)
 		at(3200 * time.Millisecond)
 		tc := mustAcquire(t, c)
 		cAt := time.Since(began)
@@ -239,23 +251,7 @@ func TestRedteam11RestoreHorizonRecordDeleted(t *testing.T) {
 func TestRestoreHorizonIsTheLongerTTL(t *testing.T) {
 	bubble(t, func(t *testing.T, store *memlease.Store) {
 		began := time.Now()
-		at := func(d time.Duration) { advance(d - time.Since(began)) }
-		open := func(id string, ttl time.Duration) lease.Lease {
-			l, err := store.Open("job", lease.Options{Identity: id, TTL: ttl})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}
-		short := 3 * time.Second
-		b, c, d, e := open("b", short), open("c", ttl), open("d", short), open("e", ttl)
-		mustAcquire(t, b)
-		lapsed, _ := store.Bytes("job")
-		for s := 100 * time.Millisecond; s < 3200*time.Millisecond; s += time.Second {
-			at(s)
-			mustObserve(t, c)
-			mustObserve(t, d)
-		}
+		at, c, d, e, lapsed := twoTTLs(t, store)
 		at(3200 * time.Millisecond)
 		if err := d.Release(t.Context(), mustAcquire(t, d)); err != nil {
 			t.Fatal(err)
