@@ -39,6 +39,11 @@ type Options struct {
 	RenewInterval time.Duration
 }
 
+// MaxTTL is the longest TTL: a crashed leader's successor waits a TTL, and
+// the deadlines derived from one (3/8, 9/16 of it) stay far from
+// overflowing a time.Duration.
+const MaxTTL = 24 * time.Hour
+
 // DefaultRenewInterval is Options.RenewInterval's default for a TTL: 3/8 of
 // it. Together with a renew deadline of 9/16 (the runner's default) it keeps
 // RenewInterval + RenewDeadline <= TTL, which the expiry rule needs, with
@@ -68,6 +73,9 @@ func (o Options) Validate() (Options, error) {
 	}
 	if o.TTL < time.Millisecond || o.TTL%time.Millisecond != 0 {
 		return o, &OptionError{Field: "TTL", Value: o.TTL, Reason: "must be a positive whole number of milliseconds"}
+	}
+	if o.TTL > MaxTTL {
+		return o, &OptionError{Field: "TTL", Value: o.TTL, Reason: "must be at most " + MaxTTL.String() + ": a crashed leader's successor waits a TTL"}
 	}
 	if o.CallTimeout <= 0 || o.CallTimeout >= o.TTL {
 		return o, &OptionError{Field: "CallTimeout", Value: o.CallTimeout, Reason: "must be positive and less than TTL (" + o.TTL.String() + ")"}

@@ -38,6 +38,12 @@ func TestOptionsValidate(t *testing.T) {
 			want: lease.Options{Identity: strings.Repeat("w", 256), TTL: 15 * time.Second, CallTimeout: 3 * time.Second, RenewInterval: 5625 * time.Millisecond},
 		},
 		{name: "empty identity", opts: lease.Options{}, field: "Identity", value: `("")`},
+		{name: "TTL above MaxTTL (its defaults would overflow)", opts: lease.Options{Identity: "w", TTL: 1000000 * time.Hour}, field: "TTL", value: "(1000000h0m0s)"},
+		{
+			name: "TTL of MaxTTL",
+			opts: lease.Options{Identity: "w", TTL: lease.MaxTTL},
+			want: lease.Options{Identity: "w", TTL: 24 * time.Hour, CallTimeout: 24 * time.Hour / 5, RenewInterval: 9 * time.Hour},
+		},
 		{name: "non-ASCII identity", opts: lease.Options{Identity: "wörker"}, field: "Identity", value: `"w\u00f6rker"`},
 		{name: "control character in identity", opts: lease.Options{Identity: "worker\n1"}, field: "Identity", value: `"worker\n1"`},
 		{name: "300-byte identity", opts: lease.Options{Identity: strings.Repeat("w", 300)}, field: "Identity", value: "is 300 bytes long"},
