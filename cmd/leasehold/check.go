@@ -245,11 +245,21 @@ func checkCredentials(ctx context.Context, l lease.Lease, o *checkOptions) check
 // checkStore reads the lease: the bucket, table or container is there and
 // the credentials may read it.
 func checkStore(ctx context.Context, l lease.Lease, o *checkOptions, log *slog.Logger) (lease.Record, checkResult) {
-	rec, err := retryAtStart(ctx, o.startTimeout, log, func() (lease.Record, error) { return l.Observe(ctx) })
+	// A lease never acquired is an answer, not a failure to retry
+	// (lease.ErrNoRecord is retryable for a contender waiting for a record).
+	never := false
+	rec, err := retryAtStart(ctx, o.startTimeout, log, func() (lease.Record, error) {
+		rec, err := l.Observe(ctx)
+		if errors.Is(err, lease.ErrNoRecord) {
+			never = true
+			return lease.Record{}, nil
+		}
+		return rec, err
+	})
 	var state string
 	switch {
-	case errors.Is(err, lease.ErrNoRecord):
-		rec, state = lease.Record{}, "never acquired"
+	case err == nil && never:
+		state = "never acquired"
 	case err != nil:
 		return rec, storeFailed(err, o)
 	case rec.Held():

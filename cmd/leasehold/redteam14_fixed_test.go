@@ -8,6 +8,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 // TestRedTeam14HugeTTLBlamesAFlagNotGiven (rule 8, and the runner's
@@ -32,4 +34,54 @@ func TestRedTeam14HugeTTLBlamesAFlagNotGiven(t *testing.T) {
 			t.Errorf("leasehold %s: exit %d; the refusal blames a flag not given, or a negative value:\n%s", strings.Join(args, " "), code, msg)
 		}
 	}
+}
+
+// stallingWriter passes writes to w until stall is called; from then on
+// every write blocks until unstall is called, as a write to a pipe whose
+// reader stopped reading (a log collector that stalls, a full pipe
+// TestRedTeam14StalledStderrKeepsTheCommandPastTheLease (rule 14, rule 1):
+// leasehold's stderr stops taking writes (a log pipe whose reader
+// stalled: a full pipe blocks write(2) on fd 2), then the leader is cut off
+// from the store. The runner's step-down timer cancels the task without
+// logging, but supervisor.stop logs the SIGTERM line (and the SIGKILL
+// line) before it signals: the log write blocks, and neither SIGTERM nor
+// SIGKILL is ever sent. A follower takes the lease over a TTL later, with
+// TestRedTeam14SucceededPeriodRunsAgain (rule 13): a --once --period run
+// with --retry-failed whose command exits 0 by itself, then leasehold gets
+// SIGTERM while it still copies the command's output (its stdout is a pipe
+// leasehold copies, as with --progress-on-stdout, and the copy is slow:
+// waitOutputs waits up to outputDrain, 1s, before the command counts as
+// exited). supervise's select sees the context end before c.exited, stops
+// a command that had already exited, and reports it stopped: no done mark
+// is written, leasehold exits 143 ("the command was stopped"), and the next
+// trigger of the same period runs the command again, although its first
+// TestRedTeam14CheckWaitsOutStartTimeoutOnAFreshLease (not a safety rule;
+// the --start-timeout message): leasehold check of a lease never acquired
+// yet retries its read until --start-timeout has passed, logging "cannot
+// reach the store; retrying" for a store that answered at once, because
+// checkStore retries lease.ErrNoRecord (which lease.Retryable counts as
+// retryable) instead of taking it as the answer, as readLease does. With
+// the default --start-timeout every check of a fresh lease takes 10s.
+func TestRedTeam14CheckWaitsOutStartTimeoutOnAFreshLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		name := memName("rt14-check-fresh")
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan int, 1)
+		go func() {
+			env, _, _ := testEnv(nil)
+			done <- mainWith(ctx, nil, []string{"check", "--lease", "mem://" + name, "--start-timeout", "1h"}, env)
+		}()
+		time.Sleep(time.Minute) // fake time
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("check of a fresh lease exited %d, want 0", code)
+			}
+		default:
+			t.Error("check of a lease never acquired, on a store that answers at once, still retries a minute later (until --start-timeout, 1h)")
+			cancel()
+			<-done
+		}
+	})
 }
