@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -199,4 +200,21 @@ func TestReadStatusFencedEpochs(t *testing.T) {
 	if err != nil || len(st.Members) != 1 || !slices.Equal(st.Members[0].Fenced, []int{0, 2}) {
 		t.Fatalf("status: %+v, %v; want member a with shards 0 and 2 fenced", st, err)
 	}
+}
+
+// TestReadStatusBoundedByCallTimeout: ReadStatus's calls of the Store are
+// each bounded by the options' CallTimeout, as a worker's are: on a store
+// that stopped answering it returns lease.ErrUnavailable after a call
+// timeout, so that leasehold status --shards gives up at --start-timeout
+// (red team 14: it waited for ever).
+func TestReadStatusBoundedByCallTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		store.Hang("reader")
+		began := time.Now()
+		_, err := ReadStatus(t.Context(), store.Objects("reader"), "g", lease.Options{Identity: "reader", CallTimeout: 2 * time.Second})
+		if !errors.Is(err, lease.ErrUnavailable) || time.Since(began) != 2*time.Second {
+			t.Errorf("ReadStatus on a store that hangs: %v after %v; want lease.ErrUnavailable after the call timeout (2s)", err, time.Since(began))
+		}
+	})
 }

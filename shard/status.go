@@ -77,8 +77,9 @@ type MemberStatus struct {
 // and one of the assignment. opts are the options of the reader's leases (its identity
 // and call timeout). A prefix with no group reads as the zero Status.
 func ReadStatus(ctx context.Context, store Store, group string, opts lease.Options) (Status, error) {
+	timeout := opts.WithDefaults().CallTimeout // bounds each of the Store's calls, as a lease's
 	prefix := memberKey(group, "")
-	listed, err := store.List(ctx, prefix)
+	listed, err := listWithin(ctx, store, timeout, prefix)
 	if err != nil {
 		return Status{}, fmt.Errorf("shard: listing %s: %w", prefix, err)
 	}
@@ -101,14 +102,14 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 		}
 		m := &MemberStatus{Identity: id, Token: rec.Token, Version: rec.Version}
 		var left bool
-		if m.term, left, err = readTerm(ctx, store, group, id, rec.Token); err != nil {
+		if m.term, left, err = readTerm(ctx, store, timeout, group, id, rec.Token); err != nil {
 			return Status{}, err
 		}
 		m.Live = !rec.Released && !left
 		byID[id] = m
 	}
 	var st Status
-	data, _, err := store.Get(ctx, assignmentKey(group), "")
+	data, _, err := getWithin(ctx, store, timeout, assignmentKey(group), "")
 	switch {
 	case errors.Is(err, lease.ErrNoRecord):
 	case err != nil:
@@ -155,8 +156,8 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 // its token alone), else 0: no term of the assignment is the record's; and
 // whether that acknowledgement says the term left (the worker left, or the
 // assigner buried the term: see assigner.bury).
-func readTerm(ctx context.Context, store Store, group, id string, token uint64) (uint64, bool, error) {
-	data, _, err := store.Get(ctx, ackKey(group, id), "")
+func readTerm(ctx context.Context, store Store, timeout time.Duration, group, id string, token uint64) (uint64, bool, error) {
+	data, _, err := getWithin(ctx, store, timeout, ackKey(group, id), "")
 	switch {
 	case errors.Is(err, lease.ErrNoRecord):
 		return 0, false, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/shard"
 )
 
@@ -27,7 +28,10 @@ func openGroup(ctx context.Context, leaseURL string, opts lease.Options, timeout
 		if err != nil {
 			return group{}, err
 		}
-		if _, err := store.List(ctx, name+"/"); err != nil {
+		// Bounded by the call timeout, as every call of the group is: a
+		// store that stopped answering is retried until --start-timeout.
+		list := func(ctx context.Context) error { _, err := store.List(ctx, name+"/"); return err }
+		if err := driver.Call(ctx, opts.WithDefaults().CallTimeout, list); err != nil {
 			return group{}, err
 		}
 		return group{store, name}, nil

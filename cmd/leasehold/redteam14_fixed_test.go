@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leasehold/leasehold/lease/memlease"
 )
 
 // TestRedTeam14HugeTTLBlamesAFlagNotGiven (rule 8, and the runner's
@@ -84,4 +86,46 @@ func TestRedTeam14CheckWaitsOutStartTimeoutOnAFreshLease(t *testing.T) {
 			<-done
 		}
 	})
+}
+
+// TestRedTeam14GroupStartHangsPastStartTimeout: a store that stops
+// answering (every call hangs) at start keeps leasehold status --shards
+// and leasehold run --shards waiting for ever: openGroup's listing (and
+// status's shard.ReadStatus) runs under the process's context alone, with
+// neither --start-timeout nor the call timeout bounding it, so the promised
+// "cannot reach the store ... within --start-timeout" never comes. A lease
+// (status, run without --shards) is bounded by its call timeout and gives
+// up at --start-timeout.
+func TestRedTeam14GroupStartHangsPastStartTimeout(t *testing.T) {
+	for _, args := range [][]string{
+		{"status", "--shards", "2"},
+		{"run", "--shards", "2", "--", "true"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				id := memName("rt14-hang-" + args[0])
+				memlease.Default.Hang(id)
+				defer memlease.Default.Heal(id)
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan int, 1)
+				go func() {
+					env, _, _ := testEnv(nil)
+					full := append([]string{args[0], "--lease", "mem://" + id, "--identity", id, "--start-timeout", "1s"}, args[1:]...)
+					done <- mainWith(ctx, nil, full, env)
+				}()
+				time.Sleep(time.Hour) // fake time: an hour past --start-timeout
+				select {
+				case code := <-done:
+					if code != exitUnavailable {
+						t.Errorf("exit %d, want %d (cannot reach the store within --start-timeout)", code, exitUnavailable)
+					}
+				default:
+					t.Errorf("leasehold %s with a store that hangs still waits an hour after --start-timeout (1s)", args[0])
+					cancel()
+					<-done
+				}
+				cancel()
+			})
+		})
+	}
 }
