@@ -135,15 +135,26 @@ func (d *durationValue) Set(s string) error {
 	return nil
 }
 
+// givenToCommand are the flags whose variables leasehold also gives the
+// command it runs, saying what that run is (supervisor.start, the shard's
+// job): in a command's environment they describe its parent, and would
+// configure a leasehold the command runs as the parent is (red team 14: a
+// shard's command that ran leasehold run --lease URL started a group of
+// two shards, and ran its step twice at once).
+var givenToCommand = map[string]bool{"lease": true, "identity": true, "progress-file": true, "period": true, "shards": true}
+
 // parse sets flags from their environment variables (lookupEnv), then
 // from args, and returns the arguments after the flags. A variable that is
-// set but empty is refused (emptyValue).
+// set but empty is refused (emptyValue). Inside a command that leasehold
+// runs (LEASEHOLD_TOKEN is set), the variables of givenToCommand are not
+// read.
 func (f *flagSet) parse(args []string, lookupEnv func(string) (string, bool)) ([]string, error) {
 	var errs []error
+	_, inCommand := lookupEnv(envPrefix + "TOKEN")
 	for _, g := range f.groups {
 		for _, name := range g.names {
 			v, ok := lookupEnv(envName(name))
-			if !ok {
+			if !ok || inCommand && givenToCommand[name] {
 				continue
 			}
 			err := emptyValue(name)

@@ -225,6 +225,10 @@ The command gets:
   LEASEHOLD_PROGRESS_FILE  with --progress-file
   LEASEHOLD_PERIOD    with --period or --every: the period key it runs for
   leasehold's own environment, its stdout and stderr; stdin is /dev/null.
+Those of them that are also leasehold's flags' variables (LEASEHOLD_LEASE,
+LEASEHOLD_IDENTITY, LEASEHOLD_PROGRESS_FILE, LEASEHOLD_PERIOD,
+LEASEHOLD_SHARDS) describe this run: a leasehold that the command runs
+(LEASEHOLD_TOKEN set) does not read them; give it its flags.
 It runs in a process group of its own: signals go to the whole group,
 and to every process descended from the command that left the group
 (setsid, a daemon's double fork), so that none outlives the command. On

@@ -6,6 +6,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -127,5 +129,72 @@ func TestRedTeam14GroupStartHangsPastStartTimeout(t *testing.T) {
 				cancel()
 			})
 		})
+	}
+}
+
+// TestRedTeam14HangupOrBrokenLogPipeAbandonsTheCommand (rule 14: the
+// command dies with its wrapper, and only SIGKILL or a crash may keep
+// leasehold from stopping it): leasehold handles SIGINT and SIGTERM, but
+// neither SIGHUP (the terminal or SSH session it runs in closes) nor
+// SIGPIPE (its stderr is a pipe whose reader went away: a log collector
+// that exited, "leasehold run ... 2>&1 | tee log" whose tee died). Either
+// kills it on the spot, by the default action: no SIGTERM or SIGKILL to the
+// command's process group, no release. Pdeathsig (Linux only) kills the
+// command's own process, and nothing else of its group: here the worker a
+// shell started in the background runs on without the lease, as on macOS,
+// which has no Pdeathsig, the command itself would. (A SIGTERM in the same
+// TestRedTeam14PeriodOfAnotherRunLeaksIntoTheCommand (rule 13; the help:
+// "LEASEHOLD_PERIOD  with --period or --every: the period key it runs
+// for"): supervisor.task sets LEASEHOLD_PERIOD from the term's record,
+// whatever this run's flags: a run without --period, on a lease whose
+// record names the period a scheduled run finished, starts its command
+// with LEASEHOLD_PERIOD set to that finished period. A job that reads the
+// variable to know which tick to process (what it is for) processes the
+// finished period again: a manual "leasehold run --once -- ./job.sh" beside
+// TestRedTeam14ShardVariablesConfigureANestedRun (rule 1 as the user of a
+// nested leasehold sees it): the variables leasehold gives a shard's
+// command are also the environment variables of leasehold's own flags:
+// LEASEHOLD_SHARDS is --shards, LEASEHOLD_IDENTITY --identity,
+// LEASEHOLD_LEASE --lease (and LEASEHOLD_PERIOD --period). A shard's
+// command that runs a step under a single lease of its own, "leasehold run
+// --lease URL -- step", starts a shard group of N instead: one instance
+// runs the step N times at once, which the user asked to run on one
+// leader at a time. The variables given to commands should not double as
+// configuration (or leasehold should drop its own LEASEHOLD_ flag variables
+// from the command's environment).
+func TestRedTeam14ShardVariablesConfigureANestedRun(t *testing.T) {
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "env")
+	// The variables a shard's command gets.
+	if code, stderr := leasehold(t, context.Background(), "run", "--shards", "2", "--lease", "mem://"+memName("rt14-outer"), "--identity", "outer", "--ttl", "2s", "--",
+		"sh", "-c", `if [ "$LEASEHOLD_SHARD" = 0 ]; then env > "$0.tmp"; mv "$0.tmp" "$0"; exit 0; fi; while :; do sleep 0.05; done`, envFile); code != 0 {
+		t.Fatalf("the outer run exited %d: %s", code, stderr)
+	}
+	vars := map[string]string{}
+	b, _ := os.ReadFile(envFile)
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(k, "LEASEHOLD_") {
+			vars[k] = v
+		}
+	}
+	if vars["LEASEHOLD_SHARDS"] != "2" {
+		t.Fatalf("the shard's command got %v", vars)
+	}
+	// That command runs a step under a lease of its own.
+	ran := filepath.Join(dir, "ran")
+	env, _, stderr := testEnv(vars)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- mainWith(ctx, nil, []string{"run", "--lease", "mem://" + memName("rt14-step"), "--",
+			"sh", "-c", `echo "$$" >> "$0"; while :; do sleep 0.05; done`, ran}, env)
+	}()
+	eventually(t, 10*time.Second, "the step runs", func() bool { return fileExists(ran) })
+	time.Sleep(time.Second) // let every start of the step happen
+	cancel()
+	<-done
+	b, _ = os.ReadFile(ran)
+	if n := strings.Count(string(b), "\n"); n != 1 {
+		t.Errorf("leasehold run --lease URL -- step, run by a shard's command, ran the step %d times at once; stderr:\n%s", n, stderr)
 	}
 }
