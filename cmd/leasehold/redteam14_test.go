@@ -139,14 +139,6 @@ func TestRedTeam14WindowsVet(t *testing.T) {
 // command's own process, and nothing else of its group: here the worker a
 // shell started in the background runs on without the lease, as on macOS,
 // which has no Pdeathsig, the command itself would. (A SIGTERM in the same
-// TestRedTeam14PeriodOfAnotherRunLeaksIntoTheCommand (rule 13; the help:
-// "LEASEHOLD_PERIOD  with --period or --every: the period key it runs
-// for"): supervisor.task sets LEASEHOLD_PERIOD from the term's record,
-// whatever this run's flags: a run without --period, on a lease whose
-// record names the period a scheduled run finished, starts its command
-// with LEASEHOLD_PERIOD set to that finished period. A job that reads the
-// variable to know which tick to process (what it is for) processes the
-// finished period again: a manual "leasehold run --once -- ./job.sh" beside
 // TestRedTeam14ShardVariablesConfigureANestedRun (rule 1 as the user of a
 // nested leasehold sees it): the variables leasehold gives a shard's
 // command are also the environment variables of leasehold's own flags:

@@ -48,24 +48,6 @@ func TestRedTeam14SucceededPeriodRunsAgain(t *testing.T) {
 	}
 }
 
-// the scheduled triggers redoes the last scheduled tick.
-func TestRedTeam14PeriodOfAnotherRunLeaksIntoTheCommand(t *testing.T) {
-	const period = "2026-12-06T11:00:00Z"
-	dir := t.TempDir()
-	name := "mem://" + memName("rt14-period-leak")
-	if code, stderr := leasehold(t, context.Background(), "run", "--once", "--lease", name, "--identity", "cron", "--period", period, "--", "true"); code != 0 {
-		t.Fatalf("the scheduled run exited %d: %s", code, stderr)
-	}
-	out := filepath.Join(dir, "period")
-	if code, stderr := leasehold(t, context.Background(), "run", "--once", "--lease", name, "--identity", "manual", "--",
-		"sh", "-c", `printf %s "${LEASEHOLD_PERIOD-unset}" > "$0"`, out); code != 0 {
-		t.Fatalf("the manual run exited %d: %s", code, stderr)
-	}
-	if b, _ := os.ReadFile(out); string(b) != "unset" {
-		t.Errorf("a run without --period started its command with LEASEHOLD_PERIOD=%q, the period another run finished", b)
-	}
-}
-
 // kept the duplicate out for a TTL.)
 func TestRedTeam14SigtermEndsTheMinimumHold(t *testing.T) {
 	dir := t.TempDir()

@@ -116,6 +116,7 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 			env:              env.environ,
 			leaseURL:         o.lease,
 			identity:         o.identity,
+			period:           o.period,
 			grace:            o.grace,
 			margin:           o.killMargin,
 			progressFile:     o.progressFile,

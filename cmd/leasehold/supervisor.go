@@ -31,6 +31,9 @@ type supervisor struct {
 	env      []string // the command's environment, before the LEASEHOLD_ variables of the term
 	leaseURL string
 	identity string
+	// period is the run's own period key (--period, or derived from
+	// --every), "" if it has none: the command's LEASEHOLD_PERIOD.
+	period string
 	// grace is how long the command has between SIGTERM and SIGKILL on a
 	// voluntary step-down; margin is how long before the lease's expiry
 	// it is killed at the latest.
@@ -78,12 +81,13 @@ func (s *supervisor) ran() bool {
 }
 
 // task is the runner's Task: it runs the command for one term (see
-// supervise).
+// supervise). LEASEHOLD_PERIOD is the run's own period, never the one the
+// term's record names: without --period or --every that is another run's.
 func (s *supervisor) task(ctx context.Context) error {
 	t, _ := runner.Term(ctx)
 	var vars []string
-	if p := runner.ScheduleOf(t.Annotations).Period; p != "" {
-		vars = append(vars, "LEASEHOLD_PERIOD="+p)
+	if s.period != "" {
+		vars = append(vars, "LEASEHOLD_PERIOD="+s.period)
 	}
 	return s.supervise(ctx, job{token: t.Token, vars: vars, log: s.log})
 }
