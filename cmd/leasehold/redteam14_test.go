@@ -69,15 +69,6 @@ func TestRedTeam14GroupStartHangsPastStartTimeout(t *testing.T) {
 // logging, but supervisor.stop logs the SIGTERM line (and the SIGKILL
 // line) before it signals: the log write blocks, and neither SIGTERM nor
 // SIGKILL is ever sent. A follower takes the lease over a TTL later, with
-// TestRedTeam14SucceededPeriodRunsAgain (rule 13): a --once --period run
-// with --retry-failed whose command exits 0 by itself, then leasehold gets
-// SIGTERM while it still copies the command's output (its stdout is a pipe
-// leasehold copies, as with --progress-on-stdout, and the copy is slow:
-// waitOutputs waits up to outputDrain, 1s, before the command counts as
-// exited). supervise's select sees the context end before c.exited, stops
-// a command that had already exited, and reports it stopped: no done mark
-// is written, leasehold exits 143 ("the command was stopped"), and the next
-// trigger of the same period runs the command again, although its first
 // TestRedTeam14CheckWaitsOutStartTimeoutOnAFreshLease (not a safety rule;
 // the --start-timeout message): leasehold check of a lease never acquired
 // yet retries its read until --start-timeout has passed, logging "cannot

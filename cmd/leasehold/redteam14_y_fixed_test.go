@@ -6,7 +6,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/runner"
 )
 
 // Red team 14's findings on periods and holds, fixed: each test failed on
@@ -45,3 +50,65 @@ func TestRedTeam14PeriodOfAnotherRunLeaksIntoTheCommand(t *testing.T) {
 		t.Errorf("a run with --period %s started its command with LEASEHOLD_PERIOD=%q", next, b)
 	}
 }
+
+// TestRedTeam14SucceededPeriodRunsAgain (rule 13): a --once --period run
+// with --retry-failed whose command exits 0 by itself, then leasehold gets
+// SIGTERM while it still copies the command's output (its stdout is a pipe
+// leasehold copies, and the copy is slow: waitOutputs waits up to
+// outputDrain, 1s, before the command counts as exited). supervise's
+// select saw the context end before c.exited, "stopped" a command that had
+// already exited, and reported it stopped; runTask counted a task whose
+// context had ended as not run to its end: no done mark, leasehold exited
+// 143, and the next trigger of the same period ran the command again,
+// although its first run succeeded. supervise now tells a command reaped
+// before it was signalled from one it stopped, and says so to the runner
+// (runner.Completed).
+func TestRedTeam14SucceededPeriodRunsAgain(t *testing.T) {
+	const period = "2026-12-06T12:00:00Z"
+	dir := t.TempDir()
+	pidFile, ran := filepath.Join(dir, "pid"), filepath.Join(dir, "ran")
+	name := memName("rt14-period-done")
+	env, _, buf := testEnv(nil)
+	out := &heldWriter{w: buf, held: make(chan struct{})}
+	env.stdout = out
+	defer out.release()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	exited := make(chan int, 1)
+	go func() {
+		exited <- mainWith(ctx, nil, []string{"run", "--once", "--lease", "mem://" + name, "--identity", "first", "--ttl", "2s",
+			"--period", period, "--retry-failed", "--", "sh", "-c", `echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; echo "work done"; echo 1 >> "$1"`, pidFile, ran}, env)
+	}()
+	pid := pidIn(t, pidFile)
+	eventually(t, 10*time.Second, "the command exited 0 by itself", func() bool { return !alive(pid) && fileExists(ran) })
+	cancel(&signalCause{sig: 15}) // SIGTERM, after the command has exited
+	code := <-exited
+	if code != 0 {
+		t.Errorf("the command exited 0 before SIGTERM; leasehold exited %d, want 0", code)
+	}
+	rec := observe(t, name)
+	if s := runner.ScheduleOf(rec.Annotations); !s.Done {
+		t.Errorf("the command exited 0 before SIGTERM; leasehold exited %d and left the record %+v without the done mark for period %s", code, s, period)
+	}
+	// The next trigger of the period, with --retry-failed.
+	env2, _, _ := testEnv(nil)
+	code2 := mainWith(context.Background(), nil, []string{"run", "--once", "--lease", "mem://" + name, "--identity", "second", "--ttl", "2s",
+		"--period", period, "--retry-failed", "--", "sh", "-c", `echo 2 >> "$0"`, ran}, env2)
+	if b, _ := os.ReadFile(ran); strings.Count(string(b), "\n") > 1 {
+		t.Errorf("period %s ran twice (second trigger exited %d), although its first run succeeded: %q", period, code2, b)
+	}
+}
+
+// heldWriter holds every write to w until release: a pipe whose reader
+// stalled.
+type heldWriter struct {
+	w    *syncBuffer
+	held chan struct{}
+	once sync.Once
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	<-h.held
+	return h.w.Write(p)
+}
+
+func (h *heldWriter) release() { h.once.Do(func() { close(h.held) }) }

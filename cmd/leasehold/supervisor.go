@@ -97,6 +97,10 @@ func (s *supervisor) task(ctx context.Context) error {
 // the kill follows. It returns the command's own end (nil or a
 // *childExit) when the command exited by itself, an *exitError when it
 // could not be started, and nil when it was stopped because ctx ended.
+// A command that had exited before leasehold signalled it (reaped or
+// not) exited by itself, even if ctx ended while its output was still
+// being copied: supervise tells the runner so (runner.Completed), and
+// RunOnce counts its run as ended (its period done, for a status 0).
 func (s *supervisor) supervise(ctx context.Context, j job) error {
 	if ctx.Err() != nil { // elected, but already stepping down
 		return nil
@@ -133,16 +137,20 @@ func (s *supervisor) supervise(ctx context.Context, j job) error {
 	s.lead(true, j.token)
 	select {
 	case <-c.exited:
-		s.lead(false, j.token)
-		end := childExitOf(c.status)
-		j.log.Info("command exited by itself", "token", j.token, "status", statusText(end))
-		return end
 	case <-ctx.Done():
+		if !c.exitedYet() {
+			s.lead(false, j.token)
+			s.stop(ctx, c, j.log)
+			j.log.Info("command stopped", "token", j.token, "status", statusText(childExitOf(c.status)))
+			return nil
+		}
+		<-c.exited // it exited by itself before any signal; its output drains
 	}
 	s.lead(false, j.token)
-	s.stop(ctx, c, j.log)
-	j.log.Info("command stopped", "token", j.token, "status", statusText(childExitOf(c.status)))
-	return nil
+	runner.Completed(ctx)
+	end := childExitOf(c.status)
+	j.log.Info("command exited by itself", "token", j.token, "status", statusText(end))
+	return end
 }
 
 // lead tells leading, if set.
