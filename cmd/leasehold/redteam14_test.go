@@ -202,17 +202,6 @@ func TestRedTeam14HugeTTLBlamesAFlagNotGiven(t *testing.T) {
 	}
 }
 
-// TestRedTeam14SigtermEndsTheMinimumHold (rule 13: "a record left held by
-// a minimum hold is nobody's to take before it lapses, its writer's
-// included"; the help: leasehold "keeps renewing it ... until D has
-// passed, releases it and exits", and the docs: "it exits then, not
-// before"): leasehold run --once --min-hold, its command done and the hold
-// written, gets SIGTERM (the orchestrator stops a task whose command has
-// finished): runOnce hands RunOnce the context the signal ends, holdUntil
-// stops at once and the lease is released, minutes before the hold is
-// over. A duplicate trigger that fires next takes the lease at once and
-// runs the job a second time inside the window the hold was to keep it
-// out of. (Had leasehold died instead, the record would at least have
 // TestRedTeam14StalledStderrKeepsTheCommandAfterTheLeaseIsLost (rule 1):
 // as TestRedTeam14StalledStderrKeepsTheCommandPastTheLease, but the lease
 // is lost (an intruder's record, as after leasehold break --force or a

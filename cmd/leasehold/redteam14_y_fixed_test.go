@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -112,3 +113,58 @@ func (h *heldWriter) Write(p []byte) (int, error) {
 }
 
 func (h *heldWriter) release() { h.once.Do(func() { close(h.held) }) }
+
+// TestRedTeam14SigtermEndsTheMinimumHold (rule 13: "a record left held by
+// a minimum hold is nobody's to take before it lapses, its writer's
+// included"; the help: leasehold "keeps renewing it ... until D has
+// passed, releases it and exits", and the docs: "it exits then, not
+// before"): leasehold run --once --min-hold, its command done and the hold
+// written, got SIGTERM (the orchestrator stops a task whose command has
+// finished): runOnce handed RunOnce the context the signal ends, holdUntil
+// stopped at once and the lease was released, minutes before the hold was
+// over, and a duplicate trigger ran the job a second time inside the
+// window. Now a first signal after the command exited leaves the hold
+// going (a duplicate still exits 75); a second one ends it without
+// releasing: the record lapses a TTL after its last write.
+func TestRedTeam14SigtermEndsTheMinimumHold(t *testing.T) {
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	name := memName("rt14-minhold")
+	job := []string{"sh", "-c", `echo "$LEASEHOLD_IDENTITY" >> "$0"`, ran}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	hurry := make(chan struct{})
+	exited := make(chan int, 1)
+	env, _, stderr := testEnv(nil)
+	go func() {
+		exited <- mainWith(ctx, hurry, append([]string{"run", "--once", "--lease", "mem://" + name, "--identity", "first", "--ttl", "2s", "--min-hold", "10m", "--"}, job...), env)
+	}()
+	eventually(t, 10*time.Second, "the hold is written", func() bool {
+		b, ok := memlease.Default.Bytes(name)
+		return ok && runner.ScheduleOf(observe(t, name).Annotations).Hold && len(b) > 0
+	})
+	cancel(&signalCause{sig: 15})
+	eventually(t, 10*time.Second, "leasehold says the hold goes on, or exits", func() bool {
+		return strings.Contains(stderr.String(), "the minimum hold goes on") || len(exited) > 0
+	})
+	select {
+	case code := <-exited:
+		t.Fatalf("leasehold exited %d on a first SIGTERM during its minimum hold; stderr:\n%s", code, stderr)
+	default:
+	}
+	code, _ := leasehold(t, context.Background(), append([]string{"run", "--once", "--lease", "mem://" + name, "--identity", "duplicate", "--ttl", "2s", "--"}, job...)...)
+	if b, _ := os.ReadFile(ran); strings.Count(string(b), "\n") > 1 || code != exitNotElected {
+		t.Errorf("a duplicate fired within the 10m hold, after a SIGTERM to the holder, exited %d (want %d); the job ran: %q", code, exitNotElected, b)
+	}
+	close(hurry) // the second signal: leave the hold without releasing
+	select {
+	case code := <-exited:
+		if code != exitSignal+15 {
+			t.Errorf("leasehold exited %d on a second SIGTERM during its hold, want %d", code, exitSignal+15)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("leasehold did not exit on a second SIGTERM during its minimum hold")
+	}
+	if rec := observe(t, name); rec.Released || !runner.ScheduleOf(rec.Annotations).Hold {
+		t.Errorf("after a second SIGTERM the record is %+v, want it held (the hold's), to lapse a TTL after its last write", rec)
+	}
+}
