@@ -176,7 +176,9 @@ type Config struct {
 	// RetryFailed changes what a period whose task did not succeed counts
 	// as. By default a period has run once its task started, whatever
 	// became of it (at most once). With RetryFailed, only a task that
-	// returned nil marks its period done; after a task that failed, was
+	// returned nil by itself marks its period done: before its context
+	// ended, or, returning later, having called Completed (its work had
+	// finished before it was told to stop); after a task that failed, was
 	// stopped, or whose instance crashed (its lease then lapses after the
 	// TTL), a later trigger of the same period runs it again (at least
 	// once, if triggers keep coming). Either way a later period runs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -26,6 +27,9 @@ type leadership struct {
 	failOnce sync.Once
 	// renewalsDone is closed when the renew loop has returned.
 	renewalsDone chan struct{}
+	// completed: the task said its work finished before it was told to
+	// stop (Completed).
+	completed atomic.Bool
 }
 
 func newLeadership(tn tenure, renew, deadline time.Duration) *leadership {
@@ -143,6 +147,31 @@ func Progress(ctx context.Context) {
 		default:
 		}
 	}
+}
+
+// Completed tells RunOnce that the task's work finished by itself before
+// the task was told to stop, although its context may have ended since:
+// a task that returns only after its context ended (it still flushed
+// output, or waited for a child process it had seen exit on its own) but
+// calls Completed first counts as having returned by itself, as if its
+// context had not ended. RunOnce then reports Ran, with the task's error,
+// and with a nil error the period is done (Config.Period). Call it with
+// the context Task was given, before the task returns, and only when the
+// work did finish before any stop reached it: the runner cannot check.
+// A task that does not call it counts as having returned by itself only
+// when its context had not ended when it returned. On a Joint context it
+// tells the term of the context Joint was given; Run, and contexts that
+// are no task's, ignore it.
+func Completed(ctx context.Context) {
+	if v, ok := termsOf(ctx); ok && v.first() != nil {
+		v.first().completed.Store(true)
+	}
+}
+
+// completed reports whether the task of ctx's term called Completed.
+func completed(ctx context.Context) bool {
+	v, ok := termsOf(ctx)
+	return ok && v.first() != nil && v.first().completed.Load()
 }
 
 // Expiry returns the instant, on this process's monotonic clock, after which

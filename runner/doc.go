@@ -56,7 +56,10 @@
 // (PeriodKey derives a key from the clock for triggers that pass none), and
 // Config.MinHold keeps other instances out for a while after the task
 // started, even when it ends sooner. It keeps that state in the lease
-// record's annotations (Schedule, ScheduleOf).
+// record's annotations (Schedule, ScheduleOf). A task whose work finished
+// before it was told to stop, but that returns only after its context
+// ended (it waits for a child process's output, say), calls Completed so
+// that RunOnce counts it as run to its end, period done.
 //
 // # What it guarantees
 //

@@ -13,8 +13,9 @@ import (
 type OnceOutcome int
 
 const (
-	// Ran: this instance was elected and the task returned by itself.
-	// Once.Err is the task's error.
+	// Ran: this instance was elected and the task returned by itself
+	// (before its context ended, or having called Completed). Once.Err is
+	// the task's error.
 	Ran OnceOutcome = iota + 1
 	// SteppedDown: this instance was elected, but leadership ended before
 	// the task returned (the lease was lost, the renew deadline passed, the
@@ -59,7 +60,8 @@ type Once struct {
 	// Term is the term this instance was elected with (Ran, SteppedDown).
 	Term lease.Term
 	// Demotion says how that term ended (Ran, SteppedDown): Reason
-	// TaskEnded for Ran, and whether the lease was released.
+	// TaskEnded for Ran (for a task that called Completed, what ended its
+	// context, if that came first), and whether the lease was released.
 	Demotion Demotion
 	// Record is the lease's record as last read (NotElected, AlreadyRan;
 	// for an AlreadyRan found after this instance was elected, the record
@@ -88,7 +90,9 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 // holder's record changes (someone renews it) or, on a store that judges
 // expiry itself, until the store refuses a second time; a dead holder's
 // lease lapses, and is taken over, within its TTL. Once elected, the task
-// runs as under Run, with no bound but its own. Once it has returned, the
+// runs as under Run, with no bound but its own; it has run to its end (Ran)
+// if it returned before its context ended, or called Completed to say its
+// work had finished before then. Once it has returned, the
 // done mark and the minimum hold (Config.Period, Config.MinHold) are
 // written, each retried until it lands, the lease is found lost, or a TTL
 // has passed since the term's latest write known to have landed, the

@@ -111,8 +111,10 @@ func (r *Runner) markPeriod(ctx context.Context, tn tenure) (tenure, error) {
 // schedule is one RunOnce's task as it ran: when it started, and its end.
 type schedule struct {
 	started time.Time
-	ended   bool // the task returned by itself, before its context ended
-	err     error
+	// ended: the task returned by itself, before its context ended, or
+	// said that its work had finished before then (Completed).
+	ended bool
+	err   error
 }
 
 // runTask returns the task RunOnce runs: cfg.Task, noting in s how it ran.
@@ -120,7 +122,7 @@ func (r *Runner) runTask(s *schedule) func(context.Context) error {
 	return func(ctx context.Context) error {
 		s.started = time.Now()
 		s.err = r.cfg.Task(ctx)
-		s.ended = ctx.Err() == nil
+		s.ended = ctx.Err() == nil || completed(ctx)
 		return s.err
 	}
 }

@@ -539,3 +539,64 @@ func TestPeriodMarkLivesInTheRecordOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestCompletedBeforeTheStop: a RunOnce task whose work finished before it
+// was told to stop, but that returns only after its context ended (it
+// still waits for a child's output, say), calls Completed: it has run to
+// its end (Ran), its period is done, and a RetryFailed trigger of the same
+// period does not run it again. A task that does not call it, returning
+// in the same way, was stopped (SteppedDown), its period not done.
+func TestCompletedBeforeTheStop(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		completed bool
+		want      runner.OnceOutcome
+	}{
+		{"Completed", true, runner.Ran},
+		{"not Completed", false, runner.SteppedDown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := memlease.NewStore()
+				ctx, stop := context.WithCancel(context.Background())
+				defer stop()
+				r, err := runner.New(runner.Config{Lease: openLease(t, store, "a"), Period: tick1, RetryFailed: true, Logger: quiet,
+					Task: func(ctx context.Context) error {
+						advance(time.Second) // the work, done
+						stop()               // the stop comes while the task still winds up
+						<-ctx.Done()
+						if tc.completed {
+							runner.Completed(ctx)
+						}
+						return nil
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := r.RunOnce(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantOutcome(t, "a, stopped after its work finished", res, tc.want)
+				if rec := record(t, store); runner.ScheduleOf(rec.Annotations).Done != tc.completed || !rec.Released {
+					t.Errorf("record after a's run: %+v, want period %q done %v, released", rec, tick1, tc.completed)
+				}
+				var again runner.Once
+				if tc.completed {
+					again = runPeriod(t, openLease(t, store, "b"), tick1, runner.Config{RetryFailed: true}, mustNotRun(t))
+				} else {
+					again = runPeriod(t, openLease(t, store, "b"), tick1, runner.Config{RetryFailed: true}, done)
+				}
+				if want := map[bool]runner.OnceOutcome{true: runner.AlreadyRan, false: runner.Ran}[tc.completed]; again.Outcome != want {
+					t.Errorf("b, a RetryFailed trigger of the same period: %+v, want %v", again, want)
+				}
+			})
+		})
+	}
+}
+
+// TestCompletedOutsideATask: Completed on a context that is no task's does
+// nothing (and does not panic).
+func TestCompletedOutsideATask(t *testing.T) {
+	runner.Completed(context.Background())
+}

@@ -57,6 +57,23 @@ func (c *child) signal(sig syscall.Signal) {
 	c.signalFamily(sig)
 }
 
+// exitedYet reports, without waiting, whether the command has exited,
+// reaped or not: supervise asks when the term ends, to tell a command that
+// exited by itself before leasehold signalled it from one it stops. On
+// the portable path it reaps a command that has exited, as reap would.
+func (c *child) exitedYet() bool {
+	if c.unreaped == nil {
+		return c.tryReap(true)
+	}
+	c.mu.Lock() // the reap waits, so the exit is seen either way
+	defer c.mu.Unlock()
+	return c.reaped || exitedNow(c.pid)
+}
+
+// exitedNow, set where exitedUnreaped is, reports at once whether process
+// pid has exited, without reaping it.
+var exitedNow func(pid int) bool
+
 // exitedUnreaped, where the platform can (Linux: waitid with WNOWAIT),
 // blocks until process pid has exited, without reaping it, and reports
 // whether it could. It is nil elsewhere, and in builds with the

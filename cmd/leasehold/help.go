@@ -350,7 +350,14 @@ starts, and an instance whose key is at or before it exits 76.
                     leasehold marks the lease held after a run, keeps
                     renewing it (health checks off) until D has passed,
                     releases it and exits. A duplicate fired meanwhile exits
-                    75 within a renew interval (Azure: at once).
+                    75 within a renew interval (Azure: at once). A SIGTERM,
+                    SIGINT or SIGHUP after the command exited does not end
+                    the hold (leasehold logs until when it goes on); a
+                    second one exits at once without releasing, and the
+                    lease lapses a TTL after its last renewal. So does a
+                    SIGKILL (an orchestrator's stop timeout, e.g. ECS
+                    stopTimeout): it ends the hold early, and the lease
+                    lapses a TTL later.
 
 Exit status:
   0        the command ran and exited 0; or, without --once, leasehold was

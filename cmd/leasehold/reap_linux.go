@@ -7,4 +7,4 @@ package main
 // on the other Unix systems (macOS, the BSDs), without waitid's WNOWAIT:
 // scripts/test runs the supervision tests so, so that the path the other
 // platforms ship is tested in CI.
-func init() { exitedUnreaped = waitExited }
+func init() { exitedUnreaped, exitedNow = waitExited, hasExited }

@@ -5,10 +5,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os/exec"
 	"sync/atomic"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
@@ -45,6 +47,10 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	defer stopRun(nil)
 	s := newSession(o, env, hurry, log, stopRun)
 	defer s.sup.followJobControl()()
+	if o.once && o.minHold > 0 {
+		s.hold = &heldLease{Lease: l}
+		l = s.hold
+	}
 	r, err := runner.New(s.config(l))
 	if err != nil {
 		return usageError("run", err)
@@ -102,6 +108,13 @@ type session struct {
 	fatal   atomic.Pointer[exitError]
 	// ending, with --shards, is the shard whose command ends the run.
 	ending atomic.Pointer[endingShard]
+	// hold, with --once --min-hold, is the lease, which a second signal
+	// during the hold leaves without a release (see runOnce).
+	hold *heldLease
+	// started is when the command's term began; exited is set once the
+	// command has exited.
+	started atomic.Pointer[time.Time]
+	exited  atomic.Bool
 }
 
 func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, stopRun context.CancelCauseFunc) *session {
@@ -116,6 +129,7 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 			env:              env.environ,
 			leaseURL:         o.lease,
 			identity:         o.identity,
+			period:           o.period,
 			grace:            o.grace,
 			margin:           o.killMargin,
 			progressFile:     o.progressFile,
@@ -146,7 +160,10 @@ func (s *session) config(l lease.Lease) runner.Config {
 // task runs the command for one term; a command that cannot be started
 // ends the run.
 func (s *session) task(ctx context.Context) error {
+	now := time.Now()
+	s.started.Store(&now)
 	err := s.sup.task(ctx)
+	s.exited.Store(true)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		s.fatal.Store(ee)
@@ -156,8 +173,39 @@ func (s *session) task(ctx context.Context) error {
 }
 
 // runOnce is --once: the runner's result, as leasehold's exit.
+//
+// With --min-hold, a signal (ctx, runCtx) that comes once the command has
+// exited does not end the hold (rule 13: a record held by a minimum hold
+// is nobody's to take before it lapses): RunOnce goes on renewing until
+// the hold is over, releases and returns. A second signal (hurry) ends
+// the hold without a release: the record lapses a TTL after its last
+// write, and leasehold exits at once. A signal that comes before the
+// command has exited stops it as without --min-hold.
 func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
-	res, err := r.RunOnce(runCtx)
+	onceCtx, left := runCtx, make(chan struct{})
+	if s.hold != nil {
+		c, stop := context.WithCancelCause(context.WithoutCancel(runCtx))
+		defer stop(nil)
+		onceCtx = c
+		go s.keepHold(runCtx, onceCtx, stop, left)
+	}
+	type result struct {
+		res runner.Once
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := r.RunOnce(onceCtx)
+		done <- result{res, err}
+	}()
+	var res runner.Once
+	var err error
+	select {
+	case x := <-done:
+		res, err = x.res, x.err
+	case <-left:
+		return interrupted(ctx, "the minimum hold was left without releasing the lease; it lapses a TTL after its last write")
+	}
 	if f := s.fatal.Load(); f != nil {
 		return f
 	}
@@ -191,3 +239,63 @@ func onceExit(ctx context.Context, res runner.Once, period string) error {
 	}
 	return interrupted(ctx, "before the command ran")
 }
+
+// keepHold is runOnce's watch of the signals with --min-hold: once runCtx
+// ends, it ends onceCtx (RunOnce's) at once unless the command has exited;
+// if it has, the hold goes on, until a second signal: then the lease is
+// left (heldLease.leave), onceCtx ended and left closed.
+func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelCauseFunc, left chan<- struct{}) {
+	select {
+	case <-runCtx.Done():
+	case <-onceCtx.Done():
+		return
+	}
+	started := s.started.Load()
+	if !s.exited.Load() || s.fatal.Load() != nil || started == nil {
+		stop(context.Cause(runCtx))
+		return
+	}
+	until := started.Add(s.o.minHold)
+	s.log.Warn("signal received after the command exited: the minimum hold goes on until it is over, then the lease is released; a second signal ends the hold without releasing the lease (it then lapses a TTL after its last write)",
+		"reason", context.Cause(runCtx).Error(), "hold_until", until.UTC().Format(time.RFC3339), "hold_left", time.Until(until).Round(time.Second))
+	select {
+	case <-s.sup.hurry:
+	case <-onceCtx.Done():
+		return
+	}
+	s.hold.leave()
+	s.log.Warn("second signal: leaving the minimum hold without releasing the lease; it lapses a TTL after its last write", "hold_until", until.UTC().Format(time.RFC3339))
+	stop(context.Cause(runCtx))
+	close(left)
+}
+
+// heldLease is the lease of a --once --min-hold run: once left, it writes
+// no more (no renewal, no release), so that the record lapses a TTL after
+// its last write.
+type heldLease struct {
+	lease.Lease
+	gone atomic.Bool
+}
+
+// errLeft is what heldLease's writes return once it was left: the lease
+// counts as lost, so that the runner gives up its writes at once.
+var errLeft = fmt.Errorf("leasehold: the minimum hold was left on a second signal: %w", lease.ErrLost)
+
+func (h *heldLease) leave() { h.gone.Store(true) }
+
+func (h *heldLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if h.gone.Load() {
+		return lease.Term{}, errLeft
+	}
+	return h.Lease.Renew(ctx, t)
+}
+
+func (h *heldLease) Release(ctx context.Context, t lease.Term) error {
+	if h.gone.Load() {
+		return errLeft
+	}
+	return h.Lease.Release(ctx, t)
+}
+
+// RenewalsShow passes lease.RenewalsShow of the lease on.
+func (h *heldLease) RenewalsShow() bool { return lease.RenewalsShow(h.Lease) }

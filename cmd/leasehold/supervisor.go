@@ -31,6 +31,9 @@ type supervisor struct {
 	env      []string // the command's environment, before the LEASEHOLD_ variables of the term
 	leaseURL string
 	identity string
+	// period is the run's own period key (--period, or derived from
+	// --every), "" if it has none: the command's LEASEHOLD_PERIOD.
+	period string
 	// grace is how long the command has between SIGTERM and SIGKILL on a
 	// voluntary step-down; margin is how long before the lease's expiry
 	// it is killed at the latest.
@@ -78,12 +81,13 @@ func (s *supervisor) ran() bool {
 }
 
 // task is the runner's Task: it runs the command for one term (see
-// supervise).
+// supervise). LEASEHOLD_PERIOD is the run's own period, never the one the
+// term's record names: without --period or --every that is another run's.
 func (s *supervisor) task(ctx context.Context) error {
 	t, _ := runner.Term(ctx)
 	var vars []string
-	if p := runner.ScheduleOf(t.Annotations).Period; p != "" {
-		vars = append(vars, "LEASEHOLD_PERIOD="+p)
+	if s.period != "" {
+		vars = append(vars, "LEASEHOLD_PERIOD="+s.period)
 	}
 	return s.supervise(ctx, job{token: t.Token, vars: vars, log: s.log})
 }
@@ -93,6 +97,10 @@ func (s *supervisor) task(ctx context.Context) error {
 // the kill follows. It returns the command's own end (nil or a
 // *childExit) when the command exited by itself, an *exitError when it
 // could not be started, and nil when it was stopped because ctx ended.
+// A command that had exited before leasehold signalled it (reaped or
+// not) exited by itself, even if ctx ended while its output was still
+// being copied: supervise tells the runner so (runner.Completed), and
+// RunOnce counts its run as ended (its period done, for a status 0).
 func (s *supervisor) supervise(ctx context.Context, j job) error {
 	if ctx.Err() != nil { // elected, but already stepping down
 		return nil
@@ -129,16 +137,20 @@ func (s *supervisor) supervise(ctx context.Context, j job) error {
 	s.lead(true, j.token)
 	select {
 	case <-c.exited:
-		s.lead(false, j.token)
-		end := childExitOf(c.status)
-		j.log.Info("command exited by itself", "token", j.token, "status", statusText(end))
-		return end
 	case <-ctx.Done():
+		if !c.exitedYet() {
+			s.lead(false, j.token)
+			s.stop(ctx, c, j.log)
+			j.log.Info("command stopped", "token", j.token, "status", statusText(childExitOf(c.status)))
+			return nil
+		}
+		<-c.exited // it exited by itself before any signal; its output drains
 	}
 	s.lead(false, j.token)
-	s.stop(ctx, c, j.log)
-	j.log.Info("command stopped", "token", j.token, "status", statusText(childExitOf(c.status)))
-	return nil
+	runner.Completed(ctx)
+	end := childExitOf(c.status)
+	j.log.Info("command exited by itself", "token", j.token, "status", statusText(end))
+	return end
 }
 
 // lead tells leading, if set.

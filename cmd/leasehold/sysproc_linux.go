@@ -33,3 +33,16 @@ func waitExited(pid int) bool {
 		}
 	}
 }
+
+// hasExited reports at once whether the process pid has exited, without
+// reaping it (waitid's WNOHANG, which leaves the siginfo zeroed while it
+// runs).
+func hasExited(pid int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		if err != unix.EINTR {
+			return err == nil && info.Signo != 0
+		}
+	}
+}
