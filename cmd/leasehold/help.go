@@ -268,6 +268,11 @@ How the command is stopped:
     instance could take the lease over. SIGSTOP cannot
     be caught: sent to leasehold alone it leaves the command running, so
     send SIGTSTP instead. As process 1 leasehold ignores these signals.
+  - Logs never hold a stop up: leasehold's log lines wait for stderr in a
+    buffer of its own (1 MiB). When stderr takes no writes (a full pipe, a
+    stalled log collector) the lines that do not fit are dropped, and a
+    warning ("log lines dropped", dropped=N) says how many, where they
+    went missing, once stderr takes writes again.
   Set --grace below your orchestrator's stop timeout (ECS stopTimeout, 30s
   by default; Azure Container Apps terminationGracePeriodSeconds, 30s;
   systemd TimeoutStopSec, 90s), leaving time for the release.

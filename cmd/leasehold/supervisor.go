@@ -179,12 +179,14 @@ func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 		if kill.Before(graceEnd) && stopwait.Renewing(ctx) {
 			when = []any{"kill_within", in(graceEnd), "kill_in_unless_renewed", in(kill)}
 		}
-		log.Info("stopping the command: SIGTERM to its process group",
-			append([]any{"reason", why.Error(), "pid", c.pid}, when...)...)
+		// Signalled first, logged after: nothing on the way to the
+		// SIGKILL waits on a log line (see logSink).
 		c.signal(syscall.SIGTERM)
 		// A command that job control stopped (see suspend) gets its
 		// SIGTERM only once continued; the kill deadline still holds.
 		c.signal(syscall.SIGCONT)
+		log.Info("stopping the command: SIGTERM to its process group",
+			append([]any{"reason", why.Error(), "pid", c.pid}, when...)...)
 	}
 	if stopwait.Wait(ctx, graceEnd, s.margin, c.exited, s.hurry, sigterm) {
 		return
@@ -193,8 +195,8 @@ func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	if !time.Now().Before(runner.Expiry(ctx).Add(-s.margin)) {
 		reason = "the lease is about to expire or was lost"
 	}
-	log.Warn("killing the command: SIGKILL to its process group", "reason", reason, "pid", c.pid)
 	c.signal(syscall.SIGKILL)
+	log.Warn("killing the command: SIGKILL to its process group", "reason", reason, "pid", c.pid)
 	for {
 		select {
 		case <-c.exited:
