@@ -173,6 +173,10 @@ func statusText(err error) string {
 func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	why := context.Cause(ctx)
 	graceEnd := time.Now().Add(s.grace)
+	// sigterm runs on a goroutine of its own beside stopwait.Wait's
+	// timer, which is armed for the kill deadline: the time it takes (two
+	// walks of the process table, its log line) does not delay the
+	// SIGKILL. c.signal serializes the two.
 	sigterm := func(kill time.Time) {
 		in := func(at time.Time) time.Duration { return time.Until(at).Round(time.Millisecond) }
 		when := []any{"kill_in", in(kill)}
