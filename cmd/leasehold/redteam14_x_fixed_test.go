@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -155,5 +157,59 @@ func TestRedTeam14StalledStderrKeepsTheCommandAfterTheLeaseIsLost(t *testing.T) 
 	}
 	if alive(pid) {
 		t.Errorf("5s after the lease passed to another holder, the old holder's command (pid %d) still runs: the step-down waits on a log write to a stalled stderr", pid)
+	}
+}
+
+// TestRedTeam14HangupOrBrokenLogPipeAbandonsTheCommand (rule 14: the
+// command dies with its wrapper, and only SIGKILL or a crash may keep
+// leasehold from stopping it): leasehold handles SIGINT and SIGTERM, but
+// neither SIGHUP (the terminal or SSH session it runs in closes) nor
+// SIGPIPE (its stderr is a pipe whose reader went away: a log collector
+// that exited, "leasehold run ... 2>&1 | tee log" whose tee died). Either
+// kills it on the spot, by the default action: no SIGTERM or SIGKILL to the
+// command's process group, no release. Pdeathsig (Linux only) kills the
+// command's own process, and nothing else of its group: here the worker a
+// shell started in the background runs on without the lease, as on macOS,
+// which has no Pdeathsig, the command itself would. (A SIGTERM in the same
+// setting stops the whole group: TestRedTeam14SigtermStopsTheWholeGroup.)
+func TestRedTeam14HangupOrBrokenLogPipeAbandonsTheCommand(t *testing.T) {
+	bin := filepath.Join(buildBinaries(t), "leasehold")
+	for _, how := range []string{"SIGHUP", "broken stderr pipe"} {
+		t.Run(how, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "worker")
+			cmd := exec.Command(bin, "run", "--lease", "mem://rt14-hup", "--identity", "h", "--ttl", "2s", "--",
+				"sh", "-c", `sleep 1000 & echo $! > "$0.tmp"; mv "$0.tmp" "$0"; wait`, pidFile)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() {
+				_, _ = io.Copy(io.Discard, stderr) // until closed below
+			}()
+			worker := pidIn(t, pidFile)
+			defer func() { _ = syscall.Kill(worker, syscall.SIGKILL) }()
+			go func() { exited <- cmd.Wait() }()
+			switch how {
+			case "SIGHUP":
+				_ = cmd.Process.Signal(syscall.SIGHUP)
+			default:
+				stderr.Close()                          // the log's reader goes away
+				_ = cmd.Process.Signal(syscall.SIGTERM) // the next log line is written into the broken pipe
+			}
+			select {
+			case err := <-exited:
+				t.Logf("leasehold exited: %v", err)
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("leasehold did not exit")
+			}
+			if alive(worker) {
+				t.Errorf("%s: leasehold is gone, and the worker its command started (pid %d, in the command's process group) runs on without the lease", how, worker)
+			}
+		})
 	}
 }
