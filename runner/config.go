@@ -242,7 +242,9 @@ type Config struct {
 	OnRenew func(took time.Duration, err error)
 
 	// Logger receives the runner's structured logs. Default: slog.Default(),
-	// with the contender's identity attached.
+	// with the contender's identity attached. Its writes may block (a
+	// stderr pipe nobody reads): a step-down ends the term first and logs
+	// after, so a blocked write delays only the log.
 	Logger *slog.Logger
 }
 

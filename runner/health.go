@@ -45,9 +45,13 @@ func (r *Runner) watchHealth(ctx context.Context, st *leadership, stopTerm conte
 				continue
 			}
 			failures++
-			r.cfg.Logger.Warn("health check failed", "failures", failures, "threshold", r.cfg.HealthThreshold, "err", err)
-			if failures >= r.cfg.HealthThreshold {
+			// The step-down first, logged after: a Logger may block.
+			last := failures >= r.cfg.HealthThreshold
+			if last {
 				stopTerm(&stepDown{reason: Unhealthy, err: fmt.Errorf("runner: health check failed %d times in a row: %w", failures, err)})
+			}
+			r.cfg.Logger.Warn("health check failed", "failures", failures, "threshold", r.cfg.HealthThreshold, "err", err)
+			if last {
 				return
 			}
 		}

@@ -56,8 +56,10 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		switch {
 		case errors.Is(err, lease.ErrLost) || err != nil && !lease.Retryable(err):
 			st.setLost()
-			r.cfg.Logger.Warn("renewal found the lease lost", "token", tn.term.Token, "err", err)
+			// The term ends first, logged after: a Logger may block (a
+			// stalled stderr), and the task must stop whatever it does.
 			st.fail(stopTerm, &stepDown{reason: LeaseLost, err: err})
+			r.cfg.Logger.Warn("renewal found the lease lost", "token", tn.term.Token, "err", err)
 			return
 		case ctx.Err() != nil:
 			return

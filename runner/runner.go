@@ -221,13 +221,14 @@ func (r *Runner) renewUntil(termCtx context.Context, st *leadership, taskDone <-
 	if r.cfg.DrainTimeout == 0 || reason != Stopped && reason != Unhealthy {
 		return
 	}
-	r.cfg.Logger.Info("draining: renewing the lease until the task returns", "reason", reason.String(), "drain_timeout", r.cfg.DrainTimeout)
-	timer := time.NewTimer(r.cfg.DrainTimeout)
+	timer := time.NewTimer(r.cfg.DrainTimeout) // armed before the log line, which may block
 	defer timer.Stop()
+	r.cfg.Logger.Info("draining: renewing the lease until the task returns", "reason", reason.String(), "drain_timeout", r.cfg.DrainTimeout)
 	select {
 	case <-taskDone:
 	case <-st.failed:
 	case <-timer.C:
+		stopRenewing() // before the log line, which may block
 		r.cfg.Logger.Warn("drain timed out: renewals stop while the task still runs; the lease will lapse", "drain_timeout", r.cfg.DrainTimeout)
 	}
 }

@@ -244,12 +244,13 @@ with the command's status (or, with --rerun, campaigns again after
 quickly, up to 16 times that).
 
 How the command is stopped:
-  - Voluntary step-down: leasehold gets SIGTERM or SIGINT (ECS, systemd,
-    Ctrl-C), or the health check fails: SIGTERM to the command's process
-    group. leasehold keeps renewing the lease for up to --grace, sends
+  - Voluntary step-down: leasehold gets SIGTERM, SIGINT or SIGHUP (ECS,
+    systemd, Ctrl-C, a closed terminal or SSH session; under nohup SIGHUP
+    stays ignored), or the health check fails: SIGTERM to the command's
+    process group. leasehold keeps renewing the lease for up to --grace, sends
     SIGKILL if the command is still running then, and releases the lease
     only after the command has exited; another instance takes over at once.
-    A second SIGTERM/SIGINT skips the rest of the grace period.
+    A second SIGTERM/SIGINT/SIGHUP skips the rest of the grace period.
   - The lease is lost or cannot be renewed (store unreachable, leader cut
     off): SIGTERM, then SIGKILL no later than --kill-margin before the lease
     could be taken over (its TTL counted from when the last successful
@@ -272,6 +273,14 @@ How the command is stopped:
     instance could take the lease over. SIGSTOP cannot
     be caught: sent to leasehold alone it leaves the command running, so
     send SIGTSTP instead. As process 1 leasehold ignores these signals.
+  - Logs never hold a stop up: leasehold's log lines wait for stderr in a
+    buffer of its own (1 MiB). When stderr takes no writes (a full pipe, a
+    stalled log collector) the lines that do not fit are dropped, and a
+    warning ("log lines dropped", dropped=N) says how many, where they
+    went missing, once stderr takes writes again. A stderr whose reader
+    has gone (a log collector that exited, a "| tee" that died) loses
+    leasehold's lines and stops nothing: leasehold catches SIGPIPE, and the
+    command runs with SIGPIPE as leasehold found it.
   Set --grace below your orchestrator's stop timeout (ECS stopTimeout, 30s
   by default; Azure Container Apps terminationGracePeriodSeconds, 30s;
   systemd TimeoutStopSec, 90s), leaving time for the release.
@@ -361,10 +370,10 @@ starts, and an instance whose key is at or before it exits 76.
 
 Exit status:
   0        the command ran and exited 0; or, without --once, leasehold was
-           stopped by SIGTERM/SIGINT and stepped down cleanly
+           stopped by SIGTERM/SIGINT/SIGHUP and stepped down cleanly
   1-125    the command ran and exited with this status
   128+N    the command was killed by signal N; with --once, leasehold was
-           stopped by signal N (130 SIGINT, 143 SIGTERM)
+           stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM)
   64       bad flags, environment variables or arguments
   69       the store could not be reached within --start-timeout, or did
            not answer while campaigning with --once

@@ -73,8 +73,10 @@ func stopSelf(conts <-chan os.Signal) {
 func (s *supervisor) suspend(sig syscall.Signal, stopSelf func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for r := range s.running {
+	for r := range s.running { // every group stopped before any log line
 		r.c.signal(syscall.SIGSTOP)
+	}
+	for r := range s.running {
 		s.log.Warn("stopped by job control: the command's process group is stopped too", "signal", sig.String(), "pid", r.c.pid)
 	}
 	if len(s.running) == 0 {

@@ -18,10 +18,11 @@
 // LEASEHOLD_TOKEN), each shard on at most one instance at any instant.
 //
 // The command never outlives the lease: leasehold stops it (SIGTERM, then
-// SIGKILL) before any other instance could take the lease over, and on
-// Linux the kernel kills it if leasehold itself is killed (macOS and the
-// BSDs cannot: there, stop leasehold with SIGTERM only). `leasehold
-// check` says, before deploying, whether a lease can be used safely. Run
+// SIGKILL) before any other instance could take the lease over, also when
+// leasehold gets SIGHUP or its stderr's reader goes away, and on Linux
+// the kernel kills it if leasehold itself is killed (macOS and the BSDs
+// cannot: there, stop leasehold with SIGTERM only). `leasehold check`
+// says, before deploying, whether a lease can be used safely. Run
 // `leasehold help` and `leasehold COMMAND --help` for the details: flags
 // and their environment variables, exit statuses, examples for ECS and
 // Azure.
@@ -73,14 +74,28 @@ func main() {
 }
 
 // signalContext returns a context cancelled, with a *signalCause, by the
-// first SIGINT or SIGTERM, and a channel closed by the second: the command
-// is then killed without waiting for the rest of its grace period. A third
-// kills leasehold itself (and, on Linux, the command with it).
+// first SIGINT, SIGTERM or SIGHUP, and a channel closed by the second: the
+// command is then killed without waiting for the rest of its grace period.
+// A third kills leasehold itself (and, on Linux, the command with it).
+//
+// SIGHUP (the terminal or SSH session closed) stops leasehold as SIGTERM
+// does, unless it was ignored when leasehold started (nohup), and stays
+// so. SIGPIPE is caught and dropped: a write to a stderr whose reader has
+// gone fails with EPIPE (leasehold's writes leave it: see logSink) instead
+// of killing leasehold by the default action, which would leave the
+// command's process group running without the lease (red team 14). It is
+// caught, not ignored: an ignored signal stays ignored across exec, in
+// the command, and a command's own "cmd | head" would change.
 func signalContext() (context.Context, <-chan struct{}) {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) // never read: each is dropped
 	ctx, cancel := context.WithCancelCause(context.Background())
 	hurry := make(chan struct{})
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	stops := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		stops = append(stops, syscall.SIGHUP)
+	}
+	signal.Notify(ch, stops...)
 	go func() {
 		sig := <-ch
 		cancel(&signalCause{sig: sig.(syscall.Signal)})
@@ -174,7 +189,8 @@ func interrupted(ctx context.Context, what string) error {
 	return exitf(exitSignal+15, "run: interrupted: %s", what)
 }
 
-// signalCause is the cause of the context main cancels on SIGINT or SIGTERM.
+// signalCause is the cause of the context main cancels on SIGINT, SIGTERM
+// or SIGHUP.
 type signalCause struct{ sig syscall.Signal }
 
 func (s *signalCause) Error() string { return fmt.Sprintf("received %v", s.sig) }

@@ -23,10 +23,11 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(env.stderr, o.logFormat, o.logLevel)
+	log, closeLog, err := newRunLogger(env.stderr, o.logFormat, o.logLevel)
 	if err != nil {
 		return usageError("run", err)
 	}
+	defer closeLog()
 	v := currentVersion()
 	log.Info("leasehold starting", "version", v.Version, "commit", v.commitText(), "go", v.Go,
 		"lease", lease.RedactURL(o.lease), "identity", o.identity)

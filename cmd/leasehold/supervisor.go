@@ -185,18 +185,24 @@ func statusText(err error) string {
 func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	why := context.Cause(ctx)
 	graceEnd := time.Now().Add(s.grace)
+	// sigterm runs on a goroutine of its own beside stopwait.Wait's
+	// timer, which is armed for the kill deadline: the time it takes (two
+	// walks of the process table, its log line) does not delay the
+	// SIGKILL. c.signal serializes the two.
 	sigterm := func(kill time.Time) {
 		in := func(at time.Time) time.Duration { return time.Until(at).Round(time.Millisecond) }
 		when := []any{"kill_in", in(kill)}
 		if kill.Before(graceEnd) && stopwait.Renewing(ctx) {
 			when = []any{"kill_within", in(graceEnd), "kill_in_unless_renewed", in(kill)}
 		}
-		log.Info("stopping the command: SIGTERM to its process group",
-			append([]any{"reason", why.Error(), "pid", c.pid}, when...)...)
+		// Signalled first, logged after: nothing on the way to the
+		// SIGKILL waits on a log line (see logSink).
 		c.signal(syscall.SIGTERM)
 		// A command that job control stopped (see suspend) gets its
 		// SIGTERM only once continued; the kill deadline still holds.
 		c.signal(syscall.SIGCONT)
+		log.Info("stopping the command: SIGTERM to its process group",
+			append([]any{"reason", why.Error(), "pid", c.pid}, when...)...)
 	}
 	if stopwait.Wait(ctx, graceEnd, s.margin, c.exited, s.hurry, sigterm) {
 		return
@@ -205,8 +211,8 @@ func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 	if !time.Now().Before(runner.Expiry(ctx).Add(-s.margin)) {
 		reason = "the lease is about to expire or was lost"
 	}
-	log.Warn("killing the command: SIGKILL to its process group", "reason", reason, "pid", c.pid)
 	c.signal(syscall.SIGKILL)
+	log.Warn("killing the command: SIGKILL to its process group", "reason", reason, "pid", c.pid)
 	for {
 		select {
 		case <-c.exited:

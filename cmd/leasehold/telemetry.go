@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,26 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// newRunLogger is newLogger for leasehold run, whose logs are written
+// through a logSink to w: a log line never waits on stderr (see logSink).
+// close writes out the lines still queued; call it before leasehold
+// prints its last line and exits.
+func newRunLogger(w io.Writer, format, level string) (log *slog.Logger, close func(), err error) {
+	note := func(dropped int) []byte {
+		var b bytes.Buffer
+		if l, err := newLogger(&b, format, "warn"); err == nil {
+			l.Warn("log lines dropped: stderr did not take them in time", "dropped", dropped)
+		}
+		return b.Bytes()
+	}
+	if _, err := newLogger(io.Discard, format, level); err != nil {
+		return nil, nil, err
+	}
+	sink := newLogSink(w, note)
+	log, _ = newLogger(sink, format, level)
+	return log, sink.close, nil
 }
 
 // metrics are the Prometheus metrics of one leasehold process.

@@ -25,10 +25,12 @@ import (
 // while the runner drains a voluntary step-down, renewals push it on and
 // the grace period decides; once a lease is lost, or its renewals stopped
 // at the renew deadline, it does. A close of hurry (nil: never) moves
-// graceEnd to now. begin, when not nil, is called once, before the first
-// wait, with the kill deadline as it stands then (the CLI sends SIGTERM
-// then, and logs when the kill comes); not at all when the kill is due at
-// once.
+// graceEnd to now. begin, when not nil, is called once, on a goroutine of
+// its own as the first wait starts, with the kill deadline as it stands
+// then (the CLI sends SIGTERM then, and logs when the kill comes); not at
+// all when the kill is due at once. The wait does not wait for begin: the
+// kill deadline is an instant, whatever begin takes, and begin may still
+// run when Wait returns.
 func Wait(ctx context.Context, graceEnd time.Time, margin time.Duration, exited, hurry <-chan struct{}, begin func(kill time.Time)) bool {
 	renewalsDone := runner.RenewalsDone(ctx)
 	timer := time.NewTimer(time.Hour)
@@ -39,11 +41,14 @@ func Wait(ctx context.Context, graceEnd time.Time, margin time.Duration, exited,
 		if wait <= 0 {
 			return false
 		}
+		timer.Reset(wait)
 		if begin != nil {
-			begin(kill)
+			// Beside the wait, not before it: whatever begin takes (a
+			// SIGTERM, its log line, walks of the process table) does
+			// not push the kill past the deadline (red team 14).
+			go begin(kill)
 			begin = nil
 		}
-		timer.Reset(wait)
 		select {
 		case <-exited:
 			return true

@@ -1,5 +1,3 @@
-//go:build redteam14open
-
 package stopwait
 
 import (
@@ -39,11 +37,15 @@ func TestRedTeam14KillDeadlineAfterASlowBegin(t *testing.T) {
 			<-ctx.Done()
 			graceEnd := time.Now().Add(time.Minute)
 			var due time.Time
-			Wait(ctx, graceEnd, margin, nil, nil, func(time.Duration) {
+			begun := make(chan struct{}) // begin may run beside the wait, and past it
+			Wait(ctx, graceEnd, margin, nil, nil, func(time.Time) {
+				defer close(begun)
 				due = KillDeadline(graceEnd, runner.Expiry(ctx), margin)
 				time.Sleep(beginTook)
 			})
-			out <- result{due, time.Now(), runner.Expiry(ctx)}
+			killed := time.Now()
+			<-begun
+			out <- result{due, killed, runner.Expiry(ctx)}
 			return nil
 		}})
 		if err != nil {

@@ -1,4 +1,4 @@
-//go:build redteam14open && linux
+//go:build linux
 
 package main
 
@@ -19,6 +19,9 @@ import (
 	"github.com/leasehold/leasehold/runner"
 )
 
+// stallingWriter passes writes to w until stall is called; from then on
+// every write blocks until unstall is called, as a write to a pipe whose
+// reader stopped reading (a log collector that stalls, a full pipe
 // buffer) blocks leasehold's stderr.
 type stallingWriter struct {
 	w       *syncBuffer
@@ -50,6 +53,13 @@ func (s *stallingWriter) unstall() {
 	}
 }
 
+// TestRedTeam14StalledStderrKeepsTheCommandPastTheLease (rule 14, rule 1):
+// leasehold's stderr stops taking writes (a log pipe whose reader
+// stalled: a full pipe blocks write(2) on fd 2), then the leader is cut off
+// from the store. The runner's step-down timer cancels the task without
+// logging, but supervisor.stop logs the SIGTERM line (and the SIGKILL
+// line) before it signals: the log write blocks, and neither SIGTERM nor
+// SIGKILL is ever sent. A follower takes the lease over a TTL later, with
 // the old leader's command still running beside it.
 func TestRedTeam14StalledStderrKeepsTheCommandPastTheLease(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
@@ -106,6 +116,61 @@ func TestRedTeam14StalledStderrKeepsTheCommandPastTheLease(t *testing.T) {
 	}
 }
 
+// TestRedTeam14StalledStderrKeepsTheCommandAfterTheLeaseIsLost (rule 1):
+// as TestRedTeam14StalledStderrKeepsTheCommandPastTheLease, but the lease
+// is lost (an intruder's record, as after leasehold break --force or a
+// restore): the runner's renew loop logs "renewal found the lease lost"
+// before it ends the term (runner/renew.go keepRenewing), so with stderr
+// stalled the term never ends, and the command runs on beside the
+// lease's new holder for as long as stderr stays stalled.
+func TestRedTeam14StalledStderrKeepsTheCommandAfterTheLeaseIsLost(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	name := memName("rt14-stalled-lost")
+	env, _, buf := testEnv(nil)
+	errw := &stallingWriter{w: buf}
+	env.stderr = errw
+	ctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan int, 1)
+	go func() {
+		exited <- mainWith(ctx, nil, append([]string{"run", "--lease", "mem://" + name, "--identity", name + "-l", "--ttl", "1s", "--grace", "1m", "--"}, stubborn(pidFile)...), env)
+	}()
+	pid := pidIn(t, pidFile)
+	defer func() {
+		errw.unstall()
+		cancel()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Errorf("leasehold did not exit once its stderr took writes again")
+		}
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	errw.stall()
+	memlease.Default.Put(name, driver.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: time.Minute, Nonce: "x"}))
+	// The holder's next renewal, within its renew interval (375ms), finds
+	// the lease lost; its command must be killed at once.
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Errorf("5s after the lease passed to another holder, the old holder's command (pid %d) still runs: the step-down waits on a log write to a stalled stderr", pid)
+	}
+}
+
+// TestRedTeam14HangupOrBrokenLogPipeAbandonsTheCommand (rule 14: the
+// command dies with its wrapper, and only SIGKILL or a crash may keep
+// leasehold from stopping it): leasehold handles SIGINT and SIGTERM, but
+// neither SIGHUP (the terminal or SSH session it runs in closes) nor
+// SIGPIPE (its stderr is a pipe whose reader went away: a log collector
+// that exited, "leasehold run ... 2>&1 | tee log" whose tee died). Either
+// kills it on the spot, by the default action: no SIGTERM or SIGKILL to the
+// command's process group, no release. Pdeathsig (Linux only) kills the
+// command's own process, and nothing else of its group: here the worker a
+// shell started in the background runs on without the lease, as on macOS,
+// which has no Pdeathsig, the command itself would. (A SIGTERM in the same
 // setting stops the whole group: TestRedTeam14SigtermStopsTheWholeGroup.)
 func TestRedTeam14HangupOrBrokenLogPipeAbandonsTheCommand(t *testing.T) {
 	bin := filepath.Join(buildBinaries(t), "leasehold")
@@ -146,43 +211,5 @@ func TestRedTeam14HangupOrBrokenLogPipeAbandonsTheCommand(t *testing.T) {
 				t.Errorf("%s: leasehold is gone, and the worker its command started (pid %d, in the command's process group) runs on without the lease", how, worker)
 			}
 		})
-	}
-}
-
-// lease's new holder for as long as stderr stays stalled.
-func TestRedTeam14StalledStderrKeepsTheCommandAfterTheLeaseIsLost(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	name := memName("rt14-stalled-lost")
-	env, _, buf := testEnv(nil)
-	errw := &stallingWriter{w: buf}
-	env.stderr = errw
-	ctx, cancel := context.WithCancel(context.Background())
-	exited := make(chan int, 1)
-	go func() {
-		exited <- mainWith(ctx, nil, append([]string{"run", "--lease", "mem://" + name, "--identity", name + "-l", "--ttl", "1s", "--grace", "1m", "--"}, stubborn(pidFile)...), env)
-	}()
-	pid := pidIn(t, pidFile)
-	defer func() {
-		errw.unstall()
-		cancel()
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			t.Errorf("leasehold did not exit once its stderr took writes again")
-		}
-		if alive(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}()
-	errw.stall()
-	memlease.Default.Put(name, driver.EncodeJSON(lease.Record{Holder: "intruder", Token: 99, TTL: time.Minute, Nonce: "x"}))
-	// The holder's next renewal, within its renew interval (375ms), finds
-	// the lease lost; its command must be killed at once.
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if alive(pid) {
-		t.Errorf("5s after the lease passed to another holder, the old holder's command (pid %d) still runs: the step-down waits on a log write to a stalled stderr", pid)
 	}
 }
