@@ -40,25 +40,6 @@ func TestRedTeam14HugeTTLBlamesAFlagNotGiven(t *testing.T) {
 	}
 }
 
-// stallingWriter passes writes to w until stall is called; from then on
-// every write blocks until unstall is called, as a write to a pipe whose
-// reader stopped reading (a log collector that stalls, a full pipe
-// TestRedTeam14StalledStderrKeepsTheCommandPastTheLease (rule 14, rule 1):
-// leasehold's stderr stops taking writes (a log pipe whose reader
-// stalled: a full pipe blocks write(2) on fd 2), then the leader is cut off
-// from the store. The runner's step-down timer cancels the task without
-// logging, but supervisor.stop logs the SIGTERM line (and the SIGKILL
-// line) before it signals: the log write blocks, and neither SIGTERM nor
-// SIGKILL is ever sent. A follower takes the lease over a TTL later, with
-// TestRedTeam14SucceededPeriodRunsAgain (rule 13): a --once --period run
-// with --retry-failed whose command exits 0 by itself, then leasehold gets
-// SIGTERM while it still copies the command's output (its stdout is a pipe
-// leasehold copies, as with --progress-on-stdout, and the copy is slow:
-// waitOutputs waits up to outputDrain, 1s, before the command counts as
-// exited). supervise's select sees the context end before c.exited, stops
-// a command that had already exited, and reports it stopped: no done mark
-// is written, leasehold exits 143 ("the command was stopped"), and the next
-// trigger of the same period runs the command again, although its first
 // TestRedTeam14CheckWaitsOutStartTimeoutOnAFreshLease (not a safety rule;
 // the --start-timeout message): leasehold check of a lease never acquired
 // yet retries its read until --start-timeout has passed, logging "cannot
@@ -132,25 +113,6 @@ func TestRedTeam14GroupStartHangsPastStartTimeout(t *testing.T) {
 	}
 }
 
-// TestRedTeam14HangupOrBrokenLogPipeAbandonsTheCommand (rule 14: the
-// command dies with its wrapper, and only SIGKILL or a crash may keep
-// leasehold from stopping it): leasehold handles SIGINT and SIGTERM, but
-// neither SIGHUP (the terminal or SSH session it runs in closes) nor
-// SIGPIPE (its stderr is a pipe whose reader went away: a log collector
-// that exited, "leasehold run ... 2>&1 | tee log" whose tee died). Either
-// kills it on the spot, by the default action: no SIGTERM or SIGKILL to the
-// command's process group, no release. Pdeathsig (Linux only) kills the
-// command's own process, and nothing else of its group: here the worker a
-// shell started in the background runs on without the lease, as on macOS,
-// which has no Pdeathsig, the command itself would. (A SIGTERM in the same
-// TestRedTeam14PeriodOfAnotherRunLeaksIntoTheCommand (rule 13; the help:
-// "LEASEHOLD_PERIOD  with --period or --every: the period key it runs
-// for"): supervisor.task sets LEASEHOLD_PERIOD from the term's record,
-// whatever this run's flags: a run without --period, on a lease whose
-// record names the period a scheduled run finished, starts its command
-// with LEASEHOLD_PERIOD set to that finished period. A job that reads the
-// variable to know which tick to process (what it is for) processes the
-// finished period again: a manual "leasehold run --once -- ./job.sh" beside
 // TestRedTeam14ShardVariablesConfigureANestedRun (rule 1 as the user of a
 // nested leasehold sees it): the variables leasehold gives a shard's
 // command are also the environment variables of leasehold's own flags:
