@@ -1284,6 +1284,7 @@ func TestFoundSeeds(t *testing.T) {
 		{6000727864, "", "", "two tasks at once: a contender that had counted a body restore-under put back under w1 took it over with w1's token and released it; w0, which had read w1's record at that token, took the released record at once while w1 led (a token under another holder is now a restore, waited out)", false},
 		{6000711947, "", "", "run during a minimum hold: a hold write answered 1.03 s late (CallTimeout 1.18 s, TTL 3 s), the next sent a renew interval after that answer failed, its read-back slow, and none could land before the TTL ran out (the hold's next write now goes no later than RenewDeadline after the one before was sent)", false},
 		{6000171332, "", "", "a duplicate called during a hold ran, no hole: restore-under replaced the record between the holder's acquisition landing and its late answer, and the hold was lost with it (the oracle now counts state faults from the acquisition's landing); also 6000606495, 6000644579, 6000769958, 6000793080, 6000795058", false},
+		{8000322575, "", "", "two tasks at once, no hole: a pair's Lease, which had counted its own lost term's body before w1 took it over, took it over again when restore-under put it back under w1, at the same instant (its Runner's task lingered until then), and the waiver ordered the two by the clock, not by the store (now by the store's order)", true},
 	} {
 		fo, err := focusOf(tc.kinds, tc.faults, "")
 		if err != nil {

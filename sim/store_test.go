@@ -57,8 +57,10 @@ type store struct {
 }
 
 // acq is a write that started a term: its holder and token, when it
-// landed, the version it replaced ("" for none), and the highest token
-// the writer's Lease had read or written before it.
+// landed, the version it replaced ("" for none), the highest token the
+// writer's Lease had read or written before it, and how many entries
+// restoredUnder had when it landed (those came before it in the store's
+// order, even at the same instant).
 type acq struct {
 	holder   string
 	token    uint64
@@ -66,6 +68,7 @@ type acq struct {
 	c        *conn
 	known    uint64
 	replaced string
+	restores int
 }
 
 // restored is a body restore-under put back, and when; or, broken, the
@@ -413,7 +416,7 @@ func (s *store) newTerm(c *conn, old []byte, r lease.Record) {
 	if prev.Holder == r.Holder && prev.Token == r.Token {
 		return
 	}
-	s.acqs = append(s.acqs, acq{holder: r.Holder, token: r.Token, at: time.Now(), c: c, known: c.known, replaced: v})
+	s.acqs = append(s.acqs, acq{holder: r.Holder, token: r.Token, at: time.Now(), c: c, known: c.known, replaced: v, restores: len(s.restoredUnder)})
 	if fire, ok := s.under[prev.Holder]; ok && prev.Holder != "" {
 		delete(s.under, prev.Holder)
 		fire(prev)
@@ -456,11 +459,17 @@ func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
 // 5000004462: two Runners on one Lease, the second taking over the body
 // the first's acquisition had replaced); its own token does not tell, as
 // a token may repeat under restore-under (seed 6000091991).
+// The body came back before the takeover in the store's order, not by the
+// clock: a contender whose task lingered until restore-under fired (its
+// Lease's count of the body complete, begun before the record moved on)
+// takes the body over at the very instant it comes back (seed 8000322575:
+// a pair's Runner, its term lost to a restore, whose Lease had counted its
+// own term's body; the strict instant judged the body not yet back).
 func (s *store) tookRestored(a acq) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, rs := range s.restoredUnder {
-		if rs.version == a.replaced && rs.at.Before(a.at) && !a.c.saw(rs.over) {
+	for _, rs := range s.restoredUnder[:a.restores] {
+		if rs.version == a.replaced && !a.c.saw(rs.over) {
 			if t, ok := a.c.firstRead[rs.version]; rs.broken || ok && t.Before(rs.at) {
 				return true
 			}
