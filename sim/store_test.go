@@ -73,14 +73,26 @@ type acq struct {
 
 // restored is a body restore-under put back, and when; or, broken, the
 // released body an operator's break wrote over such a body, having
-// counted it before it came back (brokeRestored). over is the version of
-// the record it replaced: a Lease that read or wrote that one has seen the
-// record move on.
+// counted it before it came back (brokeRestored); or, freed, the released
+// body of a term that began by taking such a body over (releasedTaken).
+// over is the version of the record it replaced: a Lease that read or
+// wrote that one has seen the record move on; hid is the term of that
+// record and when restore-under replaced it.
 type restored struct {
 	at      time.Time
 	version string
 	broken  bool
+	freed   bool
 	over    string
+	hid     hidden
+}
+
+// hidden is the term of a record restore-under replaced (its holder and
+// token), and when.
+type hidden struct {
+	holder string
+	token  uint64
+	at     time.Time
 }
 
 // watch is an armed restore-hang: when its identity's next write of a term
@@ -371,6 +383,7 @@ func (c *conn) write(ctx context.Context, r lease.Record, cond func() bool) (str
 		c.s.newTerm(c, replaced, r)
 		c.s.brokeRestored(c, replaced, r, b)
 		c.s.releasedLate(replaced, r, b)
+		c.s.releasedTaken(c, r, b)
 		c.known = max(c.known, r.Token)
 		if c.wrote == nil {
 			c.wrote = map[string]bool{}
@@ -468,14 +481,74 @@ func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
 func (s *store) tookRestored(a acq) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, ok := s.taken(a, false)
+	return ok
+}
+
+// taken returns the entry of restoredUnder (freed ones, or the others)
+// that a, a takeover, replaced as tookRestored says (under the store's
+// lock).
+func (s *store) taken(a acq, freed bool) (restored, bool) {
 	for _, rs := range s.restoredUnder[:a.restores] {
-		if rs.version == a.replaced && !a.c.saw(rs.over) {
-			if t, ok := a.c.firstRead[rs.version]; rs.broken || ok && t.Before(rs.at) {
-				return true
+		if rs.freed == freed && rs.version == a.replaced && !a.c.saw(rs.over) {
+			if t, ok := a.c.firstRead[rs.version]; rs.freed || rs.broken || ok && t.Before(rs.at) {
+				return rs, true
 			}
 		}
 	}
-	return false
+	return restored{}, false
+}
+
+// tookFreed reports whether a, a takeover, replaced the released body of a
+// term that began by taking over a body restore-under put back under the
+// term of holder and token (releasedTaken), within a TTL of that body
+// coming back, with a Lease that never saw a record of that term (one that
+// did would know the lease had moved on, and a token under two holders is
+// a restore). Only that holder is waived, and only while it may still
+// lead: its last write was sent before its record was replaced, and its
+// task ends before a TTL has passed since (by its renew deadline; a
+// drained child by runner.Expiry).
+func (s *store) tookFreed(a acq, holder string, token uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs, ok := s.taken(a, true)
+	if !ok || rs.hid.holder != holder || rs.hid.token != token || !a.at.Before(rs.hid.at.Add(ttl)) {
+		return false
+	}
+	for _, b := range s.bodies {
+		if r, err := driver.DecodeJSON(b); err == nil && r.Holder == holder && r.Token == token && a.c.saw(version(b)) {
+			return false
+		}
+	}
+	return true
+}
+
+// releasedTaken notes b, a release of r by its holder c, when r's term
+// began by taking over a body restore-under put back (tookRestored), or a
+// record freed so (tookFreed): the release frees the lease at once, while
+// the holder whose record restore-under replaced leads on until its next
+// renewal finds it gone, and whoever takes the released record then, never
+// having seen that holder's record, cannot tell either (sim seed
+// 8000200291: w0 took over w1's body put back under w2, ran its task and
+// released it, and w1 took the released record while w2 led).
+func (s *store) releasedTaken(c *conn, r lease.Record, b []byte) {
+	if !r.Released || r.Holder != c.id {
+		return
+	}
+	for i := len(s.acqs) - 1; i >= 0; i-- {
+		a := s.acqs[i]
+		if a.holder != r.Holder || a.token != r.Token {
+			continue
+		}
+		rs, ok := s.taken(a, false)
+		if !ok {
+			rs, ok = s.taken(a, true)
+		}
+		if ok {
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), freed: true, over: rs.over, hid: rs.hid})
+		}
+		return
+	}
 }
 
 // brokeRestored notes b, a break of old by c (a released record of
@@ -489,7 +562,7 @@ func (s *store) brokeRestored(c *conn, old []byte, r lease.Record, b []byte) {
 	}
 	for _, rs := range s.restoredUnder {
 		if t, ok := c.firstRead[rs.version]; ok && rs.version == version(old) && !rs.broken && t.Before(rs.at) {
-			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over})
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over, hid: rs.hid})
 			return
 		}
 	}
@@ -508,7 +581,7 @@ func (s *store) releasedLate(old []byte, r lease.Record, b []byte) {
 	}
 	for _, rs := range s.restoredUnder {
 		if rs.version == version(old) && !rs.broken && rs.at.After(s.appliedLate) {
-			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over})
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over, hid: rs.hid})
 			return
 		}
 	}
@@ -569,6 +642,10 @@ func (s *store) restoreUnder(id string, ended lease.Record, st step) {
 		return
 	}
 	over := version(s.data)
+	hid := hidden{at: time.Now()}
+	if r, err := driver.DecodeJSON(s.data); err == nil {
+		hid.holder, hid.token = r.Holder, r.Token
+	}
 	s.data = b
-	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), over: over})
+	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), over: over, hid: hid})
 }
