@@ -106,8 +106,12 @@
 // can tell: a contender whose count of the body began before the record
 // moved on takes it over when it comes back (the successor learns it at
 // its next renewal), an operator's break whose watch counted it so, and
-// whoever takes that broken record over, and a Lease that never saw the
-// successor's token writes it again. It never puts back a released body, which would hand
+// whoever takes that broken record over; the taker's release, after its
+// task returned, frees the lease at once while the successor still leads,
+// and whoever takes that released record over, never having seen the
+// successor's record, overlaps the successor alone, within a TTL of the
+// restore (by when the successor has stepped down); and a Lease that never
+// saw the successor's token writes it again. It never puts back a released body, which would hand
 // the lease to anyone at once under a live holder; nor, for the same reason,
 // does the oracle hold a release against the runner when the slow fault
 // applied it after its caller had given up on it, onto a body restore-under

@@ -57,8 +57,10 @@ type store struct {
 }
 
 // acq is a write that started a term: its holder and token, when it
-// landed, the version it replaced ("" for none), and the highest token
-// the writer's Lease had read or written before it.
+// landed, the version it replaced ("" for none), the highest token the
+// writer's Lease had read or written before it, and how many entries
+// restoredUnder had when it landed (those came before it in the store's
+// order, even at the same instant).
 type acq struct {
 	holder   string
 	token    uint64
@@ -66,18 +68,31 @@ type acq struct {
 	c        *conn
 	known    uint64
 	replaced string
+	restores int
 }
 
 // restored is a body restore-under put back, and when; or, broken, the
 // released body an operator's break wrote over such a body, having
-// counted it before it came back (brokeRestored). over is the version of
-// the record it replaced: a Lease that read or wrote that one has seen the
-// record move on.
+// counted it before it came back (brokeRestored); or, freed, the released
+// body of a term that began by taking such a body over (releasedTaken).
+// over is the version of the record it replaced: a Lease that read or
+// wrote that one has seen the record move on; hid is the term of that
+// record and when restore-under replaced it.
 type restored struct {
 	at      time.Time
 	version string
 	broken  bool
+	freed   bool
 	over    string
+	hid     hidden
+}
+
+// hidden is the term of a record restore-under replaced (its holder and
+// token), and when.
+type hidden struct {
+	holder string
+	token  uint64
+	at     time.Time
 }
 
 // watch is an armed restore-hang: when its identity's next write of a term
@@ -368,6 +383,7 @@ func (c *conn) write(ctx context.Context, r lease.Record, cond func() bool) (str
 		c.s.newTerm(c, replaced, r)
 		c.s.brokeRestored(c, replaced, r, b)
 		c.s.releasedLate(replaced, r, b)
+		c.s.releasedTaken(c, r, b)
 		c.known = max(c.known, r.Token)
 		if c.wrote == nil {
 			c.wrote = map[string]bool{}
@@ -413,7 +429,7 @@ func (s *store) newTerm(c *conn, old []byte, r lease.Record) {
 	if prev.Holder == r.Holder && prev.Token == r.Token {
 		return
 	}
-	s.acqs = append(s.acqs, acq{holder: r.Holder, token: r.Token, at: time.Now(), c: c, known: c.known, replaced: v})
+	s.acqs = append(s.acqs, acq{holder: r.Holder, token: r.Token, at: time.Now(), c: c, known: c.known, replaced: v, restores: len(s.restoredUnder)})
 	if fire, ok := s.under[prev.Holder]; ok && prev.Holder != "" {
 		delete(s.under, prev.Holder)
 		fire(prev)
@@ -456,17 +472,83 @@ func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
 // 5000004462: two Runners on one Lease, the second taking over the body
 // the first's acquisition had replaced); its own token does not tell, as
 // a token may repeat under restore-under (seed 6000091991).
+// The body came back before the takeover in the store's order, not by the
+// clock: a contender whose task lingered until restore-under fired (its
+// Lease's count of the body complete, begun before the record moved on)
+// takes the body over at the very instant it comes back (seed 8000322575:
+// a pair's Runner, its term lost to a restore, whose Lease had counted its
+// own term's body; the strict instant judged the body not yet back).
 func (s *store) tookRestored(a acq) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, rs := range s.restoredUnder {
-		if rs.version == a.replaced && rs.at.Before(a.at) && !a.c.saw(rs.over) {
-			if t, ok := a.c.firstRead[rs.version]; rs.broken || ok && t.Before(rs.at) {
-				return true
+	_, ok := s.taken(a, false)
+	return ok
+}
+
+// taken returns the entry of restoredUnder (freed ones, or the others)
+// that a, a takeover, replaced as tookRestored says (under the store's
+// lock).
+func (s *store) taken(a acq, freed bool) (restored, bool) {
+	for _, rs := range s.restoredUnder[:a.restores] {
+		if rs.freed == freed && rs.version == a.replaced && !a.c.saw(rs.over) {
+			if t, ok := a.c.firstRead[rs.version]; rs.freed || rs.broken || ok && t.Before(rs.at) {
+				return rs, true
 			}
 		}
 	}
-	return false
+	return restored{}, false
+}
+
+// tookFreed reports whether a, a takeover, replaced the released body of a
+// term that began by taking over a body restore-under put back under the
+// term of holder and token (releasedTaken), within a TTL of that body
+// coming back, with a Lease that never saw a record of that term (one that
+// did would know the lease had moved on, and a token under two holders is
+// a restore). Only that holder is waived, and only while it may still
+// lead: its last write was sent before its record was replaced, and its
+// task ends before a TTL has passed since (by its renew deadline; a
+// drained child by runner.Expiry).
+func (s *store) tookFreed(a acq, holder string, token uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs, ok := s.taken(a, true)
+	if !ok || rs.hid.holder != holder || rs.hid.token != token || !a.at.Before(rs.hid.at.Add(ttl)) {
+		return false
+	}
+	for _, b := range s.bodies {
+		if r, err := driver.DecodeJSON(b); err == nil && r.Holder == holder && r.Token == token && a.c.saw(version(b)) {
+			return false
+		}
+	}
+	return true
+}
+
+// releasedTaken notes b, a release of r by its holder c, when r's term
+// began by taking over a body restore-under put back (tookRestored), or a
+// record freed so (tookFreed): the release frees the lease at once, while
+// the holder whose record restore-under replaced leads on until its next
+// renewal finds it gone, and whoever takes the released record then, never
+// having seen that holder's record, cannot tell either (sim seed
+// 8000200291: w0 took over w1's body put back under w2, ran its task and
+// released it, and w1 took the released record while w2 led).
+func (s *store) releasedTaken(c *conn, r lease.Record, b []byte) {
+	if !r.Released || r.Holder != c.id {
+		return
+	}
+	for i := len(s.acqs) - 1; i >= 0; i-- {
+		a := s.acqs[i]
+		if a.holder != r.Holder || a.token != r.Token {
+			continue
+		}
+		rs, ok := s.taken(a, false)
+		if !ok {
+			rs, ok = s.taken(a, true)
+		}
+		if ok {
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), freed: true, over: rs.over, hid: rs.hid})
+		}
+		return
+	}
 }
 
 // brokeRestored notes b, a break of old by c (a released record of
@@ -480,7 +562,7 @@ func (s *store) brokeRestored(c *conn, old []byte, r lease.Record, b []byte) {
 	}
 	for _, rs := range s.restoredUnder {
 		if t, ok := c.firstRead[rs.version]; ok && rs.version == version(old) && !rs.broken && t.Before(rs.at) {
-			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over})
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over, hid: rs.hid})
 			return
 		}
 	}
@@ -499,7 +581,7 @@ func (s *store) releasedLate(old []byte, r lease.Record, b []byte) {
 	}
 	for _, rs := range s.restoredUnder {
 		if rs.version == version(old) && !rs.broken && rs.at.After(s.appliedLate) {
-			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over})
+			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), broken: true, over: rs.over, hid: rs.hid})
 			return
 		}
 	}
@@ -560,6 +642,10 @@ func (s *store) restoreUnder(id string, ended lease.Record, st step) {
 		return
 	}
 	over := version(s.data)
+	hid := hidden{at: time.Now()}
+	if r, err := driver.DecodeJSON(s.data); err == nil {
+		hid.holder, hid.token = r.Holder, r.Token
+	}
 	s.data = b
-	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), over: over})
+	s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), over: over, hid: hid})
 }
