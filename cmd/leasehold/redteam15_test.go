@@ -191,3 +191,31 @@ func TestRedTeam15StalledStderrKeepsLeaseholdFromExiting(t *testing.T) {
 		t.Errorf("leasehold run, its command done and the lease released, did not exit within 8 s, nor on two signals, with its stderr stalled")
 	}
 }
+
+// manyReads is a lease whose store asks its followers for more reads per
+// renewal than the runner's default, as Azure Blob's does
+// (lease.FollowerReader).
+type manyReads struct{ lease.Lease }
+
+func (manyReads) FollowerReads() int { return 7 }
+
+// TestRedTeam15MinHoldHidesTheStoresFollowerReads (docs: Azure Blob's TTL
+// cannot go below 15 s, so its lease asks followers for more reads per
+// renewal, lease.FollowerReader, the only way its handovers get quicker):
+// run --once --min-hold wraps the lease in heldLease, which embeds
+// lease.Lease and forwards RenewalsShow but not FollowerReads, so
+// runner.Config.Resolve (lease.FollowerReads(c.Lease)) finds no
+// FollowerReader and a --once --min-hold run on Azure follows at the
+// default rate: slower handovers, only with --min-hold. Not a safety
+// hole; every optional interface the runner looks for is lost the same way
+// to the next one added.
+func TestRedTeam15MinHoldHidesTheStoresFollowerReads(t *testing.T) {
+	l, err := memlease.Default.Open(memName("rt15-follower-reads"), lease.Options{Identity: "a", TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := manyReads{l}
+	if got, want := lease.FollowerReads(&heldLease{Lease: inner}), lease.FollowerReads(inner); got != want {
+		t.Errorf("lease.FollowerReads of the --min-hold wrapper is %d, of the lease it wraps %d", got, want)
+	}
+}
