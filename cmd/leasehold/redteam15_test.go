@@ -43,7 +43,10 @@ import (
 // c.signal holds while it walks the process table, so that suspend's
 // SIGSTOP is first in line and the stop's SIGTERM and SIGCONT after it;
 // without the mutex the same order comes whenever the step-down's goroutine
-// runs between suspend's SIGSTOP and the kernel stopping leasehold.
+// runs between suspend's SIGSTOP and the kernel stopping leasehold, or
+// suspend's SIGSTOP waits on c.mu while the SIGTERM's walk holds it (a
+// command with a member outside its group: signalFamily walks the process
+// table twice, familyPause apart, under c.mu).
 func TestRedTeam15StopContinuesACommandJobControlStopped(t *testing.T) {
 	l, err := memlease.Default.Open(memName("rt15-jobcontrol"), lease.Options{Identity: "j", TTL: 10 * time.Second})
 	if err != nil {
