@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"sync"
+	"time"
 )
 
 // logSink is where leasehold run's logger writes: a writer that never
@@ -94,9 +95,13 @@ func (s *logSink) drain() {
 	}
 }
 
+// closeWait bounds how long close waits for the queued lines: a stderr
+// that takes none must not keep leasehold from exiting (red team 15).
+const closeWait = 2 * time.Second
+
 // close stops taking lines, and returns once those queued are written,
-// with the count of those dropped last: so that they come before what
-// leasehold prints as it exits.
+// with the count of those dropped last, so that they come before what
+// leasehold prints as it exits; or after closeWait, if they cannot be.
 func (s *logSink) close() {
 	s.mu.Lock()
 	if !s.closed {
@@ -105,5 +110,8 @@ func (s *logSink) close() {
 		s.cond.Signal()
 	}
 	s.mu.Unlock()
-	<-s.done
+	select {
+	case <-s.done:
+	case <-time.After(closeWait):
+	}
 }

@@ -251,8 +251,12 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 	case <-onceCtx.Done():
 		return
 	}
+	// Whether the command had exited is asked as supervise asks it (the
+	// process, reaped or not), not from the task's return, which comes
+	// only once its output is copied: a signal in between was taken for
+	// one before the exit, and ended the hold (red team 15).
 	started := s.started.Load()
-	if !s.exited.Load() || s.fatal.Load() != nil || started == nil {
+	if !(s.exited.Load() || s.sup.commandExited()) || s.fatal.Load() != nil || started == nil {
 		stop(context.Cause(runCtx))
 		return
 	}
@@ -298,5 +302,9 @@ func (h *heldLease) Release(ctx context.Context, t lease.Term) error {
 	return h.Lease.Release(ctx, t)
 }
 
-// RenewalsShow passes lease.RenewalsShow of the lease on.
+// RenewalsShow and FollowerReads pass those of the lease on: the runner
+// asks for them (a wrapper that hid FollowerReads made an Azure run with
+// --min-hold follow at the default rate: red team 15).
 func (h *heldLease) RenewalsShow() bool { return lease.RenewalsShow(h.Lease) }
+
+func (h *heldLease) FollowerReads() int { return lease.FollowerReads(h.Lease) }

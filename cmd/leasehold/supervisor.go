@@ -153,6 +153,20 @@ func (s *supervisor) supervise(ctx context.Context, j job) error {
 	return end
 }
 
+// commandExited reports whether a command was started and none of those
+// running still runs (exited, reaped or not), as supervise judges a
+// command that exited by itself.
+func (s *supervisor) commandExited() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for r := range s.running {
+		if !r.c.exitedYet() {
+			return false
+		}
+	}
+	return s.started
+}
+
 // lead tells leading, if set.
 func (s *supervisor) lead(on bool, token uint64) {
 	if s.leading != nil {
@@ -196,11 +210,18 @@ func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 			when = []any{"kill_within", in(graceEnd), "kill_in_unless_renewed", in(kill)}
 		}
 		// Signalled first, logged after: nothing on the way to the
-		// SIGKILL waits on a log line (see logSink).
+		// SIGKILL waits on a log line (see logSink). Under mu, which job
+		// control's stop (suspend) holds while leasehold is stopped: a
+		// SIGCONT sent while that stop is under way ran the command again
+		// with leasehold stopped, unable to renew or kill (red team 15).
+		// A command that job control stopped gets its SIGTERM once
+		// continued, and is continued only before the kill deadline.
+		s.mu.Lock()
 		c.signal(syscall.SIGTERM)
-		// A command that job control stopped (see suspend) gets its
-		// SIGTERM only once continued; the kill deadline still holds.
-		c.signal(syscall.SIGCONT)
+		if time.Now().Before(kill) {
+			c.signal(syscall.SIGCONT)
+		}
+		s.mu.Unlock()
 		log.Info("stopping the command: SIGTERM to its process group",
 			append([]any{"reason", why.Error(), "pid", c.pid}, when...)...)
 	}
