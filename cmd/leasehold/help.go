@@ -277,7 +277,8 @@ How the command is stopped:
     buffer of its own (1 MiB). When stderr takes no writes (a full pipe, a
     stalled log collector) the lines that do not fit are dropped, and a
     warning ("log lines dropped", dropped=N) says how many, where they
-    went missing, once stderr takes writes again. A stderr whose reader
+    went missing, once stderr takes writes again; at exit leasehold waits
+    at most 2s for the lines still queued. A stderr whose reader
     has gone (a log collector that exited, a "| tee" that died) loses
     leasehold's lines and stops nothing: leasehold catches SIGPIPE, and the
     command runs with SIGPIPE as leasehold found it.
