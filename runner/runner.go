@@ -221,14 +221,26 @@ func (r *Runner) renewUntil(termCtx context.Context, st *leadership, taskDone <-
 	if r.cfg.DrainTimeout == 0 || reason != Stopped && reason != Unhealthy {
 		return
 	}
-	timer := time.NewTimer(r.cfg.DrainTimeout) // armed before the log line, which may block
+	timer := time.NewTimer(r.cfg.DrainTimeout)
 	defer timer.Stop()
-	r.cfg.Logger.Info("draining: renewing the lease until the task returns", "reason", reason.String(), "drain_timeout", r.cfg.DrainTimeout)
+	// The drain's line is written beside the wait, not before it: a
+	// Logger may block (a stalled stderr) for longer than the drain, and
+	// the renewals must stop at DrainTimeout whatever it does.
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		r.cfg.Logger.Info("draining: renewing the lease until the task returns", "reason", reason.String(), "drain_timeout", r.cfg.DrainTimeout)
+	}()
+	timedOut := false
 	select {
 	case <-taskDone:
 	case <-st.failed:
 	case <-timer.C:
-		stopRenewing() // before the log line, which may block
+		timedOut = true
+	}
+	stopRenewing() // before the log lines, which may block
+	<-logged
+	if timedOut {
 		r.cfg.Logger.Warn("drain timed out: renewals stop while the task still runs; the lease will lapse", "drain_timeout", r.cfg.DrainTimeout)
 	}
 }

@@ -130,3 +130,51 @@ func TestStalledLoggerUnhealthyEndsTheTerm(t *testing.T) {
 		}
 	})
 }
+
+// TestStalledLoggerDrainTimeoutStopsRenewals: a drain that times out stops
+// the renewals at DrainTimeout after the step-down, though the logger
+// blocks on the drain's lines, so that RenewalsDone closes and Expiry is
+// final for a task that ignores its context (leasehold run's kill waits on
+// them). Logging first, the renewals went on for as long as the log write
+// blocked: the drain timer was armed only after the "draining" line, and
+// the renewals stopped only after the "drain timed out" one.
+func TestStalledLoggerDrainTimeoutStopsRenewals(t *testing.T) {
+	const drain = 10 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		h := newStallingHandler()
+		started, quit := make(chan struct{}), make(chan struct{})
+		renewalsDone := make(chan time.Duration, 1)
+		stop := start(t, runner.Config{
+			Lease:        openLease(t, store, "a"),
+			Logger:       slog.New(h),
+			DrainTimeout: drain,
+			Task: func(ctx context.Context) error {
+				close(started)
+				<-ctx.Done()
+				cancelled := time.Now()
+				select {
+				case <-runner.RenewalsDone(ctx):
+					renewalsDone <- time.Since(cancelled)
+				case <-quit:
+				}
+				<-quit // a task that ignores its context
+				return nil
+			},
+		})
+		defer func() { _ = stop() }()
+		defer close(quit)
+		defer h.unstall()
+		<-started
+		h.stall()
+		go func() { _ = stop() }() // a voluntary step-down: Stopped, drained
+		select {
+		case took := <-renewalsDone:
+			if took > drain {
+				t.Errorf("the renewals stopped %v after the step-down; want at DrainTimeout (%v)", took, drain)
+			}
+		case <-time.After(drain + ttl):
+			t.Errorf("the renewals still went on %v after a step-down with DrainTimeout %v: the drain waits on a log write", drain+ttl, drain)
+		}
+	})
+}
