@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
 )
 
@@ -217,4 +218,42 @@ func TestReadStatusBoundedByCallTimeout(t *testing.T) {
 			t.Errorf("ReadStatus on a store that hangs: %v after %v; want lease.ErrUnavailable after the call timeout (2s)", err, time.Since(began))
 		}
 	})
+}
+
+// hangingGets is a Store whose reads of one key hang until their context
+// ends.
+type hangingGets struct {
+	Store
+	key string
+}
+
+func (h hangingGets) Get(ctx context.Context, key, known string) ([]byte, string, error) {
+	if key == h.key {
+		<-ctx.Done()
+		return nil, "", ctx.Err()
+	}
+	return h.Store.Get(ctx, key, known)
+}
+
+// TestReadStatusReadsBoundedByCallTimeout: ReadStatus's reads after the
+// listing, of a member's acknowledgement and of the assignment, are each
+// bounded by the options' CallTimeout too (TestReadStatusBoundedByCallTimeout
+// hangs the listing, the first call, and passed with either read
+// unbounded).
+func TestReadStatusReadsBoundedByCallTimeout(t *testing.T) {
+	for _, key := range []string{ackKey("g", "w1"), assignmentKey("g")} {
+		t.Run(key, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := memlease.NewStore()
+				store.Put(memberKey("g", "w1"), driver.EncodeJSON(lease.Record{Holder: "w1", Token: 1, TTL: 15 * time.Second, Nonce: "n"}))
+				store.Put(ackKey("g", "w1"), []byte("{}"))
+				store.Put(assignmentKey("g"), []byte("{}"))
+				began := time.Now()
+				_, err := ReadStatus(t.Context(), hangingGets{store.Objects("reader"), key}, "g", lease.Options{Identity: "reader", CallTimeout: 2 * time.Second})
+				if !errors.Is(err, lease.ErrUnavailable) || time.Since(began) != 2*time.Second {
+					t.Errorf("ReadStatus on a store whose read of %s hangs: %v after %v; want lease.ErrUnavailable after the call timeout (2s)", key, err, time.Since(began))
+				}
+			})
+		})
+	}
 }
