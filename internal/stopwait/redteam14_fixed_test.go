@@ -12,16 +12,16 @@ import (
 	"github.com/leasehold/leasehold/runner"
 )
 
-// TestRedTeam14KillDeadlineAfterASlowBegin (rules 12, 14): Wait computes
-// the wait to the kill deadline, calls begin (the CLI's SIGTERM: a log
-// line on stderr and two walks of the process table), and only then arms
-// its timer with the wait computed before begin. Whatever begin took is
+// TestRedTeam14KillDeadlineAfterASlowBegin (rules 12, 14): Wait computed
+// the wait to the kill deadline, called begin (the CLI's SIGTERM: a log
+// line on stderr and two walks of the process table), and only then armed
+// its timer with the wait computed before begin. Whatever begin took was
 // added to the kill: a leader cut off from its store steps down at its
 // renew deadline, begin takes 1s (a log pipe that is slow to drain, a
-// large process table), and the SIGKILL comes 1s after the deadline Wait
+// large process table), and the SIGKILL came 1s after the deadline Wait
 // itself promises, past the lease's expiry, when another contender may
-// already lead. The deadline is an instant: the timer should be armed for
-// it, not for a wait computed before begin ran.
+// already lead. The deadline is an instant: Wait now arms its timer first
+// and runs begin beside the wait.
 func TestRedTeam14KillDeadlineAfterASlowBegin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl, margin, beginTook = 15 * time.Second, 469 * time.Millisecond, time.Second
