@@ -109,9 +109,13 @@
 // whoever takes that broken record over; the taker's release, after its
 // task returned, frees the lease at once while the successor still leads,
 // and whoever takes that released record over, never having seen the
-// successor's record, overlaps the successor alone, within a TTL of the
-// restore (by when the successor has stepped down); and a Lease that never
-// saw the successor's token writes it again. It never puts back a released body, which would hand
+// successor's record, overlaps the successor alone; and a Lease that never
+// saw the successor's token writes it again. Each takeover above is
+// waived against the successor alone (the term whose record the body
+// replaced), and only until that successor's task must have ended: its
+// renew deadline after the restore, a child's kill at a TTL less a renew
+// interval (its last write was sent before the restore); an overlap with
+// anyone else, or later, is the runner's. It never puts back a released body, which would hand
 // the lease to anyone at once under a live holder; nor, for the same reason,
 // does the oracle hold a release against the runner when the slow fault
 // applied it after its caller had given up on it, onto a body restore-under

@@ -223,6 +223,13 @@ func (sc scenario) deadline() time.Duration {
 	return cmp.Or(sc.renewDeadline, runner.DefaultRenewDeadline(ttl))
 }
 
+// leads is the longest a term's task runs after its last successful write
+// was sent: to the renew deadline (Run, RunOnce), or a child's to its kill
+// before runner.Expiry, a TTL less a renew interval after that write.
+func (sc scenario) leads() time.Duration {
+	return max(sc.deadline(), ttl-lease.DefaultRenewInterval(ttl))
+}
+
 // timeout is the fleet's CallTimeout.
 func (sc scenario) timeout() time.Duration { return cmp.Or(sc.callTimeout, ttl/5) }
 
@@ -429,9 +436,12 @@ func (h *history) check(sc scenario) []string {
 		// Either of two terms may be the one that took the body over: a
 		// start whose acquisition was answered late comes after the
 		// takeover of the restored body it was hidden by.
-		tookRestored := func(e event) bool {
-			a, ok := h.st.acqOf(e.who, e.token, h.t0.Add(e.at))
-			return ok && h.st.tookRestored(a)
+		// Only the pair of the taker and the term whose record the body
+		// replaced is waived, and only while that term may lead (by its
+		// renew deadline, a child by its kill: sc.leads()).
+		tookRestored := func(p, q event) bool {
+			a, ok := h.st.acqOf(p.who, p.token, h.t0.Add(p.at))
+			return ok && h.st.tookRestored(a, q.who, q.token, h.t0.Add(e.at), sc.leads())
 		}
 		// And the release of a term that began so frees the lease at
 		// once under the holder whose record the body replaced, which
@@ -440,7 +450,7 @@ func (h *history) check(sc scenario) []string {
 		// holder is waived.
 		tookFreed := func(r event) bool {
 			a, ok := h.st.acqOf(e.who, e.token, h.t0.Add(e.at))
-			return ok && h.st.tookFreed(a, r.who, r.token)
+			return ok && h.st.tookFreed(a, r.who, r.token, h.t0.Add(e.at), sc.leads())
 		}
 		// unseenToken: of the writes that started e's and p's terms, the
 		// later came from a Lease that never saw the other's token.
@@ -454,7 +464,7 @@ func (h *history) check(sc scenario) []string {
 			return okA && okB && a.known < other && h.st.restoredUnderBy(a.at)
 		}
 		for _, r := range running {
-			if deletedUnseen(r.at) || tookRestored(e) || tookRestored(r) || tookFreed(r) {
+			if deletedUnseen(r.at) || tookRestored(e, r) || tookRestored(r, e) || tookFreed(r) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("two tasks at once: %s (token %d) started at +%v while %s (token %d, since +%v) ran", e.who, e.token, e.at, r.who, r.token, r.at))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
@@ -463,56 +464,71 @@ func (s *store) acqOf(holder string, token uint64, at time.Time) (acq, bool) {
 }
 
 // tookRestored reports whether a, a takeover, replaced a body that
-// restore-under had put back, with a count its Lease began before that
-// body came back: it counted the body before the record moved on, and
-// never saw the newer record (a restore of another term's body under a
-// live holder, which no design that reads only the object can tell); or
-// replaced the record a break wrote over such a body (brokeRestored). A
-// Lease that read or wrote the newer record did see it move on (sim seed
-// 5000004462: two Runners on one Lease, the second taking over the body
-// the first's acquisition had replaced); its own token does not tell, as
-// a token may repeat under restore-under (seed 6000091991).
+// restore-under had put back under the term of holder and token, with a
+// count its Lease began before that body came back: it counted the body
+// before the record moved on, and never saw the newer record (a restore
+// of another term's body under a live holder, which no design that reads
+// only the object can tell); or replaced the record a break wrote over
+// such a body (brokeRestored). A Lease that read or wrote the newer record
+// did see it move on (sim seed 5000004462: two Runners on one Lease, the
+// second taking over the body the first's acquisition had replaced); its
+// own token does not tell, as a token may repeat under restore-under
+// (seed 6000091991).
 // The body came back before the takeover in the store's order, not by the
 // clock: a contender whose task lingered until restore-under fired (its
 // Lease's count of the body complete, begun before the record moved on)
 // takes the body over at the very instant it comes back (seed 8000322575:
 // a pair's Runner, its term lost to a restore, whose Lease had counted its
 // own term's body; the strict instant judged the body not yet back).
-func (s *store) tookRestored(a acq) bool {
+// Only the term whose record the body replaced can lead beside the taker
+// unseen, and only until its renew deadline (hidden.leads): a takeover of
+// a restored body excuses no overlap with anyone else, nor one after
+// then.
+func (s *store) tookRestored(a acq, holder string, token uint64, at time.Time, leads time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.taken(a, false)
-	return ok
+	for _, rs := range s.taken(a, false) {
+		if rs.hid.leads(holder, token, at, leads) {
+			return true
+		}
+	}
+	return false
 }
 
-// taken returns the entry of restoredUnder (freed ones, or the others)
+// leads reports whether the term of holder and token is the one h hid,
+// and may still lead at at: its last write was sent before restore-under
+// replaced its record, so its task ends within leads of then (the longest
+// a term's task runs after its last write was sent: to its renew
+// deadline, or a drained child to runner.Expiry).
+func (h hidden) leads(holder string, token uint64, at time.Time, leads time.Duration) bool {
+	return h.holder == holder && h.token == token && !at.After(h.at.Add(leads))
+}
+
+// taken returns the entries of restoredUnder (freed ones, or the others)
 // that a, a takeover, replaced as tookRestored says (under the store's
 // lock).
-func (s *store) taken(a acq, freed bool) (restored, bool) {
+func (s *store) taken(a acq, freed bool) []restored {
+	var out []restored
 	for _, rs := range s.restoredUnder[:a.restores] {
 		if rs.freed == freed && rs.version == a.replaced && !a.c.saw(rs.over) {
 			if t, ok := a.c.firstRead[rs.version]; rs.freed || rs.broken || ok && t.Before(rs.at) {
-				return rs, true
+				out = append(out, rs)
 			}
 		}
 	}
-	return restored{}, false
+	return out
 }
 
 // tookFreed reports whether a, a takeover, replaced the released body of a
 // term that began by taking over a body restore-under put back under the
-// term of holder and token (releasedTaken), within a TTL of that body
-// coming back, with a Lease that never saw a record of that term (one that
-// did would know the lease had moved on, and a token under two holders is
-// a restore). Only that holder is waived, and only while it may still
-// lead: its last write was sent before its record was replaced, and its
-// task ends before a TTL has passed since (by its renew deadline; a
-// drained child by runner.Expiry).
-func (s *store) tookFreed(a acq, holder string, token uint64) bool {
+// term of holder and token (releasedTaken), with a Lease that never saw a
+// record of that term (one that did would know the lease had moved on,
+// and a token under two holders is a restore). Only that holder is
+// waived, and only while it may still lead at at (hidden.leads).
+func (s *store) tookFreed(a acq, holder string, token uint64, at time.Time, leads time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs, ok := s.taken(a, true)
-	if !ok || rs.hid.holder != holder || rs.hid.token != token || !a.at.Before(rs.hid.at.Add(ttl)) {
+	if !slices.ContainsFunc(s.taken(a, true), func(rs restored) bool { return rs.hid.leads(holder, token, at, leads) }) {
 		return false
 	}
 	for _, b := range s.bodies {
@@ -540,11 +556,7 @@ func (s *store) releasedTaken(c *conn, r lease.Record, b []byte) {
 		if a.holder != r.Holder || a.token != r.Token {
 			continue
 		}
-		rs, ok := s.taken(a, false)
-		if !ok {
-			rs, ok = s.taken(a, true)
-		}
-		if ok {
+		for _, rs := range append(s.taken(a, false), s.taken(a, true)...) {
 			s.restoredUnder = append(s.restoredUnder, restored{at: time.Now(), version: version(b), freed: true, over: rs.over, hid: rs.hid})
 		}
 		return
