@@ -1,0 +1,436 @@
+package quorumlease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// class is what a read of a member, in an Acquire, says of it.
+type class int
+
+const (
+	unread class = iota // not read: this Lease holds a term of it
+	bad                 // the read failed
+	free                // released, never written, or lapsed: Acquire may take it
+	other               // held, and not yet lapsed as this Lease judges it
+)
+
+// look is one member as an Acquire's read found it.
+type look struct {
+	class class
+	rec   lease.Record
+	wait  time.Duration
+}
+
+// Acquire makes one attempt to take a majority of the members; see the
+// package documentation for the order it takes them in.
+func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
+	if err := q.enter(ctx); err != nil {
+		return lease.Term{}, err
+	}
+	defer q.leave()
+	now := time.Now()
+	q.mu.Lock()
+	q.lapse(campaign, now)
+	q.lapse(quorum, now)
+	if q.live && q.count(quorum) < q.majority {
+		q.demote()
+	}
+	if q.live {
+		err := &lease.HeldError{Record: q.liveRecord(), Wait: q.liveWait(now)}
+		q.mu.Unlock()
+		return lease.Term{}, err
+	}
+	held := q.states()
+	q.mu.Unlock()
+
+	looks, out := q.read(ctx, held)
+	if err := ctx.Err(); err != nil {
+		return lease.Term{}, err
+	}
+	if err := q.duplicates(looks); err != nil {
+		return lease.Term{}, err
+	}
+	if h := q.holder(looks); h != nil {
+		q.yield(ctx)
+		return lease.Term{}, h
+	}
+
+	// Take the lowest member that is not unreachable, in the members'
+	// order, before any other: of the contenders that start together,
+	// the one that takes it is the only one to go on.
+	anchored := false
+	for i := range q.members {
+		if held[i] == campaign {
+			anchored = true
+			break
+		}
+		if looks[i].class == bad {
+			continue
+		}
+		if looks[i].class == other {
+			break
+		}
+		t, err := q.members[i].l.Acquire(ctx)
+		out[i] = outcome{term: t, err: err, done: true}
+		if err == nil {
+			q.take(i, t)
+			anchored = true
+			break
+		}
+		if errors.Is(err, lease.ErrHeld) {
+			looks[i].class = other
+			var he *lease.HeldError
+			if errors.As(err, &he) {
+				looks[i].rec, looks[i].wait = he.Record, he.Wait
+			}
+			break
+		}
+		looks[i].class = bad
+	}
+	if !anchored {
+		q.yield(ctx)
+		return lease.Term{}, q.refused(ctx, looks, out)
+	}
+
+	q.mu.Lock()
+	held = q.states()
+	q.mu.Unlock()
+	more := q.each(func(i int) bool { return held[i] == none && looks[i].class == free }, func(_ int, l lease.Lease) outcome {
+		t, err := l.Acquire(ctx)
+		return outcome{term: t, err: err}
+	})
+	for i, o := range more {
+		if !o.done {
+			continue
+		}
+		out[i] = o
+		if o.err == nil {
+			q.take(i, o.term)
+		} else if errors.Is(o.err, lease.ErrHeld) {
+			looks[i].class = other
+		}
+	}
+	q.mu.Lock()
+	enough := q.count(campaign) >= q.majority
+	q.mu.Unlock()
+	if !enough {
+		return lease.Term{}, q.keepMinority(ctx, looks, out)
+	}
+	return q.lead(ctx)
+}
+
+// states returns the state of each member.
+func (q *Lease) states() []state {
+	s := make([]state, len(q.members))
+	for i, m := range q.members {
+		s[i] = m.state
+	}
+	return s
+}
+
+// take records a member term that Acquire won.
+func (q *Lease) take(i int, t lease.Term) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.note(t.Annotations)
+	q.members[i].state, q.members[i].term = campaign, t
+}
+
+// demote turns the live quorum term's members into members held on the
+// way to a new one, and ends the quorum term.
+func (q *Lease) demote() {
+	for i := range q.members {
+		if q.members[i].state == quorum {
+			q.members[i].state = campaign
+		}
+	}
+	q.live = false
+}
+
+// read reads every member this Lease holds no term of, and judges each.
+func (q *Lease) read(ctx context.Context, held []state) ([]look, []outcome) {
+	out := q.each(func(i int) bool { return held[i] == none }, func(_ int, l lease.Lease) outcome {
+		rec, err := l.Observe(ctx)
+		return outcome{rec: rec, err: err}
+	})
+	looks := make([]look, len(q.members))
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, o := range out {
+		switch {
+		case !o.done:
+			looks[i].class = unread
+		case errors.Is(o.err, lease.ErrNoRecord):
+			looks[i].class = free
+			out[i].err = nil
+		case o.err != nil:
+			looks[i].class = bad
+		default:
+			q.note(o.rec.Annotations)
+			looks[i] = look{class: free, rec: o.rec}
+			if o.rec.Held() {
+				looks[i].wait = q.waitOf(i, o.rec)
+				if looks[i].wait > 0 {
+					looks[i].class = other
+				}
+			}
+		}
+	}
+	return looks, out
+}
+
+// waitOf is how much longer member i's record rec, just read, must stay
+// unchanged before the member's Acquire would take it: the member's own
+// judgement where it has one (lease.Watcher), and otherwise the record's
+// TTL, as a store that judges expiry shows a lapsed lease released.
+func (q *Lease) waitOf(i int, rec lease.Record) time.Duration {
+	if w, ok := q.members[i].l.(lease.Watcher); ok {
+		return w.Wait(rec)
+	}
+	return rec.TTL
+}
+
+// duplicates refuses members that show one record: the same nonce, which
+// every write draws afresh, read at two members' keys means two of the
+// URLs name one object (or a replica of it), and a majority counted on
+// them would not be one.
+func (q *Lease) duplicates(looks []look) error {
+	for i := range looks {
+		for j := i + 1; j < len(looks); j++ {
+			a, b := looks[i].rec, looks[j].rec
+			if a.Nonce != "" && a.Nonce == b.Nonce && looks[i].class != bad && looks[j].class != bad {
+				return fmt.Errorf("quorumlease: %s and %s hold the same record (nonce %q): they are one store's object, or replicas of one, and cannot count as two members: %w", q.members[i].name, q.members[j].name, a.Nonce, lease.ErrInvalid)
+			}
+		}
+	}
+	return nil
+}
+
+// holder returns the HeldError naming a contender that holds a majority
+// of the members, as the reads show it, or nil when none does.
+func (q *Lease) holder(looks []look) *lease.HeldError {
+	for _, g := range groups(looks) {
+		if len(g.waits) >= q.majority {
+			// It keeps a majority until all but a minority lapse.
+			slices.Sort(g.waits)
+			return &lease.HeldError{Record: g.rec, Wait: g.waits[len(g.waits)-q.majority]}
+		}
+	}
+	return nil
+}
+
+// group is the members held in one quorum term of another contender.
+type group struct {
+	rec   lease.Record
+	waits []time.Duration
+}
+
+// groups gathers the members held by others by holder and quorum token,
+// largest first, each with the record of its latest write.
+func groups(looks []look) []group {
+	type key struct {
+		holder string
+		token  uint64
+	}
+	index := map[key]int{}
+	var gs []group
+	for _, l := range looks {
+		if l.class != other {
+			continue
+		}
+		t, _ := tokenOf(l.rec.Annotations)
+		k := key{l.rec.Holder, t}
+		i, ok := index[k]
+		if !ok {
+			i = len(gs)
+			index[k] = i
+			gs = append(gs, group{rec: l.rec})
+		}
+		if later(l.rec, gs[i].rec) {
+			gs[i].rec = l.rec
+		}
+		gs[i].waits = append(gs[i].waits, l.wait)
+	}
+	for i := range gs {
+		gs[i].rec = quorumRecord(gs[i].rec)
+	}
+	slices.SortStableFunc(gs, func(a, b group) int { return len(b.waits) - len(a.waits) })
+	return gs
+}
+
+// later reports whether a carries later quorum annotations than b.
+func later(a, b lease.Record) bool {
+	at, as := tokenOf(a.Annotations)
+	bt, bs := tokenOf(b.Annotations)
+	return at > bt || at == bt && as > bs
+}
+
+// quorumRecord is a member's record as the quorum's: its quorum token for
+// its token, the quorum's annotations left out.
+func quorumRecord(r lease.Record) lease.Record {
+	r.Token, _ = tokenOf(r.Annotations)
+	r.Annotations = own(r.Annotations)
+	r.Nonce = ""
+	return r
+}
+
+// yield releases the members this Lease took on the way to a majority that
+// another contender is nearer to: one that holds a majority, or a member
+// before them in the members' order.
+func (q *Lease) yield(ctx context.Context) {
+	q.mu.Lock()
+	held := q.states()
+	terms := q.terms()
+	q.minority = time.Time{}
+	for i := range q.members {
+		if held[i] == campaign {
+			q.members[i].state = none
+		}
+	}
+	q.mu.Unlock()
+	q.each(func(i int) bool { return held[i] == campaign }, func(i int, l lease.Lease) outcome {
+		return outcome{err: l.Release(ctx, terms[i])}
+	})
+}
+
+// terms returns each member's term.
+func (q *Lease) terms() []lease.Term {
+	t := make([]lease.Term, len(q.members))
+	for i, m := range q.members {
+		t[i] = m.term
+	}
+	return t
+}
+
+// keepMinority keeps the members an anchored Acquire took, short of a
+// majority, so that the next attempt may complete it: until another
+// contender holds a majority, takes a member before them, or, while
+// another holds any member, for at most a TTL, so that contenders that
+// each hold some never wait each other out.
+func (q *Lease) keepMinority(ctx context.Context, looks []look, out []outcome) error {
+	now := time.Now()
+	q.mu.Lock()
+	if q.minority.IsZero() {
+		q.minority = now
+	}
+	contested := slices.ContainsFunc(looks, func(l look) bool { return l.class == other })
+	over := contested && now.Sub(q.minority) >= q.opts.TTL
+	q.mu.Unlock()
+	if over {
+		q.yield(ctx)
+	}
+	return q.refused(ctx, looks, out)
+}
+
+// refused is Acquire's error when it holds no majority: a HeldError for
+// the largest group of members others hold, when any does, and otherwise
+// the members' failures.
+func (q *Lease) refused(ctx context.Context, looks []look, out []outcome) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if gs := groups(looks); len(gs) > 0 {
+		g := gs[0]
+		return &lease.HeldError{Record: g.rec, Wait: slices.Min(g.waits)}
+	}
+	return q.failed("acquire", out)
+}
+
+// lead writes a new quorum token, above every one this Lease has read or
+// written, with the latest annotations of the records its members took
+// over, to every member it holds, and makes the quorum term live when a
+// majority took it.
+func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
+	q.mu.Lock()
+	held := q.states()
+	terms := q.terms()
+	var from lease.Annotations
+	best := lease.Record{}
+	for i := range q.members {
+		if held[i] == campaign && (best.Annotations == lease.Annotations{} || later(lease.Record{Annotations: terms[i].Annotations}, best)) {
+			best = lease.Record{Annotations: terms[i].Annotations}
+		}
+	}
+	from = own(best.Annotations)
+	q.seen++
+	token, seq := q.seen, uint64(1)
+	q.mu.Unlock()
+
+	out := q.each(func(i int) bool { return held[i] == campaign }, func(i int, l lease.Lease) outcome {
+		t := terms[i]
+		t.Annotations = stamped(from, token, seq)
+		nt, err := l.Renew(ctx, t)
+		return outcome{term: nt, err: err}
+	})
+
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	wrote := 0
+	for i, o := range out {
+		switch {
+		case !o.done:
+		case o.err == nil:
+			q.members[i].state, q.members[i].term = quorum, o.term
+			wrote++
+		case errors.Is(o.err, lease.ErrLost):
+			q.members[i].state = none
+		}
+	}
+	if err := ctx.Err(); err != nil || wrote < q.majority {
+		for i := range q.members {
+			if q.members[i].state == quorum {
+				q.members[i].state = campaign
+			}
+		}
+		if err != nil {
+			return lease.Term{}, err
+		}
+		return lease.Term{}, fmt.Errorf("quorumlease: acquire: wrote quorum token %d to %d of %d members, a majority is %d: %w (%s)", token, wrote, len(q.members), q.majority, lease.ErrUnavailable, q.memberErrors(out))
+	}
+	for i := range q.members {
+		if q.members[i].state == campaign {
+			q.members[i].state = quorum
+		}
+	}
+	q.live, q.token, q.seq, q.written, q.minority = true, token, seq, from, time.Time{}
+	return q.liveTerm(from), nil
+}
+
+// liveTerm is the live quorum term with annotations a: its Sent is the
+// latest instant by which a majority of its member terms were sent, so
+// that a majority stays held until Sent plus the TTL, and its Version
+// joins its member terms' versions, as Observe's does the records'.
+func (q *Lease) liveTerm(a lease.Annotations) lease.Term {
+	sent, _ := nth(q.sents(quorum), q.majority)
+	return lease.Term{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Sent: sent, Version: q.versions(), Annotations: a}
+}
+
+// versions joins the versions of the member terms of the live quorum
+// term, "-" for a member it holds none of.
+func (q *Lease) versions() string {
+	v := make([]string, len(q.members))
+	for i, m := range q.members {
+		v[i] = "-"
+		if m.state == quorum {
+			v[i] = m.term.Version
+		}
+	}
+	return strings.Join(v, " ")
+}
+
+// liveRecord is the live quorum term as a record.
+func (q *Lease) liveRecord() lease.Record {
+	return lease.Record{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Annotations: q.written, RenewInterval: q.opts.RenewInterval, Version: q.versions()}
+}
+
+// liveWait is how long the live quorum term lasts without renewal.
+func (q *Lease) liveWait(now time.Time) time.Duration {
+	return max(0, q.liveTerm(q.written).Expires().Sub(now))
+}

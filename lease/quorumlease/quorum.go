@@ -1,0 +1,336 @@
+package quorumlease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// The quorum's own annotations, written into every member's record: the
+// quorum token of the term that last wrote it, and how many times that
+// term changed its annotations, so that a successor picks the latest
+// annotations among the records it took over.
+const (
+	annotationToken = "quorum/token"
+	annotationSeq   = "quorum/seq"
+)
+
+// state is what this Lease knows of its own hold on one member.
+type state int
+
+const (
+	// none: this Lease holds no term of the member that it knows of.
+	none state = iota
+	// campaign: a member term taken on the way to a majority, not yet
+	// part of a quorum term.
+	campaign
+	// quorum: a member term of the live quorum term.
+	quorum
+)
+
+// member is one member lease and this Lease's hold on it.
+type member struct {
+	l     lease.Lease
+	name  string
+	state state
+	term  lease.Term
+	obs   lease.Record // what the latest Observe read
+	obsOK bool
+}
+
+// Lease is a lease held on a majority of independent member leases: see the
+// package documentation. It is a lease.Lease, a lease.Breaker, a
+// lease.Watcher, a lease.RenewalShower and a lease.FollowerReader, and
+// when a majority of its members are lease.Keepers, New returns it as a
+// lease.Keeper as well.
+type Lease struct {
+	opts     lease.Options
+	majority int
+	slot     chan struct{} // one Acquire, Renew, Release, Keep or Break at a time
+
+	mu       sync.Mutex
+	members  []member
+	live     bool   // a quorum term is live: Acquire or Renew returned it
+	token    uint64 // the live quorum term's token
+	seq      uint64 // the live quorum term's count of annotation changes
+	written  lease.Annotations
+	seen     uint64    // the highest quorum token read or written (rule 10)
+	minority time.Time // when this Lease began to keep a minority; zero when it keeps none
+	observed string    // the Version of the latest Observe's record
+
+	// The quorum term that Release or Keep ended last, and its member
+	// terms, for a Release of it again.
+	ended       uint64
+	endedStates []state
+	endedTerms  []lease.Term
+}
+
+// keeper is a Lease whose majority of members can keep their records
+// held after their holder has gone (lease.Keeper).
+type keeper struct{ *Lease }
+
+var (
+	_ lease.Lease          = (*Lease)(nil)
+	_ lease.Breaker        = (*Lease)(nil)
+	_ lease.Watcher        = (*Lease)(nil)
+	_ lease.RenewalShower  = (*Lease)(nil)
+	_ lease.FollowerReader = (*Lease)(nil)
+	_ lease.Keeper         = keeper{}
+)
+
+// New returns a quorum lease over members, which must be an odd number
+// (3 or more) of leases opened for one contender with the same Options,
+// each on its own store and key, listed in the same order by every
+// contender. names, if not nil, names each member in errors (its URL,
+// redacted); otherwise members are called "member 1" and so on.
+//
+// It returns a *lease.OptionError naming the field: an even or too small
+// number of members, or a member whose Options differ from the first's.
+// The returned lease is a lease.Keeper when a majority of members are.
+func New(members []lease.Lease, names []string) (lease.Lease, error) {
+	if len(members) < 3 || len(members)%2 == 0 {
+		return nil, &lease.OptionError{Pkg: "quorumlease", Field: "members", Value: len(members), Reason: "must be an odd number, 3 or more: a quorum needs a majority that any two majorities share"}
+	}
+	if names != nil && len(names) != len(members) {
+		return nil, &lease.OptionError{Pkg: "quorumlease", Field: "names", Value: len(names), Reason: fmt.Sprintf("must name each of the %d members", len(members))}
+	}
+	q := &Lease{majority: len(members)/2 + 1, slot: make(chan struct{}, 1)}
+	keepers := 0
+	for i, l := range members {
+		name := "member " + strconv.Itoa(i+1)
+		if names != nil {
+			name = "member " + strconv.Itoa(i+1) + " (" + names[i] + ")"
+		}
+		if l == nil {
+			return nil, &lease.OptionError{Pkg: "quorumlease", Field: "members", Value: name, Reason: "is nil"}
+		}
+		o := l.Options()
+		if i == 0 {
+			q.opts = o
+		} else if o != q.opts {
+			return nil, &lease.OptionError{Pkg: "quorumlease", Field: "members", Value: name, Reason: fmt.Sprintf("has options %s, want the first member's %s: every member is one contender with one TTL", optionsText(o), optionsText(q.opts))}
+		}
+		if _, ok := l.(lease.Keeper); ok {
+			keepers++
+		}
+		q.members = append(q.members, member{l: l, name: name})
+	}
+	if keepers >= q.majority {
+		return keeper{q}, nil
+	}
+	return q, nil
+}
+
+func optionsText(o lease.Options) string {
+	return fmt.Sprintf("{Identity %q, TTL %v, CallTimeout %v, RenewInterval %v}", o.Identity, o.TTL, o.CallTimeout, o.RenewInterval)
+}
+
+// Options returns the options every member was opened with.
+func (q *Lease) Options() lease.Options { return q.opts }
+
+// Judge is lease.JudgedByStore when a majority of the members' stores
+// judge expiry (every majority could then be taken at a contender's first
+// look), and lease.JudgedByContender otherwise: every majority then holds
+// a member that a contender must have watched for its holder's TTL.
+func (q *Lease) Judge() lease.Judge {
+	byStore := 0
+	for _, m := range q.members {
+		if m.l.Judge() == lease.JudgedByStore {
+			byStore++
+		}
+	}
+	if byStore >= q.majority {
+		return lease.JudgedByStore
+	}
+	return lease.JudgedByContender
+}
+
+// RenewalsShow reports whether every member's renewals change its
+// record's Version, and so the quorum record's.
+func (q *Lease) RenewalsShow() bool {
+	for _, m := range q.members {
+		if !lease.RenewalsShow(m.l) {
+			return false
+		}
+	}
+	return true
+}
+
+// FollowerReads is the most any member asks for.
+func (q *Lease) FollowerReads() int {
+	n := 0
+	for _, m := range q.members {
+		n = max(n, lease.FollowerReads(m.l))
+	}
+	return n
+}
+
+// enter takes the slot that Acquire, Renew, Release, Keep and Break share.
+func (q *Lease) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case q.slot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *Lease) leave() { <-q.slot }
+
+// outcome is what one call to a member returned.
+type outcome struct {
+	term lease.Term
+	rec  lease.Record
+	err  error
+	done bool // the call was made
+	won  bool // an Acquire won the member, and the call after it failed
+}
+
+// each calls f for the members whose index ok accepts, all at once, and
+// returns their outcomes by index.
+func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) []outcome {
+	out := make([]outcome, len(q.members))
+	var wg sync.WaitGroup
+	for i := range q.members {
+		if ok(i) {
+			l := q.members[i].l
+			wg.Go(func() {
+				out[i] = f(i, l)
+				out[i].done = true
+			})
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+func all(int) bool { return true }
+
+// tokenOf returns the quorum token and annotation count a member's
+// annotations carry; 0 for a record no quorum term wrote.
+func tokenOf(a lease.Annotations) (token, seq uint64) {
+	token, _ = strconv.ParseUint(a.Get(annotationToken), 10, 64)
+	seq, _ = strconv.ParseUint(a.Get(annotationSeq), 10, 64)
+	return token, seq
+}
+
+// own strips the quorum's annotations, leaving the layers' above.
+func own(a lease.Annotations) lease.Annotations {
+	return a.With(annotationToken, "").With(annotationSeq, "")
+}
+
+// stamped returns a with the quorum's annotations set.
+func stamped(a lease.Annotations, token, seq uint64) lease.Annotations {
+	return own(a).With(annotationToken, strconv.FormatUint(token, 10)).With(annotationSeq, strconv.FormatUint(seq, 10))
+}
+
+// note raises seen to the quorum token of annotations read.
+func (q *Lease) note(a lease.Annotations) {
+	if t, _ := tokenOf(a); t > q.seen {
+		q.seen = t
+	}
+}
+
+// nth returns the n-th latest of times (n from 1), and false when there
+// are fewer.
+func nth(times []time.Time, n int) (time.Time, bool) {
+	if len(times) < n {
+		return time.Time{}, false
+	}
+	s := slices.Clone(times)
+	slices.SortFunc(s, func(a, b time.Time) int { return b.Compare(a) })
+	return s[n-1], true
+}
+
+// sents returns the Sent times of the members in state s.
+func (q *Lease) sents(s state) []time.Time {
+	var ts []time.Time
+	for _, m := range q.members {
+		if m.state == s {
+			ts = append(ts, m.term.Sent)
+		}
+	}
+	return ts
+}
+
+// count returns how many members are in state s.
+func (q *Lease) count(s state) int {
+	n := 0
+	for _, m := range q.members {
+		if m.state == s {
+			n++
+		}
+	}
+	return n
+}
+
+// lapse forgets the member terms in state s whose TTL has passed since
+// they were sent: they cannot be renewed any more, and a member's own
+// Acquire judges when it may be taken again.
+func (q *Lease) lapse(s state, now time.Time) {
+	for i := range q.members {
+		m := &q.members[i]
+		if m.state == s && !now.Before(m.term.Expires()) {
+			m.state = none
+		}
+	}
+}
+
+// memberErrors describes the members' failures for a message.
+func (q *Lease) memberErrors(out []outcome) string {
+	var parts []string
+	for i, o := range out {
+		if o.done && o.err != nil {
+			parts = append(parts, q.members[i].name+": "+o.err.Error())
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ctxErr returns ctx's error, unwrapped, once ctx has ended.
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// failed classifies a failure to hold a majority: the first permanent
+// error when too many members fail permanently for a majority ever to be
+// held, and otherwise ErrUnavailable with every member's error.
+func (q *Lease) failed(what string, out []outcome) error {
+	permanent := 0
+	var first error
+	for _, o := range out {
+		if o.done && o.err != nil && !lease.Retryable(o.err) {
+			permanent++
+			if first == nil {
+				first = o.err
+			}
+		}
+	}
+	if permanent > len(q.members)-q.majority {
+		return fmt.Errorf("quorumlease: %s: %d of %d members refuse for good, a majority is %d: %w (%s)", what, permanent, len(q.members), q.majority, sentinel(first), q.memberErrors(out))
+	}
+	return fmt.Errorf("quorumlease: %s: no majority (%d of %d members): %w (%s)", what, q.majority, len(q.members), lease.ErrUnavailable, q.memberErrors(out))
+}
+
+// sentinel returns the package lease sentinel err wraps.
+func sentinel(err error) error {
+	for _, s := range []error{lease.ErrInvalid, lease.ErrNotFound, lease.ErrPermission, lease.ErrCorrupt, lease.ErrUnsafeStore, lease.ErrLost, lease.ErrHeld, lease.ErrNoRecord} {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	return lease.ErrUnavailable
+}

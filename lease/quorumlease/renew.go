@@ -1,0 +1,346 @@
+package quorumlease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Renew renews every member term of t, takes back the members it lost
+// (once each member's own rules let it), and succeeds when a majority
+// took t's annotations.
+func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if err := q.enter(ctx); err != nil {
+		return lease.Term{}, err
+	}
+	defer q.leave()
+	a := own(t.Annotations)
+	q.mu.Lock()
+	if !q.mine(t) {
+		q.mu.Unlock()
+		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d is not this Lease's live quorum term: %w", t.Token, lease.ErrLost)
+	}
+	seq := q.seq
+	if a != q.written {
+		seq++
+	}
+	if err := stamped(a, q.token, seq).Validate(); err != nil {
+		q.mu.Unlock()
+		return lease.Term{}, fmt.Errorf("quorumlease: renew: %w", err)
+	}
+	q.lapse(quorum, time.Now())
+	held, terms, token := q.states(), q.terms(), q.token
+	q.mu.Unlock()
+
+	out := q.each(all, func(i int, l lease.Lease) outcome {
+		mt, won := terms[i], false
+		if held[i] != quorum {
+			// Take it back: the member's own Acquire judges when.
+			var err error
+			if mt, err = l.Acquire(ctx); err != nil {
+				return outcome{err: err}
+			}
+			won = true
+		}
+		mt.Annotations = stamped(a, token, seq)
+		nt, err := l.Renew(ctx, mt)
+		if err != nil {
+			return outcome{term: mt, err: err, won: won}
+		}
+		return outcome{term: nt}
+	})
+
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	renewed, gone := 0, 0
+	for i, o := range out {
+		m := &q.members[i]
+		switch {
+		case o.err == nil:
+			m.state, m.term = quorum, o.term
+			renewed++
+		case o.won:
+			m.state, m.term = quorum, o.term // won, its renewal undecided
+		case m.state == quorum && errors.Is(o.err, lease.ErrLost):
+			m.state = none
+			gone++
+		case m.state != quorum && errors.Is(o.err, lease.ErrHeld):
+			gone++
+		}
+	}
+	q.seq = seq
+	if renewed >= q.majority {
+		q.written = a
+		return q.liveTerm(a), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return lease.Term{}, err
+	}
+	if len(q.members)-gone < q.majority {
+		q.demote()
+		return lease.Term{}, fmt.Errorf("quorumlease: renew: %d of %d members are lost or held by others, a majority is %d: %w (%s)", gone, len(q.members), q.majority, lease.ErrLost, q.memberErrors(out))
+	}
+	return lease.Term{}, fmt.Errorf("quorumlease: renew: renewed %d of %d members, a majority is %d: %w (%s)", renewed, len(q.members), q.majority, lease.ErrUnavailable, q.memberErrors(out))
+}
+
+// mine reports whether t is this Lease's live quorum term.
+func (q *Lease) mine(t lease.Term) bool {
+	return q.live && t.Holder == q.opts.Identity && t.Token == q.token
+}
+
+// end ends the quorum term t on every member it holds with f (a release,
+// or a keep), and reports as Release does: nil when a majority ended, or
+// had ended, as asked.
+func (q *Lease) end(ctx context.Context, what string, t lease.Term, f func(l lease.Lease, mt lease.Term) (bool, error)) error {
+	if err := q.enter(ctx); err != nil {
+		return err
+	}
+	defer q.leave()
+	a := own(t.Annotations)
+	q.mu.Lock()
+	again := !q.mine(t)
+	if again && (q.ended == 0 || t.Holder != q.opts.Identity || t.Token != q.ended) {
+		q.mu.Unlock()
+		return fmt.Errorf("quorumlease: %s: term %d is not this Lease's live quorum term: %w", what, t.Token, lease.ErrLost)
+	}
+	held, terms, token, seq := q.endedStates, q.endedTerms, q.ended, q.seq
+	if !again {
+		if a != q.written {
+			seq++
+		}
+		if err := stamped(a, q.token, seq).Validate(); err != nil {
+			q.mu.Unlock()
+			return fmt.Errorf("quorumlease: %s: %w", what, err)
+		}
+		held, terms, token = q.states(), q.terms(), q.token
+		for i := range terms {
+			terms[i].Annotations = stamped(a, token, seq)
+		}
+		q.live, q.ended, q.endedStates, q.endedTerms, q.seq = false, token, held, terms, seq
+		for i := range q.members {
+			q.members[i].state = none
+		}
+	}
+	q.mu.Unlock()
+
+	out := q.each(func(i int) bool { return held[i] == quorum }, func(i int, l lease.Lease) outcome {
+		ok, err := f(l, terms[i])
+		return outcome{err: err, rec: lease.Record{Released: ok}}
+	})
+
+	ended, gone := 0, 0
+	for _, o := range out {
+		switch {
+		case !o.done:
+			gone++ // a member it held no term of
+		case o.err == nil && o.rec.Released:
+			ended++
+		case errors.Is(o.err, lease.ErrLost):
+			gone++
+		}
+	}
+	switch {
+	case ended >= q.majority:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case len(q.members)-gone < q.majority:
+		return fmt.Errorf("quorumlease: %s: %d members were lost: %w (%s)", what, gone, lease.ErrLost, q.memberErrors(out))
+	}
+	return fmt.Errorf("quorumlease: %s: %d of %d members took it, a majority is %d; the rest lapse after the TTL: %w (%s)", what, ended, len(q.members), q.majority, lease.ErrUnavailable, q.memberErrors(out))
+}
+
+// Release releases every member term of t, with t's annotations.
+func (q *Lease) Release(ctx context.Context, t lease.Term) error {
+	return q.end(ctx, "release", t, func(l lease.Lease, mt lease.Term) (bool, error) {
+		err := l.Release(ctx, mt)
+		return err == nil, err
+	})
+}
+
+// Keep keeps every member term of t held for d on the members that can
+// (lease.Keeper), and leaves the others to lapse after their TTL.
+func (k keeper) Keep(ctx context.Context, t lease.Term, d time.Duration) error {
+	if d <= 0 || d%time.Millisecond != 0 {
+		return &lease.OptionError{Pkg: "quorumlease", Field: "Keep's d", Value: d, Reason: "must be a positive whole number of milliseconds"}
+	}
+	return k.end(ctx, "keep", t, func(l lease.Lease, mt lease.Term) (bool, error) {
+		kl, ok := l.(lease.Keeper)
+		if !ok {
+			return false, nil
+		}
+		err := kl.Keep(ctx, mt, d)
+		return err == nil, err
+	})
+}
+
+// Observe reads every member and returns the quorum's record: held by the
+// contender that holds a majority of them with one quorum token, released
+// when a majority are free, and otherwise as the latest quorum term wrote
+// it. Its Version joins the members' versions, so that it changes with
+// every write to any of them.
+func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return lease.Record{}, err
+	}
+	out := q.each(all, func(_ int, l lease.Lease) outcome {
+		rec, err := l.Observe(ctx)
+		return outcome{rec: rec, err: err}
+	})
+	if err := ctx.Err(); err != nil {
+		return lease.Record{}, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	answered, records := 0, 0
+	versions := make([]string, len(out))
+	for i, o := range out {
+		m := &q.members[i]
+		m.obs, m.obsOK = o.rec, o.err == nil
+		versions[i] = "-"
+		switch {
+		case o.err == nil:
+			q.note(o.rec.Annotations)
+			versions[i] = o.rec.Version
+			answered++
+			records++
+		case errors.Is(o.err, lease.ErrNoRecord):
+			out[i].err = nil
+			answered++
+		}
+	}
+	q.observed = strings.Join(versions, " ")
+	if answered < q.majority {
+		return lease.Record{}, q.failed("observe", out)
+	}
+	if records == 0 {
+		return lease.Record{}, fmt.Errorf("quorumlease: observe: no member has a record: %w", lease.ErrNoRecord)
+	}
+	rec := q.summary(q.observedRecords())
+	rec.Version = q.observed
+	return rec, nil
+}
+
+// summary is the quorum's record as the members' records recs show it
+// (ok: the member answered with a record).
+func (q *Lease) summary(recs []lease.Record, ok []bool) lease.Record {
+	var looks []look
+	best, free := lease.Record{}, 0
+	for i, r := range recs {
+		if !ok[i] {
+			continue
+		}
+		if r.Held() {
+			looks = append(looks, look{class: other, rec: r})
+		} else {
+			free++
+		}
+		if best.Holder == "" || later(r, best) {
+			best = r
+		}
+	}
+	if gs := groups(looks); len(gs) > 0 && len(gs[0].waits) >= q.majority {
+		return gs[0].rec
+	}
+	rec := quorumRecord(best)
+	if free >= q.majority {
+		rec.Released = true
+	}
+	return rec
+}
+
+// observedRecords returns the members' records as the latest Observe read
+// them.
+func (q *Lease) observedRecords() ([]lease.Record, []bool) {
+	recs, ok := make([]lease.Record, len(q.members)), make([]bool, len(q.members))
+	for i, m := range q.members {
+		recs[i], ok[i] = m.obs, m.obsOK
+	}
+	return recs, ok
+}
+
+// Wait is lease.Watcher's: how long until a majority of the members, as
+// the latest Observe read them, could be taken.
+func (q *Lease) Wait(lease.Record) time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var waits []time.Duration
+	for i, m := range q.members {
+		switch {
+		case !m.obsOK:
+		case !m.obs.Held():
+			waits = append(waits, 0)
+		default:
+			waits = append(waits, q.waitOf(i, m.obs))
+		}
+	}
+	if len(waits) < q.majority {
+		return q.opts.TTL
+	}
+	slices.Sort(waits)
+	return waits[q.majority-1]
+}
+
+// Break is lease.Breaker's: it breaks, on every member, the term of rec's
+// holder that the latest Observe read, keeping each record's quorum token,
+// so the next quorum term's token is greater. rec must be the record that
+// Observe returned.
+func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, error) {
+	if !rec.Held() {
+		return rec, nil
+	}
+	if err := q.enter(ctx); err != nil {
+		return lease.Record{}, err
+	}
+	defer q.leave()
+	q.mu.Lock()
+	if rec.Version != q.observed {
+		q.mu.Unlock()
+		return lease.Record{}, fmt.Errorf("quorumlease: break: the record (version %q) is not the one this Lease's latest Observe returned: %w", rec.Version, lease.ErrInvalid)
+	}
+	obs, ok := q.observedRecords()
+	target := make([]bool, len(q.members))
+	for i, r := range obs {
+		t, _ := tokenOf(r.Annotations)
+		target[i] = ok[i] && r.Held() && r.Holder == rec.Holder && t == rec.Token
+	}
+	q.mu.Unlock()
+	out := q.each(func(i int) bool { return target[i] }, func(i int, l lease.Lease) outcome {
+		b, ok := l.(lease.Breaker)
+		if !ok {
+			return outcome{err: fmt.Errorf("quorumlease: break: the member cannot be broken: %w", lease.ErrInvalid)}
+		}
+		r, err := b.Break(ctx, obs[i])
+		return outcome{rec: r, err: err}
+	})
+	if err := ctx.Err(); err != nil {
+		return lease.Record{}, err
+	}
+	broken := 0
+	var held *lease.HeldError
+	for i, o := range out {
+		switch {
+		case !o.done:
+		case o.err == nil:
+			obs[i] = o.rec
+			if !o.rec.Held() {
+				broken++
+			}
+		case held == nil:
+			errors.As(o.err, &held)
+		}
+	}
+	after := q.summary(obs, ok)
+	switch {
+	case broken >= q.majority || !after.Held():
+		return after, nil
+	case held != nil:
+		return lease.Record{}, &lease.HeldError{Record: quorumRecord(held.Record), Wait: held.Wait}
+	}
+	return lease.Record{}, q.failed("break", out)
+}
