@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -399,35 +399,32 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 			q.members[i].state = quorum
 		}
 	}
-	q.live, q.token, q.seq, q.written, q.minority = true, token, seq, from, time.Time{}
+	q.live, q.token, q.seq, q.landed, q.written, q.minority = true, token, seq, seq, from, time.Time{}
 	return q.liveTerm(from), nil
 }
 
 // liveTerm is the live quorum term with annotations a: its Sent is the
 // latest instant by which a majority of its member terms were sent, so
 // that a majority stays held until Sent plus the TTL, and its Version
-// joins its member terms' versions, as Observe's does the records'.
+// names its latest write that a majority took, as Observe's does.
 func (q *Lease) liveTerm(a lease.Annotations) lease.Term {
 	sent, _ := nth(q.sents(quorum), q.majority)
-	return lease.Term{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Sent: sent, Version: q.versions(), Annotations: a}
+	return lease.Term{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Sent: sent, Version: version(q.token, q.landed, ""), Annotations: a}
 }
 
-// versions joins the versions of the member terms of the live quorum
-// term, "-" for a member it holds none of.
-func (q *Lease) versions() string {
-	v := make([]string, len(q.members))
-	for i, m := range q.members {
-		v[i] = "-"
-		if m.state == quorum {
-			v[i] = m.term.Version
-		}
-	}
-	return strings.Join(v, " ")
+// version is a quorum record's Version: its quorum token and the count of
+// the latest of its term's writes that a majority of the members took,
+// and a mark for a record released ("r") or held by no majority ("?").
+// A write that changes it reached a majority, so a reader that sees it
+// change after a write whose answer was lost may count that write as
+// landed, as on a single store.
+func version(token, seq uint64, mark string) string {
+	return strconv.FormatUint(token, 10) + "." + strconv.FormatUint(seq, 10) + mark
 }
 
 // liveRecord is the live quorum term as a record.
 func (q *Lease) liveRecord() lease.Record {
-	return lease.Record{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Annotations: q.written, RenewInterval: q.opts.RenewInterval, Version: q.versions()}
+	return lease.Record{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Annotations: q.written, RenewInterval: q.opts.RenewInterval, Version: version(q.token, q.landed, "")}
 }
 
 // liveWait is how long the live quorum term lasts without renewal.

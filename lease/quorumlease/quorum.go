@@ -14,9 +14,10 @@ import (
 )
 
 // The quorum's own annotations, written into every member's record: the
-// quorum token of the term that last wrote it, and how many times that
-// term changed its annotations, so that a successor picks the latest
-// annotations among the records it took over.
+// quorum token of the term that last wrote it, and the count of that
+// term's writes, so that a successor picks the latest annotations among
+// the records it took over, and a reader tells which write a majority
+// took.
 const (
 	annotationToken = "quorum/token"
 	annotationSeq   = "quorum/seq"
@@ -59,7 +60,8 @@ type Lease struct {
 	members  []member
 	live     bool   // a quorum term is live: Acquire or Renew returned it
 	token    uint64 // the live quorum term's token
-	seq      uint64 // the live quorum term's count of annotation changes
+	seq      uint64 // the live quorum term's count of writes
+	landed   uint64 // the count of its latest write that a majority took
 	written  lease.Annotations
 	seen     uint64    // the highest quorum token read or written (rule 10)
 	minority time.Time // when this Lease began to keep a minority; zero when it keeps none

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
@@ -25,10 +24,7 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		q.mu.Unlock()
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d is not this Lease's live quorum term: %w", t.Token, lease.ErrLost)
 	}
-	seq := q.seq
-	if a != q.written {
-		seq++
-	}
+	seq := q.seq + 1
 	if err := stamped(a, q.token, seq).Validate(); err != nil {
 		q.mu.Unlock()
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: %w", err)
@@ -75,7 +71,7 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	}
 	q.seq = seq
 	if renewed >= q.majority {
-		q.written = a
+		q.written, q.landed = a, seq
 		return q.liveTerm(a), nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -110,9 +106,7 @@ func (q *Lease) end(ctx context.Context, what string, t lease.Term, f func(l lea
 	}
 	held, terms, token, seq := q.endedStates, q.endedTerms, q.ended, q.seq
 	if !again {
-		if a != q.written {
-			seq++
-		}
+		seq++
 		if err := stamped(a, q.token, seq).Validate(); err != nil {
 			q.mu.Unlock()
 			return fmt.Errorf("quorumlease: %s: %w", what, err)
@@ -182,8 +176,8 @@ func (k keeper) Keep(ctx context.Context, t lease.Term, d time.Duration) error {
 // Observe reads every member and returns the quorum's record: held by the
 // contender that holds a majority of them with one quorum token, released
 // when a majority are free, and otherwise as the latest quorum term wrote
-// it. Its Version joins the members' versions, so that it changes with
-// every write to any of them.
+// it. Its Version is the quorum token and the count of that term's latest
+// write that a majority of the members show (see version).
 func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return lease.Record{}, err
@@ -198,15 +192,12 @@ func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	answered, records := 0, 0
-	versions := make([]string, len(out))
 	for i, o := range out {
 		m := &q.members[i]
 		m.obs, m.obsOK = o.rec, o.err == nil
-		versions[i] = "-"
 		switch {
 		case o.err == nil:
 			q.note(o.rec.Annotations)
-			versions[i] = o.rec.Version
 			answered++
 			records++
 		case errors.Is(o.err, lease.ErrNoRecord):
@@ -214,7 +205,7 @@ func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
 			answered++
 		}
 	}
-	q.observed = strings.Join(versions, " ")
+	q.observed = ""
 	if answered < q.majority {
 		return lease.Record{}, q.failed("observe", out)
 	}
@@ -222,7 +213,7 @@ func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("quorumlease: observe: no member has a record: %w", lease.ErrNoRecord)
 	}
 	rec := q.summary(q.observedRecords())
-	rec.Version = q.observed
+	q.observed = rec.Version
 	return rec, nil
 }
 
@@ -244,12 +235,28 @@ func (q *Lease) summary(recs []lease.Record, ok []bool) lease.Record {
 			best = r
 		}
 	}
+	rec, mark := quorumRecord(best), "?"
 	if gs := groups(looks); len(gs) > 0 && len(gs[0].waits) >= q.majority {
-		return gs[0].rec
+		rec, mark = gs[0].rec, ""
+	} else if free >= q.majority {
+		rec.Released, mark = true, "r"
 	}
-	rec := quorumRecord(best)
-	if free >= q.majority {
-		rec.Released = true
+	// The count of the latest write of rec's term that a majority took.
+	var seqs []uint64
+	for i, r := range recs {
+		if t, s := tokenOf(r.Annotations); ok[i] && t == rec.Token && r.Holder == rec.Holder {
+			seqs = append(seqs, s)
+		}
+	}
+	slices.Sort(seqs)
+	slices.Reverse(seqs)
+	switch {
+	case len(seqs) >= q.majority:
+		rec.Version = version(rec.Token, seqs[q.majority-1], mark)
+	case len(seqs) > 0:
+		rec.Version = version(rec.Token, seqs[0], "?")
+	default:
+		rec.Version = version(rec.Token, 0, "?")
 	}
 	return rec
 }
