@@ -85,11 +85,7 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 			break
 		}
 		if errors.Is(err, lease.ErrHeld) {
-			looks[i].class = other
-			var he *lease.HeldError
-			if errors.As(err, &he) {
-				looks[i].rec, looks[i].wait = he.Record, he.Wait
-			}
+			looks[i] = heldLook(err)
 			break
 		}
 		looks[i].class = bad
@@ -114,7 +110,7 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 		if o.err == nil {
 			q.take(i, o.term)
 		} else if errors.Is(o.err, lease.ErrHeld) {
-			looks[i].class = other
+			looks[i] = heldLook(o.err)
 		}
 	}
 	q.mu.Lock()
@@ -186,6 +182,16 @@ func (q *Lease) read(ctx context.Context, held []state) ([]look, []outcome) {
 	return looks, out
 }
 
+// heldLook is a member whose Acquire said it is held (err matches
+// lease.ErrHeld).
+func heldLook(err error) look {
+	l := look{class: other}
+	if he, ok := errors.AsType[*lease.HeldError](err); ok {
+		l.rec, l.wait = he.Record, he.Wait
+	}
+	return l
+}
+
 // waitOf is how much longer member i's record rec, just read, must stay
 // unchanged before the member's Acquire would take it: the member's own
 // judgement where it has one (lease.Watcher), and otherwise the record's
@@ -216,7 +222,7 @@ func (q *Lease) duplicates(looks []look) error {
 // holder returns the HeldError naming a contender that holds a majority
 // of the members, as the reads show it, or nil when none does.
 func (q *Lease) holder(looks []look) *lease.HeldError {
-	for _, g := range groups(looks) {
+	for _, g := range q.groups(looks) {
 		if len(g.waits) >= q.majority {
 			// It keeps a majority until all but a minority lapse.
 			slices.Sort(g.waits)
@@ -230,11 +236,14 @@ func (q *Lease) holder(looks []look) *lease.HeldError {
 type group struct {
 	rec   lease.Record
 	waits []time.Duration
+	seqs  []uint64
 }
 
 // groups gathers the members held by others by holder and quorum token,
-// largest first, each with the record of its latest write.
-func groups(looks []look) []group {
+// largest first, each with the quorum record of its latest write: its
+// Version as Observe's names it (see version), marked "?" for a group
+// short of a majority.
+func (q *Lease) groups(looks []look) []group {
 	type key struct {
 		holder string
 		token  uint64
@@ -257,9 +266,19 @@ func groups(looks []look) []group {
 			gs[i].rec = l.rec
 		}
 		gs[i].waits = append(gs[i].waits, l.wait)
+		_, seq := tokenOf(l.rec.Annotations)
+		gs[i].seqs = append(gs[i].seqs, seq)
 	}
 	for i := range gs {
-		gs[i].rec = quorumRecord(gs[i].rec)
+		g := &gs[i]
+		g.rec = quorumRecord(g.rec)
+		slices.Sort(g.seqs)
+		slices.Reverse(g.seqs)
+		if len(g.seqs) >= q.majority {
+			g.rec.Version = version(g.rec.Token, g.seqs[q.majority-1], "")
+		} else {
+			g.rec.Version = version(g.rec.Token, g.seqs[0], "?")
+		}
 	}
 	slices.SortStableFunc(gs, func(a, b group) int { return len(b.waits) - len(a.waits) })
 	return gs
@@ -336,7 +355,7 @@ func (q *Lease) refused(ctx context.Context, looks []look, out []outcome) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if gs := groups(looks); len(gs) > 0 {
+	if gs := q.groups(looks); len(gs) > 0 {
 		g := gs[0]
 		return &lease.HeldError{Record: g.rec, Wait: slices.Min(g.waits)}
 	}

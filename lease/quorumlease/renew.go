@@ -235,10 +235,11 @@ func (q *Lease) summary(recs []lease.Record, ok []bool) lease.Record {
 			best = r
 		}
 	}
+	if gs := q.groups(looks); len(gs) > 0 && len(gs[0].waits) >= q.majority {
+		return gs[0].rec
+	}
 	rec, mark := quorumRecord(best), "?"
-	if gs := groups(looks); len(gs) > 0 && len(gs[0].waits) >= q.majority {
-		rec, mark = gs[0].rec, ""
-	} else if free >= q.majority {
+	if free >= q.majority {
 		rec.Released, mark = true, "r"
 	}
 	// The count of the latest write of rec's term that a majority took.

@@ -1,0 +1,302 @@
+package quorumlease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// tenure is one term a runner led, as its task saw it.
+type tenure struct {
+	who        string
+	token      uint64
+	start, end time.Time
+}
+
+// fleet is runners of one quorum lease, each on its own quorum Lease,
+// recording every tenure.
+type fleet struct {
+	t      *testing.T
+	q      memQuorum
+	mu     sync.Mutex
+	terms  []tenure
+	cancel map[string]context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newFleet(t *testing.T, members int) *fleet {
+	return &fleet{t: t, q: newMemQuorum(members), cancel: map[string]context.CancelFunc{}}
+}
+
+// open opens the quorum lease "job" for who.
+func (f *fleet) open(who string) lease.Lease {
+	f.t.Helper()
+	l, err := f.q.Open(context.Background(), "job", lease.Options{Identity: who, TTL: ttl})
+	if err != nil {
+		f.t.Fatalf("open for %s: %v", who, err)
+	}
+	return l
+}
+
+// start runs a runner for who until stop.
+func (f *fleet) start(who string) {
+	f.t.Helper()
+	r, err := runner.New(runner.Config{Lease: f.open(who), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Task: func(ctx context.Context) error {
+		term, _ := runner.Term(ctx)
+		f.mu.Lock()
+		f.terms = append(f.terms, tenure{who: who, token: term.Token, start: time.Now()})
+		i := len(f.terms) - 1
+		f.mu.Unlock()
+		<-ctx.Done()
+		f.mu.Lock()
+		f.terms[i].end = time.Now()
+		f.mu.Unlock()
+		return nil
+	}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel[who] = cancel
+	f.wg.Go(func() { r.Run(ctx) })
+}
+
+// stop stops every runner and returns the tenures, ended.
+func (f *fleet) stop() []tenure {
+	for _, c := range f.cancel {
+		c()
+	}
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.terms)
+}
+
+// checkOneAtATime fails when two tenures overlap or a later tenure's
+// token is not greater.
+func checkOneAtATime(t *testing.T, terms []tenure) {
+	t.Helper()
+	for i := 1; i < len(terms); i++ {
+		prev, cur := terms[i-1], terms[i]
+		if cur.start.Before(prev.end) {
+			t.Errorf("%s (token %d) led from %v while %s (token %d) led until %v", cur.who, cur.token, cur.start, prev.who, prev.token, prev.end)
+		}
+		if cur.token <= prev.token {
+			t.Errorf("%s's token %d follows %s's %d: tokens must increase", cur.who, cur.token, prev.who, prev.token)
+		}
+	}
+}
+
+// holderOf reads member i's record of the lease "job" directly.
+func (h memQuorum) holderOf(t *testing.T, i int) lease.Record {
+	t.Helper()
+	l, err := h.stores[i].Open("job", lease.Options{Identity: "reader", TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := l.Observe(context.Background())
+	if err != nil {
+		t.Fatalf("member %d: %v", i+1, err)
+	}
+	return rec
+}
+
+// TestMinorityOutageKeepsTheLeader: a member that the leader cannot reach
+// for ten TTLs ends neither its term nor anyone's wait: one tenure, one
+// token, and once the member is back the leader holds it again.
+func TestMinorityOutageKeepsTheLeader(t *testing.T) {
+	for member := range 3 {
+		t.Run(fmt.Sprintf("member%d", member+1), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, 3)
+				f.start("a")
+				time.Sleep(ttl)
+				f.start("b")
+				f.start("c")
+				time.Sleep(ttl)
+				f.q.stores[member].Partition("a")
+				time.Sleep(10 * ttl)
+				f.q.stores[member].Heal("a")
+				time.Sleep(3 * ttl)
+				rec := f.q.holderOf(t, member)
+				terms := f.stop()
+				if len(terms) != 1 || terms[0].who != "a" {
+					t.Fatalf("tenures %+v, want a's alone: a minority's outage must not end a term", terms)
+				}
+				if !rec.Held() || rec.Holder != "a" || rec.Annotations.Get("quorum/token") != fmt.Sprint(terms[0].token) {
+					t.Errorf("member %d after it came back: %+v, want held by a with quorum token %d", member+1, rec, terms[0].token)
+				}
+			})
+		})
+	}
+}
+
+// TestMajorityOutageEndsTheTerm: a leader cut off from two members of
+// three steps down, and a contender that reaches them takes over after,
+// never during, its term, with a greater token.
+func TestMajorityOutageEndsTheTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 3)
+		f.start("a")
+		time.Sleep(ttl)
+		f.start("b")
+		time.Sleep(ttl)
+		f.q.stores[0].Partition("a")
+		f.q.stores[2].Partition("a")
+		time.Sleep(5 * ttl)
+		terms := f.stop()
+		if len(terms) != 2 || terms[0].who != "a" || terms[1].who != "b" {
+			t.Fatalf("tenures %+v, want a's, then b's", terms)
+		}
+		checkOneAtATime(t, terms)
+	})
+}
+
+// TestContendersStartingTogether: five contenders that start at once elect
+// one leader, with every member up and with the first one down, within a
+// few TTLs, and never two.
+func TestContendersStartingTogether(t *testing.T) {
+	for _, down := range []int{-1, 0, 1} {
+		t.Run(fmt.Sprintf("down%d", down+1), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, 3)
+				who := []string{"a", "b", "c", "d", "e"}
+				if down >= 0 {
+					for _, w := range who {
+						f.q.stores[down].Partition(w)
+					}
+				}
+				begin := time.Now()
+				for _, w := range who {
+					f.start(w)
+				}
+				time.Sleep(4 * ttl)
+				terms := f.stop()
+				if len(terms) == 0 {
+					t.Fatalf("no leader within 4 TTLs")
+				}
+				t.Logf("first leader %s after %v", terms[0].who, terms[0].start.Sub(begin))
+				if len(terms) != 1 {
+					t.Errorf("tenures %+v, want one", terms)
+				}
+				checkOneAtATime(t, terms)
+			})
+		})
+	}
+}
+
+// TestTokensAcrossAMemberRestore: a member's record restored to an old
+// copy, whose quorum token is lower, does not lower the next leader's
+// token: the other members of the majority carry the latest.
+func TestTokensAcrossAMemberRestore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		ctx := context.Background()
+		a, b := open(t, h, "a"), open(t, h, "b")
+		// A member whose own counter runs far ahead of the others'.
+		solo, _ := h.stores[2].Open("job", lease.Options{Identity: "solo", TTL: ttl})
+		for range 5 {
+			st, err := solo.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := solo.Release(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ta := acquire(t, a)
+		old, _ := h.stores[0].Bytes("job")
+		if err := a.Release(ctx, ta); err != nil {
+			t.Fatal(err)
+		}
+		ta = acquire(t, a)
+		if err := a.Release(ctx, ta); err != nil {
+			t.Fatal(err)
+		}
+		h.stores[0].Put("job", old) // restored: held by a with its first token
+		tb := waitAcquire(t, b)
+		if tb.Token <= ta.Token {
+			t.Errorf("after member 1 was restored, b's token is %d, want more than a's latest %d", tb.Token, ta.Token)
+		}
+	})
+}
+
+func open(t *testing.T, h memQuorum, who string) lease.Lease {
+	t.Helper()
+	l, err := h.Open(context.Background(), "job", lease.Options{Identity: who, TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func acquire(t *testing.T, l lease.Lease) lease.Term {
+	t.Helper()
+	tm, err := l.Acquire(context.Background())
+	if err != nil {
+		t.Fatalf("%s's Acquire: %v", l.Options().Identity, err)
+	}
+	return tm
+}
+
+// waitAcquire polls Acquire, as a follower does, for up to 3 TTLs.
+func waitAcquire(t *testing.T, l lease.Lease) lease.Term {
+	t.Helper()
+	var err error
+	for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(ttl / 8) {
+		var tm lease.Term
+		if tm, err = l.Acquire(context.Background()); err == nil {
+			return tm
+		}
+	}
+	t.Fatalf("%s's Acquire for 3 TTLs: %v", l.Options().Identity, err)
+	return lease.Term{}
+}
+
+// TestOpenRefuses: a quorum URL or member list that cannot make a quorum
+// is refused by name.
+func TestOpenRefuses(t *testing.T) {
+	opts := lease.Options{Identity: "a", TTL: ttl}
+	for _, tc := range []struct{ url, want string }{
+		{"quorum:mem://a,mem://b", "members (2) must be an odd number"},
+		{"quorum:mem://a", "members"},
+		{"quorum:mem://a,mem://b,mem://c,mem://d", "members (4) must be an odd number"},
+		{"quorum:mem://a,mem://b,mem://a", `URL member 3 ("mem://a") names the same store and key as member 1`},
+		{"quorum:mem://a,,mem://c", "URL member 2"},
+		{"quorum:mem://a,quorum:mem://b,mem://c", "is a quorum itself"},
+		{"quorum:mem://a,nope://b,mem://c", "member 2 (nope://b)"},
+		{"quorum:", "must be \"quorum:\" and the members' URLs"},
+	} {
+		_, err := lease.Open(context.Background(), tc.url, opts)
+		if err == nil || !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%q): %v, want an error matching lease.ErrInvalid that says %q", tc.url, err, tc.want)
+		}
+	}
+	s := memlease.NewStore()
+	m1, _ := s.Open("x", opts)
+	m2, _ := s.Open("y", opts)
+	m3, _ := s.Open("z", lease.Options{Identity: "a", TTL: 2 * ttl})
+	if _, err := quorumlease.New([]lease.Lease{m1, m2, m3}, nil); err == nil || !strings.Contains(err.Error(), "(member 3) has options") {
+		t.Errorf("New with a member of another TTL: %v, want it refused, naming member 3", err)
+	}
+	l, err := lease.Open(context.Background(), "quorum:mem://qa,mem://qb,mem://qc", opts)
+	if err != nil {
+		t.Fatalf("Open of a good quorum URL: %v", err)
+	}
+	if _, ok := l.(lease.Keeper); !ok {
+		t.Errorf("a quorum of memleases is not a lease.Keeper")
+	}
+}
