@@ -30,6 +30,7 @@ import (
 	_ "github.com/leasehold/leasehold/lease/dynamolease"
 	_ "github.com/leasehold/leasehold/lease/gcslease"
 	_ "github.com/leasehold/leasehold/lease/memlease"
+	_ "github.com/leasehold/leasehold/lease/quorumlease"
 	_ "github.com/leasehold/leasehold/lease/s3lease"
 	"github.com/leasehold/leasehold/runner"
 )

@@ -43,6 +43,7 @@ import (
 	_ "github.com/leasehold/leasehold/lease/dynamolease"
 	_ "github.com/leasehold/leasehold/lease/gcslease"
 	_ "github.com/leasehold/leasehold/lease/memlease"
+	_ "github.com/leasehold/leasehold/lease/quorumlease"
 	_ "github.com/leasehold/leasehold/lease/s3lease"
 )
 

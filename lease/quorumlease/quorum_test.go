@@ -300,3 +300,16 @@ func TestOpenRefuses(t *testing.T) {
 		t.Errorf("a quorum of memleases is not a lease.Keeper")
 	}
 }
+
+// TestRedactsEveryMember: the secrets of every member's URL, not the
+// first's alone, are left out of errors and logs.
+func TestRedactsEveryMember(t *testing.T) {
+	for in, want := range map[string]string{
+		"quorum:mem://a,azblob://acct/c/k?sig=SECRET&x=1,mem://c":                                "quorum:mem://a,azblob://acct/c/k?sig=xxxxx&x=1,mem://c",
+		"quorum:s3://b/k?endpoint=http://u:pw@h:9000,mem://b,s3://c/k?endpoint=http://u2:pw2@h/": "quorum:s3://b/k?endpoint=http://u:xxxxx@h:9000,mem://b,s3://c/k?endpoint=http://u2:xxxxx@h/",
+	} {
+		if got := lease.RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
