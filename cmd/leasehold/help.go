@@ -51,6 +51,12 @@ Lease URLs (schemes in this build: %s):
         STORAGE_EMULATOR_HOST=HOST:PORT). The bucket must exist.
   mem://NAME
         in this process only: to try leasehold out.
+  quorum:URL,URL,URL
+        a lease held on a majority of 3 or 5 of the leases above (any
+        stores, mixed: buckets or tables in different regions or clouds):
+        its leader outlives any minority's outage; n times a lease's cost.
+        Every instance lists the members in the same order; a comma inside
+        a member's URL is written %%2C. Not with --shards yet.
   AWS credentials come from the default chain (environment, profile, ECS
   task role), Azure ones from managed identity, workload identity or az
   login, Google Cloud ones from Application Default Credentials (the
