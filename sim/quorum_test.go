@@ -1,0 +1,351 @@
+package sim_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+var qseedFlag = flag.Uint64("qseed", 0, "replay the quorum schedule of this seed (0: explore)")
+
+// The quorum simulation: runners on a quorum lease of three or five
+// memlease stores, with faults on the members, checked by the same global
+// oracle as the engine's: at most one task at any instant, tokens strictly
+// increasing in start order.
+//
+// A schedule's faults are of two kinds. Any member, for any contender or
+// for all, may be partitioned, slow, hung, failing or losing answers, for
+// any length of time (a store's, a region's or a network's outage); one
+// member, the schedule's unreliable one, may also have its record
+// restored from an earlier copy or deleted. The promise is for that model:
+// the quorum's fencing tokens rest on a majority of records, so a store
+// that loses what was written to it is tolerated as long as it is one
+// of a minority (see quorumlease's package doc).
+type qfault int
+
+const (
+	qDown    qfault = iota // a member unreachable for every contender for D
+	qCut                   // one contender cut off from one or two members for D
+	qSlow                  // one contender's calls to a member take D
+	qHang                  // one contender's calls to a member hang for D
+	qFail                  // one contender's next N calls to a member fail
+	qLose                  // one contender's next N writes to a member land, answers lost
+	qPause                 // one contender cut off from every member for D (a pause, a crash)
+	qRestore               // the unreliable member's record put back to a copy taken earlier
+	qDelete                // the unreliable member's record deleted
+	qFaults
+)
+
+var qfaultNames = [...]string{"down", "cut", "slow", "hang", "fail", "lose", "pause", "restore", "delete"}
+
+// qstep is one fault at one instant.
+type qstep struct {
+	at      time.Duration
+	fault   qfault
+	who     int   // contender
+	members []int // members it applies to
+	n       int
+	d       time.Duration
+}
+
+func (s qstep) String() string {
+	return fmt.Sprintf("%v %s c%d members %v n=%d d=%v", s.at, qfaultNames[s.fault], s.who, s.members, s.n, s.d)
+}
+
+// qscenario is one quorum schedule, drawn from its seed.
+type qscenario struct {
+	seed       uint64
+	members    int
+	contenders int
+	starts     []time.Duration
+	unreliable int
+	steps      []qstep
+}
+
+func newQScenario(seed uint64) qscenario {
+	r := rand.New(rand.NewPCG(seed, 0x9e37))
+	sc := qscenario{seed: seed, members: 3, contenders: 2 + r.IntN(4), unreliable: r.IntN(3)}
+	if r.IntN(4) == 0 {
+		sc.members, sc.unreliable = 5, r.IntN(5)
+	}
+	together := r.IntN(2) == 0
+	for i := range sc.contenders {
+		at := time.Duration(i) * time.Millisecond // one apart, so that calls land in a fixed order
+		if !together {
+			at += time.Duration(r.Int64N(int64(2 * ttl)))
+		}
+		sc.starts = append(sc.starts, at)
+	}
+	offGrid := time.Millisecond / 2
+	for range 4 + r.IntN(12) {
+		s := qstep{
+			at:    time.Duration(r.Int64N(int64(horizon-2*ttl))).Truncate(time.Millisecond) + offGrid,
+			fault: qfault(r.IntN(int(qFaults))),
+			who:   r.IntN(sc.contenders),
+			n:     1 + r.IntN(4),
+		}
+		switch r.IntN(3) { // an outage of any length: short, around the TTL, long
+		case 0:
+			s.d = time.Duration(r.Int64N(int64(ttl / 2)))
+		case 1:
+			s.d = ttl/2 + time.Duration(r.Int64N(int64(2*ttl)))
+		default:
+			s.d = time.Duration(r.Int64N(int64(horizon / 2)))
+		}
+		s.d = s.d.Truncate(time.Millisecond) + time.Millisecond
+		switch s.fault {
+		case qCut:
+			s.members = r.Perm(sc.members)[:1+r.IntN(sc.members/2+1)] // one to a majority
+		case qRestore, qDelete:
+			s.members = []int{sc.unreliable}
+		case qPause:
+			s.members = nil
+		default:
+			s.members = []int{r.IntN(sc.members)}
+		}
+		sc.steps = append(sc.steps, s)
+	}
+	slices.SortStableFunc(sc.steps, func(a, b qstep) int { return int(a.at - b.at) })
+	return sc
+}
+
+// qtenure is one task's run, as the task saw it.
+type qtenure struct {
+	who        int
+	token      uint64
+	start, end time.Time
+}
+
+// runQuorum runs sc inside the current bubble and returns the tenures.
+func runQuorum(t *testing.T, sc qscenario) []qtenure {
+	stores := make([]*memlease.Store, sc.members)
+	for i := range stores {
+		stores[i] = memlease.NewStore()
+	}
+	id := func(c int) string { return "c" + strconv.Itoa(c) }
+	var mu sync.Mutex
+	var tenures []qtenure
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for c := range sc.contenders {
+		members := make([]lease.Lease, sc.members)
+		for i, s := range stores {
+			l, err := s.Open("job", lease.Options{Identity: id(c), TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			members[i] = l
+		}
+		q, err := quorumlease.New(members, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runner.New(runner.Config{
+			Lease:  q,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Rand:   runner.LockedSource(rand.NewPCG(sc.seed, uint64(c))),
+			Task: func(ctx context.Context) error {
+				term, _ := runner.Term(ctx)
+				mu.Lock()
+				tenures = append(tenures, qtenure{who: c, token: term.Token, start: time.Now()})
+				i := len(tenures) - 1
+				mu.Unlock()
+				<-ctx.Done()
+				mu.Lock()
+				tenures[i].end = time.Now()
+				mu.Unlock()
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			time.Sleep(sc.starts[c])
+			r.Run(ctx)
+		})
+	}
+	// Copies of the unreliable member's record, taken as the run goes,
+	// for restores to put back.
+	var copies [][]byte
+	wg.Go(func() {
+		for time.Since(begin) < horizon {
+			time.Sleep(ttl/4 + time.Millisecond/3)
+			if b, ok := stores[sc.unreliable].Bytes("job"); ok {
+				mu.Lock()
+				copies = append(copies, b)
+				mu.Unlock()
+			}
+		}
+	})
+	r := rand.New(rand.NewPCG(sc.seed, 0x5eed))
+	for _, s := range sc.steps {
+		time.Sleep(begin.Add(s.at).Sub(time.Now()))
+		who := id(s.who)
+		heal := func(members []int, ids ...string) {
+			wg.Go(func() {
+				time.Sleep(s.d)
+				for _, m := range members {
+					for _, w := range ids {
+						stores[m].Heal(w)
+					}
+				}
+			})
+		}
+		switch s.fault {
+		case qDown:
+			var all []string
+			for c := range sc.contenders {
+				all = append(all, id(c))
+				stores[s.members[0]].Partition(id(c))
+			}
+			heal(s.members, all...)
+		case qCut:
+			for _, m := range s.members {
+				stores[m].Partition(who)
+			}
+			heal(s.members, who)
+		case qPause:
+			every := make([]int, sc.members)
+			for m := range every {
+				every[m] = m
+				stores[m].Partition(who)
+			}
+			heal(every, who)
+		case qSlow:
+			stores[s.members[0]].Delay(who, s.d)
+			heal(s.members, who)
+		case qHang:
+			stores[s.members[0]].Hang(who)
+			heal(s.members, who)
+		case qFail:
+			stores[s.members[0]].FailNext(who, s.n)
+		case qLose:
+			stores[s.members[0]].LoseResponses(who, s.n)
+		case qRestore:
+			mu.Lock()
+			if len(copies) > 0 {
+				stores[sc.unreliable].Put("job", copies[r.IntN(len(copies))])
+			}
+			mu.Unlock()
+		case qDelete:
+			stores[sc.unreliable].Delete("job")
+		}
+	}
+	time.Sleep(begin.Add(horizon).Sub(time.Now()))
+	cancel()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(tenures)
+}
+
+// checkQuorum is the oracle: no two tasks at once, tokens strictly
+// increasing in start order.
+func checkQuorum(tenures []qtenure) []string {
+	slices.SortStableFunc(tenures, func(a, b qtenure) int { return a.start.Compare(b.start) })
+	var v []string
+	for i := 1; i < len(tenures); i++ {
+		prev, cur := tenures[i-1], tenures[i]
+		if cur.start.Before(prev.end) {
+			v = append(v, fmt.Sprintf("two leaders: c%d (token %d) started at %v while c%d (token %d) ran until %v", cur.who, cur.token, cur.start, prev.who, prev.token, prev.end))
+		}
+		if cur.token <= prev.token {
+			v = append(v, fmt.Sprintf("token did not increase: c%d started with %d after c%d's %d", cur.who, cur.token, prev.who, prev.token))
+		}
+	}
+	return v
+}
+
+func exploreQuorum(t *testing.T, sc qscenario) (v []string, tenures []qtenure) {
+	synctest.Test(t, func(t *testing.T) {
+		tenures = runQuorum(t, sc)
+		v = checkQuorum(tenures)
+	})
+	return v, tenures
+}
+
+func qreport(sc qscenario, v []string, tenures []qtenure) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "quorum seed %d: %d violation(s): %d members (unreliable %d), %d contenders starting at %v\n", sc.seed, len(v), sc.members, sc.unreliable, sc.contenders, sc.starts)
+	for _, x := range v[:min(len(v), 5)] {
+		fmt.Fprintf(&b, "  %s\n", x)
+	}
+	for _, s := range sc.steps {
+		fmt.Fprintf(&b, "  step %s\n", s)
+	}
+	for _, tn := range tenures {
+		fmt.Fprintf(&b, "  c%d led with token %d from %v to %v\n", tn.who, tn.token, tn.start, tn.end)
+	}
+	fmt.Fprintf(&b, "  replay: go test ./sim -run TestQuorumSimulation -qseed %d\n", sc.seed)
+	return b.String()
+}
+
+// TestQuorumSimulation runs LEASEHOLD_QSIM_SCHEDULES quorum schedules
+// (10,000 by default, 1,000 under -race) from LEASEHOLD_QSIM_BASE.
+func TestQuorumSimulation(t *testing.T) {
+	if *qseedFlag != 0 {
+		sc := newQScenario(*qseedFlag)
+		if v, tenures := exploreQuorum(t, sc); len(v) > 0 {
+			t.Fatal(qreport(sc, v, tenures))
+		}
+		return
+	}
+	n := defaultSchedules
+	if s := os.Getenv("LEASEHOLD_QSIM_SCHEDULES"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("LEASEHOLD_QSIM_SCHEDULES=%q: want a positive number of schedules", s)
+		}
+	}
+	if testing.Short() {
+		n = min(n, 500)
+	}
+	base := uint64(time.Now().UnixNano())
+	if s := os.Getenv("LEASEHOLD_QSIM_BASE"); s != "" {
+		base, _ = strconv.ParseUint(s, 10, 64)
+	}
+	var next, failed atomic.Uint64
+	began := time.Now()
+	t.Run("schedules", func(t *testing.T) {
+		for w := range runtime.GOMAXPROCS(0) {
+			t.Run(strconv.Itoa(w), func(t *testing.T) {
+				t.Parallel()
+				for {
+					i := next.Add(1)
+					if i > uint64(n) {
+						return
+					}
+					sc := newQScenario(base + i)
+					if v, tenures := exploreQuorum(t, sc); len(v) > 0 {
+						if failed.Add(1) <= 3 {
+							t.Error(qreport(sc, v, tenures))
+						} else if *listFlag {
+							t.Logf("failed: quorum seed %d: %s", sc.seed, v[0])
+						}
+					}
+				}
+			})
+		}
+	})
+	t.Logf("%d quorum schedules from base %d in %v: %d failed", n, base, time.Since(began).Round(time.Second), failed.Load())
+}
