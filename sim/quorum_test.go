@@ -301,7 +301,7 @@ func qreport(sc qscenario, v []string, tenures []qtenure) string {
 }
 
 // TestQuorumSimulation runs LEASEHOLD_QSIM_SCHEDULES quorum schedules
-// (10,000 by default, 1,000 under -race) from LEASEHOLD_QSIM_BASE.
+// (10,000 by default, 200 under -race) from LEASEHOLD_QSIM_BASE.
 func TestQuorumSimulation(t *testing.T) {
 	if *qseedFlag != 0 {
 		sc := newQScenario(*qseedFlag)
@@ -310,7 +310,7 @@ func TestQuorumSimulation(t *testing.T) {
 		}
 		return
 	}
-	n := defaultSchedules
+	n := defaultQuorumSchedules
 	if s := os.Getenv("LEASEHOLD_QSIM_SCHEDULES"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 1 {
