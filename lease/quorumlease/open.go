@@ -2,6 +2,7 @@ package quorumlease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -37,6 +38,9 @@ func (URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, opts lease.Option
 	for i, mu := range urls {
 		names[i] = lease.RedactURL(mu)
 		if members[i], err = lease.Open(ctx, mu, opts); err != nil {
+			if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+				return nil, cerr // unwrapped, as lease.Lease's methods return it
+			}
 			return nil, fmt.Errorf("quorumlease: member %d (%s): %w", i+1, names[i], err)
 		}
 	}
