@@ -497,6 +497,12 @@ Fields (text and -o json):
   unchanged for  how long it was seen unchanged: the whole watch, or 0 if it
                  changed or was read once (json: unchanged_for, _ms)
   meaning        the same in a sentence
+  member N       on a quorum (quorum: URLs), one row per member: held or
+                 released by whom, with its own token and the quorum token
+                 its record carries, never written, or unreachable and why
+                 (json: members: member, state, holder, token, quorum_token,
+                 error); the quorum's holder is the one that holds a
+                 majority
 
 With --shards N, --lease is the prefix of a group (leasehold run --shards):
 it lists the members and reads each one's liveness record and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/watch"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -74,6 +75,48 @@ type statusReport struct {
 	UnchangedForMs int64  `json:"unchanged_for_ms"`
 	// Meaning says the same in a sentence.
 	Meaning string `json:"meaning"`
+	// Members are a quorum lease's members (quorum: URLs), as the last
+	// read found each.
+	Members []memberReport `json:"members,omitempty"`
+}
+
+// memberReport is one member of a quorum lease as status read it.
+type memberReport struct {
+	// Member names it: "member 2 (s3://jobs-euw1/nightly)".
+	Member string `json:"member"`
+	// State is "none" (never written), "released", "held", or
+	// "unreachable" (the read failed: Error says why).
+	State  string `json:"state"`
+	Holder string `json:"holder,omitempty"`
+	// Token is the member's own counter; QuorumToken the quorum's token
+	// its record carries.
+	Token       uint64 `json:"token,omitempty"`
+	QuorumToken uint64 `json:"quorum_token,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// membersOf reports the members of a quorum lease, nil for any other.
+func membersOf(l lease.Lease) []memberReport {
+	q, ok := l.(interface{ Members() []quorumlease.Member })
+	if !ok {
+		return nil
+	}
+	var out []memberReport
+	for _, m := range q.Members() {
+		r := memberReport{Member: m.Name, Holder: m.Record.Holder, Token: m.Record.Token, QuorumToken: m.QuorumToken}
+		switch {
+		case errors.Is(m.Err, lease.ErrNoRecord):
+			r.State = "none"
+		case m.Err != nil:
+			r.State, r.Error = "unreachable", m.Err.Error()
+		case m.Record.Held():
+			r.State = "held"
+		default:
+			r.State = "released"
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // cmdStatus is leasehold status.
@@ -98,6 +141,7 @@ func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	if err != nil {
 		return err
 	}
+	rep.Members = membersOf(l)
 	return o.print(env.stdout, rep, func() { printStatus(env.stdout, rep) })
 }
 
@@ -224,4 +268,18 @@ func printStatus(w io.Writer, r statusReport) {
 		row("unchanged for", r.UnchangedFor)
 	}
 	row("meaning", strings.TrimSpace(r.Meaning))
+	for _, m := range r.Members {
+		var what string
+		switch m.State {
+		case "held":
+			what = fmt.Sprintf("held by %s (its token %d, quorum token %d)", m.Holder, m.Token, m.QuorumToken)
+		case "released":
+			what = fmt.Sprintf("released by %s (its token %d, quorum token %d)", m.Holder, m.Token, m.QuorumToken)
+		case "none":
+			what = "never written"
+		default:
+			what = "unreachable: " + m.Error
+		}
+		row(m.Member, what)
+	}
 }

@@ -38,12 +38,49 @@ const (
 
 // member is one member lease and this Lease's hold on it.
 type member struct {
-	l     lease.Lease
-	name  string
-	state state
-	term  lease.Term
-	obs   lease.Record // what the latest Observe read
-	obsOK bool
+	l      lease.Lease
+	name   string
+	state  state
+	term   lease.Term
+	obs    lease.Record // what the latest Observe read
+	obsOK  bool
+	obsErr error
+}
+
+// Member is one member of a quorum as the latest Observe read it.
+type Member struct {
+	// Name is "member 2", or with the member's URL, redacted, when the
+	// quorum was opened from one: "member 2 (s3://jobs-euw1/nightly)".
+	Name string
+	// Record is the member's record: its Token is the member's own
+	// counter; the quorum's token is in its annotation quorum/token
+	// (QuorumToken).
+	Record lease.Record
+	// QuorumToken is the quorum token the record carries, 0 if none.
+	QuorumToken uint64
+	// Err is the read's error (lease.ErrNoRecord for a member never
+	// written), nil when it returned a record.
+	Err error
+}
+
+// Members returns every member as the latest Observe read it, in the
+// members' order (leasehold status prints them); nil before the first
+// Observe.
+func (q *Lease) Members() []Member {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !slices.ContainsFunc(q.members, func(m member) bool { return m.obsOK || m.obsErr != nil }) {
+		return nil
+	}
+	out := make([]Member, len(q.members))
+	for i, m := range q.members {
+		out[i] = Member{Name: m.name, Err: m.obsErr}
+		if m.obsOK {
+			out[i].Record = m.obs
+			out[i].QuorumToken, _ = tokenOf(m.obs.Annotations)
+		}
+	}
+	return out
 }
 
 // Lease is a lease held on a majority of independent member leases: see the

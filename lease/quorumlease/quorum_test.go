@@ -313,3 +313,25 @@ func TestRedactsEveryMember(t *testing.T) {
 		}
 	}
 }
+
+// TestMembersAsObserved: Members reports each member as the latest
+// Observe read it, one it could not reach with its error.
+func TestMembersAsObserved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		a, b := open(t, h, "a"), open(t, h, "b")
+		ta := acquire(t, a)
+		if got := b.(interface{ Members() []quorumlease.Member }).Members(); got != nil {
+			t.Errorf("Members before any Observe: %+v, want nil", got)
+		}
+		h.stores[1].Partition("b")
+		rec, err := b.Observe(context.Background())
+		if err != nil || rec.Holder != "a" || rec.Token != ta.Token {
+			t.Fatalf("b's Observe with member 2 cut off: %+v, %v; want a's record, token %d", rec, err, ta.Token)
+		}
+		ms := b.(interface{ Members() []quorumlease.Member }).Members()
+		if len(ms) != 3 || ms[0].Record.Holder != "a" || ms[0].QuorumToken != ta.Token || !errors.Is(ms[1].Err, lease.ErrUnavailable) || ms[2].Err != nil || ms[1].Name != "member 2" {
+			t.Errorf("Members with member 2 cut off: %+v", ms)
+		}
+	})
+}

@@ -194,7 +194,7 @@ func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
 	answered, records := 0, 0
 	for i, o := range out {
 		m := &q.members[i]
-		m.obs, m.obsOK = o.rec, o.err == nil
+		m.obs, m.obsOK, m.obsErr = o.rec, o.err == nil, o.err
 		switch {
 		case o.err == nil:
 			q.note(o.rec.Annotations)
