@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -87,7 +88,11 @@ func cmdCheck(ctx context.Context, args []string, env *environment) error {
 	if err != nil {
 		return err
 	}
-	rep, err := runChecks(ctx, o, log)
+	run := runChecks
+	if strings.HasPrefix(o.lease, quorumlease.Scheme+":") {
+		run = runQuorumChecks
+	}
+	rep, err := run(ctx, o, log)
 	if err != nil {
 		return err
 	}
@@ -165,6 +170,67 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 		rep.OK = rep.OK && r.Verdict != verdictFail
 	}
 	return rep, nil
+}
+
+// runQuorumChecks checks each member of a quorum lease as runChecks checks
+// a lease, each check named after its member, and then the quorum's cost:
+// the members' added up, n times a lease's.
+func runQuorumChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkReport, error) {
+	u, err := url.Parse(o.lease)
+	if err != nil {
+		return nil, exitf(exitConfig, "check: %v", err)
+	}
+	members, err := quorumlease.Members(u)
+	if err != nil {
+		return nil, exitf(exitConfig, "check: %v", err)
+	}
+	rep := &checkReport{Lease: lease.RedactURL(o.lease), OK: true}
+	sum := &costFigures{}
+	var services []string
+	for i, m := range members {
+		mo := *o
+		mo.lease = m
+		mr, err := runChecks(ctx, &mo, log)
+		if err != nil {
+			return nil, fmt.Errorf("member %d (%s): %w", i+1, lease.RedactURL(m), err)
+		}
+		for _, c := range mr.Checks {
+			if c.Check == "cost" {
+				if c.Cost == nil {
+					sum = nil
+				} else if sum != nil {
+					services = append(services, c.Cost.Service)
+					sum.add(c.Cost)
+				}
+			}
+			c.Check = fmt.Sprintf("member %d %s", i+1, c.Check)
+			rep.Checks = append(rep.Checks, c)
+			rep.OK = rep.OK && c.Verdict != verdictFail
+		}
+	}
+	cost := skipped("cost", "no prices for every member")
+	if sum != nil {
+		sum.Service = strings.Join(services, " + ")
+		cost = passed("cost", fmt.Sprintf("%d members, each a lease: the leader %v requests/h (%s/month), each follower %v requests/h (%s/month), the members' added up", len(members), sum.LeaderRequestsPerHour, pricing.Dollars(sum.LeaderDollarsPerMonth), sum.FollowerRequestsPerHour, pricing.Dollars(sum.FollowerDollarsPerMonth)))
+		cost.Cost = sum
+	}
+	rep.Checks = append(rep.Checks, cost)
+	return rep, nil
+}
+
+// add adds a member's figures to a quorum's.
+func (c *costFigures) add(m *costFigures) {
+	join := func(a, b string) string {
+		if a == "" {
+			return b
+		}
+		return a + ", " + b
+	}
+	c.LeaderRequest, c.FollowerRequest = join(c.LeaderRequest, m.LeaderRequest), join(c.FollowerRequest, m.FollowerRequest)
+	c.LeaderRequestsPerHour = rounded(c.LeaderRequestsPerHour + m.LeaderRequestsPerHour)
+	c.FollowerRequestsPerHour = rounded(c.FollowerRequestsPerHour + m.FollowerRequestsPerHour)
+	c.LeaderDollarsPerMonth = pricing.Round(c.LeaderDollarsPerMonth + m.LeaderDollarsPerMonth)
+	c.FollowerDollarsPerMonth = pricing.Round(c.FollowerDollarsPerMonth + m.FollowerDollarsPerMonth)
 }
 
 func passed(check, detail string) checkResult {
@@ -422,8 +488,12 @@ func checkExit(rep *checkReport) error {
 }
 
 func printCheck(w io.Writer, rep *checkReport) {
-	fmt.Fprintf(w, "%-19s %s\n", "lease", rep.Lease)
+	width := len("conditional writes") // a quorum's checks are named after their member
 	for _, r := range rep.Checks {
-		fmt.Fprintf(w, "%-19s %-4s  %s\n", r.Check, r.Verdict, oneLine(strings.TrimSpace(r.Detail)))
+		width = max(width, len(r.Check))
+	}
+	fmt.Fprintf(w, "%-*s %s\n", width+1, "lease", rep.Lease)
+	for _, r := range rep.Checks {
+		fmt.Fprintf(w, "%-*s %-4s  %s\n", width+1, r.Check, r.Verdict, oneLine(strings.TrimSpace(r.Detail)))
 	}
 }

@@ -574,6 +574,10 @@ its verdict: ok, fail, or skip and the reason.
                       two requests, the lease's renewal and the metadata
                       write that shows it)
 
+On a quorum (quorum: URLs) every member is checked, each check named after
+its member ("member 2 store"), and the cost is the members' added up: n
+times a lease's.
+
 Exit status:
   0   every check passed or was skipped: the lease can be used as checked
   64  bad flags, environment variables or arguments

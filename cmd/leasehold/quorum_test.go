@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -46,5 +47,45 @@ func TestStatusOfAQuorum(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("status of a quorum: want %q in\n%s", want, out)
 		}
+	}
+}
+
+// TestCheckOfAQuorum: check checks every member and prices the quorum as
+// its members added up.
+func TestCheckOfAQuorum(t *testing.T) {
+	q := "quorum:mem://" + memName("ca") + ",mem://" + memName("cb") + ",mem://" + memName("cc")
+	env, stdout, stderr := testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"check", "--lease", q, "--ttl", "2s", "-o", "json"}, env); code != 0 {
+		t.Fatalf("check of a quorum: exit %d\n%s", code, stderr)
+	}
+	var rep checkReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	var cost *costFigures
+	for _, c := range rep.Checks {
+		names[c.Check] = true
+		if c.Check == "cost" {
+			cost = c.Cost
+		}
+	}
+	for _, want := range []string{"member 1 store", "member 2 permissions", "member 3 conditional writes", "cost"} {
+		if !names[want] {
+			t.Errorf("check of a quorum: no %q among %v", want, names)
+		}
+	}
+	env, one, _ := testEnv(nil)
+	mainWith(context.Background(), nil, []string{"check", "--lease", "mem://" + memName("single"), "--ttl", "2s", "-o", "json"}, env)
+	var single checkReport
+	if err := json.Unmarshal([]byte(one.String()), &single); err != nil {
+		t.Fatal(err)
+	}
+	want := single.Checks[len(single.Checks)-1].Cost
+	if !rep.OK || cost == nil || want == nil || cost.LeaderRequestsPerHour != 3*want.LeaderRequestsPerHour || cost.FollowerRequestsPerHour != 3*want.FollowerRequestsPerHour {
+		t.Errorf("the quorum's cost %+v (ok %t), want three times one lease's %+v", cost, rep.OK, want)
+	}
+	if code, stderr := leasehold(t, context.Background(), "check", "--lease", "quorum:mem://a,mem://a,mem://b"); code != exitConfig || !strings.Contains(stderr, "names the same store and key as member 1") {
+		t.Errorf("check of a quorum naming one member twice: exit %d, want %d\n%s", code, exitConfig, stderr)
 	}
 }
