@@ -157,4 +157,23 @@
 // -replays N runs a seed N times and counts the runs identical to the
 // first, history and every store call with its instant (the figures are
 // in docs/benchmarks.md#simulation-findings).
+//
+// # Quorum schedules
+//
+// TestQuorumSimulation (sim/quorum_test.go) holds a quorum lease
+// (lease/quorumlease) to the same oracle: runners of two to five
+// contenders on a quorum of three or five memlease stores, starting
+// together or apart, for 40 TTLs, with four to fifteen faults drawn in one
+// of two modes, the two halves of what a quorum promises to survive:
+// crash (any member, for one contender or all, down, slow, hung, failing
+// or losing answers for any length of time; a contender cut off from one
+// member or a majority, or paused) and lossy (one member's record restored
+// from an earlier copy or deleted, and the crash faults on that member
+// alone). Beyond them a quorum of three has lost what a majority held (a
+// record lost on one member while another was out of a term's reach), and
+// tokens may repeat: the package doc says so.
+//
+//	go test ./sim -run TestQuorumSimulation                  10,000 schedules (200 under -race)
+//	LEASEHOLD_QSIM_SCHEDULES=100000 LEASEHOLD_QSIM_BASE=N go test ./sim -run TestQuorumSimulation
+//	go test ./sim -run TestQuorumSimulation -qseed N        replay a schedule
 package sim

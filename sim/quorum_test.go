@@ -31,14 +31,29 @@ var qseedFlag = flag.Uint64("qseed", 0, "replay the quorum schedule of this seed
 // oracle as the engine's: at most one task at any instant, tokens strictly
 // increasing in start order.
 //
-// A schedule's faults are of two kinds. Any member, for any contender or
-// for all, may be partitioned, slow, hung, failing or losing answers, for
-// any length of time (a store's, a region's or a network's outage); one
-// member, the schedule's unreliable one, may also have its record
-// restored from an earlier copy or deleted. The promise is for that model:
-// the quorum's fencing tokens rest on a majority of records, so a store
-// that loses what was written to it is tolerated as long as it is one
-// of a minority (see quorumlease's package doc).
+// A schedule draws its faults in one of two modes, the two halves of what
+// a quorum promises to survive (quorumlease's package doc):
+//
+//   - crash: any member, for any contender or for all, partitioned, slow,
+//     hung, failing or losing answers, for any length of time (a store's,
+//     a region's or a network's outage), a contender cut off from one
+//     member or a majority, or paused; records are never lost.
+//   - lossy: one member, the schedule's unreliable one, has its record
+//     restored from an earlier copy or deleted, and every crash fault
+//     above, but on that member alone; contenders are paused.
+//
+// Beyond them (a record lost on one member while another is out of a
+// term's reach) a quorum of three has lost what a majority held, and the
+// promise of increasing tokens is void; its runs are not held to it.
+type qmode int
+
+const (
+	crashMode qmode = iota
+	lossyMode
+)
+
+var qmodeNames = [...]string{"crash", "lossy"}
+
 type qfault int
 
 const (
@@ -76,13 +91,14 @@ type qscenario struct {
 	members    int
 	contenders int
 	starts     []time.Duration
+	mode       qmode
 	unreliable int
 	steps      []qstep
 }
 
 func newQScenario(seed uint64) qscenario {
 	r := rand.New(rand.NewPCG(seed, 0x9e37))
-	sc := qscenario{seed: seed, members: 3, contenders: 2 + r.IntN(4), unreliable: r.IntN(3)}
+	sc := qscenario{seed: seed, members: 3, contenders: 2 + r.IntN(4), unreliable: r.IntN(3), mode: qmode(r.IntN(2))}
 	if r.IntN(4) == 0 {
 		sc.members, sc.unreliable = 5, r.IntN(5)
 	}
@@ -97,10 +113,15 @@ func newQScenario(seed uint64) qscenario {
 	offGrid := time.Millisecond / 2
 	for range 4 + r.IntN(12) {
 		s := qstep{
-			at:    time.Duration(r.Int64N(int64(horizon-2*ttl))).Truncate(time.Millisecond) + offGrid,
-			fault: qfault(r.IntN(int(qFaults))),
-			who:   r.IntN(sc.contenders),
-			n:     1 + r.IntN(4),
+			at:  time.Duration(r.Int64N(int64(horizon-2*ttl))).Truncate(time.Millisecond) + offGrid,
+			who: r.IntN(sc.contenders),
+			n:   1 + r.IntN(4),
+		}
+		switch sc.mode {
+		case crashMode:
+			s.fault = qfault(r.IntN(int(qRestore))) // every fault but the lossy ones
+		default:
+			s.fault = qfault(r.IntN(int(qFaults)))
 		}
 		switch r.IntN(3) { // an outage of any length: short, around the TTL, long
 		case 0:
@@ -111,13 +132,12 @@ func newQScenario(seed uint64) qscenario {
 			s.d = time.Duration(r.Int64N(int64(horizon / 2)))
 		}
 		s.d = s.d.Truncate(time.Millisecond) + time.Millisecond
-		switch s.fault {
-		case qCut:
-			s.members = r.Perm(sc.members)[:1+r.IntN(sc.members/2+1)] // one to a majority
-		case qRestore, qDelete:
+		switch {
+		case s.fault == qPause:
+		case sc.mode == lossyMode:
 			s.members = []int{sc.unreliable}
-		case qPause:
-			s.members = nil
+		case s.fault == qCut:
+			s.members = r.Perm(sc.members)[:1+r.IntN(sc.members/2+1)] // one to a majority
 		default:
 			s.members = []int{r.IntN(sc.members)}
 		}
@@ -286,7 +306,7 @@ func exploreQuorum(t *testing.T, sc qscenario) (v []string, tenures []qtenure) {
 
 func qreport(sc qscenario, v []string, tenures []qtenure) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "quorum seed %d: %d violation(s): %d members (unreliable %d), %d contenders starting at %v\n", sc.seed, len(v), sc.members, sc.unreliable, sc.contenders, sc.starts)
+	fmt.Fprintf(&b, "quorum seed %d: %d violation(s): %s mode, %d members (unreliable %d), %d contenders starting at %v\n", sc.seed, len(v), qmodeNames[sc.mode], sc.members, sc.unreliable, sc.contenders, sc.starts)
 	for _, x := range v[:min(len(v), 5)] {
 		fmt.Fprintf(&b, "  %s\n", x)
 	}

@@ -254,7 +254,7 @@ func (q *Lease) groups(looks []look) []group {
 		if l.class != other {
 			continue
 		}
-		t, _ := tokenOf(l.rec.Annotations)
+		t, seq := tokenOf(l.rec.Annotations)
 		k := key{l.rec.Holder, t}
 		i, ok := index[k]
 		if !ok {
@@ -262,11 +262,10 @@ func (q *Lease) groups(looks []look) []group {
 			index[k] = i
 			gs = append(gs, group{rec: l.rec})
 		}
-		if later(l.rec, gs[i].rec) {
-			gs[i].rec = l.rec
+		if len(gs[i].seqs) > 0 && seq > slices.Max(gs[i].seqs) {
+			gs[i].rec = l.rec // its latest write: the same token, a later count
 		}
 		gs[i].waits = append(gs[i].waits, l.wait)
-		_, seq := tokenOf(l.rec.Annotations)
 		gs[i].seqs = append(gs[i].seqs, seq)
 	}
 	for i := range gs {

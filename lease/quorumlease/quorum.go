@@ -258,8 +258,17 @@ func all(int) bool { return true }
 // tokenOf returns the quorum token and annotation count a member's
 // annotations carry; 0 for a record no quorum term wrote.
 func tokenOf(a lease.Annotations) (token, seq uint64) {
-	token, _ = strconv.ParseUint(a.Get(annotationToken), 10, 64)
-	seq, _ = strconv.ParseUint(a.Get(annotationSeq), 10, 64)
+	if a == (lease.Annotations{}) {
+		return 0, 0
+	}
+	for k, v := range a.All() { // one parse of the annotations for both
+		switch k {
+		case annotationToken:
+			token, _ = strconv.ParseUint(v, 10, 64)
+		case annotationSeq:
+			seq, _ = strconv.ParseUint(v, 10, 64)
+		}
+	}
 	return token, seq
 }
 
