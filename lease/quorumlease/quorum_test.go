@@ -35,6 +35,9 @@ type fleet struct {
 	terms  []tenure
 	cancel map[string]context.CancelFunc
 	wg     sync.WaitGroup
+	// openWith, when set, opens who's lease instead of the quorum (a
+	// single store's, to compare).
+	openWith func(who string) (lease.Lease, error)
 }
 
 func newFleet(t *testing.T, members int) *fleet {
@@ -44,7 +47,13 @@ func newFleet(t *testing.T, members int) *fleet {
 // open opens the quorum lease "job" for who.
 func (f *fleet) open(who string) lease.Lease {
 	f.t.Helper()
-	l, err := f.q.Open(context.Background(), "job", lease.Options{Identity: who, TTL: ttl})
+	open := f.openWith
+	if open == nil {
+		open = func(who string) (lease.Lease, error) {
+			return f.q.Open(context.Background(), "job", lease.Options{Identity: who, TTL: ttl})
+		}
+	}
+	l, err := open(who)
 	if err != nil {
 		f.t.Fatalf("open for %s: %v", who, err)
 	}
