@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -330,20 +329,7 @@ func TestQuorumSimulation(t *testing.T) {
 		}
 		return
 	}
-	n := defaultQuorumSchedules
-	if s := os.Getenv("LEASEHOLD_QSIM_SCHEDULES"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 1 {
-			t.Fatalf("LEASEHOLD_QSIM_SCHEDULES=%q: want a positive number of schedules", s)
-		}
-	}
-	if testing.Short() {
-		n = min(n, 500)
-	}
-	base := uint64(time.Now().UnixNano())
-	if s := os.Getenv("LEASEHOLD_QSIM_BASE"); s != "" {
-		base, _ = strconv.ParseUint(s, 10, 64)
-	}
+	n, base := budget(t, "LEASEHOLD_QSIM", defaultQuorumSchedules)
 	var next, failed atomic.Uint64
 	began := time.Now()
 	t.Run("schedules", func(t *testing.T) {

@@ -1072,6 +1072,27 @@ func report(sc scenario, violations []string, kept []int) string {
 	return b.String()
 }
 
+// budget is how many schedules a run explores, from which base: the
+// variables PREFIX_SCHEDULES (def if unset; at most 500 with -short) and
+// PREFIX_BASE (the clock if unset).
+func budget(t *testing.T, prefix string, def int) (n int, base uint64) {
+	n = def
+	if s := os.Getenv(prefix + "_SCHEDULES"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("%s_SCHEDULES=%q: want a positive number of schedules", prefix, s)
+		}
+	}
+	if testing.Short() {
+		n = min(n, 500)
+	}
+	base = uint64(time.Now().UnixNano())
+	if s := os.Getenv(prefix + "_BASE"); s != "" {
+		base, _ = strconv.ParseUint(s, 10, 64)
+	}
+	return n, base
+}
+
 func TestSimulation(t *testing.T) {
 	fo, err := parseFocus()
 	if err != nil {
@@ -1099,20 +1120,7 @@ func TestSimulation(t *testing.T) {
 		}
 		return
 	}
-	n := defaultSchedules
-	if s := os.Getenv("LEASEHOLD_SIM_SCHEDULES"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 1 {
-			t.Fatalf("LEASEHOLD_SIM_SCHEDULES=%q: want a positive number of schedules", s)
-		}
-	}
-	if testing.Short() {
-		n = min(n, 500)
-	}
-	base := uint64(time.Now().UnixNano())
-	if s := os.Getenv("LEASEHOLD_SIM_BASE"); s != "" {
-		base, _ = strconv.ParseUint(s, 10, 64)
-	}
+	n, base := budget(t, "LEASEHOLD_SIM", defaultSchedules)
 	var next atomic.Uint64
 	var mu sync.Mutex
 	failed := map[string][]found{} // per class of violation and signature: the first schedules that showed it
