@@ -37,6 +37,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/azurelease"
@@ -111,9 +112,28 @@ func signalContext() (context.Context, <-chan struct{}) {
 func mainWith(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) int {
 	code, line := exitCode(dispatch(ctx, hurry, args, env))
 	if line != "" {
-		fmt.Fprintln(env.stderr, "leasehold: "+oneLine(line))
+		writeWithin(env.stderr, []byte("leasehold: "+oneLine(line)+"\n"), closeWait)
 	}
 	return code
+}
+
+// writeWithin writes p to w, and returns once it is written or after
+// limit, whichever comes first: leasehold's last line must not keep it
+// from exiting when its stderr is a pipe nobody reads (a stalled log
+// collector), as the log sink's close must not (red team 16). The write
+// left behind ends with the process.
+func writeWithin(w io.Writer, p []byte, limit time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Write(p)
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // oneLine folds a multi-line error message (the Azure SDK's, say) into one
