@@ -250,7 +250,8 @@ How the command is stopped:
     process group. leasehold keeps renewing the lease for up to --grace, sends
     SIGKILL if the command is still running then, and releases the lease
     only after the command has exited; another instance takes over at once.
-    A second SIGTERM/SIGINT/SIGHUP skips the rest of the grace period.
+    A second SIGTERM or SIGINT skips the rest of the grace period; a
+    repeated SIGHUP does not (a closed terminal sends it more than once).
   - The lease is lost or cannot be renewed (store unreachable, leader cut
     off): SIGTERM, then SIGKILL no later than --kill-margin before the lease
     could be taken over (its TTL counted from when the last successful
@@ -363,7 +364,8 @@ starts, and an instance whose key is at or before it exits 76.
                     75 within a renew interval (Azure: at once). A SIGTERM,
                     SIGINT or SIGHUP after the command exited does not end
                     the hold (leasehold logs until when it goes on); a
-                    second one exits at once without releasing, and the
+                    second SIGTERM or SIGINT exits at once without
+                    releasing (a repeated SIGHUP does not), and the
                     lease lapses a TTL after its last renewal. So does a
                     SIGKILL (an orchestrator's stop timeout, e.g. ECS
                     stopTimeout): it ends the hold early, and the lease

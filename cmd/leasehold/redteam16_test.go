@@ -7,7 +7,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,5 +53,73 @@ func TestRedTeam16StalledStderrKeepsTheExitLineFromExiting(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Errorf("leasehold run --once, its command (pid %d, alive %v) stopped on SIGTERM, did not exit within 10 s, nor on a second signal, with its stderr stalled: its exit line waits on stderr", pid, alive(pid))
+	}
+}
+
+// TestRedTeam16RepeatedHangupCutsTheGraceAndKillsLeasehold (the help: a
+// closed terminal or SSH session is a voluntary step-down: SIGTERM to the
+// command, which gets --grace; rule 14: the command dies with its
+// wrapper). A closed terminal delivers SIGHUP more than once: the shell
+// forwards its SIGHUP to its jobs, and when the shell (the session leader)
+// exits the kernel sends SIGHUP again to the terminal's last foreground
+// process group. signalContext counted the second SIGHUP as an operator's
+// second signal (the command SIGKILLed at once, its grace period skipped),
+// and after it restored SIGHUP's default action: any further SIGHUP killed
+// leasehold on the spot, with no SIGKILL for the command's group and no
+// release; on macOS, without a parent-death signal, the command then runs
+// on without the lease. A SIGHUP after the first signal is now dropped:
+// only a second SIGINT or SIGTERM (a person, an orchestrator) hurries.
+func TestRedTeam16RepeatedHangupCutsTheGraceAndKillsLeasehold(t *testing.T) {
+	bin := filepath.Join(buildBinaries(t), "leasehold")
+	for _, tc := range []struct {
+		name string
+		sigs []syscall.Signal
+	}{
+		{"terminal closed: SIGHUP three times", []syscall.Signal{syscall.SIGHUP, syscall.SIGHUP, syscall.SIGHUP}},
+		{"systemd SendSIGHUP: SIGTERM then SIGHUP", []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGHUP}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pidFile, marks := filepath.Join(dir, "pid"), filepath.Join(dir, "marks")
+			// The command takes about a second to shut down on SIGTERM.
+			script := `trap 'echo term >> "$1"; stop=1' TERM; echo $$ > "$0.tmp"; mv "$0.tmp" "$0"
+while [ -z "$stop" ]; do sleep 0.05; done
+sleep 1; echo graceful >> "$1"`
+			cmd := exec.Command(bin, "run", "--lease", "mem://"+memName("rt16-hup"), "--identity", "h", "--ttl", "2s", "--grace", "30s", "--",
+				"sh", "-c", script, pidFile, marks)
+			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer func() { _ = cmd.Process.Kill() }()
+			pid := pidIn(t, pidFile)
+			defer func() { _ = syscall.Kill(pid, syscall.SIGKILL) }()
+			_ = cmd.Process.Signal(tc.sigs[0])
+			eventually(t, 10*time.Second, "the command got SIGTERM", func() bool {
+				b, _ := os.ReadFile(marks)
+				return strings.Contains(string(b), "term")
+			})
+			for _, sig := range tc.sigs[1:] {
+				_ = cmd.Process.Signal(sig)
+				time.Sleep(200 * time.Millisecond) // each its own delivery
+			}
+			var err error
+			select {
+			case err = <-exited:
+			case <-time.After(20 * time.Second):
+				t.Fatal("leasehold did not exit")
+			}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+					t.Errorf("leasehold was killed by %v, the default action of a repeated SIGHUP: its command's group got no SIGKILL, its lease no release", ws.Signal())
+				}
+			}
+			if b, _ := os.ReadFile(marks); !strings.Contains(string(b), "graceful") {
+				t.Errorf("the command, given --grace 30s, did not finish its 1 s shutdown (marks %q; leasehold: %v): a repeated SIGHUP was taken for an operator's second signal and it was killed", b, err)
+			}
+		})
 	}
 }
