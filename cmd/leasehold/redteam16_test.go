@@ -123,3 +123,23 @@ sleep 1; echo graceful >> "$1"`
 		})
 	}
 }
+
+// TestRedTeam16IgnoredLeaseVariableBlamedAsMissing (the brief: messages
+// say what happened; the help: a leasehold the command runs does not read
+// LEASEHOLD_LEASE, "give it its flags"). Inside a command leasehold runs
+// (LEASEHOLD_TOKEN set), LEASEHOLD_LEASE is set and not read (red team
+// 14's F7), and leasehold run, status, check and break without --lease
+// said "--lease (or LEASEHOLD_LEASE) is required": a user looking at the
+// variable, set, is told to set it.
+func TestRedTeam16IgnoredLeaseVariableBlamedAsMissing(t *testing.T) {
+	for _, args := range [][]string{{"status"}, {"check"}, {"break"}, {"run", "--", "true"}} {
+		env, _, stderr := testEnv(map[string]string{"LEASEHOLD_TOKEN": "7", "LEASEHOLD_LEASE": "mem://" + memName("rt16-nested")})
+		code := mainWith(context.Background(), nil, args, env)
+		if code != exitUsage {
+			t.Errorf("leasehold %s inside a command, without --lease, exited %d, want %d", args[0], code, exitUsage)
+		}
+		if line := strings.Join(errorLines(stderr.String()), "\n"); !strings.Contains(line, "not read") || !strings.Contains(line, "LEASEHOLD_TOKEN") {
+			t.Errorf("leasehold %s inside a command (LEASEHOLD_TOKEN and LEASEHOLD_LEASE set), without --lease, said %q: it blames LEASEHOLD_LEASE as missing, not as left unread", args[0], line)
+		}
+	}
+}
