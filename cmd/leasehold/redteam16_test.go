@@ -13,9 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasehold/leasehold/runner"
 )
 
 // TestRedTeam16StalledStderrKeepsTheExitLineFromExiting (the brief:
@@ -140,6 +143,120 @@ func TestRedTeam16IgnoredLeaseVariableBlamedAsMissing(t *testing.T) {
 		}
 		if line := strings.Join(errorLines(stderr.String()), "\n"); !strings.Contains(line, "not read") || !strings.Contains(line, "LEASEHOLD_TOKEN") {
 			t.Errorf("leasehold %s inside a command (LEASEHOLD_TOKEN and LEASEHOLD_LEASE set), without --lease, said %q: it blames LEASEHOLD_LEASE as missing, not as left unread", args[0], line)
+		}
+	}
+}
+
+// TestRedTeam16SignalAsTheCommandExitsEndsTheMinimumHold (rule 13: "a
+// record left held by a minimum hold is nobody's to take before it
+// lapses"; the help: a signal after the command exited does not end the
+// hold). keepHold and supervise each judge whether the command exited
+// before the signal, at two instants: keepHold when the signal comes,
+// supervise when the context keepHold then ends reaches it. A command that
+// exits between the two (it finishes as the SIGTERM comes in) is judged
+// running by keepHold, which ends RunOnce's context, and exited by itself
+// by supervise, which tells the runner it completed: the runner writes the
+// hold once, finds its context ended and releases at once, and a duplicate
+// fired within the hold runs the job again. holdChecked puts the exit in
+// that window. keepHold now stops only the task's context, and the task's
+// own end (supervise's judgement) decides: a command that exited by itself
+// keeps the hold; one that was stopped ends the run as before.
+func TestRedTeam16SignalAsTheCommandExitsEndsTheMinimumHold(t *testing.T) {
+	dir := t.TempDir()
+	ran, pidFile, finish := filepath.Join(dir, "ran"), filepath.Join(dir, "pid"), filepath.Join(dir, "finish")
+	name := memName("rt16-minhold-race")
+	env, _, stderr := testEnv(nil)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	hurry := make(chan struct{})
+	var hurried sync.Once
+	defer hurried.Do(func() { close(hurry) })
+	var pid int
+	defer func(old func()) { holdChecked = old }(holdChecked)
+	holdChecked = func() { // the command finishes as the signal comes in
+		_ = os.WriteFile(finish, nil, 0o644)
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- mainWith(ctx, hurry, []string{"run", "--once", "--lease", "mem://" + name, "--identity", "first", "--ttl", "2s",
+			"--min-hold", "10m", "--", "sh", "-c", `echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; while [ ! -e "$1" ]; do sleep 0.02; done; echo "$LEASEHOLD_IDENTITY" >> "$2"`,
+			pidFile, finish, ran}, env)
+	}()
+	pid = pidIn(t, pidFile)
+	cancel(&signalCause{sig: 15}) // SIGTERM, as the command finishes
+	select {
+	case code := <-exited:
+		t.Errorf("leasehold exited %d on a SIGTERM that came as its command exited by itself, within a 10m minimum hold; stderr:\n%s", code, stderr)
+	case <-time.After(3 * time.Second):
+	}
+	if rec := observe(t, name); rec.Released || !runner.ScheduleOf(rec.Annotations).Hold {
+		t.Errorf("the record is %+v: the 10m minimum hold of a command that exited by itself was ended by the SIGTERM that came as it exited", rec)
+	}
+	code, _ := leasehold(t, context.Background(), "run", "--once", "--lease", "mem://"+name, "--identity", "duplicate", "--ttl", "2s", "--",
+		"sh", "-c", `echo "$LEASEHOLD_IDENTITY" >> "$0"`, ran)
+	if b, _ := os.ReadFile(ran); strings.Count(string(b), "\n") > 1 {
+		t.Errorf("a duplicate fired within the 10m hold ran the job again (exited %d): %q", code, b)
+	}
+	if t.Failed() {
+		return
+	}
+	hurried.Do(func() { close(hurry) }) // a second signal: leave the hold
+	select {
+	case code := <-exited:
+		if code != exitSignal+15 {
+			t.Errorf("leasehold exited %d on a second signal during its minimum hold, want %d", code, exitSignal+15)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("leasehold did not exit on a second signal during its minimum hold")
+	}
+}
+
+// TestRedTeam16MinHoldSignalWhileRunningStops: the other side of
+// TestRedTeam16SignalAsTheCommandExitsEndsTheMinimumHold, unchanged by its
+// fix: with --min-hold, a signal while the command runs stops it as
+// without (SIGTERM; a second signal SIGKILLs it at once), leasehold exits
+// 128+N, and the lease is released, not held.
+func TestRedTeam16MinHoldSignalWhileRunningStops(t *testing.T) {
+	for _, second := range []bool{false, true} {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		name := memName("rt16-minhold-stop")
+		env, _, stderr := testEnv(nil)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		hurry := make(chan struct{})
+		exited := make(chan int, 1)
+		go func() {
+			exited <- mainWith(ctx, hurry, append([]string{"run", "--once", "--lease", "mem://" + name, "--identity", "first", "--ttl", "2s",
+				"--min-hold", "10m", "--grace", "1m", "--"}, stubborn(pidFile)...), env)
+		}()
+		pid := pidIn(t, pidFile)
+		cancel(&signalCause{sig: 15})
+		if second {
+			close(hurry)
+		} else {
+			// The stubborn command ignores SIGTERM: only the second
+			// signal ends it before the grace period.
+			time.Sleep(500 * time.Millisecond)
+			if !alive(pid) {
+				t.Fatalf("the command, which ignores SIGTERM, is gone 0.5s into a 1m grace period")
+			}
+			close(hurry)
+		}
+		select {
+		case code := <-exited:
+			if code != exitSignal+15 {
+				t.Errorf("second=%v: leasehold exited %d, want %d; stderr:\n%s", second, code, exitSignal+15, stderr)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("second=%v: leasehold did not exit", second)
+		}
+		if alive(pid) {
+			t.Errorf("second=%v: the command (pid %d) outlived leasehold", second, pid)
+		}
+		if rec := observe(t, name); !rec.Released || runner.ScheduleOf(rec.Annotations).Hold {
+			t.Errorf("second=%v: the record is %+v, want it released: the command was stopped, not run to its end", second, rec)
 		}
 	}
 }

@@ -116,6 +116,14 @@ type session struct {
 	// command has exited.
 	started atomic.Pointer[time.Time]
 	exited  atomic.Bool
+	// With --min-hold (see keepHold): stopTask ends the task's own
+	// context, set before started; completed says the command exited by
+	// itself (supervise's judgement); taskEnded is closed when the task
+	// returns; endOnce ends RunOnce's context.
+	stopTask  context.CancelCauseFunc
+	completed atomic.Bool
+	taskEnded chan struct{}
+	endOnce   context.CancelCauseFunc
 }
 
 func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, stopRun context.CancelCauseFunc) *session {
@@ -161,9 +169,23 @@ func (s *session) config(l lease.Lease) runner.Config {
 // task runs the command for one term; a command that cannot be started
 // ends the run.
 func (s *session) task(ctx context.Context) error {
+	tctx := ctx
+	if s.hold != nil {
+		var stopTask context.CancelCauseFunc
+		tctx, stopTask = context.WithCancelCause(ctx)
+		defer stopTask(nil)
+		s.stopTask = stopTask
+		defer close(s.taskEnded) // --once: one term
+	}
 	now := time.Now()
 	s.started.Store(&now)
-	err := s.sup.task(ctx)
+	err := s.sup.termTask(tctx, &s.completed)
+	if s.hold != nil && tctx.Err() != nil && ctx.Err() == nil && !s.completed.Load() {
+		// keepHold stopped the command on a signal, before it exited by
+		// itself: the run ends as stopped, RunOnce's context ended before
+		// the task returns (so that the runner does not count it as run).
+		s.endOnce(context.Cause(tctx))
+	}
 	s.exited.Store(true)
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -188,6 +210,7 @@ func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 		c, stop := context.WithCancelCause(context.WithoutCancel(runCtx))
 		defer stop(nil)
 		onceCtx = c
+		s.endOnce, s.taskEnded = stop, make(chan struct{})
 		go s.keepHold(runCtx, onceCtx, stop, left)
 	}
 	type result struct {
@@ -256,9 +279,29 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 	// only once its output is copied: a signal in between was taken for
 	// one before the exit, and ended the hold (red team 15).
 	started := s.started.Load()
-	if !(s.exited.Load() || s.sup.commandExited()) || s.fatal.Load() != nil || started == nil {
+	if s.fatal.Load() != nil || started == nil {
 		stop(context.Cause(runCtx))
 		return
+	}
+	if !(s.exited.Load() || s.sup.commandExited()) {
+		holdChecked()
+		// The command ran when the signal came, as far as could be seen;
+		// it may yet exit by itself before the stop reaches it, which
+		// supervise judges. So the task's own context ends, not
+		// RunOnce's: a command stopped ends the run (the task ends
+		// RunOnce's context before it returns), one that exited by itself
+		// keeps its hold. Ending RunOnce's context here made the runner
+		// release at once the hold of a command supervise then found
+		// exited by itself (red team 16).
+		s.stopTask(context.Cause(runCtx))
+		select {
+		case <-s.taskEnded:
+		case <-onceCtx.Done():
+			return
+		}
+		if !s.completed.Load() {
+			return
+		}
 	}
 	until := started.Add(s.o.minHold)
 	s.log.Warn("signal received after the command exited: the minimum hold goes on until it is over, then the lease is released; a second signal ends the hold without releasing the lease (it then lapses a TTL after its last write)",
@@ -308,3 +351,8 @@ func (h *heldLease) Release(ctx context.Context, t lease.Term) error {
 func (h *heldLease) RenewalsShow() bool { return lease.RenewalsShow(h.Lease) }
 
 func (h *heldLease) FollowerReads() int { return lease.FollowerReads(h.Lease) }
+
+// holdChecked is called once keepHold has found the command still
+// running on a signal, before it stops it: tests make the command exit
+// there.
+var holdChecked = func() {}

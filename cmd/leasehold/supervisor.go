@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,6 +72,9 @@ type job struct {
 	// vars are the job's other LEASEHOLD_ variables.
 	vars []string
 	log  *slog.Logger
+	// completed, if not nil, is set when the command exited by itself,
+	// before supervise returns (as runner.Completed is told).
+	completed *atomic.Bool
 }
 
 // ran reports whether the command was started at least once.
@@ -83,13 +87,17 @@ func (s *supervisor) ran() bool {
 // task is the runner's Task: it runs the command for one term (see
 // supervise). LEASEHOLD_PERIOD is the run's own period, never the one the
 // term's record names: without --period or --every that is another run's.
-func (s *supervisor) task(ctx context.Context) error {
+func (s *supervisor) task(ctx context.Context) error { return s.termTask(ctx, nil) }
+
+// termTask is task, which also sets completed, if not nil, when the
+// command exited by itself (see supervise).
+func (s *supervisor) termTask(ctx context.Context, completed *atomic.Bool) error {
 	t, _ := runner.Term(ctx)
 	var vars []string
 	if s.period != "" {
 		vars = append(vars, "LEASEHOLD_PERIOD="+s.period)
 	}
-	return s.supervise(ctx, job{token: t.Token, vars: vars, log: s.log})
+	return s.supervise(ctx, job{token: t.Token, vars: vars, log: s.log, completed: completed})
 }
 
 // supervise runs the command for job j until it exits or ctx ends; ctx
@@ -148,6 +156,9 @@ func (s *supervisor) supervise(ctx context.Context, j job) error {
 	}
 	s.lead(false, j.token)
 	runner.Completed(ctx)
+	if j.completed != nil {
+		j.completed.Store(true)
+	}
 	end := childExitOf(c.status)
 	j.log.Info("command exited by itself", "token", j.token, "status", statusText(end))
 	return end
