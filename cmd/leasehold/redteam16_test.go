@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -258,5 +261,83 @@ func TestRedTeam16MinHoldSignalWhileRunningStops(t *testing.T) {
 		if rec := observe(t, name); !rec.Released || runner.ScheduleOf(rec.Annotations).Hold {
 			t.Errorf("second=%v: the record is %+v, want it released: the command was stopped, not run to its end", second, rec)
 		}
+	}
+}
+
+// TestRedTeam16SigtermFamilyWalkHoldsBackTheKill (rule 14, rule 1;
+// stopwait: "the SIGKILL comes at the kill deadline whatever SIGTERM
+// takes", red team 14's F2). The SIGTERM goes on a goroutine of its own
+// so that its walks of the process table do not delay the SIGKILL, but
+// both are sent by child.signal under the child's mutex, and the
+// SIGTERM's signalFamily walks again and again, familyPause apart, while
+// each walk finds a new member of the family, up to familyRounds (200)
+// walks: a command whose family has a member outside its group that
+// starts processes (a setsid'd worker pool, a shell loop) holds the mutex
+// for seconds, and the SIGKILL due at the kill deadline waits for it. Here
+// the leader is cut off from the store, and its command (which ignores
+// SIGTERM, as does the loop it started with setsid) still runs when a
+// follower takes the lease over. A SIGKILL waiting now cuts short the
+// walks of any other signal.
+func TestRedTeam16SigtermFamilyWalkHoldsBackTheKill(t *testing.T) {
+	dir := t.TempDir()
+	pidFile, loopFile := filepath.Join(dir, "pid"), filepath.Join(dir, "loop")
+	name := memName("rt16-family-walk")
+	id := name + "-p" // memlease's faults are by identity, process-wide
+	env, _, stderr := testEnv(nil)
+	// Each walk is familyPause apart: stretched here, so that a loop that
+	// starts a process every 10 ms (25 on this loaded machine) gives each
+	// walk a new member, as a faster one (a pool of short tasks) does at
+	// 5 ms.
+	defer func(old time.Duration) { familyPause = old }(familyPause)
+	familyPause = 50 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan int, 1)
+	script := `setsid sh -c 'trap "" TERM; echo $$ > "$0"; while :; do sleep 0.01; done' "$1" &
+trap '' TERM; echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; while :; do sleep 0.05; done`
+	go func() {
+		exited <- mainWith(ctx, nil, []string{"run", "--lease", "mem://" + name, "--identity", id, "--ttl", "1s", "--grace", "1m", "--",
+			"sh", "-c", script, pidFile, loopFile}, env)
+	}()
+	pid, loop := pidIn(t, pidFile), pidIn(t, loopFile)
+	defer func() {
+		memlease.Default.Heal(id)
+		cancel()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Errorf("leasehold did not exit")
+		}
+		for _, p := range []int{pid, loop} {
+			if alive(p) {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}()
+
+	l, err := memlease.Default.Open(name, lease.Options{Identity: name + "-follower", TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elected := make(chan bool, 1)
+	r, err := runner.New(runner.Config{Lease: l, Logger: slog.New(slog.DiscardHandler),
+		OnElected: func(lease.Term) { elected <- alive(pid) || alive(loop) },
+		Task:      func(ctx context.Context) error { <-ctx.Done(); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, fcancel := context.WithCancel(context.Background())
+	fdone := make(chan struct{})
+	go func() { defer close(fdone); _ = r.Run(fctx) }()
+	defer func() { fcancel(); <-fdone }()
+
+	memlease.Default.Partition(id)
+	select {
+	case oldAlive := <-elected:
+		if oldAlive {
+			t.Errorf("the follower was elected while the cut-off leader's command (pid %d, alive %v) or its setsid'd member (pid %d, alive %v) still ran: the SIGKILL waited for the SIGTERM's walks of the family; leasehold's log:\n%s",
+				pid, alive(pid), loop, alive(loop), stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the follower was not elected")
 	}
 }
