@@ -225,6 +225,8 @@ The command gets:
   LEASEHOLD_PROGRESS_FILE  with --progress-file
   LEASEHOLD_PERIOD    with --period or --every: the period key it runs for
   leasehold's own environment, its stdout and stderr; stdin is /dev/null.
+  These variables (and LEASEHOLD_SHARD, LEASEHOLD_SHARDS) are always this
+  run's, or unset: never taken from leasehold's own environment.
 Those of them that are also leasehold's flags' variables (LEASEHOLD_LEASE,
 LEASEHOLD_IDENTITY, LEASEHOLD_PROGRESS_FILE, LEASEHOLD_PERIOD,
 LEASEHOLD_SHARDS) describe this run: a leasehold that the command runs

@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -339,5 +340,43 @@ trap '' TERM; echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; while :; do sleep 0.05; done
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the follower was not elected")
+	}
+}
+
+// TestRedTeam16NestedRunPassesItsParentsShardAndPeriod (the help: "The
+// command gets: LEASEHOLD_TOKEN the fencing token of this term ...
+// LEASEHOLD_PERIOD with --period or --every"; with --shards "LEASEHOLD_SHARD
+// its shard ... LEASEHOLD_TOKEN the shard's epoch"; red team 14's F6: a
+// run without a period starts its command with LEASEHOLD_PERIOD unset; rule
+// 5: the token fences). Red team 14's F7 made a leasehold run by a command
+// leave its parent's variables unread, but it still passed them on: its
+// command got its own LEASEHOLD_TOKEN (this lease's) beside the parent
+// shard's LEASEHOLD_SHARD and LEASEHOLD_SHARDS and the parent's
+// LEASEHOLD_PERIOD. A shard consumer run so fences shard 3's writes with
+// another lease's token (a higher one deposes the shard's real owner
+// downstream, a lower one is refused), and a job that reads
+// LEASEHOLD_PERIOD processes a period its run does not hold. A command now
+// gets only its own run's variables.
+func TestRedTeam16NestedRunPassesItsParentsShardAndPeriod(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "vars")
+	parent := map[string]string{ // what a shard's command, with a period, has
+		"LEASEHOLD_TOKEN": "41", "LEASEHOLD_LEASE": "mem://parent-group", "LEASEHOLD_IDENTITY": "parent",
+		"LEASEHOLD_SHARD": "3", "LEASEHOLD_SHARDS": "8", "LEASEHOLD_PERIOD": "2026-12-06T15:00:00Z",
+		"LEASEHOLD_PROGRESS_FILE": "/tmp/parent-progress",
+	}
+	env, _, stderr := testEnv(parent)
+	name := memName("rt16-nested-vars")
+	code := mainWith(context.Background(), nil, []string{"run", "--once", "--lease", "mem://" + name, "--identity", "nested", "--ttl", "2s", "--",
+		"sh", "-c", `for v in TOKEN LEASE IDENTITY SHARD SHARDS PERIOD PROGRESS_FILE; do eval "echo $v=\${LEASEHOLD_$v-unset}"; done > "$0"`, out}, env)
+	if code != 0 {
+		t.Fatalf("the nested run exited %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(out)
+	got := string(b)
+	tok := observe(t, name).Token
+	for _, want := range []string{fmt.Sprintf("TOKEN=%d", tok), "LEASE=mem://" + name, "IDENTITY=nested", "SHARD=unset", "SHARDS=unset", "PERIOD=unset", "PROGRESS_FILE=unset"} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("the nested run's command lacks %s; it got:\n%s", want, got)
+		}
 	}
 }

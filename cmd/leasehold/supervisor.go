@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -259,7 +261,8 @@ func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 // and a goroutine that reaps it (see child).
 func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
-	cmd.Env = append(append([]string(nil), s.env...),
+	base := withoutGiven(s.env)
+	cmd.Env = append(base,
 		"LEASEHOLD_TOKEN="+strconv.FormatUint(j.token, 10),
 		"LEASEHOLD_LEASE="+s.leaseURL,
 		"LEASEHOLD_IDENTITY="+s.identity,
@@ -268,7 +271,7 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_PROGRESS_FILE="+s.progressFile)
 	}
 	cmd.Env = append(cmd.Env, j.vars...)
-	marks := cmd.Env[len(s.env):]
+	marks := cmd.Env[len(base):]
 	cmd.SysProcAttr = sysProcAttr()
 	// The command's stdout and stderr are files (or pipes leasehold
 	// copies), never writers exec.Cmd would copy: the child reaps the
@@ -321,6 +324,28 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 		go s.watchProgressFile(ctx, c.exited)
 	}
 	return c, nil
+}
+
+// givenVars are the variables leasehold gives the command to say what its
+// run is (start, and the shard's job).
+var givenVars = []string{"LEASEHOLD_TOKEN", "LEASEHOLD_LEASE", "LEASEHOLD_IDENTITY", "LEASEHOLD_PROGRESS_FILE",
+	"LEASEHOLD_PERIOD", "LEASEHOLD_SHARD", "LEASEHOLD_SHARDS"}
+
+// withoutGiven returns a copy of env without givenVars: the command gets
+// only those of its own run, never those leasehold's own environment
+// holds (a leasehold run by another's command: a shard's LEASEHOLD_SHARD
+// beside this lease's token would pair the shard with a token of another
+// counter, and the parent's LEASEHOLD_PERIOD name a period this run does
+// not hold; red team 16).
+func withoutGiven(env []string) []string {
+	out := make([]string, 0, len(env)+len(givenVars))
+	for _, kv := range env {
+		key, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(givenVars, key) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // watchProgressFile counts each change of the progress file's modification
