@@ -200,10 +200,12 @@ func (s *session) task(ctx context.Context) error {
 // With --min-hold, a signal (ctx, runCtx) that comes once the command has
 // exited does not end the hold (rule 13: a record held by a minimum hold
 // is nobody's to take before it lapses): RunOnce goes on renewing until
-// the hold is over, releases and returns. A second signal (hurry) ends
-// the hold without a release: the record lapses a TTL after its last
-// write, and leasehold exits at once. A signal that comes before the
-// command has exited stops it as without --min-hold.
+// the hold is over, releases and returns. A second signal (hurry: a
+// SIGINT or SIGTERM) ends the hold without a release: the record lapses a
+// TTL after its last write, and leasehold exits at once. A signal that
+// comes before the command has exited stops it as without --min-hold,
+// unless the command exits by itself before the stop reaches it (as
+// supervise judges): then its hold goes on.
 func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 	onceCtx, left := runCtx, make(chan struct{})
 	if s.hold != nil {
@@ -265,9 +267,11 @@ func onceExit(ctx context.Context, res runner.Once, period string) error {
 }
 
 // keepHold is runOnce's watch of the signals with --min-hold: once runCtx
-// ends, it ends onceCtx (RunOnce's) at once unless the command has exited;
-// if it has, the hold goes on, until a second signal: then the lease is
-// left (heldLease.leave), onceCtx ended and left closed.
+// ends, it stops the command (the task's context; the task then ends
+// onceCtx, RunOnce's) unless the command has exited, or exits by itself
+// before the stop reaches it; if it has, the hold goes on, until a second
+// signal: then the lease is left (heldLease.leave), onceCtx ended and
+// left closed.
 func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelCauseFunc, left chan<- struct{}) {
 	select {
 	case <-runCtx.Done():
@@ -304,7 +308,7 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 		}
 	}
 	until := started.Add(s.o.minHold)
-	s.log.Warn("signal received after the command exited: the minimum hold goes on until it is over, then the lease is released; a second signal ends the hold without releasing the lease (it then lapses a TTL after its last write)",
+	s.log.Warn("signal received after the command exited: the minimum hold goes on until it is over, then the lease is released; a second SIGTERM or SIGINT ends the hold without releasing the lease (it then lapses a TTL after its last write)",
 		"reason", context.Cause(runCtx).Error(), "hold_until", until.UTC().Format(time.RFC3339), "hold_left", time.Until(until).Round(time.Second))
 	select {
 	case <-s.sup.hurry:
