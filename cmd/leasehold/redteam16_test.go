@@ -380,3 +380,42 @@ func TestRedTeam16NestedRunPassesItsParentsShardAndPeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeam16MinHoldStopSaysTheSignal guards the fix of
+// TestRedTeam16SignalAsTheCommandExitsEndsTheMinimumHold: with --min-hold a
+// signal while the command runs stops it through the task's own context,
+// and the runner, which does not see that stop until the task returns,
+// still watches the command's progress meanwhile: a --stall-timeout shorter
+// than the command's shutdown made the runner step down as unhealthy, and
+// the runner stepped down as unhealthy and, its own context alive, held
+// the lease for the 10m minimum hold after the stopped command: leasehold
+// did not exit on the SIGTERM (b163f74 exited 143). The task now ends
+// RunOnce's context whenever the signal stopped the command, and the exit
+// is the signal's.
+func TestRedTeam16MinHoldStopSaysTheSignal(t *testing.T) {
+	dir := t.TempDir()
+	pidFile, progress := filepath.Join(dir, "pid"), filepath.Join(dir, "progress")
+	name := memName("rt16-minhold-stall")
+	env, _, stderr := testEnv(nil)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	exited := make(chan int, 1)
+	// Shows progress until SIGTERM, then takes 2 s to shut down.
+	script := `trap 'stop=1' TERM; echo $$ > "$0.tmp"; mv "$0.tmp" "$0"
+while [ -z "$stop" ]; do touch "$1"; sleep 0.05; done; sleep 2`
+	go func() {
+		exited <- mainWith(ctx, nil, []string{"run", "--once", "--lease", "mem://" + name, "--identity", "first", "--ttl", "2s",
+			"--min-hold", "10m", "--grace", "1m", "--stall-timeout", "300ms", "--progress-file", progress, "--",
+			"sh", "-c", script, pidFile, progress}, env)
+	}()
+	pidIn(t, pidFile)
+	time.Sleep(300 * time.Millisecond)
+	cancel(&signalCause{sig: 15})
+	select {
+	case code := <-exited:
+		if code != exitSignal+15 {
+			t.Errorf("leasehold, stopped by SIGTERM while its command ran, exited %d, want %d; its errors: %q", code, exitSignal+15, errorLines(stderr.String()))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("leasehold did not exit; stderr:\n%s", stderr)
+	}
+}

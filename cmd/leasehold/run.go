@@ -120,10 +120,11 @@ type session struct {
 	// context, set before started; completed says the command exited by
 	// itself (supervise's judgement); taskEnded is closed when the task
 	// returns; endOnce ends RunOnce's context.
-	stopTask  context.CancelCauseFunc
-	completed atomic.Bool
-	taskEnded chan struct{}
-	endOnce   context.CancelCauseFunc
+	stopTask   context.CancelCauseFunc
+	signalStop atomic.Bool // keepHold stopped the task on a signal
+	completed  atomic.Bool
+	taskEnded  chan struct{}
+	endOnce    context.CancelCauseFunc
 }
 
 func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, stopRun context.CancelCauseFunc) *session {
@@ -180,10 +181,12 @@ func (s *session) task(ctx context.Context) error {
 	now := time.Now()
 	s.started.Store(&now)
 	err := s.sup.termTask(tctx, &s.completed)
-	if s.hold != nil && tctx.Err() != nil && ctx.Err() == nil && !s.completed.Load() {
+	if s.hold != nil && s.signalStop.Load() && !s.completed.Load() {
 		// keepHold stopped the command on a signal, before it exited by
 		// itself: the run ends as stopped, RunOnce's context ended before
-		// the task returns (so that the runner does not count it as run).
+		// the task returns (so that the runner does not count it as run,
+		// nor hold the lease after it, whatever else ended its term
+		// meanwhile).
 		s.endOnce(context.Cause(tctx))
 	}
 	s.exited.Store(true)
@@ -237,6 +240,11 @@ func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 	}
 	if err != nil {
 		return exitf(storeExit(err), "run: %v", err)
+	}
+	if res.Outcome == runner.SteppedDown && s.signalStop.Load() && !s.completed.Load() {
+		// Stopped by the signal, whatever else ended the term meanwhile
+		// (the runner watched the command's health during the stop).
+		return interrupted(ctx, "the command was stopped")
 	}
 	return onceExit(ctx, res, s.o.period)
 }
@@ -297,6 +305,7 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 		// keeps its hold. Ending RunOnce's context here made the runner
 		// release at once the hold of a command supervise then found
 		// exited by itself (red team 16).
+		s.signalStop.Store(true)
 		s.stopTask(context.Cause(runCtx))
 		select {
 		case <-s.taskEnded:
@@ -304,6 +313,7 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 			return
 		}
 		if !s.completed.Load() {
+			stop(context.Cause(runCtx)) // the task ended it, unless it returned first
 			return
 		}
 	}
