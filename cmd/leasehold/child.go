@@ -36,6 +36,10 @@ type child struct {
 	// which the processes it starts inherit (see family.go).
 	marks []string
 
+	// killing counts the SIGKILLs waiting for mu: they cut short the
+	// walks of another signal's signalFamily (see signal).
+	killing atomic.Int32
+
 	mu     sync.Mutex
 	reaped bool // the process ID may have been reused: send no more signals
 	// family is the command's family as last seen: process ID to start
@@ -45,7 +49,19 @@ type child struct {
 
 // signal sends sig to the command's process group, unless it has been
 // reaped, and to the rest of its family (see family.go).
+//
+// A SIGKILL does not wait for another signal's walks of the family:
+// signalFamily walks again while each walk finds a new member, up to
+// familyRounds, familyPause apart, under mu, and a family that keeps
+// starting processes (a pool of short tasks in a session of its own) kept
+// the SIGKILL due at the kill deadline waiting for seconds behind the
+// SIGTERM, past the lease (red team 16). A waiting SIGKILL ends those
+// walks after the one under way.
 func (c *child) signal(sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		c.killing.Add(1)
+		defer c.killing.Add(-1)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// The family is seen before the group's signal can end a parent, and

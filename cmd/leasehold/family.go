@@ -73,10 +73,10 @@ func disown(pid int) {
 
 // familyRounds bounds how many times signalFamily walks the processes:
 // processes fork while it walks, and a killed one takes a moment to die.
-const (
-	familyRounds = 200
-	familyPause  = 5 * time.Millisecond
-)
+const familyRounds = 200
+
+// familyPause is the pause between two walks (a variable for tests).
+var familyPause = 5 * time.Millisecond
 
 // signalFamily sends sig to the command's family (but the members of its
 // process group while the group gets the signal too), walking the
@@ -107,6 +107,9 @@ func (c *child) signalFamily(sig syscall.Signal) {
 		}
 		if alive == 0 || fresh == 0 && sig != syscall.SIGKILL {
 			return
+		}
+		if sig != syscall.SIGKILL && c.killing.Load() > 0 {
+			return // a SIGKILL waits: it reaches the whole family
 		}
 		time.Sleep(familyPause)
 	}

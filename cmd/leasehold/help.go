@@ -231,6 +231,8 @@ The command gets:
   LEASEHOLD_PROGRESS_FILE  with --progress-file
   LEASEHOLD_PERIOD    with --period or --every: the period key it runs for
   leasehold's own environment, its stdout and stderr; stdin is /dev/null.
+  These variables (and LEASEHOLD_SHARD, LEASEHOLD_SHARDS) are always this
+  run's, or unset: never taken from leasehold's own environment.
 Those of them that are also leasehold's flags' variables (LEASEHOLD_LEASE,
 LEASEHOLD_IDENTITY, LEASEHOLD_PROGRESS_FILE, LEASEHOLD_PERIOD,
 LEASEHOLD_SHARDS) describe this run: a leasehold that the command runs
@@ -256,7 +258,8 @@ How the command is stopped:
     process group. leasehold keeps renewing the lease for up to --grace, sends
     SIGKILL if the command is still running then, and releases the lease
     only after the command has exited; another instance takes over at once.
-    A second SIGTERM/SIGINT/SIGHUP skips the rest of the grace period.
+    A second SIGTERM or SIGINT skips the rest of the grace period; a
+    repeated SIGHUP does not (a closed terminal sends it more than once).
   - The lease is lost or cannot be renewed (store unreachable, leader cut
     off): SIGTERM, then SIGKILL no later than --kill-margin before the lease
     could be taken over (its TTL counted from when the last successful
@@ -369,7 +372,8 @@ starts, and an instance whose key is at or before it exits 76.
                     75 within a renew interval (Azure: at once). A SIGTERM,
                     SIGINT or SIGHUP after the command exited does not end
                     the hold (leasehold logs until when it goes on); a
-                    second one exits at once without releasing, and the
+                    second SIGTERM or SIGINT exits at once without
+                    releasing (a repeated SIGHUP does not), and the
                     lease lapses a TTL after its last renewal. So does a
                     SIGKILL (an orchestrator's stop timeout, e.g. ECS
                     stopTimeout): it ends the hold early, and the lease

@@ -37,6 +37,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
 	_ "github.com/leasehold/leasehold/lease/azurelease"
@@ -75,32 +76,48 @@ func main() {
 }
 
 // signalContext returns a context cancelled, with a *signalCause, by the
-// first SIGINT, SIGTERM or SIGHUP, and a channel closed by the second: the
-// command is then killed without waiting for the rest of its grace period.
-// A third kills leasehold itself (and, on Linux, the command with it).
+// first SIGINT, SIGTERM or SIGHUP, and a channel closed by a second SIGINT
+// or SIGTERM: the command is then killed without waiting for the rest of
+// its grace period. A third kills leasehold itself (and, on Linux, the
+// command with it).
 //
 // SIGHUP (the terminal or SSH session closed) stops leasehold as SIGTERM
 // does, unless it was ignored when leasehold started (nohup), and stays
-// so. SIGPIPE is caught and dropped: a write to a stderr whose reader has
-// gone fails with EPIPE (leasehold's writes leave it: see logSink) instead
-// of killing leasehold by the default action, which would leave the
-// command's process group running without the lease (red team 14). It is
-// caught, not ignored: an ignored signal stays ignored across exec, in
-// the command, and a command's own "cmd | head" would change.
+// so. It never hurries the stop, nor kills leasehold: a closed terminal
+// sends it more than once (the shell forwards its own to its jobs, the
+// kernel sends one to the last foreground group when the shell exits), and
+// a second SIGHUP taken as a second signal killed the command without its
+// grace period, a third killed leasehold by the default action, leaving
+// its command's group running (red team 16). SIGPIPE is caught and
+// dropped: a write to a stderr whose reader has gone fails with EPIPE
+// (leasehold's writes leave it: see logSink) instead of killing leasehold
+// by the default action, which would leave the command's process group
+// running without the lease (red team 14). They are caught, not ignored:
+// an ignored signal stays ignored across exec, in the command, and a
+// command's own "cmd | head" would change.
 func signalContext() (context.Context, <-chan struct{}) {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) // never read: each is dropped
+	dropped := []os.Signal{syscall.SIGPIPE}
+	hup := !signal.Ignored(syscall.SIGHUP)
+	if hup {
+		dropped = append(dropped, syscall.SIGHUP) // after the first signal
+	}
+	signal.Notify(make(chan os.Signal, 1), dropped...) // never read: each is dropped
 	ctx, cancel := context.WithCancelCause(context.Background())
 	hurry := make(chan struct{})
-	ch := make(chan os.Signal, 2)
+	ch := make(chan os.Signal, 4)
 	stops := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
+	if hup {
 		stops = append(stops, syscall.SIGHUP)
 	}
 	signal.Notify(ch, stops...)
 	go func() {
 		sig := <-ch
 		cancel(&signalCause{sig: sig.(syscall.Signal)})
-		<-ch
+		for sig := range ch {
+			if sig != syscall.SIGHUP {
+				break
+			}
+		}
 		close(hurry)
 		signal.Stop(ch)
 	}()
@@ -112,9 +129,28 @@ func signalContext() (context.Context, <-chan struct{}) {
 func mainWith(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) int {
 	code, line := exitCode(dispatch(ctx, hurry, args, env))
 	if line != "" {
-		fmt.Fprintln(env.stderr, "leasehold: "+oneLine(line))
+		writeWithin(env.stderr, []byte("leasehold: "+oneLine(line)+"\n"), closeWait)
 	}
 	return code
+}
+
+// writeWithin writes p to w, and returns once it is written or after
+// limit, whichever comes first: leasehold's last line must not keep it
+// from exiting when its stderr is a pipe nobody reads (a stalled log
+// collector), as the log sink's close must not (red team 16). The write
+// left behind ends with the process.
+func writeWithin(w io.Writer, p []byte, limit time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Write(p)
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // oneLine folds a multi-line error message (the Azure SDK's, say) into one

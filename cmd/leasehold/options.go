@@ -51,6 +51,12 @@ var commonDefaults = map[string]string{
 // finish validates the common flags and fills in the identity.
 func (o *commonOptions) finish(env *environment) error {
 	if o.lease == "" {
+		if _, inCommand := env.lookupEnv(envPrefix + "TOKEN"); inCommand {
+			// LEASEHOLD_LEASE, if set, names the lease of the run that
+			// started this command (see givenToCommand): say so, rather
+			// than ask for a variable that is there (red team 16).
+			return errors.New("--lease is required: LEASEHOLD_LEASE is not read inside a command leasehold runs (LEASEHOLD_TOKEN is set), where it names that run's lease")
+		}
 		return errors.New("--lease (or LEASEHOLD_LEASE) is required")
 	}
 	if o.identity == "" {

@@ -116,6 +116,15 @@ type session struct {
 	// command has exited.
 	started atomic.Pointer[time.Time]
 	exited  atomic.Bool
+	// With --min-hold (see keepHold): stopTask ends the task's own
+	// context, set before started; completed says the command exited by
+	// itself (supervise's judgement); taskEnded is closed when the task
+	// returns; endOnce ends RunOnce's context.
+	stopTask   context.CancelCauseFunc
+	signalStop atomic.Bool // keepHold stopped the task on a signal
+	completed  atomic.Bool
+	taskEnded  chan struct{}
+	endOnce    context.CancelCauseFunc
 }
 
 func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slog.Logger, stopRun context.CancelCauseFunc) *session {
@@ -161,9 +170,25 @@ func (s *session) config(l lease.Lease) runner.Config {
 // task runs the command for one term; a command that cannot be started
 // ends the run.
 func (s *session) task(ctx context.Context) error {
+	tctx := ctx
+	if s.hold != nil {
+		var stopTask context.CancelCauseFunc
+		tctx, stopTask = context.WithCancelCause(ctx)
+		defer stopTask(nil)
+		s.stopTask = stopTask
+		defer close(s.taskEnded) // --once: one term
+	}
 	now := time.Now()
 	s.started.Store(&now)
-	err := s.sup.task(ctx)
+	err := s.sup.termTask(tctx, &s.completed)
+	if s.hold != nil && s.signalStop.Load() && !s.completed.Load() {
+		// keepHold stopped the command on a signal, before it exited by
+		// itself: the run ends as stopped, RunOnce's context ended before
+		// the task returns (so that the runner does not count it as run,
+		// nor hold the lease after it, whatever else ended its term
+		// meanwhile).
+		s.endOnce(context.Cause(tctx))
+	}
 	s.exited.Store(true)
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -178,16 +203,19 @@ func (s *session) task(ctx context.Context) error {
 // With --min-hold, a signal (ctx, runCtx) that comes once the command has
 // exited does not end the hold (rule 13: a record held by a minimum hold
 // is nobody's to take before it lapses): RunOnce goes on renewing until
-// the hold is over, releases and returns. A second signal (hurry) ends
-// the hold without a release: the record lapses a TTL after its last
-// write, and leasehold exits at once. A signal that comes before the
-// command has exited stops it as without --min-hold.
+// the hold is over, releases and returns. A second signal (hurry: a
+// SIGINT or SIGTERM) ends the hold without a release: the record lapses a
+// TTL after its last write, and leasehold exits at once. A signal that
+// comes before the command has exited stops it as without --min-hold,
+// unless the command exits by itself before the stop reaches it (as
+// supervise judges): then its hold goes on.
 func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 	onceCtx, left := runCtx, make(chan struct{})
 	if s.hold != nil {
 		c, stop := context.WithCancelCause(context.WithoutCancel(runCtx))
 		defer stop(nil)
 		onceCtx = c
+		s.endOnce, s.taskEnded = stop, make(chan struct{})
 		go s.keepHold(runCtx, onceCtx, stop, left)
 	}
 	type result struct {
@@ -212,6 +240,11 @@ func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 	}
 	if err != nil {
 		return exitf(storeExit(err), "run: %v", err)
+	}
+	if res.Outcome == runner.SteppedDown && s.signalStop.Load() && !s.completed.Load() {
+		// Stopped by the signal, whatever else ended the term meanwhile
+		// (the runner watched the command's health during the stop).
+		return interrupted(ctx, "the command was stopped")
 	}
 	return onceExit(ctx, res, s.o.period)
 }
@@ -242,9 +275,11 @@ func onceExit(ctx context.Context, res runner.Once, period string) error {
 }
 
 // keepHold is runOnce's watch of the signals with --min-hold: once runCtx
-// ends, it ends onceCtx (RunOnce's) at once unless the command has exited;
-// if it has, the hold goes on, until a second signal: then the lease is
-// left (heldLease.leave), onceCtx ended and left closed.
+// ends, it stops the command (the task's context; the task then ends
+// onceCtx, RunOnce's) unless the command has exited, or exits by itself
+// before the stop reaches it; if it has, the hold goes on, until a second
+// signal: then the lease is left (heldLease.leave), onceCtx ended and
+// left closed.
 func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelCauseFunc, left chan<- struct{}) {
 	select {
 	case <-runCtx.Done():
@@ -256,12 +291,34 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 	// only once its output is copied: a signal in between was taken for
 	// one before the exit, and ended the hold (red team 15).
 	started := s.started.Load()
-	if !(s.exited.Load() || s.sup.commandExited()) || s.fatal.Load() != nil || started == nil {
+	if s.fatal.Load() != nil || started == nil {
 		stop(context.Cause(runCtx))
 		return
 	}
+	if !(s.exited.Load() || s.sup.commandExited()) {
+		holdChecked()
+		// The command ran when the signal came, as far as could be seen;
+		// it may yet exit by itself before the stop reaches it, which
+		// supervise judges. So the task's own context ends, not
+		// RunOnce's: a command stopped ends the run (the task ends
+		// RunOnce's context before it returns), one that exited by itself
+		// keeps its hold. Ending RunOnce's context here made the runner
+		// release at once the hold of a command supervise then found
+		// exited by itself (red team 16).
+		s.signalStop.Store(true)
+		s.stopTask(context.Cause(runCtx))
+		select {
+		case <-s.taskEnded:
+		case <-onceCtx.Done():
+			return
+		}
+		if !s.completed.Load() {
+			stop(context.Cause(runCtx)) // the task ended it, unless it returned first
+			return
+		}
+	}
 	until := started.Add(s.o.minHold)
-	s.log.Warn("signal received after the command exited: the minimum hold goes on until it is over, then the lease is released; a second signal ends the hold without releasing the lease (it then lapses a TTL after its last write)",
+	s.log.Warn("signal received after the command exited: the minimum hold goes on until it is over, then the lease is released; a second SIGTERM or SIGINT ends the hold without releasing the lease (it then lapses a TTL after its last write)",
 		"reason", context.Cause(runCtx).Error(), "hold_until", until.UTC().Format(time.RFC3339), "hold_left", time.Until(until).Round(time.Second))
 	select {
 	case <-s.sup.hurry:
@@ -308,3 +365,8 @@ func (h *heldLease) Release(ctx context.Context, t lease.Term) error {
 func (h *heldLease) RenewalsShow() bool { return lease.RenewalsShow(h.Lease) }
 
 func (h *heldLease) FollowerReads() int { return lease.FollowerReads(h.Lease) }
+
+// holdChecked is called once keepHold has found the command still
+// running on a signal, before it stops it: tests make the command exit
+// there.
+var holdChecked = func() {}

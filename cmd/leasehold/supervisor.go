@@ -13,8 +13,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,6 +74,9 @@ type job struct {
 	// vars are the job's other LEASEHOLD_ variables.
 	vars []string
 	log  *slog.Logger
+	// completed, if not nil, is set when the command exited by itself,
+	// before supervise returns (as runner.Completed is told).
+	completed *atomic.Bool
 }
 
 // ran reports whether the command was started at least once.
@@ -83,13 +89,17 @@ func (s *supervisor) ran() bool {
 // task is the runner's Task: it runs the command for one term (see
 // supervise). LEASEHOLD_PERIOD is the run's own period, never the one the
 // term's record names: without --period or --every that is another run's.
-func (s *supervisor) task(ctx context.Context) error {
+func (s *supervisor) task(ctx context.Context) error { return s.termTask(ctx, nil) }
+
+// termTask is task, which also sets completed, if not nil, when the
+// command exited by itself (see supervise).
+func (s *supervisor) termTask(ctx context.Context, completed *atomic.Bool) error {
 	t, _ := runner.Term(ctx)
 	var vars []string
 	if s.period != "" {
 		vars = append(vars, "LEASEHOLD_PERIOD="+s.period)
 	}
-	return s.supervise(ctx, job{token: t.Token, vars: vars, log: s.log})
+	return s.supervise(ctx, job{token: t.Token, vars: vars, log: s.log, completed: completed})
 }
 
 // supervise runs the command for job j until it exits or ctx ends; ctx
@@ -148,6 +158,9 @@ func (s *supervisor) supervise(ctx context.Context, j job) error {
 	}
 	s.lead(false, j.token)
 	runner.Completed(ctx)
+	if j.completed != nil {
+		j.completed.Store(true)
+	}
 	end := childExitOf(c.status)
 	j.log.Info("command exited by itself", "token", j.token, "status", statusText(end))
 	return end
@@ -248,7 +261,8 @@ func (s *supervisor) stop(ctx context.Context, c *child, log *slog.Logger) {
 // and a goroutine that reaps it (see child).
 func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
-	cmd.Env = append(append([]string(nil), s.env...),
+	base := withoutGiven(s.env)
+	cmd.Env = append(base,
 		"LEASEHOLD_TOKEN="+strconv.FormatUint(j.token, 10),
 		"LEASEHOLD_LEASE="+s.leaseURL,
 		"LEASEHOLD_IDENTITY="+s.identity,
@@ -257,7 +271,7 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 		cmd.Env = append(cmd.Env, "LEASEHOLD_PROGRESS_FILE="+s.progressFile)
 	}
 	cmd.Env = append(cmd.Env, j.vars...)
-	marks := cmd.Env[len(s.env):]
+	marks := cmd.Env[len(base):]
 	cmd.SysProcAttr = sysProcAttr()
 	// The command's stdout and stderr are files (or pipes leasehold
 	// copies), never writers exec.Cmd would copy: the child reaps the
@@ -310,6 +324,28 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 		go s.watchProgressFile(ctx, c.exited)
 	}
 	return c, nil
+}
+
+// givenVars are the variables leasehold gives the command to say what its
+// run is (start, and the shard's job).
+var givenVars = []string{"LEASEHOLD_TOKEN", "LEASEHOLD_LEASE", "LEASEHOLD_IDENTITY", "LEASEHOLD_PROGRESS_FILE",
+	"LEASEHOLD_PERIOD", "LEASEHOLD_SHARD", "LEASEHOLD_SHARDS"}
+
+// withoutGiven returns a copy of env without givenVars: the command gets
+// only those of its own run, never those leasehold's own environment
+// holds (a leasehold run by another's command: a shard's LEASEHOLD_SHARD
+// beside this lease's token would pair the shard with a token of another
+// counter, and the parent's LEASEHOLD_PERIOD name a period this run does
+// not hold; red team 16).
+func withoutGiven(env []string) []string {
+	out := make([]string, 0, len(env)+len(givenVars))
+	for _, kv := range env {
+		key, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(givenVars, key) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // watchProgressFile counts each change of the progress file's modification
