@@ -70,7 +70,7 @@ func TestExitStatus(t *testing.T) {
 		{"usage: unknown subcommand", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"usage: no subcommand", nil, exitUsage, "no command given: want run, status, check, break, version or help"},
 		{"usage: malformed duration", []string{"status", "--lease", "mem://x", "--watch", "5"}, exitUsage, `invalid value "5" for flag --watch`},
-		{"config: unknown scheme", []string{"run", "--lease", "etcd://host/key", "--", "true"}, exitConfig, `unknown scheme "etcd" (registered: azblob, dynamodb, gs, mem, s3)`},
+		{"config: unknown scheme", []string{"run", "--lease", "etcd://host/key", "--", "true"}, exitConfig, `unknown scheme "etcd" (registered: azblob, dynamodb, gs, mem, quorum, s3)`},
 		{"config: malformed lease URL", []string{"status", "--lease", "s3://bucket"}, exitConfig, "names no key"},
 		{"command not found", []string{"run", "--lease", "mem://x", "--", "no-such-command-here"}, exitNotFound, `command "no-such-command-here"`},
 		{"command not executable", []string{"run", "--lease", "mem://x", "--", notExecutable}, exitCannotRun, "permission denied"},
