@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -55,6 +56,10 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 		return lease.Term{}, err
 	}
 	if err := q.duplicates(looks); err != nil {
+		return lease.Term{}, err
+	}
+	if err := q.exhausted(); err != nil {
+		q.yield(ctx)
 		return lease.Term{}, err
 	}
 	if h := q.holder(looks); h != nil {
@@ -378,6 +383,11 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 		}
 	}
 	from = own(best.Annotations)
+	if err := q.exhaustedLocked(); err != nil {
+		q.mu.Unlock()
+		q.yield(ctx)
+		return lease.Term{}, err
+	}
 	q.seen++
 	token, seq := q.seen, uint64(1)
 	q.mu.Unlock()
@@ -420,6 +430,24 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 	}
 	q.live, q.token, q.seq, q.landed, q.written, q.minority = true, token, seq, seq, from, time.Time{}
 	return q.liveTerm(from), nil
+}
+
+// exhausted returns lease.ErrCorrupt when the highest quorum token read
+// or written cannot grow: a record (a hostile or corrupt annotation) shows
+// the largest uint64, and the next token would wrap round to 0, below
+// every earlier one (rule 10). As the engine's NextToken, no writer
+// reaches it.
+func (q *Lease) exhausted() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.exhaustedLocked()
+}
+
+func (q *Lease) exhaustedLocked() error {
+	if q.seen == math.MaxUint64 {
+		return fmt.Errorf("quorumlease: acquire: quorum token %d (annotation %q) cannot grow: %w", q.seen, annotationToken, lease.ErrCorrupt)
+	}
+	return nil
 }
 
 // liveTerm is the live quorum term with annotations a: its Sent is the
