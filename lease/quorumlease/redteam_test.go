@@ -32,6 +32,34 @@ func TestRedTeamPartitionedMinorityHolderBlocksNobody(t *testing.T) {
 	})
 }
 
+// TestRedTeamRenewAfterASuccessorsTerm: a holder that stalls past its
+// term, while another contender leads with a greater token and releases,
+// must find its term lost: a Renew that takes the freed members back and
+// returns its old token after the successor's breaks fencing (claim b)
+// and lease.Lease's Renew (ErrLost once the lease was taken over).
+func TestRedTeamRenewAfterASuccessorsTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		ctx := context.Background()
+		a, b := open(t, h, "a"), open(t, h, "b")
+		ta := acquire(t, a)
+		tb := waitAcquire(t, b) // a stalls: b takes over after a's TTL
+		if tb.Token <= ta.Token {
+			t.Fatalf("b's token %d, a's %d", tb.Token, ta.Token)
+		}
+		if err := b.Release(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		nt, err := a.Renew(ctx, ta)
+		if err == nil {
+			t.Fatalf("a's Renew of its term (token %d) after b led with token %d and released: a term with token %d, want lease.ErrLost", ta.Token, tb.Token, nt.Token)
+		}
+		if !errors.Is(err, lease.ErrLost) {
+			t.Errorf("a's Renew after b's term: %v, want lease.ErrLost", err)
+		}
+	})
+}
+
 // TestRedTeamTokenCannotWrap: a member record whose quorum token is the
 // largest uint64 (a hostile or corrupt annotation) must not make the next
 // leader's token wrap round to 0 (claim b, rule 10): the engine reports a

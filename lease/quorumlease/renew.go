@@ -42,6 +42,15 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 				return outcome{err: err}
 			}
 			won = true
+			// The record it took back carries over the quorum token of
+			// the last term that wrote it: a greater one than this
+			// term's is a later leader's, which held a majority after
+			// this term had lapsed (and then released, or lapsed): this
+			// term is over, and writing its token there would put the
+			// count backwards (claim b).
+			if later, _ := tokenOf(mt.Annotations); later > token {
+				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from quorum term %d, later than this one: %w", later, lease.ErrLost)}
+			}
 		}
 		mt.Annotations = stamped(a, token, seq)
 		nt, err := l.Renew(ctx, mt)
@@ -53,10 +62,16 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	renewed, gone := 0, 0
+	renewed, gone, superseded := 0, 0, false
 	for i, o := range out {
 		m := &q.members[i]
+		if o.won {
+			q.note(o.term.Annotations)
+		}
 		switch {
+		case o.won && errors.Is(o.err, lease.ErrLost):
+			m.state, m.term = campaign, o.term // won, but a later term had it
+			superseded = true
 		case o.err == nil:
 			m.state, m.term = quorum, o.term
 			renewed++
@@ -70,6 +85,10 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		}
 	}
 	q.seq = seq
+	if superseded {
+		q.demote()
+		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d was taken over: a later quorum term held a majority since: %w (%s)", token, lease.ErrLost, q.memberErrors(out))
+	}
 	if renewed >= q.majority {
 		q.written, q.landed = a, seq
 		return q.liveTerm(a), nil
