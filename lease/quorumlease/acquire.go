@@ -178,7 +178,7 @@ func (q *Lease) read(ctx context.Context, held []state) ([]look, []outcome) {
 			looks[i] = look{class: free, rec: o.rec}
 			if o.rec.Held() {
 				looks[i].wait = q.waitOf(i, o.rec)
-				if looks[i].wait > 0 {
+				if looks[i].wait > 0 && !q.untold(i) {
 					looks[i].class = other
 				}
 			}
@@ -200,12 +200,25 @@ func heldLook(err error) look {
 // waitOf is how much longer member i's record rec, just read, must stay
 // unchanged before the member's Acquire would take it: the member's own
 // judgement where it has one (lease.Watcher), and otherwise the record's
-// TTL, as a store that judges expiry shows a lapsed lease released.
+// TTL, as a store that judges expiry shows a lapsed lease released (a
+// member that judges on this contender's clock and does not tell, the
+// record's TTL at most: see untold).
 func (q *Lease) waitOf(i int, rec lease.Record) time.Duration {
 	if w, ok := q.members[i].l.(lease.Watcher); ok {
 		return w.Wait(rec)
 	}
 	return rec.TTL
+}
+
+// untold reports whether member i judges expiry on this contender's clock
+// without telling how far its count has gone (a Lease of another module
+// that is no lease.Watcher): only its own Acquire knows whether a held
+// record has lapsed, so Acquire tries it as a free member, and the member
+// refuses it (lease.ErrHeld) while it is held. Judged by the record's TTL
+// alone, a holder that has gone would keep it for ever.
+func (q *Lease) untold(i int) bool {
+	_, ok := q.members[i].l.(lease.Watcher)
+	return !ok && q.members[i].l.Judge() == lease.JudgedByContender
 }
 
 // duplicates refuses members that show one record: the same nonce, which

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 )
 
 // TestRedTeamPartitionedMinorityHolderBlocksNobody: a contender that can
@@ -17,19 +18,25 @@ import (
 // lead within a few TTLs (claims d and e: no livelock, a minority's
 // outage costs nothing).
 func TestRedTeamPartitionedMinorityHolderBlocksNobody(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFleet(t, 3)
-		f.q.stores[1].Partition("b")
-		f.q.stores[2].Partition("b")
-		f.start("b")
-		time.Sleep(ttl / 4)
-		f.start("a")
-		time.Sleep(10 * ttl)
-		terms := f.stop()
-		if len(terms) != 1 || terms[0].who != "a" {
-			t.Fatalf("tenures %+v, want a's: b, cut off from a majority, holds the first member and no one leads", terms)
-		}
-	})
+	for _, later := range []time.Duration{0, ttl / 4, ttl / 2, ttl * 9 / 10, ttl, 3 * ttl / 2, 5 * ttl} {
+		t.Run(later.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, 3)
+				f.q.stores[1].Partition("b")
+				f.q.stores[2].Partition("b")
+				f.start("b")
+				time.Sleep(later)
+				begin := time.Now()
+				f.start("a")
+				time.Sleep(10 * ttl)
+				terms := f.stop()
+				if len(terms) != 1 || terms[0].who != "a" {
+					t.Fatalf("tenures %+v, want a's: b, cut off from a majority, holds the first member and no one leads", terms)
+				}
+				t.Logf("a led after %v", terms[0].start.Sub(begin))
+			})
+		})
+	}
 }
 
 // TestRedTeamRenewAfterASuccessorsTerm: a holder that stalls past its
@@ -89,6 +96,76 @@ func TestRedTeamTokenCannotWrap(t *testing.T) {
 		}
 		if !errors.Is(err, lease.ErrCorrupt) {
 			t.Errorf("Acquire after a record with quorum token 2^64-1: %v, want lease.ErrCorrupt", err)
+		}
+	})
+}
+
+// TestRedTeamReturningMemberTakenBackFromAStrandedContender: the leader,
+// cut off from member 1 for a while, comes back to it; meanwhile a
+// contender that reaches member 1 alone took it as a minority. The leader
+// must hold member 1 again within a few TTLs (claim e: a returning member
+// is taken back), or a second outage ends a term a quorum could keep.
+func TestRedTeamReturningMemberTakenBackFromAStrandedContender(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 3)
+		f.start("a")
+		time.Sleep(ttl)
+		f.q.stores[1].Partition("c")
+		f.q.stores[2].Partition("c")
+		f.start("c")
+		f.q.stores[0].Partition("a")
+		time.Sleep(3 * ttl)
+		f.q.stores[0].Heal("a")
+		time.Sleep(6 * ttl)
+		rec := f.q.holderOf(t, 0)
+		f.q.stores[2].Partition("a") // a second outage: member 3
+		time.Sleep(3 * ttl)
+		terms := f.stop()
+		if rec.Holder != "a" {
+			t.Errorf("member 1, six TTLs after a came back to it: %+v, want held by a", rec)
+		}
+		if len(terms) != 1 || terms[0].who != "a" || !terms[0].end.IsZero() && terms[0].end.Before(time.Now()) && len(terms) != 1 {
+			t.Errorf("tenures %+v, want a's alone", terms)
+		}
+	})
+}
+
+// noWatch is a member lease that judges expiry itself, on the contender's
+// clock, but does not say how far its count has gone (no lease.Watcher): a
+// lease.Lease of another module, which New accepts.
+type noWatch struct{ lease.Lease }
+
+// TestRedTeamMemberWithoutWatcher: a member whose Lease judges expiry
+// (JudgedByContender) but is no lease.Watcher must not keep a record of a
+// holder that has gone for ever: its own Acquire judges when it may be
+// taken. With it first in the members' order, a holder that stops
+// renewing must be succeeded within a few TTLs (claim d).
+func TestRedTeamMemberWithoutWatcher(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		openQ := func(who string) lease.Lease {
+			var ms []lease.Lease
+			for i, s := range h.stores {
+				l, err := s.Open("job", lease.Options{Identity: who, TTL: ttl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					l = noWatch{l}
+				}
+				ms = append(ms, l)
+			}
+			q, err := quorumlease.New(ms, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+		a, b := openQ("a"), openQ("b")
+		ta := acquire(t, a) // and a stops
+		tb := waitAcquire(t, b)
+		if tb.Token <= ta.Token {
+			t.Errorf("b's token %d after a's %d", tb.Token, ta.Token)
 		}
 	})
 }
