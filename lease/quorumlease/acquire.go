@@ -255,6 +255,7 @@ type group struct {
 	rec   lease.Record
 	waits []time.Duration
 	seqs  []uint64
+	recs  []lease.Record
 }
 
 // groups gathers the members held by others by holder and quorum token,
@@ -286,6 +287,7 @@ func (q *Lease) groups(looks []look) []group {
 		gs[i].waits = append(gs[i].waits, l.wait)
 		_, seq := tokenOf(l.rec.Annotations)
 		gs[i].seqs = append(gs[i].seqs, seq)
+		gs[i].recs = append(gs[i].recs, l.rec)
 	}
 	for i := range gs {
 		g := &gs[i]
@@ -293,6 +295,11 @@ func (q *Lease) groups(looks []look) []group {
 		slices.Sort(g.seqs)
 		slices.Reverse(g.seqs)
 		if len(g.seqs) >= q.majority {
+			// The record of the write the Version names, which a
+			// majority took: not a later one that fewer took (a reader
+			// counts what the record carries as written, as on one
+			// store).
+			g.rec = quorumRecord(atSeq(g.recs, g.seqs[q.majority-1]))
 			g.rec.Version = version(g.rec.Token, g.seqs[q.majority-1], "")
 		} else {
 			g.rec.Version = version(g.rec.Token, g.seqs[0], "?")
@@ -300,6 +307,17 @@ func (q *Lease) groups(looks []look) []group {
 	}
 	slices.SortStableFunc(gs, func(a, b group) int { return len(b.waits) - len(a.waits) })
 	return gs
+}
+
+// atSeq returns the record of recs, records of one quorum term, that
+// its write seq left (there is one when seq is a count recs show).
+func atSeq(recs []lease.Record, seq uint64) lease.Record {
+	for _, r := range recs {
+		if _, s := tokenOf(r.Annotations); s == seq {
+			return r
+		}
+	}
+	return recs[0]
 }
 
 // later reports whether a carries later quorum annotations than b.
@@ -472,12 +490,13 @@ func (q *Lease) liveTerm(a lease.Annotations) lease.Term {
 	return lease.Term{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Sent: sent, Version: version(q.token, q.landed, ""), Annotations: a}
 }
 
-// version is a quorum record's Version: its quorum token and the count of
-// the latest of its term's writes that a majority of the members took,
-// and a mark for a record released ("r") or held by no majority ("?").
-// A write that changes it reached a majority, so a reader that sees it
-// change after a write whose answer was lost may count that write as
-// landed, as on a single store.
+// version is a quorum record's Version: its quorum token and the
+// greatest count of its term's writes that a majority of the members
+// reached (each by that write or a later one), and a mark for a record
+// released ("r") or held by no majority ("?"). It changes only when a
+// majority took writes sent since, so a reader that sees it change after
+// a write whose answer was lost may count that write as landed, as on a
+// single store.
 func version(token, seq uint64, mark string) string {
 	return strconv.FormatUint(token, 10) + "." + strconv.FormatUint(seq, 10) + mark
 }

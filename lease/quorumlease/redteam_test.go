@@ -3,6 +3,7 @@ package quorumlease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -166,6 +167,75 @@ func TestRedTeamMemberWithoutWatcher(t *testing.T) {
 		tb := waitAcquire(t, b)
 		if tb.Token <= ta.Token {
 			t.Errorf("b's token %d after a's %d", tb.Token, ta.Token)
+		}
+	})
+}
+
+// lossy is a member whose next writes land and whose answers are then
+// lost, read-back and all (the outcome is unknown: lease.ErrUnavailable).
+type lossy struct {
+	lease.Lease
+	lose *int
+}
+
+func (l lossy) Wait(r lease.Record) time.Duration { return l.Lease.(lease.Watcher).Wait(r) }
+
+func (l lossy) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	nt, err := l.Lease.Renew(ctx, t)
+	if err == nil && *l.lose > 0 {
+		*l.lose--
+		return lease.Term{}, fmt.Errorf("lossy: answer lost: %w", lease.ErrUnavailable)
+	}
+	return nt, err
+}
+
+// TestRedTeamObserveShowsTheAnnotationsAMajorityTook: Observe's record
+// names by its Version the latest write a majority took, and a reader
+// (the runner resolving an unanswered write: period.go's holdUntil takes
+// the run's mark as written when the record Observe returns carries it)
+// relies on its annotations being that write's. A later write that one
+// member of three took (a done mark) must not show in it: a successor
+// that takes the other two never sees it.
+func TestRedTeamObserveShowsTheAnnotationsAMajorityTook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		ctx := context.Background()
+		lose := make([]int, 3)
+		var ms []lease.Lease
+		for i, s := range h.stores {
+			l, err := s.Open("job", lease.Options{Identity: "a", TTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, lossy{l, &lose[i]})
+		}
+		a, err := quorumlease.New(ms, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ta := acquire(t, a)
+		// A renewal lands on members 1 and 2, unanswered; member 3 fails.
+		lose[0], lose[1] = 1, 1
+		h.stores[2].FailNext("a", 1)
+		if _, err := a.Renew(ctx, ta); err == nil {
+			t.Fatal("renewal with every answer lost: nil error")
+		}
+		// The run's mark lands on member 3 alone.
+		h.stores[0].FailNext("a", 2)
+		h.stores[1].FailNext("a", 2)
+		if _, err := a.Renew(ctx, ta.Annotate("runner/period-done", "1")); err == nil {
+			t.Fatal("the mark's write, taken by one member: nil error")
+		}
+		rec, err := a.Observe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("record %+v", rec)
+		if rec.Version == ta.Version {
+			t.Fatalf("Version %q did not move, though the renewal reached a majority", rec.Version)
+		}
+		if rec.Annotations.Get("runner/period-done") != "" {
+			t.Errorf("Observe's record (version %q) carries the mark that one member of three took: a reader counts it written", rec.Version)
 		}
 	})
 }

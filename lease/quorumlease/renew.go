@@ -263,15 +263,19 @@ func (q *Lease) summary(recs []lease.Record, ok []bool) lease.Record {
 	}
 	// The count of the latest write of rec's term that a majority took.
 	var seqs []uint64
+	var term []lease.Record
 	for i, r := range recs {
 		if t, s := tokenOf(r.Annotations); ok[i] && t == rec.Token && r.Holder == rec.Holder {
 			seqs = append(seqs, s)
+			term = append(term, r)
 		}
 	}
 	slices.Sort(seqs)
 	slices.Reverse(seqs)
 	switch {
 	case len(seqs) >= q.majority:
+		// The annotations of that write, not of a later one fewer took.
+		rec.Annotations = own(atSeq(term, seqs[q.majority-1]).Annotations)
 		rec.Version = version(rec.Token, seqs[q.majority-1], mark)
 	case len(seqs) > 0:
 		rec.Version = version(rec.Token, seqs[0], "?")
