@@ -239,3 +239,37 @@ func TestRedTeamObserveShowsTheAnnotationsAMajorityTook(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeamGreaterTokenOfAFailedLeadDeposesNobody: a member that shows a
+// greater quorum token than the live term's, written by a contender whose
+// lead reached that member alone, is taken back by the leader without
+// ending its term: no other led (the refinement of the check that
+// TestRedTeamRenewAfterASuccessorsTerm asks for).
+func TestRedTeamGreaterTokenOfAFailedLeadDeposesNobody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		ctx := context.Background()
+		c, _ := h.stores[2].Open("job", lease.Options{Identity: "c", TTL: ttl})
+		ct, err := c.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Renew(ctx, ct.Annotate("quorum/token", "9").Annotate("quorum/seq", "1")); err != nil {
+			t.Fatal(err)
+		} // and c stops
+		h.stores[2].Partition("a")
+		a := open(t, h, "a")
+		ta := acquire(t, a)
+		h.stores[2].Heal("a")
+		for range 4 * ttl / (ttl / 4) {
+			time.Sleep(ttl / 4)
+			var err error
+			if ta, err = a.Renew(ctx, ta); err != nil {
+				t.Fatalf("a's renewal while c's record of token 9 lapses on member 3: %v", err)
+			}
+		}
+		if rec := h.holderOf(t, 2); rec.Holder != "a" {
+			t.Errorf("member 3 after 4 TTLs of a's renewals: %+v, want taken back by a", rec)
+		}
+	})
+}

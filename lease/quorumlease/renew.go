@@ -30,6 +30,9 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: %w", err)
 	}
 	q.lapse(quorum, time.Now())
+	// Fewer than a majority of its member terms are live: the term has
+	// lapsed, and another contender may have led since (and released).
+	lapsed := q.count(quorum) < q.majority
 	held, terms, token := q.states(), q.terms(), q.token
 	q.mu.Unlock()
 
@@ -43,12 +46,14 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			}
 			won = true
 			// The record it took back carries over the quorum token of
-			// the last term that wrote it: a greater one than this
-			// term's is a later leader's, which held a majority after
-			// this term had lapsed (and then released, or lapsed): this
-			// term is over, and writing its token there would put the
-			// count backwards (claim b).
-			if later, _ := tokenOf(mt.Annotations); later > token {
+			// the last term that wrote it. Once this term has lapsed, a
+			// greater one than its own may be a later leader's, which
+			// held a majority since (and then released, or lapsed):
+			// this term is over, and reviving it would put the count
+			// backwards (claim b). While the term is live no other can
+			// have led, and a greater token is a lead that reached
+			// fewer than a majority.
+			if later, _ := tokenOf(mt.Annotations); lapsed && later > token {
 				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from quorum term %d, later than this one: %w", later, lease.ErrLost)}
 			}
 		}
