@@ -423,12 +423,12 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 	token, seq := q.seen, uint64(1)
 	q.mu.Unlock()
 
-	out := q.each(func(i int) bool { return held[i] == campaign }, func(i int, l lease.Lease) outcome {
+	out := q.eachUntil(ctx, func(i int) bool { return held[i] == campaign }, func(ctx context.Context, i int, l lease.Lease) outcome {
 		t := terms[i]
 		t.Annotations = stamped(from, token, seq)
 		nt, err := l.Renew(ctx, t)
 		return outcome{term: nt, err: err}
-	})
+	}, succeeded)
 
 	q.mu.Lock()
 	defer q.mu.Unlock()

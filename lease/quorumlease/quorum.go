@@ -216,7 +216,59 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 	return out
 }
 
+// eachUntil is each for a write that a majority decides (a renewal, the
+// new token's write): f is passed a context that ends with ctx or, once
+// a majority of the calls returned outcomes that won, a grace later, so
+// that a member that hangs or crawls delays the write by that grace, not
+// by its calls' timeouts, read-backs and retries (a minority's outage
+// costs nothing: the runner renews a renew interval after each renewal
+// returned and counts from when the one before was sent, so a renewal
+// that always takes longer than a sixteenth of the TTL cannot keep a
+// term). The grace is as long again as the majority took, to let a
+// slower member that is up keep up, between an eighth and a quarter of
+// CallTimeout. A call cut off that way has an unknown outcome, as one
+// that timed out: the member's own next write reads back what it left.
+func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool) []outcome {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]outcome, len(q.members))
+	var (
+		mu    sync.Mutex
+		wins  int
+		grace *time.Timer
+		wg    sync.WaitGroup
+		start = time.Now()
+	)
+	for i := range q.members {
+		if !ok(i) {
+			continue
+		}
+		l := q.members[i].l
+		wg.Go(func() {
+			o := f(cctx, i, l)
+			o.done = true
+			mu.Lock()
+			defer mu.Unlock()
+			out[i] = o
+			if won(o) {
+				if wins++; wins == q.majority {
+					ct := q.opts.CallTimeout
+					grace = time.AfterFunc(min(max(time.Since(start), ct/8), ct/4), cancel)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if grace != nil {
+		grace.Stop()
+	}
+	return out
+}
+
 func all(int) bool { return true }
+
+// succeeded is eachUntil's won for a write: the member took it.
+func succeeded(o outcome) bool { return o.err == nil }
 
 // tokenOf returns the quorum token and annotation count a member's
 // annotations carry; 0 for a record no quorum term wrote.

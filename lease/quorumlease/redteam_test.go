@@ -273,3 +273,58 @@ func TestRedTeamGreaterTokenOfAFailedLeadDeposesNobody(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeamHungMemberKeepsTheLeader: a member that stops answering the
+// leader (its calls hang until they time out) is a minority's outage and
+// must cost the leader nothing (claim e): a renewal that waited for it,
+// its timeout, read-back and retry, came back later than the runner's
+// renew deadline allows, and the leader stepped down every few seconds.
+func TestRedTeamHungMemberKeepsTheLeader(t *testing.T) {
+	for member := range 3 {
+		t.Run(fmt.Sprint(member), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, 3)
+				f.start("a")
+				time.Sleep(ttl)
+				f.start("b")
+				time.Sleep(ttl)
+				f.q.stores[member].Hang("a")
+				time.Sleep(10 * ttl)
+				f.q.stores[member].Heal("a")
+				time.Sleep(2 * ttl)
+				terms := f.stop()
+				if len(terms) != 1 {
+					t.Errorf("tenures %+v, want a's alone: a hung minority member must not end the term", terms)
+				}
+				checkOneAtATime(t, terms)
+			})
+		})
+	}
+}
+
+// TestRedTeamHungMemberForAllElectsOnce: with one member hung for every
+// contender, one leader is elected and keeps its term (claims d and e):
+// the new token's write waited for the hung member, so each term began
+// with its deadline already spent, and the leader changed every TTL.
+func TestRedTeamHungMemberForAllElectsOnce(t *testing.T) {
+	for member := range 3 {
+		t.Run(fmt.Sprint(member), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t, 3)
+				for _, w := range []string{"a", "b", "c"} {
+					f.q.stores[member].Hang(w)
+				}
+				for _, w := range []string{"a", "b", "c"} {
+					f.start(w)
+				}
+				time.Sleep(10 * ttl)
+				terms := f.stop()
+				t.Logf("%d tenures", len(terms))
+				if len(terms) != 1 {
+					t.Errorf("tenures %+v, want one", terms)
+				}
+				checkOneAtATime(t, terms)
+			})
+		})
+	}
+}
