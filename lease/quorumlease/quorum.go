@@ -38,12 +38,13 @@ const (
 
 // member is one member lease and this Lease's hold on it.
 type member struct {
-	l     lease.Lease
-	name  string
-	state state
-	term  lease.Term
-	obs   lease.Record // what the latest Observe read
-	obsOK bool
+	l      lease.Lease
+	name   string
+	state  state
+	term   lease.Term
+	obs    lease.Record // what the latest Observe read
+	obsOK  bool
+	obsNil bool // the latest Observe found no record (lease.ErrNoRecord)
 }
 
 // Lease is a lease held on a majority of independent member leases: see the

@@ -328,3 +328,38 @@ func TestRedTeamHungMemberForAllElectsOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamWaitAgreesWithAcquire: lease.Watcher's Wait is 0 only when
+// Acquire would write at once. A contender holding the first member alone
+// (cut off from the others) keeps every Acquire from starting, though a
+// majority of the members are free: Wait must not say 0 then (leasehold
+// status and break judge by it).
+func TestRedTeamWaitAgreesWithAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		ctx := context.Background()
+		a, b, c := open(t, h, "a"), open(t, h, "b"), open(t, h, "c")
+		ta := acquire(t, a)
+		if err := a.Release(ctx, ta); err != nil {
+			t.Fatal(err)
+		}
+		h.stores[1].Partition("b")
+		h.stores[2].Partition("b")
+		if _, err := b.Acquire(ctx); err == nil {
+			t.Fatal("b, cut off from two members of three, acquired")
+		}
+		if rec := h.holderOf(t, 0); rec.Holder != "b" || !rec.Held() {
+			t.Fatalf("member 1: %+v, want held by b", rec)
+		}
+		rec, err := c.Observe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := c.(lease.Watcher).Wait(rec)
+		_, aerr := c.Acquire(ctx)
+		t.Logf("Wait %v; Acquire: %v", w, aerr)
+		if w == 0 && aerr != nil {
+			t.Errorf("Wait said 0 (Acquire would write at once), and Acquire then failed: %v", aerr)
+		}
+	})
+}

@@ -218,7 +218,7 @@ func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
 	answered, records := 0, 0
 	for i, o := range out {
 		m := &q.members[i]
-		m.obs, m.obsOK = o.rec, o.err == nil
+		m.obs, m.obsOK, m.obsNil = o.rec, o.err == nil, errors.Is(o.err, lease.ErrNoRecord)
 		switch {
 		case o.err == nil:
 			q.note(o.rec.Annotations)
@@ -300,26 +300,33 @@ func (q *Lease) observedRecords() ([]lease.Record, []bool) {
 	return recs, ok
 }
 
-// Wait is lease.Watcher's: how long until a majority of the members, as
-// the latest Observe read them, could be taken.
+// Wait is lease.Watcher's: how long until Acquire, as the latest Observe
+// read the members, would write: until a majority of them could be
+// taken, and the first of them that answered too, as Acquire takes the
+// members in order and yields while another holds the first it can
+// reach (a contender that holds it alone, cut off from the rest).
 func (q *Lease) Wait(lease.Record) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var waits []time.Duration
 	for i, m := range q.members {
+		var w time.Duration
 		switch {
+		case m.obsNil:
+			w = q.waitOf(i, lease.Record{}) // one that vanished waits out its holder's TTL
 		case !m.obsOK:
-		case !m.obs.Held():
-			waits = append(waits, 0)
-		default:
-			waits = append(waits, q.waitOf(i, m.obs))
+			continue
+		case m.obs.Held():
+			w = q.waitOf(i, m.obs)
 		}
+		waits = append(waits, w)
 	}
 	if len(waits) < q.majority {
 		return q.opts.TTL
 	}
+	first := waits[0]
 	slices.Sort(waits)
-	return waits[q.majority-1]
+	return max(waits[q.majority-1], first)
 }
 
 // Break is lease.Breaker's: it breaks, on every member, the term of rec's
