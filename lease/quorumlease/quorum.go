@@ -36,7 +36,9 @@ const (
 	quorum
 )
 
-// member is one member lease and this Lease's hold on it.
+// member is one member lease and this Lease's hold on it. l and name
+// never change, and are read without mu (by index, never by copying a
+// member: the rest is mu's).
 type member struct {
 	l      lease.Lease
 	name   string
@@ -144,8 +146,8 @@ func (q *Lease) Options() lease.Options { return q.opts }
 // a member that a contender must have watched for its holder's TTL.
 func (q *Lease) Judge() lease.Judge {
 	byStore := 0
-	for _, m := range q.members {
-		if m.l.Judge() == lease.JudgedByStore {
+	for i := range q.members {
+		if q.members[i].l.Judge() == lease.JudgedByStore {
 			byStore++
 		}
 	}
@@ -158,8 +160,8 @@ func (q *Lease) Judge() lease.Judge {
 // RenewalsShow reports whether every member's renewals change its
 // record's Version, and so the quorum record's.
 func (q *Lease) RenewalsShow() bool {
-	for _, m := range q.members {
-		if !lease.RenewalsShow(m.l) {
+	for i := range q.members {
+		if !lease.RenewalsShow(q.members[i].l) {
 			return false
 		}
 	}
@@ -169,8 +171,8 @@ func (q *Lease) RenewalsShow() bool {
 // FollowerReads is the most any member asks for.
 func (q *Lease) FollowerReads() int {
 	n := 0
-	for _, m := range q.members {
-		n = max(n, lease.FollowerReads(m.l))
+	for i := range q.members {
+		n = max(n, lease.FollowerReads(q.members[i].l))
 	}
 	return n
 }

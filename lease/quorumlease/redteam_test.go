@@ -363,3 +363,32 @@ func TestRedTeamWaitAgreesWithAcquire(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeamJudgeBesideAcquire: a lease.Lease is safe for concurrent use,
+// and the runner asks Judge, RenewalsShow and FollowerReads while another
+// Runner on the same Lease acquires (two Runners on one Lease). Under
+// -race, as scripts/test runs it, reading the members' state unlocked
+// while Acquire takes a member was a data race.
+func TestRedTeamJudgeBesideAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		a := open(t, h, "a")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 20 {
+				_ = a.Judge()
+				_ = lease.RenewalsShow(a)
+				_ = lease.FollowerReads(a)
+				time.Sleep(ttl / 16)
+			}
+		}()
+		for range 10 {
+			if tm, err := a.Acquire(context.Background()); err == nil {
+				_ = a.Release(context.Background(), tm)
+			}
+			time.Sleep(ttl / 8)
+		}
+		<-done
+	})
+}
