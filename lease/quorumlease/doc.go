@@ -79,7 +79,10 @@
 //
 // The holder renews every member it holds at once and succeeds when a
 // majority took the renewal; a member that is down, slow or partitioned
-// from it costs nothing but that member's share. Each renewal also tries
+// from it costs nothing but that member's share: once a majority took a
+// renewal (or a new leader's token), the calls still running get as long
+// again, an eighth to a quarter of CallTimeout, and are then cut off, so
+// a member that hangs does not hold the renewal to its timeouts. Each renewal also tries
 // to take back every member it does not hold (a read, until the member's
 // own rules let it take its record again), so a member that returns is
 // held again within about a TTL. Renew returns lease.ErrLost only when so
