@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -55,6 +56,10 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 		return lease.Term{}, err
 	}
 	if err := q.duplicates(looks); err != nil {
+		return lease.Term{}, err
+	}
+	if err := q.exhausted(); err != nil {
+		q.yield(ctx)
 		return lease.Term{}, err
 	}
 	if h := q.holder(looks); h != nil {
@@ -173,7 +178,7 @@ func (q *Lease) read(ctx context.Context, held []state) ([]look, []outcome) {
 			looks[i] = look{class: free, rec: o.rec}
 			if o.rec.Held() {
 				looks[i].wait = q.waitOf(i, o.rec)
-				if looks[i].wait > 0 {
+				if looks[i].wait > 0 && !q.untold(i) {
 					looks[i].class = other
 				}
 			}
@@ -195,12 +200,25 @@ func heldLook(err error) look {
 // waitOf is how much longer member i's record rec, just read, must stay
 // unchanged before the member's Acquire would take it: the member's own
 // judgement where it has one (lease.Watcher), and otherwise the record's
-// TTL, as a store that judges expiry shows a lapsed lease released.
+// TTL, as a store that judges expiry shows a lapsed lease released (a
+// member that judges on this contender's clock and does not tell, the
+// record's TTL at most: see untold).
 func (q *Lease) waitOf(i int, rec lease.Record) time.Duration {
 	if w, ok := q.members[i].l.(lease.Watcher); ok {
 		return w.Wait(rec)
 	}
 	return rec.TTL
+}
+
+// untold reports whether member i judges expiry on this contender's clock
+// without telling how far its count has gone (a Lease of another module
+// that is no lease.Watcher): only its own Acquire knows whether a held
+// record has lapsed, so Acquire tries it as a free member, and the member
+// refuses it (lease.ErrHeld) while it is held. Judged by the record's TTL
+// alone, a holder that has gone would keep it for ever.
+func (q *Lease) untold(i int) bool {
+	_, ok := q.members[i].l.(lease.Watcher)
+	return !ok && q.members[i].l.Judge() == lease.JudgedByContender
 }
 
 // duplicates refuses members that show one record: the same nonce, which
@@ -237,6 +255,7 @@ type group struct {
 	rec   lease.Record
 	waits []time.Duration
 	seqs  []uint64
+	recs  []lease.Record
 }
 
 // groups gathers the members held by others by holder and quorum token,
@@ -267,6 +286,7 @@ func (q *Lease) groups(looks []look) []group {
 		}
 		gs[i].waits = append(gs[i].waits, l.wait)
 		gs[i].seqs = append(gs[i].seqs, seq)
+		gs[i].recs = append(gs[i].recs, l.rec)
 	}
 	for i := range gs {
 		g := &gs[i]
@@ -274,6 +294,11 @@ func (q *Lease) groups(looks []look) []group {
 		slices.Sort(g.seqs)
 		slices.Reverse(g.seqs)
 		if len(g.seqs) >= q.majority {
+			// The record of the write the Version names, which a
+			// majority took: not a later one that fewer took (a reader
+			// counts what the record carries as written, as on one
+			// store).
+			g.rec = quorumRecord(atSeq(g.recs, g.seqs[q.majority-1]))
 			g.rec.Version = version(g.rec.Token, g.seqs[q.majority-1], "")
 		} else {
 			g.rec.Version = version(g.rec.Token, g.seqs[0], "?")
@@ -281,6 +306,17 @@ func (q *Lease) groups(looks []look) []group {
 	}
 	slices.SortStableFunc(gs, func(a, b group) int { return len(b.waits) - len(a.waits) })
 	return gs
+}
+
+// atSeq returns the record of recs, records of one quorum term, that
+// its write seq left (there is one when seq is a count recs show).
+func atSeq(recs []lease.Record, seq uint64) lease.Record {
+	for _, r := range recs {
+		if _, s := tokenOf(r.Annotations); s == seq {
+			return r
+		}
+	}
+	return recs[0]
 }
 
 // later reports whether a carries later quorum annotations than b.
@@ -377,16 +413,21 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 		}
 	}
 	from = own(best.Annotations)
+	if err := q.exhaustedLocked(); err != nil {
+		q.mu.Unlock()
+		q.yield(ctx)
+		return lease.Term{}, err
+	}
 	q.seen++
 	token, seq := q.seen, uint64(1)
 	q.mu.Unlock()
 
-	out := q.each(func(i int) bool { return held[i] == campaign }, func(i int, l lease.Lease) outcome {
+	out := q.eachUntil(ctx, func(i int) bool { return held[i] == campaign }, func(ctx context.Context, i int, l lease.Lease) outcome {
 		t := terms[i]
 		t.Annotations = stamped(from, token, seq)
 		nt, err := l.Renew(ctx, t)
 		return outcome{term: nt, err: err}
-	})
+	}, succeeded)
 
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -421,6 +462,24 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 	return q.liveTerm(from), nil
 }
 
+// exhausted returns lease.ErrCorrupt when the highest quorum token read
+// or written cannot grow: a record (a hostile or corrupt annotation) shows
+// the largest uint64, and the next token would wrap round to 0, below
+// every earlier one (rule 10). As the engine's NextToken, no writer
+// reaches it.
+func (q *Lease) exhausted() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.exhaustedLocked()
+}
+
+func (q *Lease) exhaustedLocked() error {
+	if q.seen == math.MaxUint64 {
+		return fmt.Errorf("quorumlease: acquire: quorum token %d (annotation %q) cannot grow: %w", q.seen, annotationToken, lease.ErrCorrupt)
+	}
+	return nil
+}
+
 // liveTerm is the live quorum term with annotations a: its Sent is the
 // latest instant by which a majority of its member terms were sent, so
 // that a majority stays held until Sent plus the TTL, and its Version
@@ -430,12 +489,13 @@ func (q *Lease) liveTerm(a lease.Annotations) lease.Term {
 	return lease.Term{Holder: q.opts.Identity, Token: q.token, TTL: q.opts.TTL, Sent: sent, Version: version(q.token, q.landed, ""), Annotations: a}
 }
 
-// version is a quorum record's Version: its quorum token and the count of
-// the latest of its term's writes that a majority of the members took,
-// and a mark for a record released ("r") or held by no majority ("?").
-// A write that changes it reached a majority, so a reader that sees it
-// change after a write whose answer was lost may count that write as
-// landed, as on a single store.
+// version is a quorum record's Version: its quorum token and the
+// greatest count of its term's writes that a majority of the members
+// reached (each by that write or a later one), and a mark for a record
+// released ("r") or held by no majority ("?"). It changes only when a
+// majority took writes sent since, so a reader that sees it change after
+// a write whose answer was lost may count that write as landed, as on a
+// single store.
 func version(token, seq uint64, mark string) string {
 	return strconv.FormatUint(token, 10) + "." + strconv.FormatUint(seq, 10) + mark
 }

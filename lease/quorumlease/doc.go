@@ -79,7 +79,10 @@
 //
 // The holder renews every member it holds at once and succeeds when a
 // majority took the renewal; a member that is down, slow or partitioned
-// from it costs nothing but that member's share. Each renewal also tries
+// from it costs nothing but that member's share: once a majority took a
+// renewal (or a new leader's token), the calls still running get as long
+// again, an eighth to a quarter of CallTimeout, and are then cut off, so
+// a member that hangs does not hold the renewal to its timeouts. Each renewal also tries
 // to take back every member it does not hold (a read, until the member's
 // own rules let it take its record again), so a member that returns is
 // held again within about a TTL. Renew returns lease.ErrLost only when so
@@ -90,11 +93,14 @@
 // Observe reads every member and returns the quorum's record: held by the
 // contender that holds a majority with one quorum token; released when a
 // majority are free; otherwise as the latest quorum term left it. Its
-// Version is the quorum token and the count of that term's latest write
-// that a majority took ("7.41", "7.42r" released, "7.40?" held by no
-// majority), so it changes when, and only when, a write reached a
-// majority: a runner that reads it after a renewal whose answer was lost
-// may count the renewal as landed, as on one store.
+// Version is the quorum token and the greatest count of that term's
+// writes that a majority reached, each member by that write or a later
+// one ("7.41", "7.42r" released, "7.40?" held by no majority), and its
+// annotations are that write's, not a later one's that fewer took; so it
+// changes when, and only when, a majority took writes sent since: a
+// runner that reads it after a renewal whose answer was lost may count
+// the renewal as landed, and what the record carries as written, as on
+// one store.
 //
 // Judge is lease.JudgedByStore only when a majority of the members judge
 // expiry themselves (Azure), since only then could a contender take a

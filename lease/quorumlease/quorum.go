@@ -36,7 +36,9 @@ const (
 	quorum
 )
 
-// member is one member lease and this Lease's hold on it.
+// member is one member lease and this Lease's hold on it. l and name
+// never change, and are read without mu (by index, never by copying a
+// member: the rest is mu's).
 type member struct {
 	l      lease.Lease
 	name   string
@@ -44,7 +46,7 @@ type member struct {
 	term   lease.Term
 	obs    lease.Record // what the latest Observe read
 	obsOK  bool
-	obsErr error
+	obsErr error // the latest Observe's error (lease.ErrNoRecord: no record)
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -180,8 +182,8 @@ func (q *Lease) Options() lease.Options { return q.opts }
 // a member that a contender must have watched for its holder's TTL.
 func (q *Lease) Judge() lease.Judge {
 	byStore := 0
-	for _, m := range q.members {
-		if m.l.Judge() == lease.JudgedByStore {
+	for i := range q.members {
+		if q.members[i].l.Judge() == lease.JudgedByStore {
 			byStore++
 		}
 	}
@@ -194,8 +196,8 @@ func (q *Lease) Judge() lease.Judge {
 // RenewalsShow reports whether every member's renewals change its
 // record's Version, and so the quorum record's.
 func (q *Lease) RenewalsShow() bool {
-	for _, m := range q.members {
-		if !lease.RenewalsShow(m.l) {
+	for i := range q.members {
+		if !lease.RenewalsShow(q.members[i].l) {
 			return false
 		}
 	}
@@ -205,8 +207,8 @@ func (q *Lease) RenewalsShow() bool {
 // FollowerReads is the most any member asks for.
 func (q *Lease) FollowerReads() int {
 	n := 0
-	for _, m := range q.members {
-		n = max(n, lease.FollowerReads(m.l))
+	for i := range q.members {
+		n = max(n, lease.FollowerReads(q.members[i].l))
 	}
 	return n
 }
@@ -253,7 +255,59 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 	return out
 }
 
+// eachUntil is each for a write that a majority decides (a renewal, the
+// new token's write): f is passed a context that ends with ctx or, once
+// a majority of the calls returned outcomes that won, a grace later, so
+// that a member that hangs or crawls delays the write by that grace, not
+// by its calls' timeouts, read-backs and retries (a minority's outage
+// costs nothing: the runner renews a renew interval after each renewal
+// returned and counts from when the one before was sent, so a renewal
+// that always takes longer than a sixteenth of the TTL cannot keep a
+// term). The grace is as long again as the majority took, to let a
+// slower member that is up keep up, between an eighth and a quarter of
+// CallTimeout. A call cut off that way has an unknown outcome, as one
+// that timed out: the member's own next write reads back what it left.
+func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool) []outcome {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]outcome, len(q.members))
+	var (
+		mu    sync.Mutex
+		wins  int
+		grace *time.Timer
+		wg    sync.WaitGroup
+		start = time.Now()
+	)
+	for i := range q.members {
+		if !ok(i) {
+			continue
+		}
+		l := q.members[i].l
+		wg.Go(func() {
+			o := f(cctx, i, l)
+			o.done = true
+			mu.Lock()
+			defer mu.Unlock()
+			out[i] = o
+			if won(o) {
+				if wins++; wins == q.majority {
+					ct := q.opts.CallTimeout
+					grace = time.AfterFunc(min(max(time.Since(start), ct/8), ct/4), cancel)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if grace != nil {
+		grace.Stop()
+	}
+	return out
+}
+
 func all(int) bool { return true }
+
+// succeeded is eachUntil's won for a write: the member took it.
+func succeeded(o outcome) bool { return o.err == nil }
 
 // tokenOf returns the quorum token and annotation count a member's
 // annotations carry; 0 for a record no quorum term wrote.

@@ -30,10 +30,13 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: %w", err)
 	}
 	q.lapse(quorum, time.Now())
+	// Fewer than a majority of its member terms are live: the term has
+	// lapsed, and another contender may have led since (and released).
+	lapsed := q.count(quorum) < q.majority
 	held, terms, token := q.states(), q.terms(), q.token
 	q.mu.Unlock()
 
-	out := q.each(all, func(i int, l lease.Lease) outcome {
+	out := q.eachUntil(ctx, all, func(ctx context.Context, i int, l lease.Lease) outcome {
 		mt, won := terms[i], false
 		if held[i] != quorum {
 			// Take it back: the member's own Acquire judges when.
@@ -42,6 +45,17 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 				return outcome{err: err}
 			}
 			won = true
+			// The record it took back carries over the quorum token of
+			// the last term that wrote it. Once this term has lapsed, a
+			// greater one than its own may be a later leader's, which
+			// held a majority since (and then released, or lapsed):
+			// this term is over, and reviving it would put the count
+			// backwards (claim b). While the term is live no other can
+			// have led, and a greater token is a lead that reached
+			// fewer than a majority.
+			if later, _ := tokenOf(mt.Annotations); lapsed && later > token {
+				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from quorum term %d, later than this one: %w", later, lease.ErrLost)}
+			}
 		}
 		mt.Annotations = stamped(a, token, seq)
 		nt, err := l.Renew(ctx, mt)
@@ -49,14 +63,20 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			return outcome{term: mt, err: err, won: won}
 		}
 		return outcome{term: nt}
-	})
+	}, succeeded)
 
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	renewed, gone := 0, 0
+	renewed, gone, superseded := 0, 0, false
 	for i, o := range out {
 		m := &q.members[i]
+		if o.won {
+			q.note(o.term.Annotations)
+		}
 		switch {
+		case o.won && errors.Is(o.err, lease.ErrLost):
+			m.state, m.term = campaign, o.term // won, but a later term had it
+			superseded = true
 		case o.err == nil:
 			m.state, m.term = quorum, o.term
 			renewed++
@@ -70,6 +90,10 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		}
 	}
 	q.seq = seq
+	if superseded {
+		q.demote()
+		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d was taken over: a later quorum term held a majority since: %w (%s)", token, lease.ErrLost, q.memberErrors(out))
+	}
 	if renewed >= q.majority {
 		q.written, q.landed = a, seq
 		return q.liveTerm(a), nil
@@ -244,15 +268,19 @@ func (q *Lease) summary(recs []lease.Record, ok []bool) lease.Record {
 	}
 	// The count of the latest write of rec's term that a majority took.
 	var seqs []uint64
+	var term []lease.Record
 	for i, r := range recs {
 		if t, s := tokenOf(r.Annotations); ok[i] && t == rec.Token && r.Holder == rec.Holder {
 			seqs = append(seqs, s)
+			term = append(term, r)
 		}
 	}
 	slices.Sort(seqs)
 	slices.Reverse(seqs)
 	switch {
 	case len(seqs) >= q.majority:
+		// The annotations of that write, not of a later one fewer took.
+		rec.Annotations = own(atSeq(term, seqs[q.majority-1]).Annotations)
 		rec.Version = version(rec.Token, seqs[q.majority-1], mark)
 	case len(seqs) > 0:
 		rec.Version = version(rec.Token, seqs[0], "?")
@@ -272,26 +300,33 @@ func (q *Lease) observedRecords() ([]lease.Record, []bool) {
 	return recs, ok
 }
 
-// Wait is lease.Watcher's: how long until a majority of the members, as
-// the latest Observe read them, could be taken.
+// Wait is lease.Watcher's: how long until Acquire, as the latest Observe
+// read the members, would write: until a majority of them could be
+// taken, and the first of them that answered too, as Acquire takes the
+// members in order and yields while another holds the first it can
+// reach (a contender that holds it alone, cut off from the rest).
 func (q *Lease) Wait(lease.Record) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var waits []time.Duration
 	for i, m := range q.members {
+		var w time.Duration
 		switch {
+		case errors.Is(m.obsErr, lease.ErrNoRecord):
+			w = q.waitOf(i, lease.Record{}) // one that vanished waits out its holder's TTL
 		case !m.obsOK:
-		case !m.obs.Held():
-			waits = append(waits, 0)
-		default:
-			waits = append(waits, q.waitOf(i, m.obs))
+			continue
+		case m.obs.Held():
+			w = q.waitOf(i, m.obs)
 		}
+		waits = append(waits, w)
 	}
 	if len(waits) < q.majority {
 		return q.opts.TTL
 	}
+	first := waits[0]
 	slices.Sort(waits)
-	return waits[q.majority-1]
+	return max(waits[q.majority-1], first)
 }
 
 // Break is lease.Breaker's: it breaks, on every member, the term of rec's
