@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -136,6 +137,15 @@ func buildBinaries(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// Under nohup (or any parent that ignores SIGHUP) every process these
+	// tests start would inherit SIGHUP ignored, and leasehold leaves an
+	// ignored SIGHUP alone, so the tests of its SIGHUP handling would test
+	// nohup's case instead and fail. A handler here gives every process
+	// started the default disposition again (exec resets handled signals,
+	// not ignored ones); the tests of nohup's case ignore it themselves.
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
