@@ -1313,6 +1313,7 @@ func TestFoundSeeds(t *testing.T) {
 		{6000171332, "", "", "a duplicate called during a hold ran, no hole: restore-under replaced the record between the holder's acquisition landing and its late answer, and the hold was lost with it (the oracle now counts state faults from the acquisition's landing); also 6000606495, 6000644579, 6000769958, 6000793080, 6000795058", false},
 		{8000322575, "", "", "two tasks at once, no hole: a pair's Lease, which had counted its own lost term's body before w1 took it over, took it over again when restore-under put it back under w1, at the same instant (its Runner's task lingered until then), and the waiver ordered the two by the clock, not by the store (now by the store's order)", true},
 		{8000200291, "", "", "two tasks at once, no hole: w0 took over w1's body that restore-under put back under w2 (counted before, w2's record never seen), ran its task and released; w1, which never saw w2's record either, took the released record at once while w2 led until its next renewal (waived for w2 alone: releasedTaken)", true},
+		{9000044101, "", "", "two tasks at once, no hole: restore-under put w0's ended term's body back over a foreign object that had replaced w0's next term, and w3, which had counted the body before, took it over while w0's term led; the waiver, narrowed to the hidden term, named none, as the record under it was not a lease's (it now names the latest record the engine stored)", true},
 	} {
 		fo, err := focusOf(tc.kinds, tc.faults, "")
 		if err != nil {

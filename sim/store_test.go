@@ -655,7 +655,16 @@ func (s *store) restoreUnder(id string, ended lease.Record, st step) {
 	}
 	over := version(s.data)
 	hid := hidden{at: time.Now()}
-	if r, err := driver.DecodeJSON(s.data); err == nil {
+	// The term the body hides is the record's, or, under a foreign object
+	// (which a person puts back later), that of the latest record the
+	// engine stored, which the foreign object replaced (seed 9000044101:
+	// restore-under over a foreign object, its hidden term unnamed, and
+	// the taker's overlap with it not waived).
+	cur := s.data
+	if _, err := driver.DecodeJSON(cur); err != nil && len(s.bodies) > 0 {
+		cur = s.bodies[len(s.bodies)-1]
+	}
+	if r, err := driver.DecodeJSON(cur); err == nil {
 		hid.holder, hid.token = r.Holder, r.Token
 	}
 	s.data = b
