@@ -180,7 +180,7 @@ func runQuorumChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*c
 	if err != nil {
 		return nil, exitf(exitConfig, "check: %v", err)
 	}
-	members, err := quorumlease.Members(u)
+	members, err := quorumlease.MemberURLs(u)
 	if err != nil {
 		return nil, exitf(exitConfig, "check: %v", err)
 	}

@@ -29,7 +29,7 @@ func OpenURL(ctx context.Context, urlstr string, opts lease.Options) (lease.Leas
 
 // OpenLeaseURL is lease.URLOpener's.
 func (URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, opts lease.Options) (lease.Lease, error) {
-	urls, err := Members(u)
+	urls, err := MemberURLs(u)
 	if err != nil {
 		return nil, err
 	}
@@ -47,10 +47,10 @@ func (URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, opts lease.Option
 	return New(members, names)
 }
 
-// Members returns the member URLs of a "quorum:" URL, refusing, with a
+// MemberURLs returns the member URLs of a "quorum:" URL, refusing, with a
 // *lease.OptionError naming it, an empty member, a member that is itself
 // a quorum, and one named twice.
-func Members(u *url.URL) ([]string, error) {
+func MemberURLs(u *url.URL) ([]string, error) {
 	rest := strings.TrimPrefix(u.String(), Scheme+":")
 	if u.Scheme != Scheme || u.Opaque == "" || rest == u.String() {
 		return nil, &lease.OptionError{Pkg: "quorumlease", Field: "URL", Value: quote(u.String()), Reason: `must be "quorum:" and the members' URLs joined by commas, such as "quorum:s3://a/job,s3://b/job,s3://c/job"`}
