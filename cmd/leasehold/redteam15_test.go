@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -133,13 +134,22 @@ func TestRedTeam15SignalJustAfterTheCommandEndsTheMinimumHold(t *testing.T) {
 	eventually(t, 10*time.Second, "the command ran", func() bool { return fileExists(ran) })
 	time.Sleep(200 * time.Millisecond) // it has exited: leasehold still copies its output
 	cancel(&signalCause{sig: 15})      // SIGTERM, after the command exited
+	holdKept(t, name, ran, exited, stderr, 5*time.Second, "a first SIGTERM that came after its command exited")
+}
+
+// holdKept checks that a SIGTERM (what) left a run's 10m minimum hold in
+// place: leasehold did not exit within wait, the record on the lease
+// name is still held for the hold, and a duplicate fired then does not run
+// the job (which appends its identity to the file ran) again.
+func holdKept(t *testing.T, name, ran string, exited <-chan int, stderr fmt.Stringer, wait time.Duration, what string) {
+	t.Helper()
 	select {
 	case code := <-exited:
-		t.Errorf("leasehold exited %d on a first SIGTERM that came after its command exited, within a 10m minimum hold; stderr:\n%s", code, stderr)
-	case <-time.After(5 * time.Second):
+		t.Errorf("leasehold exited %d on %s, within a 10m minimum hold; stderr:\n%s", code, what, stderr)
+	case <-time.After(wait):
 	}
 	if rec := observe(t, name); rec.Released || !runner.ScheduleOf(rec.Annotations).Hold {
-		t.Errorf("the record is %+v: the 10m minimum hold was ended by a SIGTERM after the command had exited", rec)
+		t.Errorf("the record is %+v: the 10m minimum hold was ended by %s", rec, what)
 	}
 	code, _ := leasehold(t, context.Background(), "run", "--once", "--lease", "mem://"+name, "--identity", "duplicate", "--ttl", "2s", "--",
 		"sh", "-c", `echo "$LEASEHOLD_IDENTITY" >> "$0"`, ran)

@@ -191,19 +191,7 @@ func TestRedTeam16SignalAsTheCommandExitsEndsTheMinimumHold(t *testing.T) {
 	}()
 	pid = pidIn(t, pidFile)
 	cancel(&signalCause{sig: 15}) // SIGTERM, as the command finishes
-	select {
-	case code := <-exited:
-		t.Errorf("leasehold exited %d on a SIGTERM that came as its command exited by itself, within a 10m minimum hold; stderr:\n%s", code, stderr)
-	case <-time.After(3 * time.Second):
-	}
-	if rec := observe(t, name); rec.Released || !runner.ScheduleOf(rec.Annotations).Hold {
-		t.Errorf("the record is %+v: the 10m minimum hold of a command that exited by itself was ended by the SIGTERM that came as it exited", rec)
-	}
-	code, _ := leasehold(t, context.Background(), "run", "--once", "--lease", "mem://"+name, "--identity", "duplicate", "--ttl", "2s", "--",
-		"sh", "-c", `echo "$LEASEHOLD_IDENTITY" >> "$0"`, ran)
-	if b, _ := os.ReadFile(ran); strings.Count(string(b), "\n") > 1 {
-		t.Errorf("a duplicate fired within the 10m hold ran the job again (exited %d): %q", code, b)
-	}
+	holdKept(t, name, ran, exited, stderr, 3*time.Second, "a SIGTERM that came as its command exited by itself")
 	if t.Failed() {
 		return
 	}
