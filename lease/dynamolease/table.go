@@ -36,7 +36,8 @@ var checkedTables sync.Map
 // process on that table, so that each is described once a minute however
 // many leases are opened and read; a failure is not kept, so the next
 // Open or read tries again. With again set (a read), it checks only a
-// table that an Open has checked before.
+// table whose check an Open has passed before: a table whose every check
+// failed has no lease open on it from this process.
 func (d *conn) checkTable(ctx context.Context, again bool) error {
 	id := d.storeID(ctx) + " " + d.keyAttr + " " + d.sortAttr
 	v, ok := checkedTables.Load(id)
@@ -49,6 +50,9 @@ func (d *conn) checkTable(ctx context.Context, again bool) error {
 	c := v.(*tableCheck)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if again && c.ok.IsZero() {
+		return nil
+	}
 	if !c.ok.IsZero() && time.Since(c.ok) < tableRecheck {
 		return nil
 	}

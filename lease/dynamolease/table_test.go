@@ -1,6 +1,7 @@
 package dynamolease
 
 import (
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -35,4 +36,24 @@ func TestReplicaAddedLaterIsSeen(t *testing.T) {
 	replicated.Store(true)
 	_, err = l.Observe(t.Context())
 	awstest.CheckError(t, "a read after a replica was added", err, lease.ErrUnsafeStore, "replicated in the Regions eu-west-1, us-east-1", "")
+}
+
+// TestFailedTableCheckIsNotRepeatedByARead: an Open whose table check
+// failed leaves no lease behind, so a later read on the same table (a
+// conn made without Open, or a test server that reuses the port of one
+// whose check failed) sends only its GetItem, not a DescribeTable of its
+// own. CI once failed TestClassify on that port reuse.
+func TestFailedTableCheckIsNotRepeatedByARead(t *testing.T) {
+	t.Parallel()
+	srv := fakeServer(t, jsonAnswer(200, `{"Table":{"TableStatus":"DELETING"}}`), jsonAnswer(200, storedItem))
+	d := &conn{client: fakeClient(srv), table: "leases", name: "jobs", keyAttr: DefaultKeyAttribute, callTimeout: 5 * time.Second}
+	if err := d.checkTable(t.Context(), false); !errors.Is(err, lease.ErrNotFound) {
+		t.Fatalf("the check of a table being deleted: %v, want lease.ErrNotFound", err)
+	}
+	if _, err := d.Get(t.Context()); err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if ops, _ := operations(t, srv); len(ops) != 2 || ops[1] != "GetItem" {
+		t.Errorf("a failed check then a Get sent %v, want [DescribeTable GetItem]", ops)
+	}
 }
