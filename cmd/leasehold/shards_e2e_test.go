@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // shardSpan is one run of a shard's command, from the shard journal.
@@ -212,13 +213,17 @@ func (e *e2e) stubborn(who string) {
 // one shard. w1 reaches MinIO at w1Endpoint (a proxy in front of
 // e.endpoint, say), w2 at e.endpoint. It returns w1 and the group's URL
 // (with e.endpoint).
+//
+// The tests built on it need w1 to be the assigner still. On a loaded
+// machine w1 can miss its renewals during the set-up, and w2 take the
+// assigner lease; the set-up is then done again (both stopped, the
+// journal emptied, a fresh group), up to 3 times.
 func (e *e2e) assignerAndWorker(w1Endpoint string) (*proc, string) {
 	e.t.Helper()
 	script := filepath.Join(e.dir, "shard.sh")
 	if err := os.WriteFile(script, []byte(shardJournalScript), 0o755); err != nil {
 		e.t.Fatal(err)
 	}
-	url := e.leaseURL(e.endpoint)
 	start := func(who, url string) *proc {
 		return e.start(who, "run", "--shards", "2", "--lease", url, "--identity", who, "--ttl", "2s", "--grace", "6s", "--", script)
 	}
@@ -228,11 +233,60 @@ func (e *e2e) assignerAndWorker(w1Endpoint string) (*proc, string) {
 			return len(got) == len(want) && len(got["w1"]) == want["w1"] && len(got["w2"]) == want["w2"]
 		}
 	}
-	w1 := start("w1", strings.Replace(url, "endpoint="+e.endpoint, "endpoint="+w1Endpoint, 1))
-	eventually(e.t, 30*time.Second, "w1 runs both shards", runs(map[string]int{"w1": 2}))
-	start("w2", url)
-	eventually(e.t, 30*time.Second, "w1 and w2 run one shard each", runs(map[string]int{"w1": 1, "w2": 1}))
-	return w1, url
+	for attempt := 1; ; attempt++ {
+		url := e.leaseURL(e.endpoint)
+		w1 := start("w1", strings.Replace(url, "endpoint="+e.endpoint, "endpoint="+w1Endpoint, 1))
+		eventually(e.t, 30*time.Second, "w1 runs both shards", runs(map[string]int{"w1": 2}))
+		w2 := start("w2", url)
+		eventually(e.t, 30*time.Second, "w1 and w2 run one shard each", runs(map[string]int{"w1": 1, "w2": 1}))
+		holder := e.assignerHolder(url)
+		if holder == "w1" {
+			return w1, url
+		}
+		if attempt == 3 {
+			e.t.Fatalf("set-up: after 3 attempts the assigner lease is held by %q, not w1", holder)
+		}
+		e.t.Logf("set-up attempt %d: the assigner lease is held by %q, not w1 (w1 missed its renewals on this loaded machine); starting again", attempt, holder)
+		for _, p := range []*proc{w1, w2} {
+			p.signal(syscall.SIGTERM)
+			p.wait(e.t, 30*time.Second)
+		}
+		if err := os.Remove(e.journal); err != nil && !errors.Is(err, os.ErrNotExist) {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// assignerHolder returns the holder of the assigner lease of the group at
+// url, as its record in MinIO reads, or "" if it is released or
+// unreadable.
+func (e *e2e) assignerHolder(url string) string {
+	e.t.Helper()
+	out, err := e.s3.GetObject(e.t.Context(), &s3.GetObjectInput{Bucket: aws.String(e2eBucket), Key: aws.String(assignerKey(e.t, url))})
+	if err != nil {
+		return ""
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return ""
+	}
+	rec, err := driver.DecodeJSON(b)
+	if err != nil || rec.Released {
+		return ""
+	}
+	return rec.Holder
+}
+
+// assignerKey is the key of the assigner lease of the group at url
+// (shard's assignerKey).
+func assignerKey(t *testing.T, url string) string {
+	t.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(u.Path, "/") + "/assigner"
 }
 
 // TestEndToEndAssignerLeaves: SIGTERM to the leasehold run --shards that is
@@ -262,11 +316,7 @@ func (e *e2e) assignerCommand(url string) (pid int, key string) {
 			pid = sp.pid
 		}
 	}
-	u, err := neturl.Parse(url)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return pid, strings.TrimPrefix(u.Path, "/") + "/assigner"
+	return pid, assignerKey(e.t, url)
 }
 
 // TestEndToEndAssignerLeaseRestored: a restore of the assigner lease's
