@@ -89,7 +89,7 @@ func cmdCheck(ctx context.Context, args []string, env *environment) error {
 		return err
 	}
 	run := runChecks
-	if strings.HasPrefix(o.lease, quorumlease.Scheme+":") {
+	if isQuorum(o.lease) {
 		run = runQuorumChecks
 	}
 	rep, err := run(ctx, o, log)
@@ -170,6 +170,16 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 		rep.OK = rep.OK && r.Verdict != verdictFail
 	}
 	return rep, nil
+}
+
+// isQuorum reports whether leaseURL is a quorum lease's, whatever the case
+// of its scheme, as lease.Open opens it: told by the prefix "quorum:"
+// alone, "QUORUM:..." was checked as a lease of an unknown store, its
+// members' conditional writes never probed, and taken by --shards for a
+// shard group's store (red team 17).
+func isQuorum(leaseURL string) bool {
+	n := len(quorumlease.Scheme) + 1
+	return len(leaseURL) >= n && strings.EqualFold(leaseURL[:n], quorumlease.Scheme+":")
 }
 
 // runQuorumChecks checks each member of a quorum lease as runChecks checks
