@@ -53,8 +53,18 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			// backwards (claim b). While the term is live no other can
 			// have led, and a greater token is a lead that reached
 			// fewer than a majority.
-			if later, _ := tokenOf(mt.Annotations); lapsed && later > token {
+			later, _ := tokenOf(mt.Annotations)
+			if lapsed && later > token {
 				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from quorum term %d, later than this one: %w", later, lease.ErrLost)}
+			}
+			// A record of this term that an operator's Break freed: the
+			// term was broken (on a majority, unless Break refused), and
+			// is over, as on one store its next Renew returns ErrLost.
+			// Taken back, a member freed by the break counted towards a
+			// majority with those the break could not reach, and a term
+			// reported broken led on (red team 17).
+			if later == token && mt.Annotations.Get(lease.AnnotationBroken) == "1" {
+				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from a break of this term (%s): %w", lease.AnnotationBroken, errBroken)}
 			}
 		}
 		mt.Annotations = stamped(a, token, seq)
@@ -92,6 +102,9 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	q.seq = seq
 	if superseded {
 		q.demote()
+		if slices.ContainsFunc(out, func(o outcome) bool { return errors.Is(o.err, errBroken) }) {
+			return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d was broken (leasehold break): %w (%s)", token, lease.ErrLost, q.memberErrors(out))
+		}
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d was taken over: a later quorum term held a majority since: %w (%s)", token, lease.ErrLost, q.memberErrors(out))
 	}
 	if renewed >= q.majority {
@@ -107,6 +120,10 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	}
 	return lease.Term{}, fmt.Errorf("quorumlease: renew: renewed %d of %d members, a majority is %d: %w (%s)", renewed, len(q.members), q.majority, lease.ErrUnavailable, q.memberErrors(out))
 }
+
+// errBroken is a Renew's member outcome for a member that it took back
+// from an operator's Break of its own term.
+var errBroken = fmt.Errorf("an operator broke this term: %w", lease.ErrLost)
 
 // mine reports whether t is this Lease's live quorum term.
 func (q *Lease) mine(t lease.Term) bool {
