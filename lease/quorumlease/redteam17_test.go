@@ -73,3 +73,90 @@ func TestRedTeam17BrokenTermNotTakenBack(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeam17BreakCountsOnlyWhatItBroke: Break reported the term broken
+// when the quorum record it left showed no majority held, counting a
+// member that was free already: a holder cut off from member 1 (free)
+// leads on members 2 and 3; its renewal of member 3 lands between Break's
+// read and its write, so Break frees member 2 alone, and reports success
+// (members 1 and 2 free). The holder renews member 3, takes member 1
+// back, and leads on, its term reported broken (lease.Breaker: the
+// holder's next Renew returns ErrLost; red team 17). Break succeeds only
+// when the members it broke, with those broken before in the same term,
+// are a majority; else the holder may keep one it could not break.
+func TestRedTeam17BreakCountsOnlyWhatItBroke(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := newMemQuorum(3)
+		w, x, op := open(t, h, "w"), open(t, h, "x"), open(t, h, "op")
+		// Every member released by an earlier term.
+		tw := acquire(t, w)
+		if err := w.Release(ctx, tw); err != nil {
+			t.Fatal(err)
+		}
+		// x, cut off from member 1, leads on members 2 and 3.
+		h.stores[0].Partition("x")
+		tx := acquire(t, x)
+		interval := x.Options().RenewInterval
+
+		rec, err := op.Observe(ctx)
+		if err != nil || rec.Holder != "x" || !rec.Held() {
+			t.Fatalf("the operator's Observe: %+v, %v; want x's record", rec, err)
+		}
+		// x's renewal reaches member 3 alone, after the operator's read.
+		h.stores[1].Partition("x")
+		time.Sleep(interval)
+		if _, err := x.Renew(ctx, tx); !errors.Is(err, lease.ErrUnavailable) {
+			t.Fatalf("x's renewal that reached member 3 alone: %v, want lease.ErrUnavailable", err)
+		}
+		got, err := op.(lease.Breaker).Break(ctx, rec)
+		broken := err == nil && !got.Held()
+
+		h.stores[0].Heal("x")
+		h.stores[1].Heal("x")
+		time.Sleep(interval)
+		nt, rerr := x.Renew(ctx, tx)
+		if broken && !errors.Is(rerr, lease.ErrLost) {
+			t.Errorf("Break reported x's term broken (%+v), yet x's next renewal: %+v, %v; want lease.ErrLost", got, nt, rerr)
+		}
+		if !broken && !errors.Is(err, lease.ErrHeld) {
+			t.Errorf("Break that could not break member 3, renewed meanwhile: %+v, %v; want a lease.ErrHeld naming x", got, err)
+		}
+	})
+}
+
+// TestRedTeam17BreakUnreadMemberMayHoldTheTerm: the same with a member
+// the operator cannot read: x leads on members 2 and 3, cut off from
+// member 1 (free); the operator, cut off from member 3, breaks member 2,
+// the one it sees x hold, and the record it is left with shows no
+// majority held; x takes member 1 back and leads on with member 3, its
+// term reported broken (red team 17).
+func TestRedTeam17BreakUnreadMemberMayHoldTheTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := newMemQuorum(3)
+		w, x, op := open(t, h, "w"), open(t, h, "x"), open(t, h, "op")
+		tw := acquire(t, w)
+		if err := w.Release(ctx, tw); err != nil {
+			t.Fatal(err)
+		}
+		h.stores[0].Partition("x")
+		tx := acquire(t, x)
+		h.stores[2].Partition("op")
+		rec, err := op.Observe(ctx)
+		if err != nil || rec.Holder != "x" || !rec.Held() {
+			t.Fatalf("the operator's Observe, cut off from member 3: %+v, %v; want x's record", rec, err)
+		}
+		got, err := op.(lease.Breaker).Break(ctx, rec)
+		broken := err == nil && !got.Held()
+		h.stores[0].Heal("x")
+		time.Sleep(x.Options().RenewInterval)
+		nt, rerr := x.Renew(ctx, tx)
+		if broken && !errors.Is(rerr, lease.ErrLost) {
+			t.Errorf("Break reported x's term broken (%+v), yet x's next renewal: %+v, %v; want lease.ErrLost", got, nt, rerr)
+		}
+		if !broken && !errors.Is(err, lease.ErrUnavailable) {
+			t.Errorf("Break that could not read member 3: %+v, %v; want lease.ErrUnavailable", got, err)
+		}
+	})
+}

@@ -349,7 +349,11 @@ func (q *Lease) Wait(lease.Record) time.Duration {
 // Break is lease.Breaker's: it breaks, on every member, the term of rec's
 // holder that the latest Observe read, keeping each record's quorum token,
 // so the next quorum term's token is greater. rec must be the record that
-// Observe returned.
+// Observe returned. It returns the record it left only when the term is
+// over: a majority of the members were freed from it (by this Break or an
+// earlier one); otherwise a *lease.HeldError when a member was renewed
+// since the read, or lease.ErrUnavailable, the members it broke staying
+// broken (the holder's Renew never takes one back).
 func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, error) {
 	if !rec.Held() {
 		return rec, nil
@@ -365,9 +369,16 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 	}
 	obs, ok := q.observedRecords()
 	target := make([]bool, len(q.members))
+	// marked: members an earlier Break freed from this term; seen: every
+	// member was read (a record, or none).
+	marked, seen := 0, true
 	for i, r := range obs {
 		t, _ := tokenOf(r.Annotations)
 		target[i] = ok[i] && r.Held() && r.Holder == rec.Holder && t == rec.Token
+		if ok[i] && !r.Held() && r.Holder == rec.Holder && t == rec.Token && r.Annotations.Get(lease.AnnotationBroken) == "1" {
+			marked++
+		}
+		seen = seen && (ok[i] || errors.Is(q.members[i].obsErr, lease.ErrNoRecord))
 	}
 	q.mu.Unlock()
 	out := q.each(func(i int) bool { return target[i] }, func(i int, l lease.Lease) outcome {
@@ -381,7 +392,7 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 	if err := ctx.Err(); err != nil {
 		return lease.Record{}, err
 	}
-	broken := 0
+	broken, whole := 0, true
 	var held *lease.HeldError
 	for i, o := range out {
 		switch {
@@ -390,17 +401,34 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 			obs[i] = o.rec
 			if !o.rec.Held() {
 				broken++
+			} else {
+				whole = false
 			}
-		case held == nil:
-			errors.As(o.err, &held)
+		default:
+			whole = false
+			if held == nil {
+				errors.As(o.err, &held)
+			}
 		}
 	}
 	after := q.summary(obs, ok)
+	// The term is over only when its holder cannot renew a majority any
+	// more: the members freed from it, by this Break or an earlier one
+	// (whose records its Renew refuses to take back), are a majority. A
+	// record that shows no majority held after the Break proves it only
+	// when every member was read and every one of the term broken: a
+	// member this Break could not break (its holder renewed it after the
+	// read) or could not read may be the holder's, which takes back the
+	// free ones and leads on (red team 17).
 	switch {
-	case broken >= q.majority || !after.Held():
+	case broken+marked >= q.majority || seen && whole && !after.Held():
 		return after, nil
 	case held != nil:
 		return lease.Record{}, &lease.HeldError{Record: quorumRecord(held.Record), Wait: held.Wait}
+	case whole && !after.Held():
+		return lease.Record{}, fmt.Errorf("quorumlease: break: broke %d of %d members, a majority is %d, and could not read the others, which may hold the term: %w", broken+marked, len(q.members), q.majority, lease.ErrUnavailable)
+	case after.Held():
+		return lease.Record{}, &lease.HeldError{Record: after, Wait: q.opts.TTL}
 	}
 	return lease.Record{}, q.failed("break", out)
 }
