@@ -160,3 +160,37 @@ func TestRedTeam17BreakUnreadMemberMayHoldTheTerm(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeam17RefusedBreakLeavesTermLive: a Break that freed a minority
+// of a live holder's members (it renewed the others after Break's read)
+// is refused, and the holder leads on: it does not take the broken
+// member back while the member's record shows the break (it lapses
+// unrenewed first), and its term does not end for it.
+func TestRedTeam17RefusedBreakLeavesTermLive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := newMemQuorum(3)
+		x, op := open(t, h, "x"), open(t, h, "op")
+		tx := acquire(t, x)
+		interval := x.Options().RenewInterval
+		rec, err := op.Observe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.stores[2].Partition("x")
+		time.Sleep(interval)
+		if tx, err = x.Renew(ctx, tx); err != nil {
+			t.Fatalf("x's renewal of members 1 and 2: %v", err)
+		}
+		if _, err := op.(lease.Breaker).Break(ctx, rec); !errors.Is(err, lease.ErrHeld) {
+			t.Fatalf("Break of a term renewed on members 1 and 2 since the read: %v, want lease.ErrHeld", err)
+		}
+		h.stores[2].Heal("x")
+		for i := range 3 * ttl / interval {
+			time.Sleep(interval)
+			if tx, err = x.Renew(ctx, tx); err != nil {
+				t.Fatalf("x's renewal %d after a refused break of member 3: %v, want its term live", i+1, err)
+			}
+		}
+	})
+}

@@ -57,12 +57,12 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			if lapsed && later > token {
 				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from quorum term %d, later than this one: %w", later, lease.ErrLost)}
 			}
-			// A record of this term that an operator's Break freed: the
-			// term was broken (on a majority, unless Break refused), and
-			// is over, as on one store its next Renew returns ErrLost.
-			// Taken back, a member freed by the break counted towards a
-			// majority with those the break could not reach, and a term
-			// reported broken led on (red team 17).
+			// A record of this term that an operator's Break freed is
+			// not this term's to take back: it is kept unrenewed, to
+			// lapse (see errBroken). Taken back, a member freed by the
+			// break counted towards a majority with those the break
+			// could not reach, and a term reported broken led on (red
+			// team 17).
 			if later == token && mt.Annotations.Get(lease.AnnotationBroken) == "1" {
 				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from a break of this term (%s): %w", lease.AnnotationBroken, errBroken)}
 			}
@@ -84,6 +84,9 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			q.note(o.term.Annotations)
 		}
 		switch {
+		case o.won && errors.Is(o.err, errBroken):
+			m.state, m.term = campaign, o.term // won, but broken from this term
+			gone++
 		case o.won && errors.Is(o.err, lease.ErrLost):
 			m.state, m.term = campaign, o.term // won, but a later term had it
 			superseded = true
@@ -102,9 +105,6 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	q.seq = seq
 	if superseded {
 		q.demote()
-		if slices.ContainsFunc(out, func(o outcome) bool { return errors.Is(o.err, errBroken) }) {
-			return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d was broken (leasehold break): %w (%s)", token, lease.ErrLost, q.memberErrors(out))
-		}
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d was taken over: a later quorum term held a majority since: %w (%s)", token, lease.ErrLost, q.memberErrors(out))
 	}
 	if renewed >= q.majority {
@@ -122,7 +122,13 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 }
 
 // errBroken is a Renew's member outcome for a member that it took back
-// from an operator's Break of its own term.
+// from an operator's Break of its own term: the member counts as lost to
+// the term, and its term is kept unrenewed (campaign), so that a later
+// attempt is refused by the member until it lapses. Break reports a term
+// broken once a majority of its members were freed from it, and the
+// holder's next Renew then finds fewer than a majority left to renew,
+// and returns ErrLost; a Break that freed fewer (refused: its holder
+// renewed meanwhile) costs the term those members until they lapse.
 var errBroken = fmt.Errorf("an operator broke this term: %w", lease.ErrLost)
 
 // mine reports whether t is this Lease's live quorum term.
