@@ -5,10 +5,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
 )
 
 // TestRedTeam17QuorumURLPasswordsRedacted: a quorum URL is a URL of URLs,
@@ -78,4 +82,102 @@ func TestRedTeam17QuorumSchemeAnyCase(t *testing.T) {
 			t.Errorf("run --shards on %s: exit %d, want %d and the refusal that names the quorum\n%s", q, code, exitConfig, errs)
 		}
 	}
+}
+
+// liveQuorumLeader is a leader of a quorum of three fresh mem:// members
+// ("leader-1", TTL 2s) that renews until the test ends or a renewal is
+// lost; lost reports the error that ended it, nil while it leads.
+func liveQuorumLeader(t *testing.T, prefix string) (q string, names []string, lost func() error) {
+	t.Helper()
+	names = []string{memName(prefix + "a"), memName(prefix + "b"), memName(prefix + "c")}
+	q = "quorum:mem://" + names[0] + ",mem://" + names[1] + ",mem://" + names[2]
+	l, err := lease.Open(context.Background(), q, lease.Options{Identity: "leader-1", TTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	term, err := l.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var (
+		mu    sync.Mutex
+		ended error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(l.Options().RenewInterval):
+			}
+			nt, err := l.Renew(ctx, term)
+			switch {
+			case err == nil:
+				term = nt
+			case errors.Is(err, lease.ErrLost):
+				mu.Lock()
+				ended = err
+				mu.Unlock()
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return q, names, func() error { mu.Lock(); defer mu.Unlock(); return ended }
+}
+
+// TestRedTeam17HeldCheckStatusBreakOnALiveQuorum (held): on a quorum whose
+// leader renews, one member holding a foreign object: check never writes
+// a member (the leader's are held; the foreign one is refused unread),
+// and the leader renews on; status shows it held, the foreign member
+// unreadable; break without --force refuses; break --force breaks the
+// term, and the leader's next renewal is lost.
+func TestRedTeam17HeldCheckStatusBreakOnALiveQuorum(t *testing.T) {
+	q, names, lost := liveQuorumLeader(t, "live")
+	memlease.Default.Put(names[1], []byte("<html>not a lease</html>"))
+	env, stdout, stderr := testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"check", "--lease", q, "--ttl", "2s"}, env); code != exitConfig {
+		t.Errorf("check with member 2 foreign: exit %d, want %d\n%s%s", code, exitConfig, stdout, stderr)
+	}
+	for _, want := range []string{"member 1 permissions         skip  read allowed; write not tested: the lease is held by leader-1", "member 3 permissions         skip"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("check of a live quorum: want %q in\n%s", want, stdout)
+		}
+	}
+	for _, n := range []string{names[0], names[2]} {
+		if rec := observe17(t, n); rec.Holder != "leader-1" || !rec.Held() {
+			t.Errorf("member %s after check: %+v, want the leader's", n, rec)
+		}
+	}
+	env, stdout, stderr = testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"status", "--lease", q}, env); code != 0 || !strings.Contains(stdout.String(), "holder         leader-1") || !strings.Contains(stdout.String(), "not a lease record") {
+		t.Errorf("status with member 2 foreign: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, errs := leasehold(t, context.Background(), "break", "--lease", q); code != exitRefused {
+		t.Errorf("break of a live quorum's lease: exit %d, want %d\n%s", code, exitRefused, errs)
+	}
+	if err := lost(); err != nil {
+		t.Fatalf("the leader lost its term before --force: %v", err)
+	}
+	if code, errs := leasehold(t, context.Background(), "break", "--force", "--lease", q); code != 0 {
+		t.Fatalf("break --force of a live quorum's lease: exit %d\n%s", code, errs)
+	}
+	eventually(t, 3*time.Second, "the leader's renewal lost after break --force", func() bool { return lost() != nil })
+}
+
+// observe17 reads the mem:// lease name (observe, on Linux only).
+func observe17(t *testing.T, name string) lease.Record {
+	t.Helper()
+	l, err := memlease.Default.Open(name, lease.Options{Identity: "observer", TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := l.Observe(context.Background())
+	if err != nil {
+		t.Fatalf("observe %s: %v", name, err)
+	}
+	return rec
 }
