@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // TestRedTeam17QuorumURLPasswordsRedacted: a quorum URL is a URL of URLs,
@@ -166,6 +168,48 @@ func TestRedTeam17HeldCheckStatusBreakOnALiveQuorum(t *testing.T) {
 		t.Fatalf("break --force of a live quorum's lease: exit %d\n%s", code, errs)
 	}
 	eventually(t, 3*time.Second, "the leader's renewal lost after break --force", func() bool { return lost() != nil })
+}
+
+// TestRedTeam17HeldMinHoldOnAQuorum (held, rule 13): run --once
+// --min-hold on a quorum keeps its hold through a SIGTERM after the
+// command exited and a member's record deleted meanwhile: leasehold does
+// not exit, the quorum's record stays held for the hold, and a duplicate
+// fired then does not run the job.
+func TestRedTeam17HeldMinHoldOnAQuorum(t *testing.T) {
+	dir := t.TempDir()
+	ran := dir + "/ran"
+	names := []string{memName("mha"), memName("mhb"), memName("mhc")}
+	q := "quorum:mem://" + names[0] + ",mem://" + names[1] + ",mem://" + names[2]
+	env, _, stderr := testEnv(nil)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	hurry := make(chan struct{})
+	defer close(hurry)
+	exited := make(chan int, 1)
+	go func() {
+		exited <- mainWith(ctx, hurry, []string{"run", "--once", "--lease", q, "--identity", "first", "--ttl", "2s",
+			"--min-hold", "10m", "--", "sh", "-c", `echo "$LEASEHOLD_IDENTITY" >> "$0"`, ran}, env)
+	}()
+	eventually(t, 10*time.Second, "the command ran", func() bool { _, err := os.Stat(ran); return err == nil })
+	time.Sleep(300 * time.Millisecond)
+	cancel(&signalCause{sig: 15})
+	memlease.Default.Delete(names[0])
+	select {
+	case code := <-exited:
+		t.Fatalf("leasehold exited %d within a 10m minimum hold on a quorum; stderr:\n%s", code, stderr)
+	case <-time.After(5 * time.Second):
+	}
+	l, err := lease.Open(context.Background(), q, lease.Options{Identity: "observer", TTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := l.Observe(context.Background()); err != nil || rec.Holder != "first" || !rec.Held() || !runner.ScheduleOf(rec.Annotations).Hold {
+		t.Errorf("the quorum's record during the hold: %+v, %v; want first's, held for the hold", rec, err)
+	}
+	code, _ := leasehold(t, context.Background(), "run", "--once", "--lease", q, "--identity", "duplicate", "--ttl", "2s", "--",
+		"sh", "-c", `echo "$LEASEHOLD_IDENTITY" >> "$0"`, ran)
+	if b, _ := os.ReadFile(ran); strings.Count(string(b), "\n") > 1 {
+		t.Errorf("a duplicate fired within the 10m hold on a quorum ran the job again (exited %d): %q", code, b)
+	}
 }
 
 // observe17 reads the mem:// lease name (observe, on Linux only).
