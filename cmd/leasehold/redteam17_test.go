@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +210,31 @@ func TestRedTeam17HeldMinHoldOnAQuorum(t *testing.T) {
 		"sh", "-c", `echo "$LEASEHOLD_IDENTITY" >> "$0"`, ran)
 	if b, _ := os.ReadFile(ran); strings.Count(string(b), "\n") > 1 {
 		t.Errorf("a duplicate fired within the 10m hold on a quorum ran the job again (exited %d): %q", code, b)
+	}
+}
+
+// TestRedTeam17HugeQuorumRefusedBeforeTheCampaign (rule 8: bad input gets
+// a clear error and loses nothing): a quorum of 20,001 members (a URL of
+// 400 KB) was opened, campaigned for and won, written to every member,
+// and only then its command could not start: "cannot start true:
+// fork/exec /usr/bin/true: argument list too long", exit 126, for a
+// command with no arguments. The URL is given to the command in
+// LEASEHOLD_LEASE, and Linux refuses a variable of 128 KiB or more. run
+// refuses it at start, naming the flag and the limit, and writes nothing
+// (red team 17).
+func TestRedTeam17HugeQuorumRefusedBeforeTheCampaign(t *testing.T) {
+	prefix := memName("huge")
+	var ms []string
+	for i := range 20001 {
+		ms = append(ms, "mem://"+prefix+"-"+strconv.Itoa(i))
+	}
+	q := "quorum:" + strings.Join(ms, ",")
+	code, stderr := leasehold(t, context.Background(), "run", "--once", "--lease", q, "--ttl", "2s", "--", "true")
+	if code != exitUsage || !strings.Contains(stderr, "given it in LEASEHOLD_LEASE") {
+		t.Errorf("run on a quorum of 20,001 members: exit %d, want %d and the variable named\n%s", code, exitUsage, stderr[max(0, len(stderr)-600):])
+	}
+	if _, written := memlease.Default.Bytes(prefix + "-0"); written {
+		t.Errorf("run on a quorum of 20,001 members wrote member 1 before refusing it")
 	}
 }
 
