@@ -201,7 +201,13 @@ func runQuorumChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*c
 		mo := *o
 		mo.lease = m
 		mr, err := runChecks(ctx, &mo, log)
-		if err != nil {
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee) && ee.err != nil:
+			// The exit line is the exitError's own message: name the
+			// member in it (red team 17).
+			return nil, exitf(ee.code, "check: member %d (%s): %s", i+1, lease.RedactURL(m), strings.TrimPrefix(ee.err.Error(), "check: "))
+		case err != nil:
 			return nil, fmt.Errorf("member %d (%s): %w", i+1, lease.RedactURL(m), err)
 		}
 		for _, c := range mr.Checks {

@@ -251,3 +251,29 @@ func observe17(t *testing.T, name string) lease.Record {
 	}
 	return rec
 }
+
+// TestRedTeam17CheckRefusesWhatRunRefuses (rule 8): check of a quorum
+// checked its members one by one and passed a quorum of two members, or
+// of one, which run refuses ("members (2) must be an odd number"): the
+// count lived in quorumlease.New alone, which check never calls. And a
+// member check could not open was not named in check's error line: the
+// exit line is the exitError's own message, which the member's name
+// wrapped from outside (red team 17).
+func TestRedTeam17CheckRefusesWhatRunRefuses(t *testing.T) {
+	for _, q := range []string{
+		"quorum:mem://" + memName("e1") + ",mem://" + memName("e2"),
+		"quorum:mem://" + memName("e3"),
+	} {
+		code, stderr := leasehold(t, context.Background(), "check", "--lease", q, "--ttl", "2s")
+		if code != exitConfig || !strings.Contains(stderr, "must be an odd number, 3 or more") {
+			t.Errorf("check %s: exit %d, want %d and the count refused as run refuses it\n%s", q, code, exitConfig, stderr)
+		}
+		if code, _ := leasehold(t, context.Background(), "run", "--once", "--lease", q, "--ttl", "2s", "--", "true"); code != exitConfig {
+			t.Errorf("run --once %s: exit %d, want %d", q, code, exitConfig)
+		}
+	}
+	code, stderr := leasehold(t, context.Background(), "check", "--lease", "quorum:mem://"+memName("n1")+",nope://b,mem://"+memName("n3"), "--ttl", "2s")
+	if code != exitConfig || !strings.Contains(stderr, "leasehold: check: member 2 (nope://b): ") {
+		t.Errorf("check of a quorum whose member 2 has an unknown scheme: exit %d, want %d and member 2 named\n%s", code, exitConfig, stderr)
+	}
+}
