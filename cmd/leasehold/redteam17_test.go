@@ -277,3 +277,37 @@ func TestRedTeam17CheckRefusesWhatRunRefuses(t *testing.T) {
 		t.Errorf("check of a quorum whose member 2 has an unknown scheme: exit %d, want %d and member 2 named\n%s", code, exitConfig, stderr)
 	}
 }
+
+// TestRedTeam17StatusNamesAForeignMember (rule 8): status showed a member
+// that holds someone else's object (read, and not a lease record) as
+// "unreachable", the state of a member the read could not reach: an
+// operator chased the network, and the json's state said so too. It is
+// "foreign" (red team 17).
+func TestRedTeam17StatusNamesAForeignMember(t *testing.T) {
+	names := []string{memName("fa"), memName("fb"), memName("fc")}
+	q := "quorum:mem://" + names[0] + ",mem://" + names[1] + ",mem://" + names[2]
+	l, err := lease.Open(context.Background(), q, lease.Options{Identity: "leader-1", TTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	memlease.Default.Put(names[1], []byte("<html>not a lease</html>"))
+	env, stdout, stderr := testEnv(nil)
+	if code := mainWith(context.Background(), nil, []string{"status", "--lease", q, "-o", "json"}, env); code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, stderr)
+	}
+	var rep statusReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Members) != 3 || rep.Members[1].State != "foreign" || !strings.Contains(rep.Members[1].Error, "not a lease record") || rep.Members[0].State != "held" {
+		t.Errorf("status of a quorum whose member 2 holds a foreign object: members %+v, want member 2 foreign", rep.Members)
+	}
+	env, stdout, _ = testEnv(nil)
+	mainWith(context.Background(), nil, []string{"status", "--lease", q}, env)
+	if want := "member 2 (mem://" + names[1] + ") foreign: mem://" + names[1] + ": lease: not a lease record"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("status: want %q in\n%s", want, stdout)
+	}
+}
