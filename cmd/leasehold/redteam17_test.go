@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -309,5 +310,67 @@ func TestRedTeam17StatusNamesAForeignMember(t *testing.T) {
 	mainWith(context.Background(), nil, []string{"status", "--lease", q}, env)
 	if want := "member 2 (mem://" + names[1] + ") foreign: mem://" + names[1] + ": lease: not a lease record"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("status: want %q in\n%s", want, stdout)
+	}
+}
+
+// TestRedTeam17HeldStopWithAHungMember (held): a quorum run whose third
+// member (an S3 endpoint that accepts connections and never answers)
+// hangs every call leads on its other two, and a SIGTERM stops the
+// command and releases the quorum at once, not held up by the hung
+// member's calls.
+func TestRedTeam17HeldStopWithAHungMember(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "redteam17")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "redteam17")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	names := []string{memName("hang-a"), memName("hang-b")}
+	q := "quorum:mem://" + names[0] + ",mem://" + names[1] + ",s3://bucket/key?region=us-east-1&use_path_style=true&endpoint=http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	env, _, stderr := testEnv(nil)
+	exited := make(chan int, 1)
+	go func() {
+		exited <- mainWith(ctx, nil, []string{"run", "--lease", q, "--ttl", "2s", "--start-timeout", "3s", "--", "sleep", "60"}, env)
+	}()
+	eventually(t, 5*time.Second, "elected", func() bool { return strings.Contains(stderr.String(), "command started") })
+	time.Sleep(3 * time.Second) // four renewals, each with the hung member
+	cancel(&signalCause{sig: 15})
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Errorf("exit %d after SIGTERM, want 0\n%s", code, stderr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("leasehold did not exit within 5s of SIGTERM with a hung member\n%s", stderr)
+	}
+	if n := strings.Count(stderr.String(), "msg=elected"); n != 1 || strings.Count(stderr.String(), "msg=demoted") != 1 || !strings.Contains(stderr.String(), "reason=stopped") {
+		t.Errorf("want one term, ended by the SIGTERM alone (elected %d times)\n%s", n, stderr)
+	}
+	for _, n := range names {
+		if rec := observe17(t, n); rec.Held() {
+			t.Errorf("member %s after the stop: %+v, want it released", n, rec)
+		}
 	}
 }
