@@ -48,3 +48,19 @@ func TestOpenRedacts(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactURLOfURLs: a quorum URL's members are redacted each, whatever
+// their order, queries, or an empty one among them (red team 17).
+func TestRedactURLOfURLs(t *testing.T) {
+	for in, want := range map[string]string{
+		"quorum:s3://AKIA:pw@b/k,s3://b2/k,s3://b3/k":                     "quorum:s3://AKIA:xxxxx@b/k,s3://b2/k,s3://b3/k",
+		"quorum:mem://a?x=1,s3://AKIA:pw@b/k,mem://c":                     "quorum:mem://a?x=1,s3://AKIA:xxxxx@b/k,mem://c",
+		"quorum:azblob://c/b?sig=abc,s3://u:pw@b/k,,mem://c":              "quorum:azblob://c/b?sig=xxxxx,s3://u:xxxxx@b/k,,mem://c",
+		"QUORUM:s3://b/k?endpoint=http://u:pw@h:9000,s3://b2/k,s3://b3/k": "QUORUM:s3://b/k?endpoint=http://u:xxxxx@h:9000,s3://b2/k,s3://b3/k",
+		"quorum:s3://u:pw@b/k%zz,mem://b,mem://c":                         "quorum:s3://u:xxxxx@b/k%zz,mem://b,mem://c",
+	} {
+		if got := lease.RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func cmdCheck(ctx context.Context, args []string, env *environment) error {
 		return err
 	}
 	run := runChecks
-	if strings.HasPrefix(o.lease, quorumlease.Scheme+":") {
+	if isQuorum(o.lease) {
 		run = runQuorumChecks
 	}
 	rep, err := run(ctx, o, log)
@@ -172,6 +172,16 @@ func runChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*checkRe
 	return rep, nil
 }
 
+// isQuorum reports whether leaseURL is a quorum lease's, whatever the case
+// of its scheme, as lease.Open opens it: told by the prefix "quorum:"
+// alone, "QUORUM:..." was checked as a lease of an unknown store, its
+// members' conditional writes never probed, and taken by --shards for a
+// shard group's store (red team 17).
+func isQuorum(leaseURL string) bool {
+	n := len(quorumlease.Scheme) + 1
+	return len(leaseURL) >= n && strings.EqualFold(leaseURL[:n], quorumlease.Scheme+":")
+}
+
 // runQuorumChecks checks each member of a quorum lease as runChecks checks
 // a lease, each check named after its member, and then the quorum's cost:
 // the members' added up, n times a lease's.
@@ -191,7 +201,13 @@ func runQuorumChecks(ctx context.Context, o *checkOptions, log *slog.Logger) (*c
 		mo := *o
 		mo.lease = m
 		mr, err := runChecks(ctx, &mo, log)
-		if err != nil {
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee) && ee.err != nil:
+			// The exit line is the exitError's own message: name the
+			// member in it (red team 17).
+			return nil, exitf(ee.code, "check: member %d (%s): %s", i+1, lease.RedactURL(m), strings.TrimPrefix(ee.err.Error(), "check: "))
+		case err != nil:
 			return nil, fmt.Errorf("member %d (%s): %w", i+1, lease.RedactURL(m), err)
 		}
 		for _, c := range mr.Checks {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
-	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/shard"
 )
 
@@ -25,7 +24,7 @@ type group struct {
 // may pass until timeout, so that a wrong URL, a missing bucket or a
 // refused listing is reported at start (exit 78 or 69).
 func openGroup(ctx context.Context, leaseURL string, opts lease.Options, timeout time.Duration, log *slog.Logger) (group, error) {
-	if strings.HasPrefix(leaseURL, quorumlease.Scheme+":") {
+	if isQuorum(leaseURL) {
 		return group{}, &lease.OptionError{Field: "URL", Value: strconv.Quote(lease.RedactURL(leaseURL)), Reason: "is a quorum: --shards works on one store's URL; a shard group over a quorum of stores is not built yet"}
 	}
 	return atStart(ctx, leaseURL, timeout, log, func() (group, error) {

@@ -217,6 +217,11 @@ func (o *runOptions) runnerConfig() runner.Config {
 	}
 }
 
+// maxVariable bounds an environment variable leasehold gives a command,
+// "NAME=value" and its NUL: Linux refuses a longer one to exec (E2BIG,
+// "argument list too long", MAX_ARG_STRLEN: 32 pages of 4 KiB).
+const maxVariable = 128 << 10
+
 func (o *runOptions) validate(f *flagSet) error {
 	switch {
 	case len(o.command) == 0:
@@ -235,6 +240,11 @@ func (o *runOptions) validate(f *flagSet) error {
 		return errors.New("--stall-timeout needs a progress signal: --progress-file PATH or --progress-on-stdout")
 	case o.stallTimeout == 0 && (o.progressFile != "" || o.progressOnStdout):
 		return errors.New("--progress-file and --progress-on-stdout need --stall-timeout")
+	case len("LEASEHOLD_LEASE=")+len(o.lease) >= maxVariable:
+		// Refused before the campaign: a command that cannot be started
+		// was found only once its lease was won (red team 17: a quorum
+		// of thousands of members, written to every one of them).
+		return fmt.Errorf("--lease is %d bytes long: the command is given it in LEASEHOLD_LEASE, and a variable of %d bytes or more cannot be given to a command (Linux's MAX_ARG_STRLEN); name fewer quorum members, or shorter URLs", len(o.lease), maxVariable)
 	case o.shards != 0 || f.set("shards"):
 		if err := o.validateShards(f); err != nil {
 			return err

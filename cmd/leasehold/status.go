@@ -84,8 +84,9 @@ type statusReport struct {
 type memberReport struct {
 	// Member names it: "member 2 (s3://jobs-euw1/nightly)".
 	Member string `json:"member"`
-	// State is "none" (never written), "released", "held", or
-	// "unreachable" (the read failed: Error says why).
+	// State is "none" (never written), "released", "held", "foreign"
+	// (the member's object is not a lease record: Error says what was
+	// found), or "unreachable" (the read failed: Error says why).
 	State  string `json:"state"`
 	Holder string `json:"holder,omitempty"`
 	// Token is the member's own counter; QuorumToken the quorum's token
@@ -107,6 +108,10 @@ func membersOf(l lease.Lease) []memberReport {
 		switch {
 		case errors.Is(m.Err, lease.ErrNoRecord):
 			r.State = "none"
+		case errors.Is(m.Err, lease.ErrCorrupt):
+			// Read, and not a lease record (someone else's object, or a
+			// torn write): not a network fault to chase (red team 17).
+			r.State, r.Error = "foreign", m.Err.Error()
 		case m.Err != nil:
 			r.State, r.Error = "unreachable", m.Err.Error()
 		case m.Record.Held():
@@ -277,6 +282,8 @@ func printStatus(w io.Writer, r statusReport) {
 			what = fmt.Sprintf("released by %s (its token %d, quorum token %d)", m.Holder, m.Token, m.QuorumToken)
 		case "none":
 			what = "never written"
+		case "foreign":
+			what = "foreign: " + m.Error
 		default:
 			what = "unreachable: " + m.Error
 		}

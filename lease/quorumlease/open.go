@@ -49,7 +49,9 @@ func (URLOpener) OpenLeaseURL(ctx context.Context, u *url.URL, opts lease.Option
 
 // MemberURLs returns the member URLs of a "quorum:" URL, refusing, with a
 // *lease.OptionError naming it, an empty member, a member that is itself
-// a quorum, and one named twice.
+// a quorum, one named twice, and, as New does, an even number of members
+// or fewer than three (so that leasehold check, which checks the members
+// it returns, refuses what leasehold run refuses).
 func MemberURLs(u *url.URL) ([]string, error) {
 	rest := strings.TrimPrefix(u.String(), Scheme+":")
 	if u.Scheme != Scheme || u.Opaque == "" || rest == u.String() {
@@ -73,6 +75,9 @@ func MemberURLs(u *url.URL) ([]string, error) {
 			return nil, &lease.OptionError{Pkg: "quorumlease", Field: field, Value: quote(mu), Reason: fmt.Sprintf("names the same store and key as member %d: a majority counted on one store twice would not be one", j+1)}
 		}
 		seen[key] = i
+	}
+	if err := checkCount(len(urls)); err != nil {
+		return nil, err
 	}
 	return urls, nil
 }

@@ -136,8 +136,8 @@ var (
 // number of members, or a member whose Options differ from the first's.
 // The returned lease is a lease.Keeper when a majority of members are.
 func New(members []lease.Lease, names []string) (lease.Lease, error) {
-	if len(members) < 3 || len(members)%2 == 0 {
-		return nil, &lease.OptionError{Pkg: "quorumlease", Field: "members", Value: len(members), Reason: "must be an odd number, 3 or more: a quorum needs a majority that any two majorities share"}
+	if err := checkCount(len(members)); err != nil {
+		return nil, err
 	}
 	if names != nil && len(names) != len(members) {
 		return nil, &lease.OptionError{Pkg: "quorumlease", Field: "names", Value: len(names), Reason: fmt.Sprintf("must name each of the %d members", len(members))}
@@ -167,6 +167,14 @@ func New(members []lease.Lease, names []string) (lease.Lease, error) {
 		return keeper{q}, nil
 	}
 	return q, nil
+}
+
+// checkCount refuses an even number of members, or fewer than three.
+func checkCount(n int) error {
+	if n < 3 || n%2 == 0 {
+		return &lease.OptionError{Pkg: "quorumlease", Field: "members", Value: n, Reason: "must be an odd number, 3 or more: a quorum needs a majority that any two majorities share"}
+	}
+	return nil
 }
 
 func optionsText(o lease.Options) string {

@@ -53,8 +53,18 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			// backwards (claim b). While the term is live no other can
 			// have led, and a greater token is a lead that reached
 			// fewer than a majority.
-			if later, _ := tokenOf(mt.Annotations); lapsed && later > token {
+			later, _ := tokenOf(mt.Annotations)
+			if lapsed && later > token {
 				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from quorum term %d, later than this one: %w", later, lease.ErrLost)}
+			}
+			// A record of this term that an operator's Break freed is
+			// not this term's to take back: it is kept unrenewed, to
+			// lapse (see errBroken). Taken back, a member freed by the
+			// break counted towards a majority with those the break
+			// could not reach, and a term reported broken led on (red
+			// team 17).
+			if later == token && mt.Annotations.Get(lease.AnnotationBroken) == "1" {
+				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from a break of this term (%s): %w", lease.AnnotationBroken, errBroken)}
 			}
 		}
 		mt.Annotations = stamped(a, token, seq)
@@ -74,6 +84,9 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			q.note(o.term.Annotations)
 		}
 		switch {
+		case o.won && errors.Is(o.err, errBroken):
+			m.state, m.term = campaign, o.term // won, but broken from this term
+			gone++
 		case o.won && errors.Is(o.err, lease.ErrLost):
 			m.state, m.term = campaign, o.term // won, but a later term had it
 			superseded = true
@@ -107,6 +120,16 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	}
 	return lease.Term{}, fmt.Errorf("quorumlease: renew: renewed %d of %d members, a majority is %d: %w (%s)", renewed, len(q.members), q.majority, lease.ErrUnavailable, q.memberErrors(out))
 }
+
+// errBroken is a Renew's member outcome for a member that it took back
+// from an operator's Break of its own term: the member counts as lost to
+// the term, and its term is kept unrenewed (campaign), so that a later
+// attempt is refused by the member until it lapses. Break reports a term
+// broken once a majority of its members were freed from it, and the
+// holder's next Renew then finds fewer than a majority left to renew,
+// and returns ErrLost; a Break that freed fewer (refused: its holder
+// renewed meanwhile) costs the term those members until they lapse.
+var errBroken = fmt.Errorf("an operator broke this term: %w", lease.ErrLost)
 
 // mine reports whether t is this Lease's live quorum term.
 func (q *Lease) mine(t lease.Term) bool {
@@ -332,7 +355,11 @@ func (q *Lease) Wait(lease.Record) time.Duration {
 // Break is lease.Breaker's: it breaks, on every member, the term of rec's
 // holder that the latest Observe read, keeping each record's quorum token,
 // so the next quorum term's token is greater. rec must be the record that
-// Observe returned.
+// Observe returned. It returns the record it left only when the term is
+// over: a majority of the members were freed from it (by this Break or an
+// earlier one); otherwise a *lease.HeldError when a member was renewed
+// since the read, or lease.ErrUnavailable, the members it broke staying
+// broken (the holder's Renew never takes one back).
 func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, error) {
 	if !rec.Held() {
 		return rec, nil
@@ -348,9 +375,16 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 	}
 	obs, ok := q.observedRecords()
 	target := make([]bool, len(q.members))
+	// marked: members an earlier Break freed from this term; seen: every
+	// member was read (a record, or none).
+	marked, seen := 0, true
 	for i, r := range obs {
 		t, _ := tokenOf(r.Annotations)
 		target[i] = ok[i] && r.Held() && r.Holder == rec.Holder && t == rec.Token
+		if ok[i] && !r.Held() && r.Holder == rec.Holder && t == rec.Token && r.Annotations.Get(lease.AnnotationBroken) == "1" {
+			marked++
+		}
+		seen = seen && (ok[i] || errors.Is(q.members[i].obsErr, lease.ErrNoRecord))
 	}
 	q.mu.Unlock()
 	out := q.each(func(i int) bool { return target[i] }, func(i int, l lease.Lease) outcome {
@@ -364,7 +398,7 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 	if err := ctx.Err(); err != nil {
 		return lease.Record{}, err
 	}
-	broken := 0
+	broken, whole := 0, true
 	var held *lease.HeldError
 	for i, o := range out {
 		switch {
@@ -373,17 +407,34 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 			obs[i] = o.rec
 			if !o.rec.Held() {
 				broken++
+			} else {
+				whole = false
 			}
-		case held == nil:
-			errors.As(o.err, &held)
+		default:
+			whole = false
+			if held == nil {
+				errors.As(o.err, &held)
+			}
 		}
 	}
 	after := q.summary(obs, ok)
+	// The term is over only when its holder cannot renew a majority any
+	// more: the members freed from it, by this Break or an earlier one
+	// (whose records its Renew refuses to take back), are a majority. A
+	// record that shows no majority held after the Break proves it only
+	// when every member was read and every one of the term broken: a
+	// member this Break could not break (its holder renewed it after the
+	// read) or could not read may be the holder's, which takes back the
+	// free ones and leads on (red team 17).
 	switch {
-	case broken >= q.majority || !after.Held():
+	case broken+marked >= q.majority || seen && whole && !after.Held():
 		return after, nil
 	case held != nil:
 		return lease.Record{}, &lease.HeldError{Record: quorumRecord(held.Record), Wait: held.Wait}
+	case whole && !after.Held():
+		return lease.Record{}, fmt.Errorf("quorumlease: break: broke %d of %d members, a majority is %d, and could not read the others, which may hold the term: %w", broken+marked, len(q.members), q.majority, lease.ErrUnavailable)
+	case after.Held():
+		return lease.Record{}, &lease.HeldError{Record: after, Wait: q.opts.TTL}
 	}
 	return lease.Record{}, q.failed("break", out)
 }
