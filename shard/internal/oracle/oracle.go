@@ -26,11 +26,32 @@ type Oracle struct {
 	first     string    // the first violation, for the failure message
 	firstAt   time.Time // when it happened
 	dead      map[string]bool
+	// started is when each shard's latest epoch started; lostLease and
+	// lostAssignment when the store last lost the assigner lease's
+	// record and the assignment (see Lost).
+	started                   []time.Time
+	lostLease, lostAssignment time.Time
+	// waived counts the starts whose epoch did not increase beyond the
+	// Gens' limit; waivedFirst is the first of them.
+	waived      int
+	waivedFirst string
 }
+
+// Loss is a record of the group that the store lost: deleted, or
+// restored to an earlier version.
+type Loss int
+
+const (
+	// AssignerLease is the assigner lease's record, which says its
+	// holder's token and the high half of its Gens.
+	AssignerLease Loss = iota
+	// Assignment is the assignment, which names the latest Gens.
+	Assignment
+)
 
 // New returns an Oracle of n shards, none running.
 func New(n int) *Oracle {
-	return &Oracle{owner: make([]string, n), epoch: make([]uint64, n), count: map[string]int{}, dead: map[string]bool{}}
+	return &Oracle{owner: make([]string, n), epoch: make([]uint64, n), count: map[string]int{}, dead: map[string]bool{}, started: make([]time.Time, n)}
 }
 
 // Start records that worker id started shard index with epoch.
@@ -43,11 +64,50 @@ func (o *Oracle) Start(id string, index int, epoch uint64) {
 		o.note(fmt.Sprintf("%v: shard %d started on %s (epoch %d) while %s ran it", time.Now().Format(time.TimeOnly), index, id, epoch, prev))
 	}
 	if epoch <= o.epoch[index] {
-		o.backwards++
-		o.note(fmt.Sprintf("%v: shard %d started on %s with epoch %d after epoch %d", time.Now().Format(time.TimeOnly), index, id, epoch, o.epoch[index]))
+		what := fmt.Sprintf("%v: shard %d started on %s with epoch %d after epoch %d", time.Now().Format(time.TimeOnly), index, id, epoch, o.epoch[index])
+		if o.beyondLimit(index) {
+			o.waived++
+			if o.waivedFirst == "" {
+				o.waivedFirst = what
+			}
+		} else {
+			o.backwards++
+			o.note(what)
+		}
 	}
-	o.owner[index], o.epoch[index] = id, epoch
+	o.owner[index], o.epoch[index], o.started[index] = id, epoch, time.Now()
 	o.count[id]++
+}
+
+// Lost records that the store lost what, now.
+func (o *Oracle) Lost(what Loss) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch what {
+	case AssignerLease:
+		o.lostLease = time.Now()
+	case Assignment:
+		o.lostAssignment = time.Now()
+	}
+}
+
+// beyondLimit reports whether an epoch of shard index that does not
+// increase is the Gens' limit of package shard's doc ("Gens go back only
+// when the new assigner can read none of the later ones, because the
+// assigner lease's record was deleted or restored ..., the assignment and
+// every acknowledgement that named them were deleted or restored ..."):
+// the store lost both the assigner lease's record and the assignment
+// since the shard's latest epoch started. Overlaps are never waived.
+func (o *Oracle) beyondLimit(index int) bool {
+	return o.lostLease.After(o.started[index]) && o.lostAssignment.After(o.started[index])
+}
+
+// Waived returns the starts whose epoch did not increase beyond the Gens'
+// limit (see Lost), and the first of them.
+func (o *Oracle) Waived() (int, string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.waived, o.waivedFirst
 }
 
 // End records that worker id's function for shard index returned.
