@@ -75,14 +75,20 @@ func TestRedTeam15StopContinuesACommandJobControlStopped(t *testing.T) {
 
 	c.mu.Lock() // a walk of the process table in progress
 	var ranWhileStopped time.Duration
+	seenStopped := false
 	suspended := make(chan struct{})
 	go func() {
 		defer close(suspended)
 		s.suspend(syscall.SIGTSTP, func() {
-			// leasehold is stopped here, until this returns.
+			// leasehold is stopped here, until this returns. The
+			// command stops once it takes the SIGSTOP, which a loaded
+			// machine may delay: from then on it must stay stopped.
 			start := time.Now()
 			for time.Since(start) < 2*time.Second {
-				if !isStopped(pid) && alive(pid) {
+				switch stopped := isStopped(pid); {
+				case stopped:
+					seenStopped = true
+				case seenStopped && alive(pid):
 					ranWhileStopped = time.Since(start)
 					return
 				}
@@ -95,6 +101,9 @@ func TestRedTeam15StopContinuesACommandJobControlStopped(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // supervise waits for c.mu too (exitedYet)
 	c.mu.Unlock()
 	<-suspended
+	if !seenStopped {
+		t.Errorf("the command (pid %d) was never seen stopped in the 2s leasehold was stopped: job control's SIGSTOP was undone at once", pid)
+	}
 	if ranWhileStopped > 0 {
 		t.Errorf("the command (pid %d) ran again %v after job control stopped it, while leasehold was stopped: the step-down's SIGCONT came after suspend's SIGSTOP", pid, ranWhileStopped.Round(time.Millisecond))
 	}
