@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/shard"
 )
 
@@ -70,8 +71,14 @@ func exportedNames(t *testing.T) map[string]bool {
 	t.Helper()
 	sharded := newMetrics(time.Second)
 	sharded.addShards(4, func() []shard.Shard { return nil }, func() shard.AssignerInfo { return shard.AssignerInfo{} })
+	quorum := newMetrics(time.Second)
+	q, err := lease.Open(t.Context(), "quorum:mem://rules-1,mem://rules-2,mem://rules-3", lease.Options{Identity: "rules", TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quorum.addQuorum(q)
 	names := map[string]bool{}
-	for _, m := range []*metrics{newMetrics(time.Second), sharded} {
+	for _, m := range []*metrics{newMetrics(time.Second), sharded, quorum} {
 		families, err := m.registry.Gather()
 		if err != nil {
 			t.Fatal(err)

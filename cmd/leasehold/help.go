@@ -408,7 +408,10 @@ instance leads and its command runs, 503 otherwise (also while it steps
 down). /metrics has leasehold_is_leader, leasehold_transitions_total{reason},
 leasehold_renew_duration_seconds, leasehold_renew_failures_total{reason},
 leasehold_ttl_seconds (--ttl) and
-leasehold_build_info{version,commit,goversion}. With --shards, /leader
+leasehold_build_info{version,commit,goversion}; with a quorum lease also
+leasehold_quorum_member_failures_total{member} (renewals a member did not
+take while the leader led on) and leasehold_quorum_members_held. With
+--shards, /leader
 answers 200 while this instance is the group's assigner, 503 otherwise
 (naming the assigner it last saw); /shards answers 200 while this instance
 runs at least one shard's command, 503 otherwise, with its shards and their

@@ -47,6 +47,7 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	s := newSession(o, env, hurry, log, stopRun)
+	s.state.m.addQuorum(l)
 	defer s.sup.followJobControl()()
 	if o.once && o.minHold > 0 {
 		s.hold = &heldLease{Lease: l}

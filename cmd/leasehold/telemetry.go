@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/runner"
 	"github.com/leasehold/leasehold/shard"
 )
@@ -67,6 +68,42 @@ type metrics struct {
 	renewDuration prometheus.Histogram
 	renewFailures *prometheus.CounterVec
 	shards        *shardMetrics // with --shards (addShards)
+	// holds and memberFailures are a quorum lease's (addQuorum).
+	holds          func() []quorumlease.Hold
+	memberFailures *prometheus.CounterVec
+}
+
+// addQuorum adds, when l is a quorum lease, the metrics of its members:
+// leasehold_quorum_member_failures_total, the renewals that a member did
+// not take (while a majority did, the holder leads on: a minority's
+// outage), and leasehold_quorum_members_held, how many members this
+// instance's term holds (0 when it does not lead).
+func (m *metrics) addQuorum(l lease.Lease) {
+	q, ok := l.(interface{ Holds() []quorumlease.Hold })
+	if !ok {
+		return
+	}
+	m.holds = q.Holds
+	m.memberFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "leasehold_quorum_member_failures_total",
+		Help: "Renewals of a quorum lease that a member did not take (down, slow, partitioned, or held by another), by member; the holder leads on while a majority take them.",
+	}, []string{"member"})
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "leasehold_quorum_members_held",
+		Help: "How many members of the quorum lease this instance's term holds; 0 when it does not lead.",
+	}, func() float64 {
+		n := 0
+		for _, h := range q.Holds() {
+			if h.Held {
+				n++
+			}
+		}
+		return float64(n)
+	})
+	m.registry.MustRegister(m.memberFailures, held)
+	for _, h := range q.Holds() {
+		m.memberFailures.WithLabelValues(h.Name)
+	}
 }
 
 // newMetrics returns the metrics of a process whose lease (or, with
@@ -159,6 +196,14 @@ func (m *metrics) renewed(took time.Duration, err error) {
 	m.renewDuration.Observe(took.Seconds())
 	if err != nil {
 		m.renewFailures.WithLabelValues(failureReason(err)).Inc()
+	}
+	if m.holds == nil {
+		return
+	}
+	for _, h := range m.holds() {
+		if h.Err != nil {
+			m.memberFailures.WithLabelValues(h.Name).Inc()
+		}
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -107,6 +109,58 @@ func TestFailureReason(t *testing.T) {
 	} {
 		if got := failureReason(tc.err); got != tc.want {
 			t.Errorf("failureReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestQuorumMemberFailures: with a quorum lease, /metrics counts by member
+// the renewals a member did not take while the holder led on (a
+// minority's outage: a metric, not a loss of leadership), from 0 for
+// every member, and says how many members the term holds.
+func TestQuorumMemberFailures(t *testing.T) {
+	stores := []*memlease.Store{memlease.NewStore(), memlease.NewStore(), memlease.NewStore()}
+	var members []lease.Lease
+	for _, s := range stores {
+		l, err := s.Open("job", lease.Options{Identity: "a", TTL: 15 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, l)
+	}
+	l, err := quorumlease.New(members, []string{"mem://one", "mem://two", "mem://three"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &leaderState{m: newMetrics(15 * time.Second)}
+	st.m.addQuorum(l)
+	_, metrics := get(t, st.handler(), "/metrics")
+	for _, want := range []string{`leasehold_quorum_member_failures_total{member="member 2 (mem://two)"} 0`, "leasehold_quorum_members_held 0"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics before the first term lacks %q", want)
+		}
+	}
+	term, err := l.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores[1].Partition("a")
+	for range 2 {
+		term, err = l.Renew(t.Context(), term)
+		st.m.renewed(time.Millisecond, err)
+		if err != nil {
+			t.Fatalf("renew with member 2 cut off: %v", err)
+		}
+	}
+	_, metrics = get(t, st.handler(), "/metrics")
+	for _, want := range []string{
+		`leasehold_quorum_member_failures_total{member="member 1 (mem://one)"} 0`,
+		`leasehold_quorum_member_failures_total{member="member 2 (mem://two)"} 2`,
+		`leasehold_quorum_member_failures_total{member="member 3 (mem://three)"} 0`,
+		"leasehold_quorum_members_held 3",
+		`leasehold_renew_failures_total{reason="unavailable"} 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics after two renewals with member 2 cut off lacks %q", want)
 		}
 	}
 }

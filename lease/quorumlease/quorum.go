@@ -47,6 +47,8 @@ type member struct {
 	obs    lease.Record // what the latest Observe read
 	obsOK  bool
 	obsErr error // the latest Observe's error (lease.ErrNoRecord: no record)
+	// renewErr is the error of the latest Renew's call to the member.
+	renewErr error
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -81,6 +83,33 @@ func (q *Lease) Members() []Member {
 			out[i].Record = m.obs
 			out[i].QuorumToken, _ = tokenOf(m.obs.Annotations)
 		}
+	}
+	return out
+}
+
+// Hold is one member as this Lease's latest Renew left it.
+type Hold struct {
+	// Name is the member's name, as in Member.
+	Name string
+	// Held reports whether this Lease's quorum term holds a term on the
+	// member.
+	Held bool
+	// Err is the error of the latest Renew's call to the member (a renewal,
+	// or an attempt to take it back), nil when the member took the renewal
+	// or was not called.
+	Err error
+}
+
+// Holds returns, member by member, what this Lease's latest Renew did. A
+// holder renews while a majority take its renewals; the members that did
+// not (a minority down, slow or partitioned) are the ones with an Err:
+// leasehold run counts them in leasehold_quorum_member_failures_total.
+func (q *Lease) Holds() []Hold {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Hold, len(q.members))
+	for i, m := range q.members {
+		out[i] = Hold{Name: m.name, Held: q.live && m.state == quorum, Err: m.renewErr}
 	}
 	return out
 }

@@ -344,3 +344,47 @@ func TestMembersAsObserved(t *testing.T) {
 		}
 	})
 }
+
+// TestHoldsNameAMinoritysFailures: Holds says, member by member, which
+// members the latest Renew failed on while a majority took it, so that a
+// minority's outage is seen (leasehold run's
+// leasehold_quorum_member_failures_total) without ending the term; and
+// a member that comes back is clear again.
+func TestHoldsNameAMinoritysFailures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newMemQuorum(3)
+		l, err := q.Open(context.Background(), "job", lease.Options{Identity: "a", TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := l.(interface{ Holds() []quorumlease.Hold })
+		check := func(when string, failing int) {
+			t.Helper()
+			for i, m := range h.Holds() {
+				if !m.Held || (m.Err != nil) != (i == failing) || m.Name != fmt.Sprintf("member %d", i+1) {
+					t.Errorf("%s: member %d: %+v, want held, failing %t", when, i+1, m, i == failing)
+				}
+			}
+		}
+		term, err := l.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if term, err = l.Renew(context.Background(), term); err != nil {
+			t.Fatal(err)
+		}
+		check("every member up", -1)
+		q.stores[1].Partition("a")
+		time.Sleep(ttl / 3)
+		if term, err = l.Renew(context.Background(), term); err != nil {
+			t.Fatalf("renew with a minority cut off: %v", err)
+		}
+		check("member 2 cut off", 1)
+		q.stores[1].Heal("a")
+		time.Sleep(ttl / 3)
+		if _, err = l.Renew(context.Background(), term); err != nil {
+			t.Fatal(err)
+		}
+		check("member 2 back", -1)
+	})
+}

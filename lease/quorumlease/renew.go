@@ -20,6 +20,9 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	defer q.leave()
 	a := own(t.Annotations)
 	q.mu.Lock()
+	for i := range q.members {
+		q.members[i].renewErr = nil
+	}
 	if !q.mine(t) {
 		q.mu.Unlock()
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d is not this Lease's live quorum term: %w", t.Token, lease.ErrLost)
@@ -80,6 +83,7 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	renewed, gone, superseded := 0, 0, false
 	for i, o := range out {
 		m := &q.members[i]
+		m.renewErr = o.err
 		if o.won {
 			q.note(o.term.Annotations)
 		}
