@@ -319,9 +319,61 @@ func qreport(sc qscenario, v []string, tenures []qtenure) string {
 	return b.String()
 }
 
+// qtrace is the tenures of a quorum run as text, to compare runs.
+func qtrace(tenures []qtenure) string {
+	var b strings.Builder
+	for _, tn := range tenures {
+		fmt.Fprintf(&b, "c%d token %d from %v to %v\n", tn.who, tn.token, tn.start.UnixNano(), tn.end.UnixNano())
+	}
+	return b.String()
+}
+
+// qreplay runs seed's quorum schedule n times and returns how many runs
+// were identical to the first (the same tenures, tokens and instants),
+// logging the first that differs.
+func qreplay(t *testing.T, seed uint64, n int) int {
+	sc := newQScenario(seed)
+	var first string
+	same := 0
+	for i := range n {
+		_, tenures := exploreQuorum(t, sc)
+		switch trace := qtrace(tenures); {
+		case i == 0:
+			first = trace
+		case trace == first:
+			same++
+		case same == i-1:
+			t.Logf("quorum seed %d: run %d differs from the first:\n%s\nfirst:\n%s", seed, i+1, trace, first)
+		}
+	}
+	return same
+}
+
+// TestQuorumSimulationReplays: a quorum seed replays exactly, run after
+// run, so that a failing seed is a failure to study, not a chance: seeds
+// of each mode, with the members' calls in parallel.
+func TestQuorumSimulationReplays(t *testing.T) {
+	const runs = 4
+	for _, seed := range []uint64{1000001, 1000002, 1000130, 1000500} {
+		if same := qreplay(t, seed, runs); same != runs-1 {
+			t.Errorf("quorum seed %d: %d of %d replays identical to the first run", seed, same, runs-1)
+		}
+	}
+}
+
 // TestQuorumSimulation runs LEASEHOLD_QSIM_SCHEDULES quorum schedules
-// (10,000 by default, 200 under -race) from LEASEHOLD_QSIM_BASE.
+// (10,000 by default, 200 under -race) from LEASEHOLD_QSIM_BASE; -qseed
+// N replays one (with -replays M, M times, counting the runs identical
+// to the first).
 func TestQuorumSimulation(t *testing.T) {
+	if *qseedFlag != 0 && *replaysFlag > 0 {
+		same := qreplay(t, *qseedFlag, *replaysFlag)
+		t.Logf("quorum seed %d: %d of %d replays identical to the first run", *qseedFlag, same, *replaysFlag-1)
+		if same != *replaysFlag-1 {
+			t.Errorf("quorum seed %d does not replay exactly", *qseedFlag)
+		}
+		return
+	}
 	if *qseedFlag != 0 {
 		sc := newQScenario(*qseedFlag)
 		if v, tenures := exploreQuorum(t, sc); len(v) > 0 {
