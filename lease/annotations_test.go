@@ -3,6 +3,7 @@ package lease_test
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -121,6 +122,17 @@ func FuzzParseAnnotations(f *testing.F) {
 		}
 		if again := lease.NewAnnotations(a.Map()); again != a {
 			t.Fatalf("ParseAnnotations(%q) = %q, but NewAnnotations of its Map is %q", s, a, again)
+		}
+		// Get, Len and All read the text in place: they must say what a
+		// parse of it says.
+		v, _ := url.ParseQuery(s)
+		if a.Len() != len(v) || len(a.Map()) != len(v) {
+			t.Fatalf("ParseAnnotations(%q): Len %d, Map %v; the text holds %d keys", s, a.Len(), a.Map(), len(v))
+		}
+		for k := range v {
+			if a.Get(k) != v.Get(k) {
+				t.Fatalf("ParseAnnotations(%q).Get(%q) = %q, want %q", s, k, a.Get(k), v.Get(k))
+			}
 		}
 	})
 }
