@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
 )
 
 var memNames atomic.Int64
@@ -120,4 +123,18 @@ func azuriteContainer(t *testing.T) string {
 	}
 	t.Cleanup(func() { _, _ = client.DeleteContainer(context.Background(), container, nil) })
 	return container
+}
+
+// observe reads the mem:// lease name.
+func observe(t *testing.T, name string) lease.Record {
+	t.Helper()
+	l, err := memlease.Default.Open(name, lease.Options{Identity: "observer", TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := l.Observe(context.Background())
+	if err != nil {
+		t.Fatalf("observe %s: %v", name, err)
+	}
+	return rec
 }

@@ -152,7 +152,7 @@ func TestRedTeam17HeldCheckStatusBreakOnALiveQuorum(t *testing.T) {
 		}
 	}
 	for _, n := range []string{names[0], names[2]} {
-		if rec := observe17(t, n); rec.Holder != "leader-1" || !rec.Held() {
+		if rec := observe(t, n); rec.Holder != "leader-1" || !rec.Held() {
 			t.Errorf("member %s after check: %+v, want the leader's", n, rec)
 		}
 	}
@@ -237,20 +237,6 @@ func TestRedTeam17HugeQuorumRefusedBeforeTheCampaign(t *testing.T) {
 	if _, written := memlease.Default.Bytes(prefix + "-0"); written {
 		t.Errorf("run on a quorum of 20,001 members wrote member 1 before refusing it")
 	}
-}
-
-// observe17 reads the mem:// lease name (observe, on Linux only).
-func observe17(t *testing.T, name string) lease.Record {
-	t.Helper()
-	l, err := memlease.Default.Open(name, lease.Options{Identity: "observer", TTL: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := l.Observe(context.Background())
-	if err != nil {
-		t.Fatalf("observe %s: %v", name, err)
-	}
-	return rec
 }
 
 // TestRedTeam17CheckRefusesWhatRunRefuses (rule 8): check of a quorum
@@ -369,7 +355,7 @@ func TestRedTeam17HeldStopWithAHungMember(t *testing.T) {
 		t.Errorf("want one term, ended by the SIGTERM alone (elected %d times)\n%s", n, stderr)
 	}
 	for _, n := range names {
-		if rec := observe17(t, n); rec.Held() {
+		if rec := observe(t, n); rec.Held() {
 			t.Errorf("member %s after the stop: %+v, want it released", n, rec)
 		}
 	}

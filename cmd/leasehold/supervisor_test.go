@@ -79,19 +79,6 @@ func started(t *testing.T, ctx context.Context, args ...string) (wait func() int
 	return wait, stderr
 }
 
-func observe(t *testing.T, name string) lease.Record {
-	t.Helper()
-	l, err := memlease.Default.Open(name, lease.Options{Identity: "observer", TTL: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := l.Observe(context.Background())
-	if err != nil {
-		t.Fatalf("observe %s: %v", name, err)
-	}
-	return rec
-}
-
 // TestStopKeepsTheLeaseUntilTheCommandHasExited: on SIGTERM the command
 // gets its grace period, longer than the TTL here, the lease stays held and
 // renewed meanwhile, and it is released only once the command is dead. The
