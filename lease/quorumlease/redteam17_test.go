@@ -74,6 +74,22 @@ func TestRedTeam17BrokenTermNotTakenBack(t *testing.T) {
 	})
 }
 
+// xLeadsOnTwo is the start of the partial breaks below: every member
+// released by an earlier term, x, cut off from member 1, leads on members
+// 2 and 3 (tx), and op, an operator's Lease, reads them all.
+func xLeadsOnTwo(t *testing.T) (h memQuorum, x, op lease.Lease, tx lease.Term) {
+	t.Helper()
+	h = newMemQuorum(3)
+	w := open(t, h, "w")
+	x, op = open(t, h, "x"), open(t, h, "op")
+	tw := acquire(t, w)
+	if err := w.Release(context.Background(), tw); err != nil {
+		t.Fatal(err)
+	}
+	h.stores[0].Partition("x")
+	return h, x, op, acquire(t, x)
+}
+
 // TestRedTeam17BreakCountsOnlyWhatItBroke: Break reported the term broken
 // when the quorum record it left showed no majority held, counting a
 // member that was free already: a holder cut off from member 1 (free)
@@ -87,16 +103,7 @@ func TestRedTeam17BrokenTermNotTakenBack(t *testing.T) {
 func TestRedTeam17BreakCountsOnlyWhatItBroke(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		h := newMemQuorum(3)
-		w, x, op := open(t, h, "w"), open(t, h, "x"), open(t, h, "op")
-		// Every member released by an earlier term.
-		tw := acquire(t, w)
-		if err := w.Release(ctx, tw); err != nil {
-			t.Fatal(err)
-		}
-		// x, cut off from member 1, leads on members 2 and 3.
-		h.stores[0].Partition("x")
-		tx := acquire(t, x)
+		h, x, op, tx := xLeadsOnTwo(t)
 		interval := x.Options().RenewInterval
 
 		rec, err := op.Observe(ctx)
@@ -134,14 +141,7 @@ func TestRedTeam17BreakCountsOnlyWhatItBroke(t *testing.T) {
 func TestRedTeam17BreakUnreadMemberMayHoldTheTerm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		h := newMemQuorum(3)
-		w, x, op := open(t, h, "w"), open(t, h, "x"), open(t, h, "op")
-		tw := acquire(t, w)
-		if err := w.Release(ctx, tw); err != nil {
-			t.Fatal(err)
-		}
-		h.stores[0].Partition("x")
-		tx := acquire(t, x)
+		h, x, op, tx := xLeadsOnTwo(t)
 		h.stores[2].Partition("op")
 		rec, err := op.Observe(ctx)
 		if err != nil || rec.Holder != "x" || !rec.Held() {
