@@ -99,3 +99,37 @@ func (l lostBreak) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 	}
 	return got, err
 }
+
+// TestRedTeam18CommaInAMembersPassword: a password may hold a comma
+// (RFC 3986 allows it in user info, and lease.RedactURL redacts it in a
+// single lease's URL), and one written raw in a quorum URL, rather than
+// as %2C, split the member in two at it: each half parsed as a URL with
+// nothing to redact, so lease.RedactURL put the password back together
+// whole in leasehold's log and lease rows, and Open's error quoted the
+// first half of it (rule 8; red team 18).
+func TestRedTeam18CommaInAMembersPassword(t *testing.T) {
+	for _, u := range []string{
+		"quorum:s3://AKIA:pwA,pwB@b/k,s3://b2/k,s3://b3/k",
+		"quorum:s3://AKIA:1234,pwB@b/k,s3://b2/k,s3://b3/k",
+		"quorum:mem://a,mem://b,s3://b/k?endpoint=http://u:pwA,pwB@h/",
+		"quorum:mem://a,s3://b/k?endpoint=http%3A%2F%2Fu%3ApwA,pwB%40h%2F,mem://c",
+	} {
+		secrets := []string{"pwA", "pwB", "1234"}
+		if got := lease.RedactURL(u); containsAny(got, secrets) {
+			t.Errorf("RedactURL(%q) = %q: the password is in it", u, got)
+		}
+		_, err := lease.Open(context.Background(), u, lease.Options{Identity: "w", TTL: ttl})
+		if err == nil || containsAny(err.Error(), secrets) {
+			t.Errorf("Open(%q): %v, want an error without the password", u, err)
+		}
+	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
