@@ -24,16 +24,7 @@ import (
 func TestReplicaAddedLaterIsSeen(t *testing.T) {
 	defer func(d time.Duration) { tableRecheck = d }(tableRecheck)
 	tableRecheck = 0
-	var replicated atomic.Bool
-	srv := storetest.NewServer(t, func(r *http.Request) storetest.Answer {
-		switch {
-		case awstest.ByOperation(r) != "DescribeTable":
-			return jsonAnswer(200, `{}`)
-		case replicated.Load():
-			return jsonAnswer(200, globalTable("EVENTUAL", "eu-west-1"))
-		}
-		return leaseTable
-	})
+	srv, replicated := replicaServer(t)
 	l, err := Open(t.Context(), Options{Table: "leases", Name: "jobs", Client: fakeClient(srv)}, lease.Options{Identity: "worker-1"})
 	if err != nil {
 		t.Fatalf("Open of a table without replicas: %v", err)
@@ -63,6 +54,21 @@ func TestFailedTableCheckIsNotRepeatedByARead(t *testing.T) {
 	}
 }
 
+// replicaServer is a fake DynamoDB whose table of leases, empty, is
+// replicated with eventual consistency once *replicated is set.
+func replicaServer(t *testing.T) (*storetest.Server, *atomic.Bool) {
+	var replicated atomic.Bool
+	return storetest.NewServer(t, func(r *http.Request) storetest.Answer {
+		switch {
+		case awstest.ByOperation(r) != "DescribeTable":
+			return jsonAnswer(200, `{}`)
+		case replicated.Load():
+			return jsonAnswer(200, globalTable("EVENTUAL", "eu-west-1"))
+		}
+		return leaseTable
+	}), &replicated
+}
+
 // TestRedTeam18ReplicaSeenAfterCredentialsRotate: the table's checks are
 // kept per table as the client reaches it, its access key included, and a
 // read re-described only a table whose check had passed under the key
@@ -75,16 +81,7 @@ func TestFailedTableCheckIsNotRepeatedByARead(t *testing.T) {
 func TestRedTeam18ReplicaSeenAfterCredentialsRotate(t *testing.T) {
 	defer func(d time.Duration) { tableRecheck = d }(tableRecheck)
 	tableRecheck = 0
-	var replicated atomic.Bool
-	srv := storetest.NewServer(t, func(r *http.Request) storetest.Answer {
-		switch {
-		case awstest.ByOperation(r) != "DescribeTable":
-			return jsonAnswer(200, `{}`)
-		case replicated.Load():
-			return jsonAnswer(200, globalTable("EVENTUAL", "eu-west-1"))
-		}
-		return leaseTable
-	})
+	srv, replicated := replicaServer(t)
 	var keys atomic.Int64
 	client := ddb.New(ddb.Options{
 		Region:       "us-east-1",
