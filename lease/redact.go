@@ -89,17 +89,33 @@ func redactUserinfo(s string) string {
 // (quorumlease's), into its scheme and members. Parsed as one URL, it is
 // an opaque URL with no user info and a query that starts in whichever
 // member has one first, so the members' passwords went unredacted (red
-// team 17).
+// team 17). A comma begins a member only before "scheme://": one inside
+// a member (a password's, written raw rather than as %2C) split it into
+// halves that each had nothing to redact, and the password went out
+// whole (red team 18).
 func urlOfURLs(s string) (scheme string, members []string, ok bool) {
 	scheme, rest, found := strings.Cut(s, ":")
-	if !found || scheme == "" || strings.HasPrefix(rest, "//") || !strings.Contains(rest, "://") {
+	if !found || !isScheme(scheme) || strings.HasPrefix(rest, "//") || !strings.Contains(rest, "://") {
 		return "", nil, false
 	}
-	for i, c := range scheme {
+	for i, piece := range strings.Split(rest, ",") {
+		if before, _, ok := strings.Cut(piece, "://"); i > 0 && !(ok && isScheme(before)) {
+			members[len(members)-1] += "," + piece
+			continue
+		}
+		members = append(members, piece)
+	}
+	return scheme, members, true
+}
+
+// isScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, "+", "-" and ".".
+func isScheme(s string) bool {
+	for i, c := range s {
 		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 		if !letter && (i == 0 || !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return "", nil, false
+			return false
 		}
 	}
-	return scheme, strings.Split(rest, ","), true
+	return s != ""
 }

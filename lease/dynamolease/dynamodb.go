@@ -137,6 +137,9 @@ type conn struct {
 	// callTimeout bounds each request of Verify and of the table's
 	// check (the engine bounds the others): the lease's CallTimeout.
 	callTimeout time.Duration
+	// checked is the check of the table that Open passed (set before
+	// the conn is shared), which its reads repeat; nil until then.
+	checked *tableCheck
 }
 
 // callOptions apply to every request: no SDK retries (the caller retries,

@@ -35,24 +35,28 @@ var checkedTables sync.Map
 // consistency. A success holds for tableRecheck for every lease of the
 // process on that table, so that each is described once a minute however
 // many leases are opened and read; a failure is not kept, so the next
-// Open or read tries again. With again set (a read), it checks only a
-// table whose check an Open has passed before: a table whose every check
-// failed has no lease open on it from this process.
-func (d *conn) checkTable(ctx context.Context, again bool) error {
-	id := d.storeID(ctx) + " " + d.keyAttr + " " + d.sortAttr
-	v, ok := checkedTables.Load(id)
-	if !ok && again {
+// Open or read tries again. With again set (a read), it checks only the
+// table whose check this conn's Open passed (d.checked), found by that
+// Open's key: the key holds the client's access key, which credentials
+// that rotate (a task role's) change, and a read that looked its table up
+// again after a rotation found nothing to check, and never described it
+// again (red team 18). A conn whose Open's check failed has no lease.
+func (d *conn) checkTable(ctx context.Context, again bool) (err error) {
+	c := d.checked
+	if again && c == nil {
 		return nil
 	}
-	if !ok {
-		v, _ = checkedTables.LoadOrStore(id, &tableCheck{})
+	if !again {
+		v, _ := checkedTables.LoadOrStore(d.storeID(ctx)+" "+d.keyAttr+" "+d.sortAttr, &tableCheck{})
+		c = v.(*tableCheck)
+		defer func() {
+			if err == nil {
+				d.checked = c
+			}
+		}()
 	}
-	c := v.(*tableCheck)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if again && c.ok.IsZero() {
-		return nil
-	}
 	if !c.ok.IsZero() && time.Since(c.ok) < tableRecheck {
 		return nil
 	}
@@ -64,7 +68,6 @@ func (d *conn) checkTable(ctx context.Context, again bool) error {
 		}
 		return nil
 	}
-	var err error
 	if again { // inside a read, which the engine bounds by CallTimeout
 		err = describe(ctx)
 	} else {

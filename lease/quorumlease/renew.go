@@ -361,9 +361,11 @@ func (q *Lease) Wait(lease.Record) time.Duration {
 // so the next quorum term's token is greater. rec must be the record that
 // Observe returned. It returns the record it left only when the term is
 // over: a majority of the members were freed from it (by this Break or an
-// earlier one); otherwise a *lease.HeldError when a member was renewed
-// since the read, or lease.ErrUnavailable, the members it broke staying
-// broken (the holder's Renew never takes one back).
+// earlier one); otherwise lease.ErrUnavailable when the outcome at
+// members that would complete a majority is unknown, a *lease.HeldError
+// when a member was renewed since the read, or the members' errors (a
+// member that refuses for good, naming why), the members it broke
+// staying broken (the holder's Renew never takes one back).
 func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, error) {
 	if !rec.Held() {
 		return rec, nil
@@ -402,22 +404,28 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 	if err := ctx.Err(); err != nil {
 		return lease.Record{}, err
 	}
-	broken, whole := 0, true
+	// unknown: members whose break may have landed (its answer and its
+	// read-back were lost).
+	broken, unknown, whole := 0, 0, true
 	var held *lease.HeldError
 	for i, o := range out {
 		switch {
 		case !o.done:
-		case o.err == nil:
+		case o.err == nil && !o.rec.Held():
 			obs[i] = o.rec
-			if !o.rec.Held() {
-				broken++
-			} else {
-				whole = false
+			broken++
+		case o.err == nil: // held after all, as a member that breaks nothing says
+			obs[i], whole = o.rec, false
+			if held == nil {
+				held = &lease.HeldError{Record: o.rec, Wait: q.waitOf(i, o.rec)}
 			}
 		default:
 			whole = false
 			if held == nil {
 				errors.As(o.err, &held)
+			}
+			if !errors.Is(o.err, lease.ErrHeld) && lease.Retryable(o.err) {
+				unknown++
 			}
 		}
 	}
@@ -430,15 +438,21 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 	// member this Break could not break (its holder renewed it after the
 	// read) or could not read may be the holder's, which takes back the
 	// free ones and leads on (red team 17).
+	//
+	// A break whose outcome is unknown at members that would complete a
+	// majority may have ended the term: that is said, not guessed either
+	// way; and a failure that is not a renewal seen (a member that
+	// refuses for good: no room for the broken mark) is no sign that the
+	// holder is alive, and is reported as what it is (red team 18).
 	switch {
 	case broken+marked >= q.majority || seen && whole && !after.Held():
 		return after, nil
+	case unknown > 0 && broken+marked+unknown >= q.majority:
+		return lease.Record{}, fmt.Errorf("quorumlease: break: broke %d of %d members, a majority is %d, and the outcome at %d is unknown: the term may be over; read the lease again: %w (%s)", broken+marked, len(q.members), q.majority, unknown, lease.ErrUnavailable, q.memberErrors(out))
 	case held != nil:
 		return lease.Record{}, &lease.HeldError{Record: quorumRecord(held.Record), Wait: held.Wait}
 	case whole && !after.Held():
 		return lease.Record{}, fmt.Errorf("quorumlease: break: broke %d of %d members, a majority is %d, and could not read the others, which may hold the term: %w", broken+marked, len(q.members), q.majority, lease.ErrUnavailable)
-	case after.Held():
-		return lease.Record{}, &lease.HeldError{Record: after, Wait: q.opts.TTL}
 	}
 	return lease.Record{}, q.failed("break", out)
 }
