@@ -8,6 +8,8 @@
 package terraform_test
 
 import (
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,13 +27,14 @@ import (
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/gcslease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
 
 // The modules and examples, as directories under terraform/.
 var (
 	modules  = []string{"modules/aws-s3-lease", "modules/aws-dynamodb-lease", "modules/aws-lease-iam", "modules/azure-blob-lease", "modules/gcp-gcs-lease"}
-	examples = []string{"examples/aws-ecs", "examples/aws-lambda-scheduled", "examples/azure", "examples/gcp-cloud-run"}
+	examples = []string{"examples/aws-ecs", "examples/aws-lambda-scheduled", "examples/aws-quorum", "examples/azure", "examples/gcp-cloud-run"}
 )
 
 // kmsActions are what S3 needs from a caller on a customer-managed KMS key
@@ -309,6 +312,28 @@ func TestS3BucketIsPrivateEncryptedAndTLSOnly(t *testing.T) {
 	if got := squeeze(deny[0].conditionValues["aws:SecureTransport"]); got != `["false"]` {
 		t.Errorf("the TLS-only statement denies when aws:SecureTransport is %s, want [\"false\"]", got)
 	}
+
+	// The examples' buckets are the module's, as it makes them: each
+	// example creates its buckets with the module (not an existing bucket,
+	// whose settings are its owner's) and sets none of a bucket's
+	// resources itself (a policy or an access block of its own would
+	// replace the module's).
+	for _, dir := range examples {
+		e := load(t, dir)
+		for _, b := range e.blocks("module") {
+			if !strings.HasSuffix(e.stringOf(t, attr(t, b, "source")), "modules/aws-s3-lease") {
+				continue
+			}
+			if a, ok := b.Body.Attributes["create_bucket"]; ok {
+				t.Errorf("%s: module.%s sets create_bucket = %s: an example's bucket is the module's, private, encrypted and TLS-only", a.SrcRange, b.Labels[0], e.source(a.Expr))
+			}
+		}
+		for _, b := range e.blocks("resource") {
+			if strings.HasPrefix(b.Labels[0], "aws_s3_bucket") {
+				t.Errorf("%s: %s.%s: an example leaves its buckets' settings to module aws-s3-lease", b.DefRange(), b.Labels[0], b.Labels[1])
+			}
+		}
+	}
 }
 
 // TestNoLifecycleRuleTouchesLeaseRecords: lifecycle rules must never
@@ -533,15 +558,21 @@ func TestOutputsHoldNoUnmarkedSecret(t *testing.T) {
 	}
 }
 
+// urlParams are the query parameters each backend's URLs may carry, by
+// scheme.
+var urlParams = map[string][]string{
+	s3lease.Scheme:     s3lease.URLParams,
+	dynamolease.Scheme: dynamolease.URLParams,
+	azurelease.Scheme:  azurelease.URLParams,
+	gcslease.Scheme:    nil, // gs:// URLs take no parameters
+}
+
 func TestLeaseURLsUseTheBackendsSchemes(t *testing.T) {
-	for _, c := range []struct {
-		dir, scheme string
-		params      []string // the query parameters the backend accepts
-	}{
-		{"modules/aws-s3-lease", s3lease.Scheme, s3lease.URLParams},
-		{"modules/aws-dynamodb-lease", dynamolease.Scheme, dynamolease.URLParams},
-		{"modules/azure-blob-lease", azurelease.Scheme, azurelease.URLParams},
-		{"modules/gcp-gcs-lease", gcslease.Scheme, nil}, // gs:// URLs take no parameters
+	for _, c := range []struct{ dir, scheme string }{
+		{"modules/aws-s3-lease", s3lease.Scheme},
+		{"modules/aws-dynamodb-lease", dynamolease.Scheme},
+		{"modules/azure-blob-lease", azurelease.Scheme},
+		{"modules/gcp-gcs-lease", gcslease.Scheme},
 	} {
 		m := load(t, c.dir)
 		src := m.source(attr(t, m.output(t, "lease_urls"), "value"))
@@ -549,8 +580,208 @@ func TestLeaseURLsUseTheBackendsSchemes(t *testing.T) {
 			t.Errorf("%s: lease_urls = %s, want URLs beginning %s://", c.dir, src, c.scheme)
 		}
 		for _, q := range regexp.MustCompile(`[?&]([a-z_]+)=`).FindAllStringSubmatch(m.valuesSource(), -1) {
-			if !slices.Contains(c.params, q[1]) {
-				t.Errorf("%s: a URL carries the parameter %q, which the backend does not accept (it accepts %v)", c.dir, q[1], c.params)
+			if params := urlParams[c.scheme]; !slices.Contains(params, q[1]) {
+				t.Errorf("%s: a URL carries the parameter %q, which the backend does not accept (it accepts %v)", c.dir, q[1], params)
+			}
+		}
+	}
+
+	// The quorum example's URL, as Terraform computes it: quorum: and
+	// three members, each a URL of the backend chosen whose parameters
+	// that backend accepts (a member's query string must reach it whole,
+	// not run into the next member).
+	for _, backend := range []string{s3lease.Scheme, dynamolease.Scheme} {
+		lease := quorumExample(t, backend).output(t, "lease_url").AsString()
+		for i, mu := range quorumMembers(t, lease) {
+			if mu.Scheme != backend {
+				t.Errorf("backend %s: lease_url %s: member %d has the scheme %q, want %q", backend, lease, i+1, mu.Scheme, backend)
+			}
+			for name := range mu.Query() {
+				if params, ok := urlParams[mu.Scheme]; !ok || !slices.Contains(params, name) {
+					t.Errorf("backend %s: lease_url %s: member %d carries the parameter %q, which %s:// does not accept (it accepts %v)", backend, lease, i+1, name, mu.Scheme, params)
+				}
+			}
+		}
+	}
+}
+
+// quorumExample evaluates examples/aws-quorum as terraform plan would with
+// backend (s3 or dynamodb), in three regions, with the role it creates.
+func quorumExample(t *testing.T, backend string) *config {
+	t.Helper()
+	vars := map[string]cty.Value{
+		"backend": cty.StringVal(backend),
+		"regions": cty.ListVal([]cty.Value{cty.StringVal("us-east-1"), cty.StringVal("eu-west-1"), cty.StringVal("ap-south-1")}),
+	}
+	if backend == s3lease.Scheme {
+		vars["bucket_prefix"] = cty.StringVal("acme-leases")
+	}
+	return evaluate(t, load(t, "examples/aws-quorum"), "", vars, func(vars map[string]cty.Value) map[string]cty.Value {
+		name := vars["name"].AsString() + "-task"
+		role := cty.ObjectVal(map[string]cty.Value{
+			"name": cty.StringVal(name),
+			"arn":  cty.StringVal("arn:aws:iam::" + testAccount + ":role/" + name),
+		})
+		return map[string]cty.Value{"aws_iam_role": cty.ObjectVal(map[string]cty.Value{"task": cty.TupleVal([]cty.Value{role})})}
+	})
+}
+
+// quorumMembers parses a quorum lease URL as lease.Open does
+// (quorumlease.MemberURLs, which refuses fewer than three members, an even
+// number and one store twice), and each of its members.
+func quorumMembers(t *testing.T, lease string) []*url.URL {
+	t.Helper()
+	u, err := url.Parse(lease)
+	if err != nil {
+		t.Fatalf("lease_url %s: %v", lease, err)
+	}
+	members, err := quorumlease.MemberURLs(u)
+	if err != nil {
+		t.Fatalf("lease_url %s: %v", lease, err)
+	}
+	var out []*url.URL
+	for _, m := range members {
+		mu, err := url.Parse(m)
+		if err != nil {
+			t.Fatalf("lease_url %s: member %s: %v", lease, m, err)
+		}
+		out = append(out, mu)
+	}
+	return out
+}
+
+// TestQuorumExampleGrantsEveryMemberToOneRole: the quorum example's
+// members are three stores of one backend in the three regions, in their
+// order, each member's URL naming its store and its store's region; and
+// the workers' one role gets aws-lease-iam's policy (whose actions
+// TestIAMPolicyGrantsExactlyWhatTheBackendsDeclare checks) for each of the
+// three stores, the lease alone in each, and nothing else.
+func TestQuorumExampleGrantsEveryMemberToOneRole(t *testing.T) {
+	m := load(t, "examples/aws-quorum")
+	for _, backend := range []string{s3lease.Scheme, dynamolease.Scheme} {
+		c := quorumExample(t, backend)
+		lease := c.vars["lease_name"].AsString()
+		var regions []string
+		for _, r := range c.vars["regions"].AsValueSlice() {
+			regions = append(regions, r.AsString())
+		}
+
+		// The stores: by region, the instances of the backend's module.
+		type store struct{ name, arn, key string }
+		stores := map[string]store{}
+		for name, cl := range c.calls {
+			for _, inst := range cl.modules {
+				var s store
+				switch filepath.Base(cl.source) {
+				case "aws-s3-lease":
+					out := inst.outputs()
+					s = store{inst.vars["bucket_name"].AsString(), out.GetAttr("bucket_arn").AsString(), out.GetAttr("prefix").AsString() + "/" + lease}
+					if backend != s3lease.Scheme {
+						t.Errorf("backend %s: module.%s creates a bucket", backend, name)
+					}
+				case "aws-dynamodb-lease":
+					s = store{inst.vars["table_name"].AsString(), inst.outputs().GetAttr("table_arn").AsString(), lease}
+					if backend != dynamolease.Scheme {
+						t.Errorf("backend %s: module.%s creates a table", backend, name)
+					}
+				}
+				if _, dup := stores[inst.region]; dup {
+					t.Errorf("backend %s: two stores in %s", backend, inst.region)
+				}
+				stores[inst.region] = s
+			}
+		}
+		if got := slices.Sorted(maps.Keys(stores)); !slices.Equal(got, sorted(regions)) {
+			t.Errorf("backend %s: stores in the regions %v, want one in each of var.regions %v", backend, got, regions)
+		}
+
+		// Member i is the store in regions[i], and says so.
+		members := quorumMembers(t, c.output(t, "lease_url").AsString())
+		if len(members) != len(regions) {
+			t.Fatalf("backend %s: %d members, want one per region %v", backend, len(members), regions)
+		}
+		for i, mu := range members {
+			s := stores[regions[i]]
+			if got := mu.Query().Get("region"); got != regions[i] {
+				t.Errorf("backend %s: member %d (%s) has region=%q, want its store's region %q", backend, i+1, mu, got, regions[i])
+			}
+			if mu.Host != s.name || strings.TrimPrefix(mu.Path, "/") != s.key {
+				t.Errorf("backend %s: member %d is %s, want the lease %s in %s, the store in %s", backend, i+1, mu, s.key, s.name, regions[i])
+			}
+		}
+
+		// The grants: aws-lease-iam once per member, the lease alone, to
+		// one role.
+		iam := m.one(t, "module", "lease_iam")
+		if got := m.stringOf(t, attr(t, iam, "source")); got != "../../modules/aws-lease-iam" {
+			t.Errorf("module.lease_iam's source is %q, want ../../modules/aws-lease-iam", got)
+		}
+		leaseNames := map[string]string{s3lease.Scheme: "s3_lease_names", dynamolease.Scheme: "dynamodb_lease_names"}[backend]
+		storeArn := map[string]string{s3lease.Scheme: "s3_bucket_arn", dynamolease.Scheme: "dynamodb_table_arn"}[backend]
+		role := c.output(t, "role_name").AsString()
+		var granted, policies []string
+		for key, inst := range c.forEach(t, "lease_iam") {
+			in := func(name string) cty.Value {
+				if v, ok := inst.inputs[name]; ok {
+					return v
+				}
+				return cty.NullVal(cty.DynamicPseudoType)
+			}
+			for _, a := range []string{"s3_bucket_arn", "dynamodb_table_arn"} {
+				if v := in(a); !v.IsNull() {
+					granted = append(granted, v.AsString())
+					if a != storeArn {
+						t.Errorf("backend %s: module.lease_iam[%q] grants %s %s", backend, key, a, v.AsString())
+					}
+				}
+			}
+			if got := show(in(leaseNames)); got != show(cty.TupleVal([]cty.Value{cty.StringVal(lease)})) {
+				t.Errorf("backend %s: module.lease_iam[%q].%s = %s, want the lease alone, [%q]", backend, key, leaseNames, got, lease)
+			}
+			if backend == s3lease.Scheme && show(in("s3_prefix")) != strconv.Quote(strings.TrimSuffix(stores[regions[0]].key, "/"+lease)) {
+				t.Errorf("backend %s: module.lease_iam[%q].s3_prefix = %s, want the buckets' prefix", backend, key, show(in("s3_prefix")))
+			}
+			// More than the lease: a prefix, shard groups, another table.
+			for _, a := range []string{"s3_whole_prefix", "s3_shard_groups", "dynamodb_shard_table_arn", "dynamodb_shard_groups", "s3_kms_key_arn"} {
+				if v := in(a); !v.IsNull() && !v.RawEquals(cty.False) && !(v.CanIterateElements() && v.LengthInt() == 0) {
+					t.Errorf("backend %s: module.lease_iam[%q] sets %s = %s: the workers need the lease alone", backend, key, a, show(v))
+				}
+			}
+			if got := show(in("role_name")); got != strconv.Quote(role) {
+				t.Errorf("backend %s: module.lease_iam[%q] attaches to %s, want the workers' role %q", backend, key, got, role)
+			}
+			policies = append(policies, in("name").AsString())
+		}
+		var arns []string
+		for _, s := range stores {
+			arns = append(arns, s.arn)
+		}
+		if !slices.Equal(sorted(granted), sorted(arns)) {
+			t.Errorf("backend %s: the role's policies grant %v, want each member's store once, %v", backend, sorted(granted), sorted(arns))
+		}
+		if len(dedup(policies)) != len(policies) {
+			t.Errorf("backend %s: the policies' names %v repeat", backend, policies)
+		}
+	}
+
+	// Nothing else grants the role anything: no other policy, and the
+	// example's policy documents only let ECS tasks assume it.
+	for _, typ := range []string{"aws_iam_policy", "aws_iam_role_policy", "aws_iam_role_policy_attachment", "aws_iam_role_policies_exclusive", "aws_iam_role_policy_attachments_exclusive", "aws_iam_policy_attachment"} {
+		if b := m.blocks("resource", typ); len(b) > 0 {
+			t.Errorf("%s: a %s: the workers' role gets module.lease_iam's policies and nothing else", b[0].DefRange(), typ)
+		}
+	}
+	for _, r := range m.blocks("resource", "aws_iam_role") {
+		for _, a := range []string{"inline_policy", "managed_policy_arns"} {
+			if r.Body.Attributes[a] != nil || len(blocksOf(r.Body, a)) > 0 {
+				t.Errorf("%s: aws_iam_role.%s has %s: the workers' role gets module.lease_iam's policies and nothing else", r.DefRange(), r.Labels[1], a)
+			}
+		}
+	}
+	for _, doc := range m.blocks("data", "aws_iam_policy_document") {
+		for _, s := range m.statements(t, doc) {
+			if s.effect == "Allow" && !slices.Equal(s.actions, []string{"sts:AssumeRole"}) {
+				t.Errorf("%s: statement %q allows %v: the example's own policy documents may only let the workers assume their role", s.pos, s.sid, s.actions)
 			}
 		}
 	}
@@ -983,15 +1214,17 @@ func TestECSExampleGrantsTheLeaseOrTheGroupOnly(t *testing.T) {
 	}
 }
 
-// show is a string, a list of strings or null as text: two lists with the
-// same strings show the same whatever their cty types (a tuple, an empty
-// list).
+// show is a string, a list of strings, another value or null as text: two
+// lists with the same strings show the same whatever their cty types (a
+// tuple, an empty list).
 func show(v cty.Value) string {
 	switch {
 	case v.IsNull():
 		return "null"
 	case v.Type().Equals(cty.String):
 		return strconv.Quote(v.AsString())
+	case !v.CanIterateElements():
+		return v.GoString()
 	}
 	var items []string
 	for it := v.ElementIterator(); it.Next(); {

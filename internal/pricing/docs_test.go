@@ -13,6 +13,7 @@ import (
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/gcslease"
+	"github.com/leasehold/leasehold/lease/s3lease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -52,21 +53,59 @@ func TestDocumentedCosts(t *testing.T) {
 		{"../../lease/gcslease/doc.go", gcslease.Description},
 		{"../../lease/azurelease/doc.go", azurelease.Description},
 	} {
-		svc, ok := pricing.Lookup(b.store.Price.Service)
-		if !ok {
-			t.Fatalf("no prices for %s", b.store.Price.Service)
-		}
-		timing, err := runner.Config{FollowerReads: b.store.FollowerReads}.Resolve(lease.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reads := float64(time.Hour / timing.FollowerReadInterval(b.store.RenewalsShow()))
+		svc, reads := pollRate(t, b.store)
 		leader := map[string]float64{b.store.Price.Renew: renewals}
 		if show := b.store.Price.Show; show != "" {
 			leader[show] = renewals
 		}
 		says(t, b.doc, pricing.Dollars(svc.Monthly(leader))+" a month", pricing.Dollars(svc.Monthly(map[string]float64{b.store.Price.Poll: reads}))+" a month", thousands(reads))
 	}
+}
+
+// TestQuorumCostsDocumented derives the figures of the quorum page's cost
+// table (docs/backends/quorum.md) as leasehold check sums a quorum's
+// members: three times one lease's requests, and three times one lease's
+// dollars as check rounds them, on S3 and on DynamoDB; and the
+// single-lease figures the page multiplies.
+func TestQuorumCostsDocumented(t *testing.T) {
+	const members = 3
+	renewals := float64(time.Hour / runner.DefaultRenewInterval(lease.DefaultTTL))
+	var want []string
+	for _, b := range []struct {
+		store        driver.Store
+		renew, reads string // what the page calls one lease's requests
+	}{
+		{s3lease.Description, "PUT/h", "GET/h"},
+		{dynamolease.Description, "writes/h", "reads/h"},
+	} {
+		svc, reads := pollRate(t, b.store)
+		leader := pricing.Round(svc.Monthly(map[string]float64{b.store.Price.Renew: renewals}))
+		follower := pricing.Round(svc.Monthly(map[string]float64{b.store.Price.Poll: reads}))
+		want = append(want,
+			fmt.Sprintf("%s %s, %s", thousands(renewals), b.renew, pricing.Dollars(leader)),
+			fmt.Sprintf("%s %s, %s", thousands(reads), b.reads, pricing.Dollars(follower)),
+			fmt.Sprintf("| %s %s | %s | %s %s | %s | %s |",
+				thousands(members*renewals), b.store.Price.Renew, pricing.Dollars(members*leader),
+				thousands(members*reads), b.store.Price.Poll, pricing.Dollars(members*follower),
+				pricing.Dollars(members*leader+2*members*follower)))
+	}
+	says(t, "../../docs/backends/quorum.md", want...)
+}
+
+// pollRate returns a store's prices and how many reads a follower makes
+// an hour at the defaults, as often per renewal as the store asks (twice,
+// six times on Azure).
+func pollRate(t *testing.T, store driver.Store) (pricing.Service, float64) {
+	t.Helper()
+	svc, ok := pricing.Lookup(store.Price.Service)
+	if !ok {
+		t.Fatalf("no prices for %s", store.Price.Service)
+	}
+	timing, err := runner.Config{FollowerReads: store.FollowerReads}.Resolve(lease.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, float64(time.Hour / timing.FollowerReadInterval(store.RenewalsShow()))
 }
 
 // says checks that the file doc (a package doc's comment markers and line
