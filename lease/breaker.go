@@ -87,3 +87,16 @@ type Keeper interface {
 	// and otherwise the errors of Renew.
 	Keep(ctx context.Context, t Term, d time.Duration) error
 }
+
+// Idler is implemented by leases that have work to do between a
+// holder's renewals. The runner calls Idle, instead of sleeping, from when
+// a renewal returns until the next is due: Idle returns by until, or once
+// ctx ends, and must not write to the lease. A quorum lease
+// (lease/quorumlease) reads the members its term does not hold, so that
+// its next renewal can take them back (a member's own Acquire counts
+// expiry only over reads no further apart than the holder's renew
+// interval, and renewals are always further apart). Check with a type
+// assertion.
+type Idler interface {
+	Idle(ctx context.Context, until time.Time)
+}

@@ -29,6 +29,17 @@ import (
 // can land after the release, and then closes the term's RenewalsDone
 // channel. Each renewal is a write of the term (write): it counts from
 // when it was sent or was due, whichever is earlier.
+// idle waits until the next renewal is due, or ctx ends: in the lease's
+// Idle when it is a lease.Idler (a quorum reads the members its term does
+// not hold, to take them back), asleep otherwise.
+func (r *Runner) idle(ctx context.Context, until time.Time) {
+	if l, ok := r.cfg.Lease.(lease.Idler); ok && time.Now().Before(until) {
+		l.Idle(ctx, until)
+		return
+	}
+	ctxtime.Sleep(ctx, time.Until(until))
+}
+
 func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
 	tn, acked := st.tenure(), time.Now()
@@ -41,7 +52,7 @@ func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm cont
 		wait = 0
 	}
 	for {
-		ctxtime.Sleep(ctx, time.Until(acked.Add(wait)))
+		r.idle(ctx, acked.Add(wait))
 		wait = r.cfg.RenewInterval
 		if ctx.Err() != nil {
 			return

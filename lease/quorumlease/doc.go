@@ -84,8 +84,13 @@
 // again, an eighth to a quarter of CallTimeout, and are then cut off, so
 // a member that hangs does not hold the renewal to its timeouts. Each renewal also tries
 // to take back every member it does not hold (a read, until the member's
-// own rules let it take its record again), so a member that returns is
-// held again within about a TTL. Renew returns lease.ErrLost only when so
+// own rules let it take its record again). A member's rules count a
+// record's expiry only over reads no further apart than its holder's renew
+// interval, and renewals are further apart than that, so between them the
+// runner calls Idle (lease.Idler), which reads those members every half
+// renew interval: a member that returns is held again within about a TTL
+// (under runner; a caller that renews by hand calls Idle between its
+// renewals, or its members stay out once calls take any time). Renew returns lease.ErrLost only when so
 // many members were lost or are held by others that no majority is left.
 //
 // # The record

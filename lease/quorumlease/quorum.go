@@ -116,7 +116,8 @@ func (q *Lease) Holds() []Hold {
 
 // Lease is a lease held on a majority of independent member leases: see the
 // package documentation. It is a lease.Lease, a lease.Breaker, a
-// lease.Watcher, a lease.RenewalShower and a lease.FollowerReader, and
+// lease.Watcher, a lease.RenewalShower, a lease.FollowerReader and a
+// lease.Idler, and
 // when a majority of its members are lease.Keepers, New returns it as a
 // lease.Keeper as well.
 type Lease struct {
@@ -152,6 +153,7 @@ var (
 	_ lease.Watcher        = (*Lease)(nil)
 	_ lease.RenewalShower  = (*Lease)(nil)
 	_ lease.FollowerReader = (*Lease)(nil)
+	_ lease.Idler          = (*Lease)(nil)
 	_ lease.Keeper         = keeper{}
 )
 

@@ -388,3 +388,53 @@ func TestHoldsNameAMinoritysFailures(t *testing.T) {
 		check("member 2 back", -1)
 	})
 }
+
+// TestMemberTakenBackWithLatency: a member back from an outage is held
+// again by the leader when calls take time, so that a second member's
+// outage later is again a minority's and changes nothing. The member's
+// own Acquire counts its record's expiry over reads no further apart
+// than the holder's renew interval, and renewals are always more than a
+// renew interval apart: taken back only at renewals, the member was
+// never held again once calls took any time (chaos on the emulators: a
+// MinIO member back from a two-minute outage stayed out, and a later
+// partition from another member changed the leader).
+func TestMemberTakenBackWithLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 3)
+		who := []string{"a", "b", "c"}
+		delay := func() {
+			for _, s := range f.q.stores {
+				for _, w := range who {
+					s.Delay(w, 5*time.Millisecond)
+				}
+			}
+		}
+		delay()
+		for _, w := range who {
+			f.start(w)
+		}
+		time.Sleep(3 * ttl)
+		outage := func(member int) {
+			for _, w := range who {
+				f.q.stores[member].Partition(w)
+			}
+			time.Sleep(5 * ttl)
+			for _, w := range who {
+				f.q.stores[member].Heal(w)
+			}
+			delay()
+		}
+		outage(0)
+		time.Sleep(3 * ttl)
+		rec := f.q.holderOf(t, 0)
+		outage(1)
+		time.Sleep(ttl)
+		terms := f.stop()
+		if len(terms) != 1 {
+			t.Fatalf("tenures %+v, want one: each outage was a minority's", terms)
+		}
+		if !rec.Held() || rec.Holder != terms[0].who || rec.Annotations.Get("quorum/token") != fmt.Sprint(terms[0].token) {
+			t.Errorf("member 1, 3 TTL after it came back: %+v, want held by the leader %s with quorum token %d", rec, terms[0].who, terms[0].token)
+		}
+	})
+}
