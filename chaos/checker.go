@@ -213,6 +213,41 @@ func (r *Result) gap(prev, next Interval, faults []Fault, b Bounds) {
 	}
 }
 
+// Steadiness is how leadership fared across a window in which it must not
+// change: a fault that a lease is built to ride out, such as the outage of
+// a minority of a quorum's members.
+type Steadiness struct {
+	// Changes counts the elections that began within the window, after
+	// its first instant.
+	Changes int
+	// Leaderless is the time within the window when nobody led.
+	Leaderless time.Duration
+}
+
+// Steady reports whether leadership neither changed nor lapsed.
+func (s Steadiness) Steady() bool { return s.Changes == 0 && s.Leaderless == 0 }
+
+// Across returns how leadership fared from from to to (CLOCK_MONOTONIC,
+// ns), from the intervals, which Check sorted by Start.
+func (r *Result) Across(from, to int64) Steadiness {
+	var s Steadiness
+	led := from // the window has had a leader from from up to led
+	for _, iv := range r.Intervals {
+		if iv.Start >= to {
+			break
+		}
+		if iv.Start > from {
+			s.Changes++
+		}
+		if iv.Start > led {
+			s.Leaderless += time.Duration(iv.Start - led)
+		}
+		led = max(led, min(iv.End, to))
+	}
+	s.Leaderless += time.Duration(to - led)
+	return s
+}
+
 // Summary describes the result in a few lines: transitions, faults by
 // kind, the worst gap, overlaps and token errors.
 func (r *Result) Summary(faults []Fault) string {
