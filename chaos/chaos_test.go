@@ -337,6 +337,12 @@ const (
 	partitionMember faultKind = "partition" // as partition-leader
 	joinMember      faultKind = "join"      // a new member started
 	leaveMember     faultKind = "leave"     // a member stopped with SIGTERM: it releases its shards
+	// A quorum's faults, in TestChaosQuorum, beside kill-leader and stop:
+	// the leader cut off from one member of the quorum (its proxy to that
+	// member disabled), and one member's store out for minutes (its
+	// emulator hung with SIGSTOP, then killed, then started again).
+	partitionLeaderMember faultKind = "partition-leader-member"
+	memberOutage          faultKind = "member-outage"
 )
 
 var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore, hangFollower, partitionFollower}
@@ -354,9 +360,12 @@ func faultsOf(b backend) []faultKind {
 // it (restarted after a kill).
 type slot struct {
 	id, proxy string
-	http      *faultproxy.Proxy // in front of the toxiproxy proxy, when the backend has HTTP faults
-	leaseURL  string
-	env       []string
+	// members are a quorum run's proxies instead of proxy: one in front of
+	// each member, in the members' order (TestChaosQuorum).
+	members  []string
+	http     *faultproxy.Proxy // in front of the toxiproxy proxy, when the backend has HTTP faults
+	leaseURL string
+	env      []string
 
 	cmd   *exec.Cmd
 	done  chan struct{}
