@@ -41,10 +41,10 @@
 // Azurite (its TTL is 15s), all backends at once, about four minutes in
 // all; scripts/test runs them so. The sharded runs take
 // LEASEHOLD_CHAOS_SHARDS_DURATION (60s by default, twice that on Azurite)
-// beside them, and the quorum's LEASEHOLD_CHAOS_QUORUM_DURATION (4m by
-// default, half of it the outage). Set it to 30m for a soak (an hour, for
+// beside them, and the quorum's LEASEHOLD_CHAOS_QUORUM_DURATION (3m by
+// default, two thirds of it the outage). Set it to 30m for a soak (an hour, for
 // Azurite), run the restore fault alone on one store for 10 minutes, the
-// sharded run on every store for 10 minutes, or the quorum's for 20 (a
+// sharded run on every store for 10 minutes, or the quorum's for 15 (a
 // 10-minute outage):
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
@@ -52,7 +52,7 @@
 //	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 90m
 //	LEASEHOLD_CHAOS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosRestore/minio$' -v -timeout 30m
 //	LEASEHOLD_CHAOS_SHARDS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosShards' -v -timeout 40m
-//	LEASEHOLD_CHAOS_QUORUM_DURATION=20m go test -tags chaos ./chaos -run 'TestChaosQuorum' -v -timeout 30m
+//	LEASEHOLD_CHAOS_QUORUM_DURATION=15m go test -tags chaos ./chaos -run 'TestChaosQuorum' -v -timeout 30m
 //
 // Without the tag, go test runs the checker's own tests only.
 package chaos

@@ -21,11 +21,11 @@ import (
 )
 
 // defaultQuorumDuration is TestChaosQuorum's run unless
-// LEASEHOLD_CHAOS_QUORUM_DURATION says otherwise: a quarter of faults, half
-// of one member's outage (two minutes: a region's outage, not a blip), a
-// quarter of faults again, beside the other chaos runs within their four
-// minutes or so.
-const defaultQuorumDuration = 4 * time.Minute
+// LEASEHOLD_CHAOS_QUORUM_DURATION says otherwise: a sixth of faults, two
+// thirds of one member's outage (two minutes: a region's outage, not a
+// blip), a sixth of faults again, beside the other chaos runs within their
+// four minutes or so.
+const defaultQuorumDuration = 3 * time.Minute
 
 // The quorum's members, in its order: the S3 member is a MinIO server of
 // the test's own, the one whose outage the test causes.
@@ -38,11 +38,12 @@ var quorumMembers = []string{"minio", "dynalite", "gcs"}
 // contender reaches each member through a toxiproxy proxy of its own,
 // nine in all. Its commands (chaos/contender -child) record their terms.
 // At the quorum's one TTL for all, Cloud Storage's 3s minimum, the run
-// has three phases, of LEASEHOLD_CHAOS_QUORUM_DURATION (4m by default) in
+// has three phases, of LEASEHOLD_CHAOS_QUORUM_DURATION (3m by default) in
 // all:
 //
-//   - for a quarter of it, faults one at a time, with quiet spells of one
-//     to two TTLs between them, each kind in turn in a shuffled order:
+//   - for a sixth of it, faults one at a time, with quiet spells of one
+//     to two TTLs between them, in rounds of one of each kind in a
+//     shuffled order, a round begun being finished:
 //     the leader killed (kill -9, restarted after 0.5 to 2 TTLs), a random
 //     contender paused (SIGTSTP, then SIGCONT after 0.5 to 2.5 TTLs: SIGSTOP
 //     cannot be caught, and sent to leasehold alone it leaves the command
@@ -51,13 +52,13 @@ var quorumMembers = []string{"minio", "dynalite", "gcs"}
 //     one random member for one to three TTLs (its proxy to that member
 //     disabled; the other contenders still reach it, and watch its record
 //     unchanged for longer than a TTL);
-//   - for half of it, one member's outage and nothing else: the private
+//   - for two thirds of it, one member's outage and nothing else: the private
 //     MinIO hung (SIGSTOP: connections are accepted, no request is
 //     answered) for half the outage, then killed (connections refused) for
 //     the other half, then started again on its port and its data, as a
 //     region's store comes back with what it held (a record lost or put
 //     back is TestChaosRestore's fault, and the simulation's);
-//   - for the last quarter, the faults of the first again, with the member
+//   - for the last sixth, the faults of the first again, with the member
 //     back: its partitions now need it for a majority.
 //
 // Before each partition and the outage, the test waits until one
@@ -86,9 +87,9 @@ func TestChaosQuorum(t *testing.T) {
 		q.start(s)
 	}
 	time.Sleep(q.between(1, 1.5)) // the first election
-	q.faultsFor(duration / 4)
-	o := q.outage(duration / 2)
-	q.faultsFor(duration / 4)
+	q.faultsFor(duration / 6)
+	o := q.outage(duration * 2 / 3)
+	q.faultsFor(duration / 6)
 	q.stopAll()
 	res := q.check()
 
@@ -108,14 +109,18 @@ func TestChaosQuorum(t *testing.T) {
 			t.Errorf("quorum: after the leader's partition from one member (%s), no leader held every member within %v (logs in %s)", p.fault.Target, q.backBound(), q.dir)
 		}
 	}
+	heldAgain := fmt.Sprintf("a leader held every member again %v after that", time.Duration(o.back-o.fault.End).Round(time.Millisecond))
+	if !o.heldAgain {
+		heldAgain = fmt.Sprintf("no leader held every member again within %v", q.backBound())
+	}
 	t.Logf("leasehold run on a quorum of %s (MinIO private), TTL %v, %v:\n%s\n"+
 		"member outage: minio hung (SIGSTOP) %v, then down (SIGKILL) %v, then started again on its port and data, answering after %v; "+
-		"the leader held it again %v after that (bound %v); across it (%v): leader changes %d, leaderless %v\n"+
-		"the leader cut off from one member: %d times (%d skipped: no one leader holding every member); held again at most %v after; "+
+		"%s; across it (%v): leader changes %d, leaderless %v\n"+
+		"the leader cut off from one member: %d times (%d skipped: no one leader holding every member); every member held again at most %v after; "+
 		"across them: leader changes %d, leaderless %v",
 		strings.Join(quorumMembers, ", "), q.b.ttl, duration, res.Summary(q.faults),
 		o.hung.Round(time.Second), o.down.Round(time.Second), o.restart.Round(time.Millisecond),
-		time.Duration(o.back-o.fault.End).Round(time.Millisecond), q.backBound(), time.Duration(o.back-o.fault.Start).Round(time.Second),
+		heldAgain, time.Duration(o.back-o.fault.Start).Round(time.Second),
 		across.Changes, across.Leaderless, len(q.partitions), q.skipped, worstBack.Round(time.Millisecond), parts.Changes, parts.Leaderless)
 	verdict(t, "quorum", "leaders' records", q.dir, res.Safe(), res.OK())
 	if len(res.Intervals) == 0 {
@@ -217,16 +222,13 @@ func newQuorumRun(t *testing.T, tp *toxiproxy, bins binaries) *quorumRun {
 func (q *quorumRun) backBound() time.Duration { return 10 * q.b.ttl }
 
 // faultsFor injects the quorum's faults, one at a time with quiet spells
-// between them, for d: each kind in turn, in an order shuffled for each
-// round.
+// between them, in rounds of one of each kind in a shuffled order, while d
+// has not passed: each kind at least once, however short d is.
 func (q *quorumRun) faultsFor(d time.Duration) {
 	kinds := []faultKind{killLeader, stopMember, partitionLeaderMember}
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
 		q.rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 		for _, kind := range kinds {
-			if !time.Now().Before(deadline) {
-				break
-			}
 			switch kind {
 			case killLeader:
 				q.inject(killLeader)
@@ -275,7 +277,7 @@ func (q *quorumRun) partitionFromMember() {
 // to hold it again.
 func (q *quorumRun) outage(d time.Duration) outageFigures {
 	if q.holdingAll(20*q.b.ttl) == nil {
-		q.t.Errorf("quorum: no leader held every member within %v before the outage (logs in %s)", 20*q.b.ttl, q.dir)
+		q.t.Errorf("quorum: no leader held every member within %v before the outage; the members' records as read last: %s (logs in %s)", 20*q.b.ttl, q.records(), q.dir)
 	}
 	f := chaos.Fault{Kind: string(memberOutage), Target: "minio", Start: monotonic()}
 	q.minio.signal(syscall.SIGSTOP)
