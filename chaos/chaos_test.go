@@ -241,15 +241,22 @@ func setup(t *testing.T) (*toxiproxy, binaries, time.Duration) {
 	if tpURL == "" {
 		t.Skip(`chaos: toxiproxy is not configured: set LEASEHOLD_TOXIPROXY_URL (scripts/stack up toxiproxy; eval "$(scripts/stack env)")`)
 	}
-	duration := defaultDuration
-	if v := os.Getenv("LEASEHOLD_CHAOS_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("LEASEHOLD_CHAOS_DURATION=%q: %v", v, err)
-		}
-		duration = d
+	return newToxiproxy(tpURL), build(t), durationVar(t, "LEASEHOLD_CHAOS_DURATION", defaultDuration)
+}
+
+// durationVar returns the duration the variable name gives, or def if it
+// is not set.
+func durationVar(t *testing.T, name string, def time.Duration) time.Duration {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
 	}
-	return newToxiproxy(tpURL), build(t), duration
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, v, err)
+	}
+	return d
 }
 
 // binaries are the programs the contenders run.
@@ -330,6 +337,12 @@ const (
 	partitionMember faultKind = "partition" // as partition-leader
 	joinMember      faultKind = "join"      // a new member started
 	leaveMember     faultKind = "leave"     // a member stopped with SIGTERM: it releases its shards
+	// A quorum's faults, in TestChaosQuorum, beside kill-leader and stop:
+	// the leader cut off from one member of the quorum (its proxy to that
+	// member disabled), and one member's store out for minutes (its
+	// emulator hung with SIGSTOP, then killed, then started again).
+	partitionLeaderMember faultKind = "partition-leader-member"
+	memberOutage          faultKind = "member-outage"
 )
 
 var allFaults = []faultKind{killLeader, slowLeader, hangLeader, resetLeader, partitionLeader, slowStore, hangFollower, partitionFollower}
@@ -347,9 +360,12 @@ func faultsOf(b backend) []faultKind {
 // it (restarted after a kill).
 type slot struct {
 	id, proxy string
-	http      *faultproxy.Proxy // in front of the toxiproxy proxy, when the backend has HTTP faults
-	leaseURL  string
-	env       []string
+	// members are a quorum run's proxies instead of proxy: one in front of
+	// each member, in the members' order (TestChaosQuorum).
+	members  []string
+	http     *faultproxy.Proxy // in front of the toxiproxy proxy, when the backend has HTTP faults
+	leaseURL string
+	env      []string
 
 	cmd   *exec.Cmd
 	done  chan struct{}
@@ -391,6 +407,29 @@ func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, ups
 // starts none.
 func newRun(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, upstream string, contender func(string) (string, []string), n int) *chaosRun {
 	t.Helper()
+	c := newSlotless(t, tp, bins, m, b)
+	run := unique(string(m)) // proxies are global to toxiproxy: names of this run's own
+	for i := range n {
+		name := fmt.Sprintf("chaos-%s-%s-%d", b.name, run, i)
+		listen := tp.proxy(t, name, upstream)
+		var fp *faultproxy.Proxy
+		if b.http != nil {
+			fp = faultproxy.Start(t, "http://"+listen)
+			listen = strings.TrimPrefix(fp.URL, "http://")
+		}
+		u, env := contender(listen)
+		c.slots = append(c.slots, &slot{id: fmt.Sprintf("c%d", i), proxy: name, http: fp, leaseURL: u, env: env, kills: map[string]int64{}})
+	}
+	t.Cleanup(c.stopAll)
+	return c
+}
+
+// newSlotless prepares a run with no slot yet: its directory for the logs
+// and, in leasehold mode, its death watch. The caller adds the slots and
+// then registers c.stopAll as a cleanup, so that the contenders stop
+// before their proxies go.
+func newSlotless(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend) *chaosRun {
+	t.Helper()
 	// The contenders' logs and stderr stay for a look when the test fails.
 	dir, err := os.MkdirTemp("", "leasehold-chaos-"+b.name+"-")
 	if err != nil {
@@ -409,19 +448,6 @@ func newRun(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, upstr
 		})
 		t.Cleanup(c.deaths.stop)
 	}
-	run := unique(string(m)) // proxies are global to toxiproxy: names of this run's own
-	for i := range n {
-		name := fmt.Sprintf("chaos-%s-%s-%d", b.name, run, i)
-		listen := tp.proxy(t, name, upstream)
-		var fp *faultproxy.Proxy
-		if b.http != nil {
-			fp = faultproxy.Start(t, "http://"+listen)
-			listen = strings.TrimPrefix(fp.URL, "http://")
-		}
-		u, env := contender(listen)
-		c.slots = append(c.slots, &slot{id: fmt.Sprintf("c%d", i), proxy: name, http: fp, leaseURL: u, env: env, kills: map[string]int64{}})
-	}
-	t.Cleanup(c.stopAll)
 	return c
 }
 

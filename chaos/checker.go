@@ -26,20 +26,33 @@
 // the records and CheckShards find overlaps: leasehold stopped with SIGSTOP,
 // which it cannot catch, leaves its commands running unrenewed.
 //
-// The tests, chaos_test.go, restore_test.go and shards_test.go, are built
-// only with the tag chaos: each runs for LEASEHOLD_CHAOS_DURATION (90s by
-// default) per backend, twice that on Azurite (its TTL is 15s), all
-// backends at once, about four minutes in all; scripts/test runs them so.
-// The sharded runs take LEASEHOLD_CHAOS_SHARDS_DURATION (60s by default,
-// twice that on Azurite) beside them. Set it to 30m for a soak (an hour,
-// for Azurite), run the restore fault alone on one store for 10 minutes,
-// or the sharded run on every store for 10 minutes:
+// TestChaosQuorum runs leasehold run on a quorum lease of three stores
+// (MinIO, dynalite, fake-gcs-server), each contender behind a proxy of its
+// own to each member: the leader killed, contenders paused, the leader cut
+// off from one member, and for minutes one member's store out (a MinIO the
+// test starts itself, hung, killed and started again). Check judges the
+// records as above; Result.Across measures the leader changes and the
+// leaderless time across each fault that a quorum must ride out (a
+// minority of its members out), which must both be zero.
+//
+// The tests, chaos_test.go, restore_test.go, shards_test.go and
+// quorum_test.go, are built only with the tag chaos: each runs for
+// LEASEHOLD_CHAOS_DURATION (90s by default) per backend, twice that on
+// Azurite (its TTL is 15s), all backends at once, about four minutes in
+// all; scripts/test runs them so. The sharded runs take
+// LEASEHOLD_CHAOS_SHARDS_DURATION (60s by default, twice that on Azurite)
+// beside them, and the quorum's LEASEHOLD_CHAOS_QUORUM_DURATION (3m by
+// default, two thirds of it the outage). Set it to 30m for a soak (an hour, for
+// Azurite), run the restore fault alone on one store for 10 minutes, the
+// sharded run on every store for 10 minutes, or the quorum's for 15 (a
+// 10-minute outage):
 //
 //	scripts/stack up; eval "$(scripts/stack env)"
 //	go test -tags chaos ./chaos -run TestChaos -v
 //	LEASEHOLD_CHAOS_DURATION=30m go test -tags chaos ./chaos -run TestChaos -v -timeout 90m
 //	LEASEHOLD_CHAOS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosRestore/minio$' -v -timeout 30m
 //	LEASEHOLD_CHAOS_SHARDS_DURATION=10m go test -tags chaos ./chaos -run 'TestChaosShards' -v -timeout 40m
+//	LEASEHOLD_CHAOS_QUORUM_DURATION=15m go test -tags chaos ./chaos -run 'TestChaosQuorum' -v -timeout 30m
 //
 // Without the tag, go test runs the checker's own tests only.
 package chaos
@@ -211,6 +224,41 @@ func (r *Result) gap(prev, next Interval, faults []Fault, b Bounds) {
 	if ratio := float64(g.Length) / float64(g.Allowed); ratio > r.WorstRatio {
 		r.WorstRatio = ratio
 	}
+}
+
+// Steadiness is how leadership fared across a window in which it must not
+// change: a fault that a lease is built to ride out, such as the outage of
+// a minority of a quorum's members.
+type Steadiness struct {
+	// Changes counts the elections that began within the window, after
+	// its first instant.
+	Changes int
+	// Leaderless is the time within the window when nobody led.
+	Leaderless time.Duration
+}
+
+// Steady reports whether leadership neither changed nor lapsed.
+func (s Steadiness) Steady() bool { return s.Changes == 0 && s.Leaderless == 0 }
+
+// Across returns how leadership fared from from to to (CLOCK_MONOTONIC,
+// ns), from the intervals, which Check sorted by Start.
+func (r *Result) Across(from, to int64) Steadiness {
+	var s Steadiness
+	led := from // the window has had a leader from from up to led
+	for _, iv := range r.Intervals {
+		if iv.Start >= to {
+			break
+		}
+		if iv.Start > from {
+			s.Changes++
+		}
+		if iv.Start > led {
+			s.Leaderless += time.Duration(iv.Start - led)
+		}
+		led = max(led, min(iv.End, to))
+	}
+	s.Leaderless += time.Duration(to - led)
+	return s
 }
 
 // Summary describes the result in a few lines: transitions, faults by

@@ -115,6 +115,37 @@ func TestCheckWorstGap(t *testing.T) {
 	}
 }
 
+func TestAcross(t *testing.T) {
+	r := Check([]Interval{
+		{Process: "a", Token: 1, Start: 1 * s, End: 10 * s},
+		{Process: "b", Token: 2, Start: 12 * s, End: 20 * s},
+		{Process: "b", Token: 3, Start: 20 * s, End: 30 * s},
+	}, nil, bounds)
+	for _, tc := range []struct {
+		name     string
+		from, to int64
+		want     Steadiness
+	}{
+		{name: "inside one leadership", from: 2 * s, to: 9 * s},
+		{name: "up to its last instant", from: 1 * s, to: 10 * s},
+		{name: "a gap and a takeover", from: 5 * s, to: 15 * s, want: Steadiness{Changes: 1, Leaderless: 2 * time.Second}},
+		{name: "a takeover at once, by the same process", from: 15 * s, to: 25 * s, want: Steadiness{Changes: 1}},
+		{name: "before the first leader", from: 0, to: 5 * s, want: Steadiness{Changes: 1, Leaderless: time.Second}},
+		{name: "after the last", from: 25 * s, to: 35 * s, want: Steadiness{Leaderless: 5 * time.Second}},
+		{name: "nobody leads at all", from: 10 * s, to: 11 * s, want: Steadiness{Leaderless: time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := r.Across(tc.from, tc.to)
+			if got != tc.want {
+				t.Errorf("Across(%ds, %ds) = %+v, want %+v", tc.from/s, tc.to/s, got, tc.want)
+			}
+			if got.Steady() != (tc.want == Steadiness{}) {
+				t.Errorf("Steady() = %t", got.Steady())
+			}
+		})
+	}
+}
+
 // shardBounds: TTL 2s, renew interval 0.75s, call timeout 0.4s: a shard
 // may run nowhere for 2s + 2s + 0.8s + 0.25s + 0.75s + 2.4s = 8.2s.
 var shardBounds = ShardBounds(2*time.Second, 750*time.Millisecond, 400*time.Millisecond)

@@ -73,14 +73,7 @@ var shardFaults = []faultKind{killMember, stopMember, slowMember, hangMember, re
 func TestChaosShards(t *testing.T) {
 	t.Parallel()
 	tp, bins, _ := setup(t)
-	duration := defaultShardDuration
-	if v := os.Getenv("LEASEHOLD_CHAOS_SHARDS_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("LEASEHOLD_CHAOS_SHARDS_DURATION=%q: %v", v, err)
-		}
-		duration = d
-	}
+	duration := durationVar(t, "LEASEHOLD_CHAOS_SHARDS_DURATION", defaultShardDuration)
 	for _, b := range backends {
 		prepare, ok := shardPrepare(b)
 		if !ok {
