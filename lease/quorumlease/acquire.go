@@ -303,6 +303,7 @@ func (q *Lease) groups(looks []look) []group {
 		} else {
 			g.rec.Version = version(g.rec.Token, g.seqs[0], "?")
 		}
+		g.rec.RenewInterval = renewInterval(g.recs)
 	}
 	slices.SortStableFunc(gs, func(a, b group) int { return len(b.waits) - len(a.waits) })
 	return gs
@@ -317,6 +318,18 @@ func atSeq(recs []lease.Record, seq uint64) lease.Record {
 		}
 	}
 	return recs[0]
+}
+
+// renewInterval is the renew interval of the holder of recs, records of
+// one quorum term: the one its members on compare-and-swap stores show
+// (its Options.RenewInterval, the same on every member). A store that
+// judges expiry itself (Azure) keeps none, so a record of its reads 0.
+func renewInterval(recs []lease.Record) time.Duration {
+	var d time.Duration
+	for _, r := range recs {
+		d = max(d, r.RenewInterval)
+	}
+	return d
 }
 
 // later reports whether a carries later quorum annotations than b.

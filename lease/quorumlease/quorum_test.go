@@ -275,6 +275,28 @@ func waitAcquire(t *testing.T, l lease.Lease) lease.Term {
 	return lease.Term{}
 }
 
+// openFirstAs opens who's quorum lease on h's stores with the first
+// member's lease wrapped by wrap.
+func openFirstAs(t *testing.T, h memQuorum, who string, wrap func(lease.Lease) lease.Lease) lease.Lease {
+	t.Helper()
+	var ms []lease.Lease
+	for i, s := range h.stores {
+		l, err := s.Open("job", lease.Options{Identity: who, TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			l = wrap(l)
+		}
+		ms = append(ms, l)
+	}
+	q, err := quorumlease.New(ms, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
 // TestOpenRefuses: a quorum URL or member list that cannot make a quorum
 // is refused by name.
 func TestOpenRefuses(t *testing.T) {
@@ -435,6 +457,60 @@ func TestMemberTakenBackWithLatency(t *testing.T) {
 		}
 		if !rec.Held() || rec.Holder != terms[0].who || rec.Annotations.Get("quorum/token") != fmt.Sprint(terms[0].token) {
 			t.Errorf("member 1, 3 TTL after it came back: %+v, want held by the leader %s with quorum token %d", rec, terms[0].who, terms[0].token)
+		}
+	})
+}
+
+// storeJudged is a member whose records carry no renew interval, as those
+// of a store that judges expiry itself (Azure) do not.
+type storeJudged struct{ lease.Lease }
+
+func (s storeJudged) Wait(r lease.Record) time.Duration { return s.Lease.(lease.Watcher).Wait(r) }
+
+func (s storeJudged) Observe(ctx context.Context) (lease.Record, error) {
+	r, err := s.Lease.Observe(ctx)
+	r.RenewInterval = 0
+	return r, err
+}
+
+// TestRecordShowsTheHoldersRenewInterval: the quorum's record carries its
+// holder's renew interval, which a contender's count of an unchanged
+// record (rule 2) and leasehold status go by, though the first member's
+// record, as a store that judges expiry shows it (Azure), carries none:
+// the conformance suite's GapRestartsCount failed on Azurite + MinIO +
+// moto.
+func TestRecordShowsTheHoldersRenewInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		openQ := func(who string) lease.Lease {
+			return openFirstAs(t, h, who, func(l lease.Lease) lease.Lease { return storeJudged{l} })
+		}
+		a, b := openQ("a"), openQ("b")
+		want := a.Options().RenewInterval
+		ta := acquire(t, a)
+		rec, err := b.Observe(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.RenewInterval != want {
+			t.Errorf("b's Observe of a's term: RenewInterval %v, want a's %v", rec.RenewInterval, want)
+		}
+		var held *lease.HeldError
+		switch _, err := b.Acquire(t.Context()); {
+		case !errors.As(err, &held):
+			t.Errorf("b's Acquire of a's term: %v, want lease.ErrHeld", err)
+		case held.Record.RenewInterval != want:
+			t.Errorf("b's Acquire of a's term: held, record %+v, want a's RenewInterval %v", held.Record, want)
+		}
+		// Released, on every member: no term a majority holds.
+		if err := a.Release(t.Context(), ta); err != nil {
+			t.Fatal(err)
+		}
+		if rec, err = b.Observe(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Released || rec.RenewInterval != want {
+			t.Errorf("b's Observe of a's released term: %+v, want it released with a's RenewInterval %v", rec, want)
 		}
 	})
 }

@@ -145,22 +145,7 @@ func TestRedTeamMemberWithoutWatcher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newMemQuorum(3)
 		openQ := func(who string) lease.Lease {
-			var ms []lease.Lease
-			for i, s := range h.stores {
-				l, err := s.Open("job", lease.Options{Identity: who, TTL: ttl})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i == 0 {
-					l = noWatch{l}
-				}
-				ms = append(ms, l)
-			}
-			q, err := quorumlease.New(ms, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return q
+			return openFirstAs(t, h, who, func(l lease.Lease) lease.Lease { return noWatch{l} })
 		}
 		a, b := openQ("a"), openQ("b")
 		ta := acquire(t, a) // and a stops

@@ -303,6 +303,9 @@ func (q *Lease) summary(recs []lease.Record, ok []bool) lease.Record {
 			term = append(term, r)
 		}
 	}
+	if len(term) > 0 {
+		rec.RenewInterval = renewInterval(term)
+	}
 	slices.Sort(seqs)
 	slices.Reverse(seqs)
 	switch {
