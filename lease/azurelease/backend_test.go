@@ -14,6 +14,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
 )
 
 // TestTokensStrictlyIncrease takes one lease through every way a term can
@@ -189,8 +190,8 @@ func TestOpenOptions(t *testing.T) {
 // created.
 func TestMissingContainer(t *testing.T) {
 	t.Parallel()
-	cs := connectionString(t)
-	c := newClient(t, cs)
+	cs := azureemu.ConnectionString(t)
+	c := azureemu.NewClient(t, cs)
 	name := "leasehold-missing-" + fmt.Sprint(time.Now().UnixNano())
 	l, err := azurelease.Open(t.Context(), azurelease.Options{Container: name, Blob: "jobs", Client: c}, lease.Options{Identity: "worker-1"})
 	if err != nil {
@@ -400,7 +401,7 @@ func TestInfiniteLease(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	open := func(id string, infinite bool, ttl time.Duration) lease.Lease {
-		l, err := azurelease.Open(ctx, azurelease.Options{Container: e.container, Blob: "jobs", Client: e.client, InfiniteLease: infinite},
+		l, err := azurelease.Open(ctx, azurelease.Options{Container: e.Container, Blob: "jobs", Client: e.Client, InfiniteLease: infinite},
 			lease.Options{Identity: id, TTL: ttl})
 		if err != nil {
 			t.Fatalf("Open(%s, InfiniteLease %t): %v", id, infinite, err)

@@ -1,7 +1,6 @@
 package azurelease_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
+	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -46,9 +47,9 @@ func viaProxy(cs, proxy string) string {
 func TestFaultAnswers(t *testing.T) {
 	t.Parallel()
 	cs, upstream := azurite(t)
-	container := newContainer(t, newClient(t, cs))
+	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
 	open := func(t *testing.T, endpoint, identity string) lease.Lease {
-		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: leasetest.UniqueName("fault"), Client: newClient(t, viaProxy(cs, endpoint))},
+		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: leasetest.UniqueName("fault"), Client: azureemu.NewClient(t, viaProxy(cs, endpoint))},
 			lease.Options{Identity: identity, TTL: testTTL})
 		if err != nil {
 			t.Fatal(err)
@@ -82,24 +83,8 @@ func TestConformanceThroughProxy(t *testing.T) {
 			t.Errorf("no answer was replaced: the suite did not meet the fault")
 		}
 	})
-	direct := newClient(t, cs)
-	h := &harness{c: newClient(t, viaProxy(cs, p.URL)), container: newContainer(t, direct)}
-	foreign := &harness{c: direct, container: h.container}
-	leasetest.RunConformanceTests(t, leasetest.Config{
-		NewHarness: func(*testing.T) leasetest.Harness { return proxiedHarness{h, foreign} },
-		TTL:        testTTL,
-	})
-}
-
-// proxiedHarness opens leases through the proxy, and writes foreign blobs
-// directly.
-type proxiedHarness struct {
-	*harness
-	foreign *harness
-}
-
-func (h proxiedHarness) WriteForeign(ctx context.Context, name string) error {
-	return h.foreign.WriteForeign(ctx, name)
+	a := azureemu.New(t)
+	storetest.RunConformance(t, a.Harness(azureemu.NewClient(t, viaProxy(cs, p.URL)), a.Client))
 }
 
 // TestRenewalThatDoesNotShowFails: a renewal whose metadata write (the
@@ -111,9 +96,9 @@ func (h proxiedHarness) WriteForeign(ctx context.Context, name string) error {
 func TestRenewalThatDoesNotShowFails(t *testing.T) {
 	t.Parallel()
 	cs, upstream := azurite(t)
-	container := newContainer(t, newClient(t, cs))
+	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
 	p := faultproxy.Start(t, upstream)
-	l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: leasetest.UniqueName("show"), Client: newClient(t, viaProxy(cs, p.URL))},
+	l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: leasetest.UniqueName("show"), Client: azureemu.NewClient(t, viaProxy(cs, p.URL))},
 		lease.Options{Identity: "worker-1", TTL: testTTL})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
@@ -21,7 +22,7 @@ func TestCallsAreGranted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	requests := newCounter()
-	client := newClient(t, e.cs, requests)
+	client := azureemu.NewClient(t, e.ConnectionString, requests)
 	container := azurelease.Description.Grants[0].Resource
 	calls := func() []string {
 		var out []string
@@ -40,6 +41,8 @@ func TestCallsAreGranted(t *testing.T) {
 	}
 	leasetest.CheckCallsGranted(t, azurelease.Description,
 		func(id string) lease.Lease { return e.open(client, "grants", id) },
-		func(id string) lease.Lease { return e.open(newClient(t, e.cs, requests), "grants", id) },
+		func(id string) lease.Lease {
+			return e.open(azureemu.NewClient(t, e.ConnectionString, requests), "grants", id)
+		},
 		calls)
 }

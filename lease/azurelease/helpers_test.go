@@ -2,13 +2,9 @@ package azurelease_test
 
 import (
 	"bytes"
-	"context"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
@@ -18,81 +14,27 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
 	"github.com/leasehold/leasehold/lease/leasetest"
 )
 
-// The tests run against Azurite from the local test stack (scripts/stack up
-// azurite; eval "$(scripts/stack env)"), or against a real account whose
-// connection string is in AZURE_STORAGE_CONNECTION_STRING. Each test
-// creates a container of its own and deletes it when it ends.
+// The tests run against Azurite from the local test stack, or against a
+// real account (see azureemu.Store). Each test creates a container of its
+// own and deletes it when it ends.
 
 // testTTL is Azure's shortest lease duration.
-const testTTL = 15 * time.Second
-
-// connectionString returns the account's connection string, or skips the
-// test, naming the variables to set.
-func connectionString(t *testing.T) string {
-	t.Helper()
-	if cs := os.Getenv("LEASEHOLD_AZURITE_CONNECTION_STRING"); cs != "" {
-		return cs
-	}
-	if cs := os.Getenv("AZURE_STORAGE_CONNECTION_STRING"); cs != "" {
-		return cs
-	}
-	t.Skip(`azurelease: no Azure Blob service configured: set LEASEHOLD_AZURITE_CONNECTION_STRING (scripts/stack up azurite; eval "$(scripts/stack env)"), or AZURE_STORAGE_CONNECTION_STRING for a real account`)
-	return ""
-}
-
-// newClient returns a client of the account, without SDK retries; each
-// policy, if any, sees every HTTP request.
-func newClient(t *testing.T, cs string, perRequest ...policy.Policy) *azblob.Client {
-	t.Helper()
-	c, err := azblob.NewClientFromConnectionString(cs, &azblob.ClientOptions{ClientOptions: policy.ClientOptions{
-		Retry:            policy.RetryOptions{MaxRetries: -1},
-		PerRetryPolicies: perRequest,
-	}})
-	if err != nil {
-		t.Fatalf("azblob.NewClientFromConnectionString: %v", err)
-	}
-	return c
-}
-
-// newContainer creates a container of its own for the test, deleted when
-// the test ends.
-func newContainer(t *testing.T, c *azblob.Client) string {
-	t.Helper()
-	name := leasetest.UniqueName(strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-"))
-	if len(name) > 63 {
-		name = name[:54] + name[len(name)-9:]
-	}
-	name = strings.ReplaceAll(name, "--", "-")
-	if _, err := c.CreateContainer(t.Context(), name, nil); err != nil {
-		t.Fatalf("CreateContainer(%q): %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := c.DeleteContainer(ctx, name, nil); err != nil {
-			t.Logf("DeleteContainer(%q): %v", name, err)
-		}
-	})
-	return name
-}
+const testTTL = azurelease.MinTTL
 
 // env is one test's account and container.
 type env struct {
-	t         *testing.T
-	cs        string
-	client    *azblob.Client
-	container string
+	t *testing.T
+	*azureemu.Store
 }
 
 // newEnv connects to the account (or skips) and creates a container.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	cs := connectionString(t)
-	c := newClient(t, cs)
-	return &env{t: t, cs: cs, client: c, container: newContainer(t, c)}
+	return &env{t: t, Store: azureemu.New(t)}
 }
 
 // on returns e for the subtest t.
@@ -103,7 +45,7 @@ func (e *env) on(t *testing.T) *env {
 }
 
 func (e *env) blob(name string) *blockblob.Client {
-	return e.client.ServiceClient().NewContainerClient(e.container).NewBlockBlobClient(name)
+	return e.Client.ServiceClient().NewContainerClient(e.Container).NewBlockBlobClient(name)
 }
 
 // open opens the lease on blob name for identity with client c (e's own
@@ -111,11 +53,11 @@ func (e *env) blob(name string) *blockblob.Client {
 func (e *env) open(c *azblob.Client, name, identity string) lease.Lease {
 	e.t.Helper()
 	if c == nil {
-		c = e.client
+		c = e.Client
 	}
-	l, err := azurelease.Open(e.t.Context(), azurelease.Options{Container: e.container, Blob: name, Client: c}, lease.Options{Identity: identity, TTL: testTTL})
+	l, err := azurelease.Open(e.t.Context(), azurelease.Options{Container: e.Container, Blob: name, Client: c}, lease.Options{Identity: identity, TTL: testTTL})
 	if err != nil {
-		e.t.Fatalf("Open(%s/%s) for %s: %v", e.container, name, identity, err)
+		e.t.Fatalf("Open(%s/%s) for %s: %v", e.Container, name, identity, err)
 	}
 	return l
 }

@@ -16,6 +16,7 @@ import (
 	azlease "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -85,7 +86,7 @@ func TestSlowLapse(t *testing.T) {
 
 	const refusals = 3
 	slow := &lapsingAzure{refuse: refusals}
-	b := e.open(newClient(t, e.cs, slow), "job", "b")
+	b := e.open(azureemu.NewClient(t, e.ConnectionString, slow), "job", "b")
 	_, err := b.Acquire(t.Context())
 	t.Logf("b's Acquire while Azure still refuses: %v", err)
 	if !errors.Is(err, lease.ErrUnavailable) || errors.Is(err, lease.ErrHeld) || !lease.Retryable(err) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
 	"github.com/leasehold/leasehold/shard"
 	"github.com/leasehold/leasehold/shard/shardtest"
 )
@@ -25,7 +26,7 @@ const shardPageSize = 3
 
 func newObjects(t *testing.T, e *env, c *azblob.Client, pageSize int) *azurelease.Objects {
 	t.Helper()
-	o, err := azurelease.NewObjects(azurelease.ObjectsOptions{Options: azurelease.Options{Container: e.container, Client: c}, PageSize: pageSize})
+	o, err := azurelease.NewObjects(azurelease.ObjectsOptions{Options: azurelease.Options{Container: e.Container, Client: c}, PageSize: pageSize})
 	if err != nil {
 		t.Fatalf("NewObjects: %v", err)
 	}
@@ -59,7 +60,7 @@ func TestShardConformance(t *testing.T) {
 	e := newEnv(t)
 	shardtest.Run(t, shardtest.Config{
 		NewStore: func(t *testing.T) shardtest.Clients {
-			o := newObjects(t, e, e.client, shardPageSize)
+			o := newObjects(t, e, e.Client, shardPageSize)
 			return func(string) shard.Store { return o }
 		},
 		TTL:      testTTL,
@@ -73,7 +74,7 @@ func TestListPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	calls := newCounter()
-	o := newObjects(t, e, newClient(t, e.cs, calls), 2)
+	o := newObjects(t, e, azureemu.NewClient(t, e.ConnectionString, calls), 2)
 	for _, k := range []string{"g/acks/a", "g/acks/b", "g/acks/c", "g/acks/d", "g/acks/e"} {
 		if _, err := o.Put(t.Context(), k, []byte(k), ""); err != nil {
 			t.Fatal(err)
@@ -92,9 +93,9 @@ func TestListPages(t *testing.T) {
 // refuses what a group's URL cannot carry, naming it.
 func TestOpenStore(t *testing.T) {
 	e := newEnv(t) // not parallel: it sets a variable
-	t.Setenv("LEASEHOLD_TEST_AZBLOB_CS", e.cs)
+	t.Setenv("LEASEHOLD_TEST_AZBLOB_CS", e.ConnectionString)
 	ctx := t.Context()
-	store, group, err := shard.OpenStore(ctx, "azblob://"+e.container+"/groups/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", lease.Options{Identity: "w"})
+	store, group, err := shard.OpenStore(ctx, "azblob://"+e.Container+"/groups/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", lease.Options{Identity: "w"})
 	if _, ok := store.(*azurelease.Objects); !ok || group != "groups/jobs" || err != nil {
 		t.Fatalf("OpenStore: %T, %q, %v; want *azurelease.Objects and the group groups/jobs", store, group, err)
 	}
@@ -137,6 +138,6 @@ func TestShardsOnAzure(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	shardtest.CutOff(t, func(_ string, on *atomic.Bool) shard.Store {
-		return newObjects(t, e, newClient(t, e.cs, cut{on}), 0)
+		return newObjects(t, e, azureemu.NewClient(t, e.ConnectionString, cut{on}), 0)
 	}, shard.Config{TTL: testTTL}, 45*time.Second, 4*testTTL)
 }

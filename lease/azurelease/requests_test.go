@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
 )
 
 // TestRequestCounts counts the requests of each lease operation against
@@ -22,8 +23,8 @@ func TestRequestCounts(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	leaderReqs, followerReqs := newCounter(), newCounter()
-	leader := e.open(newClient(t, e.cs, leaderReqs), "jobs", "leader")
-	follower := e.open(newClient(t, e.cs, followerReqs), "jobs", "follower")
+	leader := e.open(azureemu.NewClient(t, e.ConnectionString, leaderReqs), "jobs", "leader")
+	follower := e.open(azureemu.NewClient(t, e.ConnectionString, followerReqs), "jobs", "follower")
 
 	check := func(step string, c *counter, want map[string]int) {
 		t.Helper()

@@ -10,8 +10,8 @@ import (
 // string in a variable of the user's choice, and uses it.
 func TestURLConnectionStringEnv(t *testing.T) {
 	e := newEnv(t) // not parallel: it sets a variable
-	t.Setenv("LEASEHOLD_TEST_AZBLOB_CS", e.cs)
-	l, err := lease.Open(t.Context(), "azblob://"+e.container+"/by-url/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", lease.Options{Identity: "worker-1"})
+	t.Setenv("LEASEHOLD_TEST_AZBLOB_CS", e.ConnectionString)
+	l, err := lease.Open(t.Context(), "azblob://"+e.Container+"/by-url/jobs?connection_string_env=LEASEHOLD_TEST_AZBLOB_CS", lease.Options{Identity: "worker-1"})
 	if err != nil {
 		t.Fatalf("lease.Open: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/emulators/dynamoemu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
@@ -30,7 +31,7 @@ const (
 // options are a contender's lease options on the target, with the
 // CallTimeout its server needs.
 func (tg *target) options(id string) lease.Options {
-	return lease.Options{Identity: id, TTL: testTTL, CallTimeout: tg.callTimeout}
+	return lease.Options{Identity: id, TTL: testTTL, CallTimeout: tg.CallTimeout}
 }
 
 // show renders an item for logs and messages: attributes sorted by name.
@@ -58,15 +59,15 @@ func show(item map[string]types.AttributeValue) string {
 // package doc promises, and nothing else.
 func TestStoredItem(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		name := storetest.UniqueName("dynamodb-stored-item")
-		l := tg.open(t, c, name, tg.options("worker-1"))
+		l := tg.Open(t, c, name, tg.options("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
 		}
-		item := tg.get(t, c, name)
-		t.Logf("stored in table %s: %s", tg.table, show(item))
+		item := tg.Get(t, c, name)
+		t.Logf("stored in table %s: %s", tg.Table, show(item))
 		want := map[string]types.AttributeValue{
 			"lease": s(name), "leasehold": n("1"), "holder": s("worker-1"), "token": n("1"), "ttl_ms": n("2000"),
 			"released": &types.AttributeValueMemberBOOL{Value: false}, "nonce": s(term.Version),
@@ -82,7 +83,7 @@ func TestStoredItem(t *testing.T) {
 		if err := l.Release(t.Context(), renewed); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
-		item = tg.get(t, c, name)
+		item = tg.Get(t, c, name)
 		t.Logf("after Renew and Release: %s", show(item))
 		nonce, _ := item["nonce"].(*types.AttributeValueMemberS)
 		released, _ := item["released"].(*types.AttributeValueMemberBOOL)
@@ -119,22 +120,22 @@ func TestForeignItemNotTakenOver(t *testing.T) {
 		}, "token is 0"},
 	}
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		for _, row := range rows {
 			t.Run(row.name, func(t *testing.T) {
 				t.Parallel()
 				name := storetest.UniqueName("dynamodb-foreign")
 				item := row.item(name)
-				if err := tg.put(t.Context(), c, item); err != nil {
+				if err := tg.Put(t.Context(), c, item); err != nil {
 					t.Fatalf("PutItem: %v", err)
 				}
-				l := tg.open(t, c, name, tg.options("worker-1"))
+				l := tg.Open(t, c, name, tg.options("worker-1"))
 				for i := range 2 {
 					_, err := l.Acquire(t.Context())
 					if !errors.Is(err, lease.ErrCorrupt) || lease.Retryable(err) {
 						t.Fatalf("Acquire %d of %s: %v, want lease.ErrCorrupt, not retryable", i+1, show(item), err)
 					}
-					if want := "dynamodb://" + tg.table + "/" + name; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), row.mention) {
+					if want := "dynamodb://" + tg.Table + "/" + name; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), row.mention) {
 						t.Errorf("error %q does not name the item %s and say %q", err, want, row.mention)
 					}
 					if i == 0 {
@@ -142,7 +143,7 @@ func TestForeignItemNotTakenOver(t *testing.T) {
 						time.Sleep(testTTL + 200*time.Millisecond)
 					}
 				}
-				if after := tg.get(t, c, name); !reflect.DeepEqual(after, item) {
+				if after := tg.Get(t, c, name); !reflect.DeepEqual(after, item) {
 					t.Errorf("the foreign item is now %s, want it untouched: %s", show(after), show(item))
 				}
 			})
@@ -155,7 +156,7 @@ func TestForeignItemNotTakenOver(t *testing.T) {
 func TestMissingTable(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		missing := storetest.UniqueName("leasehold-missing")
-		_, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: missing, Name: "jobs", Client: tg.newClient(nil)}, tg.options("worker-1"))
+		_, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: missing, Name: "jobs", Client: tg.NewClient(nil)}, tg.options("worker-1"))
 		awstest.CheckError(t, "Open of a lease in a missing table", err, lease.ErrNotFound, `table "`+missing+`" does not exist`, "ResourceNotFoundException")
 	})
 }
@@ -187,11 +188,11 @@ func TestKeySchema(t *testing.T) {
 		{"KeyAttributeNamesIt", []types.KeySchemaElement{hash("id")}, map[string]types.ScalarAttributeType{"id": S}, "id", ""},
 	}
 	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		for _, row := range rows {
 			t.Run(row.name, func(t *testing.T) {
 				t.Parallel()
-				table := tg.createTable(t, c, "leasehold-schema", row.keys, row.attrs)
+				table := tg.CreateTable(t, c, "leasehold-schema", row.keys, row.attrs)
 				opts := dynamolease.Options{Table: table, Name: "jobs", KeyAttribute: row.keyAttr, Client: c}
 				l, err := dynamolease.Open(t.Context(), opts, tg.options("worker-1"))
 				if row.mention == "" {
@@ -219,7 +220,7 @@ func TestKeySchema(t *testing.T) {
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
 	storetest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
-		opts := dynamolease.Options{Table: "leases", Name: "jobs", Client: staticClient(endpoint, "test")(nil)}
+		opts := dynamolease.Options{Table: "leases", Name: "jobs", Client: dynamoemu.StaticClient(endpoint, "test")(nil)}
 		_, err := dynamolease.Open(ctx, opts, lease.Options{Identity: "worker-1", TTL: testTTL, CallTimeout: testCallTimeout})
 		return err
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/dynamolease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/dynamoemu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
@@ -27,12 +28,12 @@ func TestFaultAnswers(t *testing.T) {
 		// The store is checked before the faults start, so that they
 		// meet the lease's own requests, not the probe's.
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
-			l := tg.open(t, staticClient(endpoint, "test")(nil), storetest.UniqueName("dynamodb-fault"), tg.options(identity))
+			l := tg.Open(t, dynamoemu.StaticClient(endpoint, "test")(nil), storetest.UniqueName("dynamodb-fault"), tg.options(identity))
 			verify(t, l)
 			return l
 		}
 		get, put := faultproxy.DynamoOp("GetItem"), faultproxy.DynamoOp("PutItem")
-		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
+		faultproxy.CheckRefusals(t, tg.Endpoint, open, []faultproxy.Refusal{
 			{Name: "GetItemThrottling", Rule: faultproxy.Rule{Match: get, Fault: faultproxy.Refuse(faultproxy.DynamoThrottling)}, Mention: "throttled"},
 			{Name: "GetItemInternalServerError", Rule: faultproxy.Rule{Match: get, Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError)}, Mention: "InternalServerError"},
 			{Name: "PutItemThrottling", Rule: faultproxy.Rule{Match: put, Fault: faultproxy.Refuse(faultproxy.DynamoThrottling)}, Mention: "throttled"},
@@ -40,7 +41,7 @@ func TestFaultAnswers(t *testing.T) {
 			{Name: "PutItemReplicatedWriteConflict", Rule: faultproxy.Rule{Match: put, Fault: faultproxy.Refuse(faultproxy.DynamoReplicatedWriteConflict)}, Mention: "ReplicatedWriteConflictException"},
 			{Name: "PutItemInternalServerError", Rule: faultproxy.Rule{Match: put, Fault: faultproxy.Refuse(faultproxy.DynamoInternalServerError)}, Mention: "InternalServerError"},
 		})
-		faultproxy.CheckLostAnswers(t, tg.endpoint, open, put, faultproxy.DynamoInternalServerError)
+		faultproxy.CheckLostAnswers(t, tg.Endpoint, open, put, faultproxy.DynamoInternalServerError)
 	})
 }
 
@@ -49,8 +50,8 @@ func TestFaultAnswers(t *testing.T) {
 // InternalServerError: the engine's read back resolves each.
 func TestConformanceThroughProxy(t *testing.T) {
 	targets.Run(t, onDynalite, func(t *testing.T, tg *target) {
-		p := faultproxy.Start(t, tg.endpoint)
-		verify(t, tg.open(t, staticClient(p.URL, "test")(nil), storetest.UniqueName("dynamodb-fault"), tg.options("checker")))
+		p := faultproxy.Start(t, tg.Endpoint)
+		verify(t, tg.Open(t, dynamoemu.StaticClient(p.URL, "test")(nil), storetest.UniqueName("dynamodb-fault"), tg.options("checker")))
 		rules := p.Add(faultproxy.Rule{Match: faultproxy.DynamoOp("PutItem"), Fault: faultproxy.Replace(faultproxy.DynamoInternalServerError), Every: 7})
 		t.Cleanup(func() {
 			t.Logf("PutItems applied whose answer was a 500: %d", p.Applied(rules[0]))
@@ -58,7 +59,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 				t.Errorf("no answer was replaced: the suite did not meet the fault")
 			}
 		})
-		h := tg.harness(staticClient(p.URL, "test")(nil), tg.newClient(nil))
+		h := tg.Harness(dynamoemu.StaticClient(p.URL, "test")(nil), tg.NewClient(nil))
 		// The proxy is one more hop for each request of a suite that sends
 		// many at once: 500ms was too short now and then under -race.
 		h.CallTimeout = time.Second
@@ -92,8 +93,8 @@ func TestObjectsCollectOrphanedParts(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				table := tg.groupTable(t)
-				p := faultproxy.Start(t, tg.endpoint)
-				o := tg.objects(t, table, "g", staticClient(p.URL, "test")(nil))
+				p := faultproxy.Start(t, tg.Endpoint)
+				o := tg.objects(t, table, "g", dynamoemu.StaticClient(p.URL, "test")(nil))
 				ctx := t.Context()
 				v, err := o.Put(ctx, "g/big", bytes.Repeat([]byte{1}, 1<<20), "")
 				if err != nil {
@@ -110,7 +111,7 @@ func TestObjectsCollectOrphanedParts(t *testing.T) {
 				if _, err := o.Put(ctx, "g/big", []byte("small"), v); err != nil {
 					t.Fatal(err)
 				}
-				out, err := tg.newClient(nil).Scan(ctx, &ddb.ScanInput{TableName: &table})
+				out, err := tg.NewClient(nil).Scan(ctx, &ddb.ScanInput{TableName: &table})
 				if err != nil {
 					t.Fatal(err)
 				}

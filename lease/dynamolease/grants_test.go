@@ -24,8 +24,8 @@ import (
 // allowed on the item it touches, and each granted action is called.
 func TestCallsAreGranted(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		if tg.elsewhere == nil {
-			t.Skipf("%s: no second client of the store, for a second process's check", tg.name)
+		if tg.Elsewhere == nil {
+			t.Skipf("%s: no second client of the store, for a second process's check", tg.Name)
 		}
 		name := storetest.UniqueName("dynamodb-grants")
 		const table = "arn:aws:dynamodb:REGION:ACCOUNT:table/TABLE"
@@ -43,13 +43,13 @@ func TestCallsAreGranted(t *testing.T) {
 			}
 			return "dynamodb:" + awstest.ByOperation(r) + " on " + resource
 		})
-		client, elsewhere := tg.newClient(calls), tg.elsewhere(calls)
-		if l := tg.open(t, client, name, tg.options("x")); l.Judge() != dynamolease.Description.Judge {
+		client, elsewhere := tg.NewClient(calls), tg.Elsewhere(calls)
+		if l := tg.Open(t, client, name, tg.options("x")); l.Judge() != dynamolease.Description.Judge {
 			t.Errorf("Judge() = %v, Description.Judge = %v", l.Judge(), dynamolease.Description.Judge)
 		}
 		leasetest.CheckCallsGranted(t, dynamolease.Description,
-			func(id string) lease.Lease { return tg.open(t, client, name, tg.options(id)) },
-			func(id string) lease.Lease { return tg.open(t, elsewhere, name, tg.options(id)) },
+			func(id string) lease.Lease { return tg.Open(t, client, name, tg.options(id)) },
+			func(id string) lease.Lease { return tg.Open(t, elsewhere, name, tg.options(id)) },
 			func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
 	})
 }

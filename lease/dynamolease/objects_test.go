@@ -46,7 +46,7 @@ var groupKey = []types.KeySchemaElement{
 
 // groupTable creates a shard group's table on the target.
 func (tg *target) groupTable(t *testing.T) string {
-	return tg.createTable(t, tg.newClient(nil), "leasehold-shards", groupKey, map[string]types.ScalarAttributeType{
+	return tg.CreateTable(t, tg.NewClient(nil), "leasehold-shards", groupKey, map[string]types.ScalarAttributeType{
 		dynamolease.DefaultGroupAttribute: types.ScalarAttributeTypeS, dynamolease.DefaultObjectKeyAttribute: types.ScalarAttributeTypeS,
 	})
 }
@@ -62,29 +62,29 @@ func (tg *target) objects(t *testing.T, table, g string, c *ddb.Client) *dynamol
 func (tg *target) objectsPaged(t *testing.T, table, g string, c *ddb.Client, pageSize int) *dynamolease.Objects {
 	t.Helper()
 	if c == nil {
-		c = tg.newClient(nil)
+		c = tg.NewClient(nil)
 	}
-	o, err := dynamolease.NewObjects(t.Context(), dynamolease.ObjectsOptions{Table: table, Group: g, Client: c, CallTimeout: tg.callTimeout, PageSize: pageSize})
+	o, err := dynamolease.NewObjects(t.Context(), dynamolease.ObjectsOptions{Table: table, Group: g, Client: c, CallTimeout: tg.CallTimeout, PageSize: pageSize})
 	if err != nil {
-		t.Fatalf("%s: NewObjects: %v", tg.name, err)
+		t.Fatalf("%s: NewObjects: %v", tg.Name, err)
 	}
 	return o
 }
 
 func TestNewObjectsChecks(t *testing.T) {
 	targets.Run(t, canCreateTables, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		for _, tc := range []struct {
 			opts dynamolease.ObjectsOptions
 			err  error
 			want string
 		}{
-			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g#1", Client: c}, lease.ErrInvalid, "Group"},
-			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", KeyAttribute: "nonce", Client: c}, lease.ErrInvalid, "KeyAttribute"},
-			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", KeyAttribute: "group", Client: c}, lease.ErrInvalid, "KeyAttribute"},
-			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", GroupAttribute: "annotations", Client: c}, lease.ErrInvalid, "GroupAttribute"},
+			{dynamolease.ObjectsOptions{Table: tg.Table, Group: "g#1", Client: c}, lease.ErrInvalid, "Group"},
+			{dynamolease.ObjectsOptions{Table: tg.Table, Group: "g", KeyAttribute: "nonce", Client: c}, lease.ErrInvalid, "KeyAttribute"},
+			{dynamolease.ObjectsOptions{Table: tg.Table, Group: "g", KeyAttribute: "group", Client: c}, lease.ErrInvalid, "KeyAttribute"},
+			{dynamolease.ObjectsOptions{Table: tg.Table, Group: "g", GroupAttribute: "annotations", Client: c}, lease.ErrInvalid, "GroupAttribute"},
 			// The lease table has one key: a group needs two.
-			{dynamolease.ObjectsOptions{Table: tg.table, Group: "g", Client: c}, lease.ErrNotFound, `RANGE "key"`},
+			{dynamolease.ObjectsOptions{Table: tg.Table, Group: "g", Client: c}, lease.ErrNotFound, `RANGE "key"`},
 		} {
 			_, err := dynamolease.NewObjects(t.Context(), tc.opts)
 			if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.want) {
@@ -112,8 +112,8 @@ func TestShardConformance(t *testing.T) {
 				o := tg.objectsPaged(t, table, "shardtest", nil, shardPageSize)
 				return func(string) shard.Store { return o }
 			},
-			TTL:              cmp.Or(tg.ttl, testTTL),
-			CallTimeout:      tg.callTimeout,
+			TTL:              cmp.Or(tg.TTL, testTTL),
+			CallTimeout:      tg.CallTimeout,
 			PageSize:         shardPageSize,
 			Unreadable:       func(t *testing.T, key string) func() { return tg.restoreHead(t, table, "shardtest", key) },
 			UnreadableShards: 600,
@@ -127,21 +127,21 @@ func TestShardConformance(t *testing.T) {
 // parts, a head that names parts that are gone.
 func (tg *target) restoreHead(t *testing.T, table, g, key string) func() {
 	t.Helper()
-	c := tg.newClient(nil)
+	c := tg.NewClient(nil)
 	out, err := c.GetItem(t.Context(), &ddb.GetItemInput{TableName: &table, ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
 		dynamolease.DefaultGroupAttribute:     &types.AttributeValueMemberS{Value: g},
 		dynamolease.DefaultObjectKeyAttribute: &types.AttributeValueMemberS{Value: strings.TrimPrefix(key, g+"/")},
 	}})
 	if err != nil || len(out.Item) == 0 {
-		t.Fatalf("%s: GetItem of the head of %q: %v, %v", tg.name, key, out, err)
+		t.Fatalf("%s: GetItem of the head of %q: %v, %v", tg.Name, key, out, err)
 	}
 	if nonce, _ := out.Item["nonce"].(*types.AttributeValueMemberS); nonce == nil || !strings.Contains(nonce.Value, "/") {
-		t.Fatalf("%s: the head of %q has the version %v: stored in its item, not in parts", tg.name, key, out.Item["nonce"])
+		t.Fatalf("%s: the head of %q has the version %v: stored in its item, not in parts", tg.Name, key, out.Item["nonce"])
 	}
 	return func() {
 		t.Helper()
 		if _, err := c.PutItem(t.Context(), &ddb.PutItemInput{TableName: &table, Item: out.Item}); err != nil {
-			t.Fatalf("%s: PutItem of the head of %q as it was: %v", tg.name, key, err)
+			t.Fatalf("%s: PutItem of the head of %q as it was: %v", tg.Name, key, err)
 		}
 	}
 }
@@ -212,7 +212,7 @@ func TestObjectsParts(t *testing.T) {
 		}
 		// Only the parts of the stored version are left: none, for the last
 		// object is stored in its item.
-		out, err := tg.newClient(nil).Scan(ctx, &ddb.ScanInput{TableName: &table})
+		out, err := tg.NewClient(nil).Scan(ctx, &ddb.ScanInput{TableName: &table})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestListPages(t *testing.T) {
 	tg := targets.First(t)
 	table := tg.groupTable(t)
 	calls := storetest.NewCounter(nil, awstest.ByOperation)
-	o := tg.objectsPaged(t, table, "g", tg.newClient(calls), 2)
+	o := tg.objectsPaged(t, table, "g", tg.NewClient(calls), 2)
 	for _, k := range []string{"g/acks/a", "g/acks/b", "g/acks/c", "g/acks/d", "g/acks/e"} {
 		if _, err := o.Put(t.Context(), k, []byte(k), ""); err != nil {
 			t.Fatal(err)
@@ -253,7 +253,7 @@ func TestListPages(t *testing.T) {
 func TestListSkipsForeignItem(t *testing.T) {
 	tg := targets.First(t)
 	table := tg.groupTable(t)
-	c := tg.newClient(nil)
+	c := tg.NewClient(nil)
 	o := tg.objects(t, table, "g", c)
 	version, err := o.Put(t.Context(), "g/acks/a", []byte("ack"), "")
 	if err != nil {
@@ -285,7 +285,7 @@ func TestOpenStore(t *testing.T) {
 	ctx := t.Context()
 	open := func(t *testing.T, urlstr string) shard.Store {
 		t.Helper()
-		store, group, err := shard.OpenStore(ctx, urlstr, lease.Options{Identity: "w", CallTimeout: tg.callTimeout})
+		store, group, err := shard.OpenStore(ctx, urlstr, lease.Options{Identity: "w", CallTimeout: tg.CallTimeout})
 		if _, ok := store.(*dynamolease.Objects); !ok || group != "groups/jobs" || err != nil {
 			t.Fatalf("OpenStore(%q): %T, %q, %v; want *dynamolease.Objects and the group groups/jobs", urlstr, store, group, err)
 		}
@@ -298,7 +298,7 @@ func TestOpenStore(t *testing.T) {
 		open(t, "dynamodb://"+tg.groupTable(t)+"/groups/jobs?region=us-east-1&endpoint="+endpoint)
 	})
 	t.Run("KeyAttributes", func(t *testing.T) {
-		table := tg.createTable(t, tg.newClient(nil), "leasehold-shards", []types.KeySchemaElement{
+		table := tg.CreateTable(t, tg.NewClient(nil), "leasehold-shards", []types.KeySchemaElement{
 			{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("k"), KeyType: types.KeyTypeRange},
 		}, map[string]types.ScalarAttributeType{"g": types.ScalarAttributeTypeS, "k": types.ScalarAttributeTypeS})
 		open(t, "dynamodb://"+table+"/groups/jobs?region=us-east-1&group_attribute=g&key_attribute=k&endpoint="+endpoint)
@@ -346,8 +346,8 @@ func TestShardsOnDynamoDB(t *testing.T) {
 		table := tg.groupTable(t)
 		const ttl = 3 * time.Second
 		shardtest.CutOff(t, func(_ string, on *atomic.Bool) shard.Store {
-			return tg.objects(t, table, "g", tg.newClient(cutClient{on}))
-		}, shard.Config{TTL: ttl, CallTimeout: tg.callTimeout}, 8*ttl, 6*ttl)
+			return tg.objects(t, table, "g", tg.NewClient(cutClient{on}))
+		}, shard.Config{TTL: ttl, CallTimeout: tg.CallTimeout}, 8*ttl, 6*ttl)
 	})
 }
 
@@ -378,9 +378,9 @@ func TestObjectsCallsAreGranted(t *testing.T) {
 			}
 			return "dynamodb:" + awstest.ByOperation(r) + " on arn:aws:dynamodb:REGION:ACCOUNT:table/GROUPTABLE"
 		})
-		o := tg.objects(t, table, "g", tg.newClient(calls))
+		o := tg.objects(t, table, "g", tg.NewClient(calls))
 		ctx := t.Context()
-		l, err := o.Lease("g/members/w", lease.Options{Identity: "w", CallTimeout: tg.callTimeout})
+		l, err := o.Lease("g/members/w", lease.Options{Identity: "w", CallTimeout: tg.CallTimeout})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,9 +423,9 @@ func TestObjectsPutOverAForeignHead(t *testing.T) {
 	tg := targets.First(t)
 	table := tg.groupTable(t)
 	calls := storetest.NewCounter(nil, awstest.ByOperation)
-	o := tg.objects(t, table, "g", tg.newClient(calls))
+	o := tg.objects(t, table, "g", tg.NewClient(calls))
 	ctx := t.Context()
-	if _, err := tg.newClient(nil).PutItem(ctx, &ddb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+	if _, err := tg.NewClient(nil).PutItem(ctx, &ddb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
 		dynamolease.DefaultGroupAttribute:     &types.AttributeValueMemberS{Value: "g"},
 		dynamolease.DefaultObjectKeyAttribute: &types.AttributeValueMemberS{Value: "assignment"},
 		"nonce":                               &types.AttributeValueMemberS{Value: "f0f0f0f0/1000"},
@@ -449,7 +449,7 @@ func TestObjectsPutOverAForeignHead(t *testing.T) {
 func TestObjectsPutRefusesMoreThanAnObjectHolds(t *testing.T) {
 	tg := targets.First(t)
 	calls := storetest.NewCounter(nil, awstest.ByOperation)
-	o := tg.objects(t, tg.groupTable(t), "g", tg.newClient(calls))
+	o := tg.objects(t, tg.groupTable(t), "g", tg.NewClient(calls))
 	calls.Take()
 	_, err := o.Put(t.Context(), "g/assignment", make([]byte, 64*350_000+1), "")
 	if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "data (22400001 bytes) is more than an object holds: 64 parts of 350000 bytes") {

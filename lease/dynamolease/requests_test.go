@@ -25,7 +25,7 @@ func TestRequestCounts(t *testing.T) {
 		name := storetest.UniqueName("dynamodb-requests")
 		leaderHTTP := storetest.NewCounter(nil, awstest.ByOperation)
 		followerHTTP := storetest.NewCounter(nil, awstest.ByOperation)
-		leaderClient := tg.newClient(leaderHTTP)
+		leaderClient := tg.NewClient(leaderHTTP)
 		opens := []struct {
 			what   string
 			id     string
@@ -36,11 +36,11 @@ func TestRequestCounts(t *testing.T) {
 		}{
 			{"the leader's Open", "leader", leaderClient, name, leaderHTTP, map[string]int{"DescribeTable": 1}},
 			{"an Open of another lease through the leader's client", "leader", leaderClient, name + "-other", leaderHTTP, map[string]int{}},
-			{"the follower's Open, through a client of its own to the same store", "follower", tg.newClient(followerHTTP), name, followerHTTP, map[string]int{}},
+			{"the follower's Open, through a client of its own to the same store", "follower", tg.NewClient(followerHTTP), name, followerHTTP, map[string]int{}},
 		}
 		leases := make([]lease.Lease, len(opens))
 		for i, o := range opens {
-			leases[i] = tg.open(t, o.client, o.name, tg.options(o.id))
+			leases[i] = tg.Open(t, o.client, o.name, tg.options(o.id))
 			if got := o.http.Take(); !maps.Equal(got, o.want) {
 				t.Errorf("%s sent %v, want %v", o.what, got, o.want)
 			}

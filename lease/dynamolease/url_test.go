@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/dynamolease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/emulators/dynamoemu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 )
 
@@ -26,7 +27,7 @@ func TestOpenURL(t *testing.T) {
 	awstest.IsolateEnv(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	c := tg.newClient(nil)
+	c := tg.NewClient(nil)
 
 	// use opens the lease urlstr names, acquires, renews and releases it,
 	// and checks its item, read by key.
@@ -41,20 +42,19 @@ func TestOpenURL(t *testing.T) {
 	}
 	t.Run("EndpointInURL", func(t *testing.T) {
 		name := storetest.UniqueName("dynamodb-url/endpoint")
-		tg.track(name)
-		use(t, "dynamodb://"+tg.table+"/"+name+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint), key(name))
+		use(t, tg.URL(name), dynamoemu.Key(name))
 	})
 	t.Run("EndpointFromEnv", func(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
 		name := storetest.UniqueName("dynamodb-url/env")
-		tg.track(name)
-		use(t, "dynamodb://"+tg.table+"/"+name, key(name))
+		tg.Track(name)
+		use(t, "dynamodb://"+tg.Table+"/"+name, dynamoemu.Key(name))
 	})
 	t.Run("KeyAttribute", func(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
-		table := tg.createTable(t, c, "leasehold-url", []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}},
+		table := tg.CreateTable(t, c, "leasehold-url", []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}},
 			map[string]types.ScalarAttributeType{"id": types.ScalarAttributeTypeS})
 		use(t, "dynamodb://"+table+"/jobs?key_attribute=id", map[string]types.AttributeValue{"id": s("jobs")})
 		// A table keyed by id, opened without key_attribute: the check at
@@ -69,8 +69,8 @@ func TestOpenURL(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
 		name := storetest.UniqueName("dynamodb-url/default-chain")
-		tg.track(name)
-		l, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: tg.table, Name: name}, lease.Options{Identity: "worker-1", TTL: testTTL})
+		tg.Track(name)
+		l, err := dynamolease.Open(t.Context(), dynamolease.Options{Table: tg.Table, Name: name}, lease.Options{Identity: "worker-1", TTL: testTTL})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -108,7 +108,7 @@ func TestOpenErrors(t *testing.T) {
 	})
 
 	// A client of a server that must never be reached.
-	client := staticClient(storetest.ClosedPort(t), "test")(nil)
+	client := dynamoemu.StaticClient(storetest.ClosedPort(t), "test")(nil)
 	opts := lease.Options{Identity: "worker-1"}
 	for _, row := range []struct {
 		name    string

@@ -23,15 +23,15 @@ import (
 func TestStoredJSON(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	c := s.client(t, nil)
-	object := s.name("stored-json")
-	l := s.open(t, c, object, testOptions("worker-1"))
+	c := s.Client(t, nil)
+	object := s.Name("stored-json")
+	l := s.Open(t, c, object, testOptions("worker-1"))
 	term, err := l.Acquire(t.Context())
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	body, gen, contentType := s.get(t, c, object)
-	t.Logf("stored at gs://%s/%s (generation %d, %s): %s", s.bucket, object, gen, contentType, body)
+	body, gen, contentType := s.Get(t, c, object)
+	t.Logf("stored at gs://%s/%s (generation %d, %s): %s", s.Bucket, object, gen, contentType, body)
 	if strconv.FormatInt(gen, 10) != term.Version {
 		t.Errorf("object's generation is %d, want the term's Version %q", gen, term.Version)
 	}
@@ -39,7 +39,7 @@ func TestStoredJSON(t *testing.T) {
 	if err := l.Release(t.Context(), term); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	body, _, _ = s.get(t, c, object)
+	body, _, _ = s.Get(t, c, object)
 	if r, err := driver.DecodeJSON(body); err != nil || !r.Released || r.Token != term.Token {
 		t.Errorf("after Release the object is %s (%+v, %v), want a released record with token %d", body, r, err, term.Token)
 	}
@@ -56,7 +56,7 @@ func TestRaceOneWinner(t *testing.T) {
 	const contenders, rounds = 8, 10
 	clients := make([]*storage.Client, contenders)
 	for i := range clients {
-		clients[i] = s.client(t, nil)
+		clients[i] = s.Client(t, nil)
 	}
 	race := func(t *testing.T, ls []lease.Lease) (winner int, term lease.Term) {
 		t.Helper()
@@ -84,10 +84,10 @@ func TestRaceOneWinner(t *testing.T) {
 		return winner, terms[winner]
 	}
 	for round := range rounds {
-		object := s.name(fmt.Sprintf("race-%d", round))
+		object := s.Name(fmt.Sprintf("race-%d", round))
 		ls := make([]lease.Lease, contenders)
 		for i := range ls {
-			ls[i] = s.open(t, clients[i], object, testOptions(fmt.Sprintf("contender-%d", i)))
+			ls[i] = s.Open(t, clients[i], object, testOptions(fmt.Sprintf("contender-%d", i)))
 		}
 		w, term := race(t, ls) // ifGenerationMatch=0
 		if err := ls[w].Release(t.Context(), term); err != nil {
@@ -107,28 +107,28 @@ func TestRaceOneWinner(t *testing.T) {
 func TestForeignObjectNotTakenOver(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	c := s.client(t, nil)
-	object := s.name("foreign")
+	c := s.Client(t, nil)
+	object := s.Name("foreign")
 	foreign := []byte("id,owner\n1,batch-job\n")
-	gen, err := s.put(t.Context(), c, object, foreign)
+	gen, err := s.Put(t.Context(), c, object, foreign)
 	if err != nil {
 		t.Fatalf("writing the foreign object: %v", err)
 	}
-	l := s.open(t, c, object, testOptions("worker-1"))
+	l := s.Open(t, c, object, testOptions("worker-1"))
 	for i := range 2 {
 		_, err := l.Acquire(t.Context())
 		if !errors.Is(err, lease.ErrCorrupt) || lease.Retryable(err) {
 			t.Fatalf("Acquire %d of a foreign object: %v, want lease.ErrCorrupt, not retryable", i+1, err)
 		}
-		if !strings.Contains(err.Error(), "gs://"+s.bucket+"/"+object) {
-			t.Errorf("error %q does not name the object gs://%s/%s", err, s.bucket, object)
+		if !strings.Contains(err.Error(), "gs://"+s.Bucket+"/"+object) {
+			t.Errorf("error %q does not name the object gs://%s/%s", err, s.Bucket, object)
 		}
 		if i == 0 {
 			t.Logf("error: %v", err)
 			time.Sleep(testTTL + 200*time.Millisecond)
 		}
 	}
-	body, after, _ := s.get(t, c, object)
+	body, after, _ := s.Get(t, c, object)
 	if string(body) != string(foreign) || after != gen {
 		t.Errorf("the foreign object is now %q (generation %d), want it untouched: %q (generation %d)", body, after, foreign, gen)
 	}
@@ -141,7 +141,7 @@ func TestMissingBucket(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	missing := storetest.UniqueName("leasehold-missing")
-	l, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: missing, Object: "leases/jobs", Client: s.client(t, nil)}, testOptions("worker-1"))
+	l, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: missing, Object: "leases/jobs", Client: s.Client(t, nil)}, testOptions("worker-1"))
 	if err != nil {
 		t.Fatalf("Open: %v, want a lease (Open sends no request)", err)
 	}

@@ -37,7 +37,7 @@ func proxiedClient(t *testing.T, s *store, endpoint string) *storage.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	l := s.open(t, c, s.name("verify"), testOptions("verifier"))
+	l := s.Open(t, c, s.Name("verify"), testOptions("verifier"))
 	if err := l.(driver.Verifier).Verify(t.Context()); err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
@@ -52,7 +52,7 @@ func TestFaultAnswers(t *testing.T) {
 	t.Parallel()
 	s, upstream := emulator(t)
 	open := func(t *testing.T, endpoint, identity string) lease.Lease {
-		return s.open(t, proxiedClient(t, s, endpoint), s.name("fault"), testOptions(identity))
+		return s.Open(t, proxiedClient(t, s, endpoint), s.Name("fault"), testOptions(identity))
 	}
 	faultproxy.CheckRefusals(t, upstream, open, []faultproxy.Refusal{
 		{Name: "ReadBackendError", Rule: faultproxy.Rule{Match: faultproxy.GCSRead, Fault: faultproxy.Refuse(faultproxy.GCSBackendError)}, Mention: "503"},
@@ -77,7 +77,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 			t.Errorf("no answer was replaced: the suite did not meet the fault")
 		}
 	})
-	direct := s.client(t, nil)
+	direct := s.Client(t, nil)
 	leasetest.RunConformanceTests(t, leasetest.Config{
 		NewHarness: func(*testing.T) leasetest.Harness { return proxiedHarness{s: s, c: c, direct: direct} },
 		TTL:        gcslease.MinTTL,
@@ -92,18 +92,18 @@ type proxiedHarness struct {
 }
 
 func (h proxiedHarness) Open(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
-	h.s.track(name)
+	h.s.Track(name)
 	if opts.CallTimeout == 0 {
 		opts.CallTimeout = testCallTimeout
 	}
-	return gcslease.Open(ctx, gcslease.Options{Bucket: h.s.bucket, Object: name, Client: h.c}, opts)
+	return gcslease.Open(ctx, gcslease.Options{Bucket: h.s.Bucket, Object: name, Client: h.c}, opts)
 }
 
 func (h proxiedHarness) WriteForeign(ctx context.Context, name string) error {
-	_, err := h.s.put(ctx, h.direct, name, []byte(`{"owner":"another-tool","locked":true}`))
+	_, err := h.s.Put(ctx, h.direct, name, []byte(`{"owner":"another-tool","locked":true}`))
 	return err
 }
 
 func (h proxiedHarness) Delete(ctx context.Context, name string) error {
-	return h.direct.Bucket(h.s.bucket).Object(name).Delete(ctx)
+	return h.direct.Bucket(h.s.Bucket).Object(name).Delete(ctx)
 }

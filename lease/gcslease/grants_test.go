@@ -28,16 +28,16 @@ var uploadName = regexp.MustCompile(`"name":"([^"]*)"`)
 func TestCallsAreGranted(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	object := s.name("grants")
-	s.track(object + gcslease.ProbeSuffix)
+	object := s.Name("grants")
+	s.Track(object + gcslease.ProbeSuffix)
 	calls := storetest.NewCounter(nil, label(object, "OBJECT"))
-	client, elsewhere := s.client(t, calls), s.client(t, calls)
-	if l := s.open(t, client, object, testOptions("x")); l.Judge() != gcslease.Description.Judge {
+	client, elsewhere := s.Client(t, calls), s.Client(t, calls)
+	if l := s.Open(t, client, object, testOptions("x")); l.Judge() != gcslease.Description.Judge {
 		t.Errorf("Judge() = %v, Description.Judge = %v", l.Judge(), gcslease.Description.Judge)
 	}
 	leasetest.CheckCallsGranted(t, gcslease.Description,
-		func(id string) lease.Lease { return s.open(t, client, object, testOptions(id)) },
-		func(id string) lease.Lease { return s.open(t, elsewhere, object, testOptions(id)) },
+		func(id string) lease.Lease { return s.Open(t, client, object, testOptions(id)) },
+		func(id string) lease.Lease { return s.Open(t, elsewhere, object, testOptions(id)) },
 		func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
 }
 

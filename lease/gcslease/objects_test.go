@@ -25,7 +25,7 @@ const shardPageSize = 3
 // objects returns the bucket as a shard.Store, through c.
 func (s *store) objects(t *testing.T, c *storage.Client) *gcslease.Objects {
 	t.Helper()
-	o, err := gcslease.OpenObjects(t.Context(), gcslease.ObjectsOptions{Bucket: s.bucket, Client: c, PageSize: shardPageSize})
+	o, err := gcslease.OpenObjects(t.Context(), gcslease.ObjectsOptions{Bucket: s.Bucket, Client: c, PageSize: shardPageSize})
 	if err != nil {
 		t.Fatalf("OpenObjects: %v", err)
 	}
@@ -39,11 +39,11 @@ func (s *store) deleteUnder(t *testing.T, c *storage.Client, prefix string) {
 		ctx := context.Background()
 		list, err := s.objects(t, c).List(ctx, prefix)
 		if err != nil {
-			t.Logf("cleanup: listing gs://%s/%s: %v", s.bucket, prefix, err)
+			t.Logf("cleanup: listing gs://%s/%s: %v", s.Bucket, prefix, err)
 		}
 		for name := range list {
-			if err := c.Bucket(s.bucket).Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
-				t.Logf("cleanup: deleting gs://%s/%s: %v", s.bucket, name, err)
+			if err := c.Bucket(s.Bucket).Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
+				t.Logf("cleanup: deleting gs://%s/%s: %v", s.Bucket, name, err)
 			}
 		}
 	})
@@ -51,7 +51,7 @@ func (s *store) deleteUnder(t *testing.T, c *storage.Client, prefix string) {
 
 func TestShardConformance(t *testing.T) {
 	s := newStore(t)
-	c := s.client(t, nil)
+	c := s.Client(t, nil)
 	prefix := "gcslease-test/" + storetest.UniqueName("shardtest")
 	s.deleteUnder(t, c, prefix+"/")
 	shardtest.Run(t, shardtest.Config{
@@ -70,8 +70,8 @@ func TestShardConformance(t *testing.T) {
 // returns an error and no objects, never the first page's alone.
 func TestListFailingOnALaterPageIsAnError(t *testing.T) {
 	s := newStore(t)
-	c := s.client(t, nil)
-	prefix := s.name("list") + "/"
+	c := s.Client(t, nil)
+	prefix := s.Name("list") + "/"
 	s.deleteUnder(t, c, prefix)
 	o := s.objects(t, c)
 	for _, k := range []string{"acks/a", "acks/b", "acks/c", "acks/d"} {
@@ -80,7 +80,7 @@ func TestListFailingOnALaterPageIsAnError(t *testing.T) {
 		}
 	}
 	f := &storetest.FailNth{Match: func(r *http.Request) bool { return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/o") }, N: 2}
-	broken := s.objects(t, s.client(t, f))
+	broken := s.objects(t, s.Client(t, f))
 	if list, err := broken.List(t.Context(), prefix); !errors.Is(err, lease.ErrUnavailable) || list != nil {
 		t.Fatalf("List whose second page failed: %v, %v; want no objects and lease.ErrUnavailable", list, err)
 	}
@@ -117,11 +117,11 @@ func TestOpenStore(t *testing.T) {
 // on the bucket, listing that prefix.
 func TestGroupCallsAreGranted(t *testing.T) {
 	s := newStore(t)
-	group := s.name("group")
-	c := s.client(t, nil)
+	group := s.Name("group")
+	c := s.Client(t, nil)
 	s.deleteUnder(t, c, group+"/")
 	calls := storetest.NewCounter(nil, label(group, "GROUP"))
-	client := s.client(t, calls)
+	client := s.Client(t, calls)
 	shardtest.CheckCallsGranted(t, gcslease.Description, shardtest.Config{
 		NewStore: func(t *testing.T) shardtest.Clients {
 			o := s.objects(t, client)

@@ -34,14 +34,14 @@ func (d *deleteAfterFirstUpload) RoundTrip(r *http.Request) (*http.Response, err
 func TestProbeObjectDeletedMidProbe(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	object := s.name("probe-deleted")
-	direct := s.client(t, nil)
+	object := s.Name("probe-deleted")
+	direct := s.Client(t, nil)
 	rt := &deleteAfterFirstUpload{del: func() {
-		if err := direct.Bucket(s.bucket).Object(object + gcslease.ProbeSuffix).Delete(t.Context()); err != nil {
+		if err := direct.Bucket(s.Bucket).Object(object + gcslease.ProbeSuffix).Delete(t.Context()); err != nil {
 			t.Errorf("deleting the probe object between the check's steps: %v", err)
 		}
 	}}
-	l := s.open(t, s.client(t, rt), object, testOptions("worker-1"))
+	l := s.Open(t, s.Client(t, rt), object, testOptions("worker-1"))
 	if _, err := l.Acquire(t.Context()); err != nil {
 		t.Fatalf("Acquire on a conforming store whose probe object was deleted mid-check: %v, want won", err)
 	}
@@ -54,17 +54,17 @@ func TestLongObjectName(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	long := func(n int) string {
-		name := s.name("long") + "/"
+		name := s.Name("long") + "/"
 		return name + strings.Repeat("o", n-len(name))
 	}
-	_, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: s.bucket, Object: long(1020), Client: s.client(t, nil)}, testOptions("worker-1"))
+	_, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: s.Bucket, Object: long(1020), Client: s.Client(t, nil)}, testOptions("worker-1"))
 	var oe *lease.OptionError
 	if !errors.As(err, &oe) || oe.Field != "Object" || lease.Retryable(err) || !strings.Contains(err.Error(), "is 1020 bytes long; at most 1008") {
 		t.Errorf("Open with a 1020-byte name: %v, want a lease.OptionError on Object naming its length and the limit", err)
 	}
 	object := long(1008)
-	s.track(object)
-	l := s.open(t, s.client(t, nil), object, testOptions("worker-1"))
+	s.Track(object)
+	l := s.Open(t, s.Client(t, nil), object, testOptions("worker-1"))
 	if _, err := l.Acquire(t.Context()); err != nil {
 		t.Errorf("Acquire with a 1008-byte name (its probe object's is 1024): %v, want won", err)
 	}

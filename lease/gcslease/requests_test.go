@@ -17,11 +17,11 @@ import (
 func TestRequestCounts(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	object := s.name("requests")
+	object := s.Name("requests")
 	leaderHTTP := storetest.NewCounter(nil, storetest.ByMethod)
 	followerHTTP := storetest.NewCounter(nil, storetest.ByMethod)
-	leader := s.open(t, s.client(t, leaderHTTP), object, testOptions("leader"))
-	follower := s.open(t, s.client(t, followerHTTP), object, testOptions("follower"))
+	leader := s.Open(t, s.Client(t, leaderHTTP), object, testOptions("leader"))
+	follower := s.Open(t, s.Client(t, followerHTTP), object, testOptions("follower"))
 	// The store's check comes once per client and bucket, before the first
 	// write (TestVerifyCost counts it): done here beforehand.
 	for _, l := range []lease.Lease{leader, follower} {
@@ -40,9 +40,9 @@ func TestVerifyCost(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	counter := storetest.NewCounter(nil, storetest.ByMethod)
-	c := s.client(t, counter)
+	c := s.Client(t, counter)
 	for i, want := range []map[string]int{{"GET": 1, "POST": 5}, {"GET": 1, "POST": 1}} {
-		l := s.open(t, c, s.name("verify-cost"), testOptions("worker-1"))
+		l := s.Open(t, c, s.Name("verify-cost"), testOptions("worker-1"))
 		if _, err := l.Acquire(t.Context()); err != nil {
 			t.Fatalf("Acquire of lease %d: %v", i+1, err)
 		}

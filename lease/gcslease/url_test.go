@@ -18,9 +18,9 @@ import (
 func TestOpenURL(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	object := s.name("url")
-	storetest.UseURL(t, "gs://"+s.bucket+"/"+object, testTTL, func(term lease.Term) {
-		body, gen, _ := s.get(t, s.client(t, nil), object)
+	object := s.Name("url")
+	storetest.UseURL(t, s.URL(object), testTTL, func(term lease.Term) {
+		body, gen, _ := s.Get(t, s.Client(t, nil), object)
 		if r, err := driver.DecodeJSON(body); err != nil || r.Holder != "worker-1" || strconv.FormatInt(gen, 10) != term.Version {
 			t.Errorf("object %s is %s (generation %d), want worker-1's record at generation %s", object, body, gen, term.Version)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/emulators/s3emu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
@@ -26,15 +27,15 @@ func testOptions(id string) lease.Options {
 
 func TestStoredJSON(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		key := "s3lease-" + storetest.UniqueName("stored-json")
-		l := tg.open(t, c, key, testOptions("worker-1"))
+		l := tg.Open(t, c, key, testOptions("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
 		}
-		body, etag, contentType := tg.get(t, c, key)
-		t.Logf("stored at s3://%s/%s (ETag %s, %s): %s", tg.bucket, key, etag, contentType, body)
+		body, etag, contentType := tg.Get(t, c, key)
+		t.Logf("stored at s3://%s/%s (ETag %s, %s): %s", tg.Bucket, key, etag, contentType, body)
 		if etag != term.Version {
 			t.Errorf("object's ETag is %q, want the term's Version %q", etag, term.Version)
 		}
@@ -42,7 +43,7 @@ func TestStoredJSON(t *testing.T) {
 		if err := l.Release(t.Context(), term); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
-		body, _, _ = tg.get(t, c, key)
+		body, _, _ = tg.Get(t, c, key)
 		if r, err := driver.DecodeJSON(body); err != nil || !r.Released || r.Token != term.Token {
 			t.Errorf("after Release the object is %s (%+v, %v), want a released record with token %d", body, r, err, term.Token)
 		}
@@ -55,23 +56,23 @@ func TestStoredJSON(t *testing.T) {
 // still win its If-Match.
 func TestIdenticalBytesKeepETag(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		key := "s3lease-" + storetest.UniqueName("same-bytes")
 		body := driver.EncodeJSON(lease.Record{Holder: "worker-1", Token: 1, TTL: testTTL, Nonce: "0123456789abcdef"})
-		e1, err := tg.put(t.Context(), c, key, body)
+		e1, err := tg.Put(t.Context(), c, key, body)
 		if err != nil {
 			t.Fatalf("first PutObject: %v", err)
 		}
-		e2, err := tg.put(t.Context(), c, key, body)
+		e2, err := tg.Put(t.Context(), c, key, body)
 		if err != nil {
 			t.Fatalf("second PutObject: %v", err)
 		}
-		t.Logf("%s: the same %d bytes written twice: ETags %s and %s", tg.name, len(body), e1, e2)
+		t.Logf("%s: the same %d bytes written twice: ETags %s and %s", tg.Name, len(body), e1, e2)
 		if e1 != e2 {
 			t.Errorf("writing the same bytes twice gave ETags %s and %s; this store's ETag is not a digest of the content (the nonce is then unneeded, but harmless)", e1, e2)
 		}
 		// Through the lease, every write changes the ETag.
-		l := tg.open(t, c, "s3lease-"+storetest.UniqueName("nonce"), testOptions("worker-1"))
+		l := tg.Open(t, c, "s3lease-"+storetest.UniqueName("nonce"), testOptions("worker-1"))
 		term, err := l.Acquire(t.Context())
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
@@ -88,28 +89,28 @@ func TestIdenticalBytesKeepETag(t *testing.T) {
 
 func TestForeignObjectNotTakenOver(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		key := "s3lease-" + storetest.UniqueName("foreign")
 		foreign := []byte("id,owner\n1,batch-job\n")
-		etag, err := tg.put(t.Context(), c, key, foreign)
+		etag, err := tg.Put(t.Context(), c, key, foreign)
 		if err != nil {
 			t.Fatalf("PutObject: %v", err)
 		}
-		l := tg.open(t, c, key, lease.Options{Identity: "worker-1", TTL: time.Second, CallTimeout: testCallTimeout})
+		l := tg.Open(t, c, key, lease.Options{Identity: "worker-1", TTL: time.Second, CallTimeout: testCallTimeout})
 		for i := range 2 {
 			_, err := l.Acquire(t.Context())
 			if !errors.Is(err, lease.ErrCorrupt) || lease.Retryable(err) {
 				t.Fatalf("Acquire %d of a foreign object: %v, want lease.ErrCorrupt, not retryable", i+1, err)
 			}
-			if !strings.Contains(err.Error(), "s3://"+tg.bucket+"/"+key) {
-				t.Errorf("error %q does not name the object s3://%s/%s", err, tg.bucket, key)
+			if !strings.Contains(err.Error(), "s3://"+tg.Bucket+"/"+key) {
+				t.Errorf("error %q does not name the object s3://%s/%s", err, tg.Bucket, key)
 			}
 			if i == 0 {
 				t.Logf("error: %v", err)
 				time.Sleep(1200 * time.Millisecond) // more than the TTL
 			}
 		}
-		body, after, _ := tg.get(t, c, key)
+		body, after, _ := tg.Get(t, c, key)
 		if string(body) != string(foreign) || after != etag {
 			t.Errorf("the foreign object is now %q (ETag %s), want it untouched: %q (ETag %s)", body, after, foreign, etag)
 		}
@@ -119,7 +120,7 @@ func TestForeignObjectNotTakenOver(t *testing.T) {
 func TestMissingBucket(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		missing := storetest.UniqueName("leasehold-missing")
-		l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: missing, Key: "leases/jobs", Client: tg.newClient(nil), UsePathStyle: tg.pathStyle}, testOptions("worker-1"))
+		l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: missing, Key: "leases/jobs", Client: tg.NewClient(nil), UsePathStyle: tg.PathStyle}, testOptions("worker-1"))
 		if err != nil {
 			t.Fatalf("Open: %v, want a lease (Open sends no request)", err)
 		}
@@ -140,12 +141,12 @@ func TestWrongCredentials(t *testing.T) {
 			name, accessKey, secret, code string
 		}{
 			{"UnknownAccessKey", "leasehold-nobody", "wrong-secret", "InvalidAccessKeyId"},
-			{"WrongSecret", tg.accessKey, "wrong-secret", "SignatureDoesNotMatch"},
+			{"WrongSecret", tg.AccessKey, "wrong-secret", "SignatureDoesNotMatch"},
 		} {
 			t.Run(row.name, func(t *testing.T) {
-				l := tg.open(t, tg.withKeys(row.accessKey, row.secret), key, testOptions("worker-1"))
+				l := tg.Open(t, tg.WithKeys(row.accessKey, row.secret), key, testOptions("worker-1"))
 				_, err := l.Acquire(t.Context())
-				awstest.CheckError(t, "Acquire with refused credentials", err, lease.ErrPermission, "arn:aws:s3:::"+tg.bucket+"/"+key, row.code)
+				awstest.CheckError(t, "Acquire with refused credentials", err, lease.ErrPermission, "arn:aws:s3:::"+tg.Bucket+"/"+key, row.code)
 			})
 		}
 	})
@@ -157,7 +158,7 @@ func TestWrongCredentials(t *testing.T) {
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
 	storetest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
-		c := staticClient(endpoint, "test", "test")(nil)
+		c := s3emu.StaticClient(endpoint, "test", "test")(nil)
 		l, err := s3lease.Open(ctx, s3lease.Options{Bucket: "leases", Key: "jobs", Client: c, UsePathStyle: true}, testOptions("worker-1"))
 		if err != nil {
 			t.Fatalf("Open: %v", err)

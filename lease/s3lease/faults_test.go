@@ -16,6 +16,7 @@ import (
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/emulators/s3emu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 	"github.com/leasehold/leasehold/runner"
@@ -29,8 +30,8 @@ func onMinIO(name string) bool { return name == "minio" }
 // a client of the store through it.
 func (tg *target) proxied(t *testing.T) (*faultproxy.Proxy, *s3.Client) {
 	t.Helper()
-	p := faultproxy.Start(t, tg.endpoint)
-	return p, staticClient(p.URL, tg.accessKey, tg.secret)(nil)
+	p := faultproxy.Start(t, tg.Endpoint)
+	return p, s3emu.StaticClient(p.URL, tg.AccessKey, tg.Secret)(nil)
 }
 
 // leasePuts matches the PutObjects of a lease's record, not those of the
@@ -44,20 +45,20 @@ func TestFaultAnswers(t *testing.T) {
 	targets.Run(t, onMinIO, func(t *testing.T, tg *target) {
 		open := func(t *testing.T, endpoint, identity string) lease.Lease {
 			key := storetest.UniqueName("s3lease-fault")
-			return tg.open(t, staticClient(endpoint, tg.accessKey, tg.secret)(nil), key, lease.Options{Identity: identity, TTL: 5 * time.Second, CallTimeout: 2 * time.Second})
+			return tg.Open(t, s3emu.StaticClient(endpoint, tg.AccessKey, tg.Secret)(nil), key, lease.Options{Identity: identity, TTL: 5 * time.Second, CallTimeout: 2 * time.Second})
 		}
-		faultproxy.CheckRefusals(t, tg.endpoint, open, []faultproxy.Refusal{
+		faultproxy.CheckRefusals(t, tg.Endpoint, open, []faultproxy.Refusal{
 			{Name: "GetSlowDown", Rule: faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: "api error SlowDown"},
 			{Name: "GetInternalError", Rule: faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3InternalError)}, Mention: "api error InternalError"},
 			{Name: "PutConditionalRequestConflict", Rule: faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3ConditionalRequestConflict)}, Mention: "api error ConditionalRequestConflict"},
 			{Name: "PutSlowDown", Rule: faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: "api error SlowDown"},
 			{Name: "ProbeSlowDown", Rule: faultproxy.Rule{Match: faultproxy.PathSuffix(s3lease.ProbeSuffix), Fault: faultproxy.Refuse(faultproxy.S3SlowDown)}, Mention: s3lease.ProbeSuffix + ": operation error S3: PutObject"},
 		})
-		faultproxy.CheckLostAnswers(t, tg.endpoint, open, leasePuts, faultproxy.S3InternalError)
+		faultproxy.CheckLostAnswers(t, tg.Endpoint, open, leasePuts, faultproxy.S3InternalError)
 		t.Run("AppliedAnswer500ReadBackSlowDown", func(t *testing.T) {
 			p, c := tg.proxied(t)
 			key := storetest.UniqueName("s3lease-unknown")
-			l := tg.open(t, c, key, testOptions("worker-1"))
+			l := tg.Open(t, c, key, testOptions("worker-1"))
 			// The read before the write passes; the read back does not.
 			p.Add(faultproxy.Rule{Match: leasePuts, Fault: faultproxy.Replace(faultproxy.S3InternalError), Times: 1},
 				faultproxy.Rule{Match: faultproxy.S3GetObject, Fault: faultproxy.Refuse(faultproxy.S3SlowDown), Every: 2, Times: 1})
@@ -79,11 +80,11 @@ func TestFaultAnswers(t *testing.T) {
 func (tg *target) ignoringStore(t *testing.T) *s3.Client {
 	t.Helper()
 	p, c := tg.proxied(t)
-	p.IgnoreConditions(aws.Credentials{AccessKeyID: tg.accessKey, SecretAccessKey: tg.secret})
+	p.IgnoreConditions(aws.Credentials{AccessKeyID: tg.AccessKey, SecretAccessKey: tg.Secret})
 	key := storetest.UniqueName("s3lease-ignored")
-	tg.track(key)
+	tg.Track(key)
 	for i := range 2 {
-		if _, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.bucket, Key: &key, IfNoneMatch: aws.String("*")}); err != nil {
+		if _, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.Bucket, Key: &key, IfNoneMatch: aws.String("*")}); err != nil {
 			t.Fatalf("create %d of %s through the ignoring store: %v, want it applied", i+1, key, err)
 		}
 	}
@@ -102,7 +103,7 @@ func TestIgnoringStoreRefused(t *testing.T) {
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range errs {
-			l := tg.open(t, c, key, testOptions(fmt.Sprintf("worker-%d", i+1)))
+			l := tg.Open(t, c, key, testOptions(fmt.Sprintf("worker-%d", i+1)))
 			r, err := runner.New(runner.Config{Lease: l, Task: func(context.Context) error { ran.Add(1); return nil }})
 			if err != nil {
 				t.Fatal(err)
@@ -120,7 +121,7 @@ func TestIgnoringStoreRefused(t *testing.T) {
 		if n := ran.Load(); n != 0 {
 			t.Errorf("the task ran %d times on a store that ignores conditional writes, want never", n)
 		}
-		_, err := tg.newClient(nil).GetObject(t.Context(), &s3.GetObjectInput{Bucket: &tg.bucket, Key: &key})
+		_, err := tg.NewClient(nil).GetObject(t.Context(), &s3.GetObjectInput{Bucket: &tg.Bucket, Key: &key})
 		var nsk *types.NoSuchKey
 		if !errors.As(err, &nsk) {
 			t.Errorf("GetObject of the lease's key: %v, want NoSuchKey: nothing written to the lease", err)
@@ -144,7 +145,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 				t.Errorf("no answer was replaced: the suite did not meet the fault")
 			}
 		})
-		h := tg.harness(c, tg.newClient(nil))
+		h := tg.Harness(c, tg.NewClient(nil))
 		// The proxy is one more hop for each request of a suite that sends
 		// many at once: 500ms was too short now and then under -race.
 		h.CallTimeout = time.Second

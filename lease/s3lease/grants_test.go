@@ -19,19 +19,19 @@ import (
 // allowed, and each granted action is called.
 func TestCallsAreGranted(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		if tg.elsewhere == nil {
-			t.Skipf("%s: no second address of the store, for a second process's check", tg.name)
+		if tg.Elsewhere == nil {
+			t.Skipf("%s: no second address of the store, for a second process's check", tg.Name)
 		}
 		key := storetest.UniqueName("s3lease-grants")
 		calls := storetest.NewCounter(nil, tg.label(key, "KEY"))
-		client, elsewhere := tg.newClient(calls), tg.elsewhere(calls)
-		if l := tg.open(t, client, key, testOptions("x")); l.Judge() != s3lease.Description.Judge {
+		client, elsewhere := tg.NewClient(calls), tg.Elsewhere(calls)
+		if l := tg.Open(t, client, key, testOptions("x")); l.Judge() != s3lease.Description.Judge {
 			t.Errorf("Judge() = %v, Description.Judge = %v", l.Judge(), s3lease.Description.Judge)
 		}
 		calls.Take()
 		leasetest.CheckCallsGranted(t, s3lease.Description,
-			func(id string) lease.Lease { return tg.open(t, client, key, testOptions(id)) },
-			func(id string) lease.Lease { return tg.open(t, elsewhere, key, testOptions(id)) },
+			func(id string) lease.Lease { return tg.Open(t, client, key, testOptions(id)) },
+			func(id string) lease.Lease { return tg.Open(t, elsewhere, key, testOptions(id)) },
 			func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
 	})
 }
@@ -50,8 +50,8 @@ func (tg *target) label(name, placeholder string) func(*http.Request) string {
 			return "s3:ListBucket on arn:aws:s3:::BUCKET"
 		}
 		object := strings.TrimPrefix(r.URL.Path, "/")
-		if tg.pathStyle {
-			object = strings.TrimPrefix(object, tg.bucket+"/")
+		if tg.PathStyle {
+			object = strings.TrimPrefix(object, tg.Bucket+"/")
 		}
 		action := map[string]string{http.MethodGet: "s3:GetObject", http.MethodHead: "s3:GetObject", http.MethodPut: "s3:PutObject"}[r.Method]
 		if action == "" {

@@ -26,9 +26,9 @@ const shardPageSize = 3
 // objects returns the target's bucket as a shard.Store, through c.
 func (tg *target) objects(t *testing.T, c *s3.Client) *s3lease.Objects {
 	t.Helper()
-	o, err := s3lease.OpenObjects(t.Context(), s3lease.ObjectsOptions{Bucket: tg.bucket, Client: c, UsePathStyle: tg.pathStyle, PageSize: shardPageSize})
+	o, err := s3lease.OpenObjects(t.Context(), s3lease.ObjectsOptions{Bucket: tg.Bucket, Client: c, UsePathStyle: tg.PathStyle, PageSize: shardPageSize})
 	if err != nil {
-		t.Fatalf("%s: OpenObjects: %v", tg.name, err)
+		t.Fatalf("%s: OpenObjects: %v", tg.Name, err)
 	}
 	return o
 }
@@ -37,12 +37,12 @@ func TestShardConformance(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		shardtest.Run(t, shardtest.Config{
 			NewStore: func(t *testing.T) shardtest.Clients {
-				o := tg.objects(t, tg.newClient(nil))
+				o := tg.objects(t, tg.NewClient(nil))
 				return func(string) shard.Store { return o }
 			},
 			// moto's TTL is longer: one Python process serves every suite.
-			TTL:         cmp.Or(tg.ttl, testTTL),
-			CallTimeout: tg.callTimeout,
+			TTL:         cmp.Or(tg.TTL, testTTL),
+			CallTimeout: tg.CallTimeout,
 			PageSize:    shardPageSize,
 		})
 	})
@@ -52,14 +52,14 @@ func TestShardConformance(t *testing.T) {
 // returns an error and no keys, never the first page's alone.
 func TestListFailingOnALaterPageIsAnError(t *testing.T) {
 	tg := targets.First(t)
-	o := tg.objects(t, tg.newClient(nil))
+	o := tg.objects(t, tg.NewClient(nil))
 	for _, k := range []string{"g/acks/a", "g/acks/b", "g/acks/c", "g/acks/d"} {
 		if _, err := o.Put(t.Context(), k, []byte(k), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f := &storetest.FailNth{Match: func(r *http.Request) bool { return r.URL.Query().Has("list-type") }, N: 2}
-	broken := tg.objects(t, tg.newClient(f))
+	broken := tg.objects(t, tg.NewClient(f))
 	if list, err := broken.List(t.Context(), "g/"); !errors.Is(err, lease.ErrUnavailable) || list != nil {
 		t.Fatalf("List whose second page failed: %v, %v; want no keys and lease.ErrUnavailable", list, err)
 	}
@@ -97,15 +97,15 @@ func TestGroupCallsAreGranted(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
 		group := storetest.UniqueName("s3lease-group")
 		calls := storetest.NewCounter(nil, tg.label(group, "GROUP"))
-		client := tg.newClient(calls)
+		client := tg.NewClient(calls)
 		shardtest.CheckCallsGranted(t, s3lease.Description, shardtest.Config{
 			NewStore: func(t *testing.T) shardtest.Clients {
 				o := tg.objects(t, client)
 				return func(string) shard.Store { return o }
 			},
 			// moto's TTL is longer: one Python process serves every suite.
-			TTL:         cmp.Or(tg.ttl, testTTL),
-			CallTimeout: tg.callTimeout,
+			TTL:         cmp.Or(tg.TTL, testTTL),
+			CallTimeout: tg.CallTimeout,
 		}, group, func() []string { return slices.Sorted(maps.Keys(calls.Take())) })
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
+	"github.com/leasehold/leasehold/lease/internal/emulators/s3emu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
@@ -39,14 +40,14 @@ func (d *deleteAfterFirstProbeWrite) Do(r *http.Request) (*http.Response, error)
 // the check.
 func TestProbeObjectDeletedMidProbe(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		direct := tg.newClient(nil)
+		direct := tg.NewClient(nil)
 		hc := &deleteAfterFirstProbeWrite{delete: func(key string) {
-			if _, err := direct.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: &tg.bucket, Key: &key}); err != nil {
+			if _, err := direct.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: &tg.Bucket, Key: &key}); err != nil {
 				t.Errorf("DeleteObject %q between the probe's steps: %v", key, err)
 			}
 		}}
 		key := storetest.UniqueName("s3lease-probe-deleted")
-		l := tg.open(t, tg.newClient(hc), key, testOptions("worker-1"))
+		l := tg.Open(t, tg.NewClient(hc), key, testOptions("worker-1"))
 		if _, err := l.Acquire(t.Context()); err != nil {
 			t.Fatalf("Acquire on a conforming store whose probe object was deleted mid-check: %v, want won", err)
 		}
@@ -66,13 +67,13 @@ func TestLongKey(t *testing.T) {
 			}
 			return k[:n-1] + "k"
 		}
-		_, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.bucket, Key: long(1020), Client: tg.newClient(nil), UsePathStyle: tg.pathStyle}, testOptions("worker-1"))
+		_, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.Bucket, Key: long(1020), Client: tg.NewClient(nil), UsePathStyle: tg.PathStyle}, testOptions("worker-1"))
 		var oe *lease.OptionError
 		if !errors.As(err, &oe) || oe.Field != "Key" || lease.Retryable(err) || !strings.Contains(err.Error(), "is 1020 bytes long; at most 1008") {
 			t.Errorf("Open with a 1020-byte key: %v, want a lease.OptionError on Key naming its length and the limit", err)
 		}
 		key := long(1008)
-		l := tg.open(t, tg.newClient(nil), key, testOptions("worker-1"))
+		l := tg.Open(t, tg.NewClient(nil), key, testOptions("worker-1"))
 		if _, err := l.Acquire(t.Context()); err != nil {
 			t.Errorf("Acquire with a 1008-byte key (its probe object's is 1024): %v, want won", err)
 		}
@@ -88,22 +89,22 @@ func TestLongKey(t *testing.T) {
 // there (TestProbeKeyRefused). Red team #9.
 func TestProbeLeavesForeignRecordAlone(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		if tg.name == "aws" {
+		if tg.Name == "aws" {
 			t.Skip("a bucket given by LEASEHOLD_S3_BUCKET may have its verdict kept by this process already, and then nothing is probed")
 		}
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		key := storetest.UniqueName("s3lease-probe-foreign")
 		live := driver.EncodeJSON(lease.Record{Holder: "holder", Token: 3, TTL: 10 * time.Second, Nonce: driver.NewNonce()})
-		etag, err := tg.put(t.Context(), c, key+s3lease.ProbeSuffix, live)
+		etag, err := tg.Put(t.Context(), c, key+s3lease.ProbeSuffix, live)
 		if err != nil {
 			t.Fatalf("PutObject of a live record at %s%s: %v", key, s3lease.ProbeSuffix, err)
 		}
-		l := tg.open(t, c, key, testOptions("worker-1"))
+		l := tg.Open(t, c, key, testOptions("worker-1"))
 		_, err = l.Acquire(t.Context())
 		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), key+s3lease.ProbeSuffix) || !strings.Contains(err.Error(), `holder "holder"`) {
 			t.Errorf("Acquire beside a live lease at its probe key: %v, want lease.ErrInvalid naming the probe key and the holder", err)
 		}
-		if body, now, _ := tg.get(t, c, key+s3lease.ProbeSuffix); now != etag || !bytes.Equal(body, live) {
+		if body, now, _ := tg.Get(t, c, key+s3lease.ProbeSuffix); now != etag || !bytes.Equal(body, live) {
 			t.Errorf("the live record at the probe key was written over: ETag %s, want %s; body %s", now, etag, body)
 		}
 	})
@@ -113,7 +114,7 @@ func TestProbeLeavesForeignRecordAlone(t *testing.T) {
 // names another lease's probe key, which that lease's probe writes to; it
 // is refused at Open, naming the key. Red team #9.
 func TestProbeKeyRefused(t *testing.T) {
-	_, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: "b", Key: "jobs" + s3lease.ProbeSuffix, Client: staticClient("http://127.0.0.1:1", "test", "test")(nil)}, testOptions("worker-1"))
+	_, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: "b", Key: "jobs" + s3lease.ProbeSuffix, Client: s3emu.StaticClient("http://127.0.0.1:1", "test", "test")(nil)}, testOptions("worker-1"))
 	var oe *lease.OptionError
 	if !errors.As(err, &oe) || oe.Field != "Key" || !strings.Contains(err.Error(), `"jobs.leasehold-probe"`) || !strings.Contains(err.Error(), `must not end with .leasehold-probe: that names the probe key of "jobs"`) {
 		t.Errorf("Open of jobs.leasehold-probe: %v, want a lease.OptionError on Key naming it", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/emulators/s3emu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
@@ -29,8 +30,8 @@ func TestRequestCounts(t *testing.T) {
 		key := storetest.UniqueName("s3lease-requests")
 		leaderHTTP := storetest.NewCounter(nil, storetest.ByMethod)
 		followerHTTP := storetest.NewCounter(nil, storetest.ByMethod)
-		leader := tg.open(t, tg.newClient(leaderHTTP), key, testOptions("leader"))
-		follower := tg.open(t, tg.newClient(followerHTTP), key, testOptions("follower"))
+		leader := tg.Open(t, tg.NewClient(leaderHTTP), key, testOptions("leader"))
+		follower := tg.Open(t, tg.NewClient(followerHTTP), key, testOptions("follower"))
 		// The store's check comes once per process and bucket, before the
 		// first write (TestVerifyCost counts it): done here beforehand.
 		if err := leader.(driver.Verifier).Verify(t.Context()); err != nil {
@@ -49,7 +50,7 @@ func TestVerifyCost(t *testing.T) {
 		for i, want := range []map[string]int{{"GET": 1, "PUT": 5}, {"GET": 1, "PUT": 1}} {
 			key := storetest.UniqueName("s3lease-verify-cost")
 			counter := storetest.NewCounter(nil, storetest.ByMethod)
-			l := tg.open(t, tg.newClient(counter), key, testOptions("worker-1"))
+			l := tg.Open(t, tg.NewClient(counter), key, testOptions("worker-1"))
 			if _, err := l.Acquire(t.Context()); err != nil {
 				t.Fatalf("Acquire of lease %d: %v", i+1, err)
 			}
@@ -88,7 +89,7 @@ func TestThrottled(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			// A client configured to retry 5 times: the driver turns that off.
-			c := staticClient(srv.URL, "test", "test")(nil)
+			c := s3emu.StaticClient(srv.URL, "test", "test")(nil)
 			c = s3.New(c.Options(), func(o *s3.Options) { o.RetryMaxAttempts = 5 })
 			l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: "leases", Key: "jobs", Client: c, UsePathStyle: true}, testOptions("worker-1"))
 			if err != nil {
@@ -107,13 +108,13 @@ func TestThrottled(t *testing.T) {
 // condition on every store (MinIO and moto answer 404 NoSuchKey, S3 412).
 func TestReplaceMissingKey(t *testing.T) {
 	targets.Run(t, nil, func(t *testing.T, tg *target) {
-		c := tg.newClient(nil)
+		c := tg.NewClient(nil)
 		key := "s3lease-" + storetest.UniqueName("if-match-missing")
-		_, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.bucket, Key: &key, IfMatch: aws.String(`"0123456789abcdef0123456789abcdef"`), Body: nil})
+		_, err := c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: &tg.Bucket, Key: &key, IfMatch: aws.String(`"0123456789abcdef0123456789abcdef"`), Body: nil})
 		var nsk *types.NoSuchKey
 		var apiErr smithy.APIError
 		errors.As(err, &apiErr)
-		t.Logf("%s: PutObject If-Match on a missing key: %v (NoSuchKey typed: %t)", tg.name, err, errors.As(err, &nsk))
+		t.Logf("%s: PutObject If-Match on a missing key: %v (NoSuchKey typed: %t)", tg.Name, err, errors.As(err, &nsk))
 		if err == nil || apiErr == nil || (apiErr.ErrorCode() != "NoSuchKey" && apiErr.ErrorCode() != "PreconditionFailed") {
 			t.Errorf("PutObject If-Match on a missing key: %v, want NoSuchKey or PreconditionFailed", err)
 		}

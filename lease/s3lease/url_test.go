@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/internal/awstest"
+	"github.com/leasehold/leasehold/lease/internal/emulators/s3emu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/lease/s3lease"
 )
@@ -25,9 +26,9 @@ func TestOpenURL(t *testing.T) {
 
 	use := func(t *testing.T, urlstr, key string) {
 		t.Helper()
-		tg.track(key)
+		tg.Track(key)
 		storetest.UseURL(t, urlstr, testTTL, func(term lease.Term) {
-			body, etag, _ := tg.get(t, tg.newClient(nil), key)
+			body, etag, _ := tg.Get(t, tg.NewClient(nil), key)
 			if r, err := driver.DecodeJSON(body); err != nil || r.Holder != "worker-1" || etag != term.Version {
 				t.Errorf("object at %s is %s (ETag %s), want worker-1's record at ETag %s", key, body, etag, term.Version)
 			}
@@ -35,21 +36,21 @@ func TestOpenURL(t *testing.T) {
 	}
 	t.Run("EndpointInURL", func(t *testing.T) {
 		key := "s3lease-url/" + storetest.UniqueName("endpoint")
-		use(t, "s3://"+tg.bucket+"/"+key+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint)+"&use_path_style=true", key)
+		use(t, tg.URL(key), key)
 	})
 	t.Run("EndpointFromEnv", func(t *testing.T) {
 		t.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
 		key := "s3lease-url/" + storetest.UniqueName("env")
-		use(t, "s3://"+tg.bucket+"/"+key+"?use_path_style=true", key)
+		use(t, "s3://"+tg.Bucket+"/"+key+"?use_path_style=true", key)
 	})
 	t.Run("OpenWithoutClient", func(t *testing.T) {
 		// s3lease.Open builds its client from the default chain.
 		t.Setenv("AWS_ENDPOINT_URL", endpoint)
 		t.Setenv("AWS_REGION", "us-east-1")
 		key := "s3lease-url/" + storetest.UniqueName("default-chain")
-		tg.track(key)
-		l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.bucket, Key: key, UsePathStyle: true}, lease.Options{Identity: "worker-1", TTL: testTTL})
+		tg.Track(key)
+		l, err := s3lease.Open(t.Context(), s3lease.Options{Bucket: tg.Bucket, Key: key, UsePathStyle: true}, lease.Options{Identity: "worker-1", TTL: testTTL})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -82,7 +83,7 @@ func TestOpenErrors(t *testing.T) {
 	})
 
 	t.Run("OpenerWithClient", func(t *testing.T) {
-		o := &s3lease.URLOpener{Client: staticClient("http://127.0.0.1:1", "test", "test")(nil)}
+		o := &s3lease.URLOpener{Client: s3emu.StaticClient("http://127.0.0.1:1", "test", "test")(nil)}
 		u, _ := url.Parse("s3://bucket/key?use_path_style=true&region=eu-west-1")
 		_, err := o.OpenLeaseURL(t.Context(), u, lease.Options{Identity: "worker-1"})
 		t.Logf("%v", err)
@@ -95,7 +96,7 @@ func TestOpenErrors(t *testing.T) {
 		}
 	})
 
-	client := staticClient("http://127.0.0.1:1", "test", "test")(nil)
+	client := s3emu.StaticClient("http://127.0.0.1:1", "test", "test")(nil)
 	for _, row := range []struct {
 		name    string
 		opts    s3lease.Options

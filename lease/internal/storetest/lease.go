@@ -56,8 +56,7 @@ func (h *Harness) WriteForeign(ctx context.Context, name string) error { return 
 // Delete implements leasetest.Deleter.
 func (h *Harness) Delete(ctx context.Context, name string) error { return h.Remove(ctx, name) }
 
-// RunConformance runs leasetest's suite on h, as a CAS backend, in real
-// time, with h.TTL.
+// RunConformance runs leasetest's suite on h in real time, with h.TTL.
 func RunConformance(t *testing.T, h *Harness) {
 	t.Helper()
 	ttl := h.TTL

@@ -1,14 +1,14 @@
-// Package storetest is what the tests of leasehold's cloud backends on
-// compare-and-swap stores (lease/s3lease, lease/dynamolease,
-// lease/gcslease) share, whatever the cloud: the stores under test, found
-// from the environment (Targets, Endpoint), request counting (Counter,
-// CountRequests), fake and unreachable endpoints (Server, ClosedPort,
-// SilentServer, CannedObject, Unreachable, ContextErrors), the checks every
-// backend makes the same way (RunConformance, CheckError, CheckStoredJSON,
-// RefuseURLs, UseURL), unique names for buckets and tables (UniqueName),
-// and TestMain's parallelism (Main, which lease/azurelease's tests use
-// too). What only the AWS backends share (their client configuration, the
-// SDK's error codes) is in lease/internal/awstest.
+// Package storetest is what the tests of leasehold's cloud backends
+// (lease/s3lease, lease/dynamolease, lease/gcslease, lease/azurelease)
+// share, whatever the cloud: the stores a test runs against, one subtest
+// each (Targets), request counting (Counter, CountRequests), fake and
+// unreachable endpoints (Server, ClosedPort, SilentServer, CannedObject,
+// Unreachable, ContextErrors), the checks every backend makes the same way
+// (RunConformance, CheckError, CheckStoredJSON, RefuseURLs, UseURL), unique
+// names for buckets and tables (UniqueName), and TestMain's parallelism
+// (Main). The stores themselves, each emulator's from the environment, are
+// in lease/internal/emulators; what only the AWS backends share (their
+// client configuration, the SDK's error codes) is in lease/internal/awstest.
 package storetest
 
 import (
@@ -43,7 +43,9 @@ func Main(m *testing.M) {
 type Spec[T any] struct {
 	// Name names the store's subtests (TestX/minio).
 	Name string
-	// Setup returns the store, or calls t.Skip naming what to set.
+	// Setup returns the store ready for one test (a bucket or a table of
+	// its own, removed when the test ends), or calls t.Skip naming what to
+	// set.
 	Setup func(t *testing.T) T
 }
 
@@ -51,13 +53,9 @@ type Spec[T any] struct {
 type Targets[T any] struct {
 	// Specs are the stores, in the order their subtests run.
 	Specs []Spec[T]
-	// Prepare readies a store for one test: a bucket or a table of its
-	// own, removed when the test ends.
-	Prepare func(store T, t *testing.T)
 }
 
-// Run runs f in a parallel subtest per store (TestX/minio, TestX/moto),
-// prepared. keep, if not nil, names the stores the test applies to; the
+// Run runs f in a parallel subtest per store (TestX/minio, TestX/moto). keep, if not nil, names the stores the test applies to; the
 // others get no subtest at all, rather than a skip that would look like a
 // missing emulator.
 func (ts *Targets[T]) Run(t *testing.T, keep func(name string) bool, f func(t *testing.T, store T)) {
@@ -68,33 +66,15 @@ func (ts *Targets[T]) Run(t *testing.T, keep func(name string) bool, f func(t *t
 		}
 		t.Run(spec.Name, func(t *testing.T) {
 			t.Parallel()
-			store := spec.Setup(t)
-			ts.Prepare(store, t)
-			f(t, store)
+			f(t, spec.Setup(t))
 		})
 	}
 }
 
-// First returns the first store, prepared, or skips the test.
+// First returns the first store, or skips the test.
 func (ts *Targets[T]) First(t *testing.T) T {
 	t.Helper()
-	store := ts.Specs[0].Setup(t)
-	ts.Prepare(store, t)
-	return store
-}
-
-// Endpoint returns the endpoint URL of a service of the local test stack,
-// from the environment variable that scripts/stack env sets, or skips the
-// test with a message naming the variable, so that scripts/test can tell a
-// skip from a stack that is up. pkg prefixes the message, product names the
-// store ("MinIO") and service is its name in scripts/stack ("minio").
-func Endpoint(t *testing.T, pkg, product, service, variable string) string {
-	t.Helper()
-	endpoint := os.Getenv(variable)
-	if endpoint == "" {
-		t.Skipf(`%s: %s is not configured: set %s (scripts/stack up %s; eval "$(scripts/stack env)")`, pkg, product, variable, service)
-	}
-	return endpoint
+	return ts.Specs[0].Setup(t)
 }
 
 // UniqueName returns prefix, a dash and 8 random hex digits.
@@ -102,4 +82,14 @@ func UniqueName(prefix string) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+// Wrap returns the stores of ts, each wrapped by f: a test package's own
+// type around a store of lease/internal/emulators, for methods of its own.
+func Wrap[T, U any](ts Targets[T], f func(T) U) Targets[U] {
+	var wrapped Targets[U]
+	for _, spec := range ts.Specs {
+		wrapped.Specs = append(wrapped.Specs, Spec[U]{Name: spec.Name, Setup: func(t *testing.T) U { return f(spec.Setup(t)) }})
+	}
+	return wrapped
 }
