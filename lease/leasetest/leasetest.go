@@ -1029,6 +1029,10 @@ func testAnnotations(e *env) {
 	tb = tb.Annotate(lease.AnnotationPeriod, p2).Annotate(lease.AnnotationPeriodDone, "").Annotate(lease.AnnotationHold, "1")
 	want = tb.Annotations
 	tb = e.renew(b, tb)
+	// c's count of b's record starts with this read, not when it returns:
+	// a quorum's Observe returns with its slowest member, whose own counts
+	// began with their reads.
+	firstLook := time.Now()
 	r = e.observe(c)
 	e.wantRecord("Observe after b's renewal", r, "contender-b", tb.Token, false)
 	e.wantAnnotations("the record after b's renewal", r.Annotations, want)
@@ -1036,7 +1040,7 @@ func testAnnotations(e *env) {
 	// b stops renewing, as if it died during a minimum hold: c's takeover
 	// keeps b's annotations but the hold, which is its writer's alone.
 	want = want.With(lease.AnnotationHold, "")
-	tc := e.takeOver(c, tb, time.Time{})
+	tc := e.takeOver(c, tb, firstLook)
 	e.wantAnnotations("c's term, taken over from b", tc.Annotations, want)
 	e.wantAnnotations("the record after c's takeover", e.observe(a).Annotations, want)
 }
