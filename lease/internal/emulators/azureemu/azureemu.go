@@ -30,6 +30,7 @@ import (
 // real account whose connection string is in
 // AZURE_STORAGE_CONNECTION_STRING.
 type Store struct {
+	// ConnectionString is the account's, from the variable that named it.
 	ConnectionString string
 	// Client is a client of the account, without SDK retries.
 	Client *azblob.Client

@@ -31,6 +31,7 @@ import (
 // Store is one DynamoDB-compatible store under test, with a table for one
 // test.
 type Store struct {
+	// Name names the store in test names and messages ("dynalite", "moto").
 	Name string
 	// Table is this test's table on the store.
 	Table string

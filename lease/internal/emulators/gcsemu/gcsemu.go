@@ -33,6 +33,7 @@ const CallTimeout = time.Second
 // LEASEHOLD_GCS_BUCKET set, that bucket in a real project, reached with
 // Application Default Credentials.
 type Store struct {
+	// Bucket is the bucket the test writes its objects to.
 	Bucket string
 	mu     sync.Mutex
 	names  []string // the objects this test wrote

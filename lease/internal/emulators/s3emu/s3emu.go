@@ -33,9 +33,11 @@ import (
 
 // Store is one S3-compatible store under test, with a bucket for one test.
 type Store struct {
+	// Name names the store in test names and messages ("MinIO", "moto").
 	Name string
 	// Bucket is this test's bucket on the store.
-	Bucket    string
+	Bucket string
+	// PathStyle: the store is reached with path-style URLs.
 	PathStyle bool
 	// NewClient returns a client of the store; hc, if not nil, carries its
 	// requests.
