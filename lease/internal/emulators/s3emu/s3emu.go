@@ -33,7 +33,7 @@ import (
 
 // Store is one S3-compatible store under test, with a bucket for one test.
 type Store struct {
-	// Name names the store in test names and messages ("MinIO", "moto").
+	// Name names the store in test names and messages ("minio", "moto").
 	Name string
 	// Bucket is this test's bucket on the store.
 	Bucket string
