@@ -66,15 +66,10 @@ func startPair(ctx context.Context, st *store, kind string, v variant) (*pair, e
 	name := kind + "-" + randomHex(6)
 	var p pair
 	for _, role := range []string{"holder", "follower"} {
-		open, err := st.connect(st.endpoint)
+		pr, err := st.openProbe(ctx, name, role, v)
 		if err != nil {
 			return nil, err
 		}
-		l, err := open(ctx, name, v.options(role, st.ttl))
-		if err != nil {
-			return nil, err
-		}
-		pr := newProbe(l)
 		c, err := v.start(ctx, pr)
 		if err != nil {
 			return nil, err
@@ -93,6 +88,20 @@ func startPair(ctx context.Context, st *store, kind string, v variant) (*pair, e
 		}
 	}
 	return &p, nil
+}
+
+// openProbe opens the lease name on st for the contender role, on a
+// connection of its own, in a probe.
+func (st *store) openProbe(ctx context.Context, name, role string, v variant) (*probe, error) {
+	open, err := st.connect(st.endpoint)
+	if err != nil {
+		return nil, err
+	}
+	l, err := open(ctx, name, v.options(role, st.ttl))
+	if err != nil {
+		return nil, err
+	}
+	return newProbe(l), nil
 }
 
 func (p *pair) stop() {
@@ -278,28 +287,11 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 		}
 	}()
 	for _, role := range roles {
-		endpoint := st.endpoint
-		var take func() map[string]int
-		if st.mem != nil {
-			var lastR, lastW int
-			take = func() map[string]int {
-				r, w := st.mem.Calls(role)
-				n := map[string]int{"read": r - lastR, "write": w - lastW}
-				lastR, lastW = r, w
-				return n
-			}
-		} else {
-			proxy, err := newCountingProxy(st.endpoint, st.label)
-			if err != nil {
-				return nil, nil, 0, err
-			}
-			defer proxy.close()
-			endpoint, take = proxy.url, proxy.take
-		}
-		open, err := st.connect(endpoint)
+		open, take, done, err := st.counted(role)
 		if err != nil {
 			return nil, nil, 0, err
 		}
+		defer done()
 		l, err := open(ctx, name, v.options(role, st.ttl))
 		if err != nil {
 			return nil, nil, 0, err
@@ -338,6 +330,37 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 		}
 	}
 	return rates[0], rates[1], startReads, nil
+}
+
+// counted returns an opener for the contender role on a connection of its
+// own whose requests are counted, by operation, and take, which returns the
+// counts since its last call: a counting proxy's in front of the store;
+// memlease's own, by identity; or a quorum's members', each member's
+// total under its name. done ends the counting.
+func (st *store) counted(role string) (open opener, take func() map[string]int, done func(), err error) {
+	switch {
+	case st.members != nil:
+		return st.countedQuorum(role)
+	case st.mem != nil:
+		var lastR, lastW int
+		take = func() map[string]int {
+			r, w := st.mem.Calls(role)
+			n := map[string]int{"read": r - lastR, "write": w - lastW}
+			lastR, lastW = r, w
+			return n
+		}
+		open, err = st.connect(st.endpoint)
+		return open, take, func() {}, err
+	}
+	proxy, err := newCountingProxy(st.endpoint, st.label)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if open, err = st.connect(proxy.url); err != nil {
+		proxy.close()
+		return nil, nil, nil, err
+	}
+	return open, proxy.take, proxy.close, nil
 }
 
 // startWindow is how many renew intervals after its start a follower's

@@ -132,7 +132,12 @@ type contender struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	demoted []runner.Demotion
+	led     []tenure
 }
+
+// tenure is one term a contender led, as its task saw it: from the task's
+// start to its context's end (zero while it leads).
+type tenure struct{ start, end time.Time }
 
 // variant is how a pair's contenders run: runners with a renew interval
 // (zero for the default), written into their records as
@@ -162,7 +167,14 @@ func (v variant) start(ctx context.Context, l lease.Lease) (*contender, error) {
 		RenewDeadline: deadline,
 		Logger:        quiet,
 		Task: func(ctx context.Context) error {
+			c.mu.Lock()
+			c.led = append(c.led, tenure{start: time.Now()})
+			i := len(c.led) - 1
+			c.mu.Unlock()
 			<-ctx.Done()
+			c.mu.Lock()
+			c.led[i].end = time.Now()
+			c.mu.Unlock()
 			return nil
 		},
 		OnDemoted: func(d runner.Demotion) {
@@ -186,6 +198,13 @@ func (v variant) start(ctx context.Context, l lease.Lease) (*contender, error) {
 func (c *contender) stop() {
 	c.cancel()
 	<-c.done
+}
+
+// tenures returns the terms it led so far.
+func (c *contender) tenures() []tenure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]tenure(nil), c.led...)
 }
 
 // demotions returns the terms that ended so far.

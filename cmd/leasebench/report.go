@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -31,10 +32,20 @@ type result struct {
 	leader       map[string]float64 // requests per hour at the default TTL, by operation
 	follower     map[string]float64
 	startReads   int // the follower's requests in its first startWindow renew intervals
-	errs         []string
+	// firstLeader is the time to the first leader of contenders started
+	// together (a quorum's table).
+	firstLeader []time.Duration
+	mu          sync.Mutex // guards errs: requests are counted beside the trials
+	errs        []string
+}
+
+func newResult(st *store) *result {
+	return &result{st: st, failover: map[regime][]time.Duration{}, failoverVoid: map[regime]int{}}
 }
 
 func (r *result) fail(what string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.errs = append(r.errs, fmt.Sprintf("%s: %s: %v", r.st.name, what, err))
 	progress("%s: %s failed: %v", r.st.name, what, err)
 }
@@ -71,6 +82,7 @@ type report struct {
 	began     time.Time
 	took      time.Duration
 	results   []*result
+	quorums   []*quorumResult
 	peers     []*peerResult
 	resources []resourceRow
 	// curve is the cost/failover curve on curveStore.
@@ -195,8 +207,16 @@ func (rep *report) print(w io.Writer, markdown bool) {
 		cost.rows = append(cost.rows, row)
 		errs = append(errs, r.errs...)
 	}
-	timing.print(w, markdown)
-	cost.print(w, markdown)
+	if len(rep.results) > 0 {
+		timing.print(w, markdown)
+		cost.print(w, markdown)
+	}
+
+	for _, qr := range rep.quorums {
+		qr.table(rep.trials).print(w, markdown)
+		rep.notes = append(rep.notes, qr.notes...)
+		errs = append(errs, qr.errs...)
+	}
 
 	if len(rep.peers) > 0 {
 		if t := rep.peerTable(); t != nil {

@@ -55,6 +55,9 @@ type store struct {
 	label func(*http.Request) string
 	// mem is the in-memory store, whose calls memlease counts itself.
 	mem *memlease.Store
+	// members are a quorum's member stores, in the members' order (see
+	// quorum.over); nil for a single store.
+	members []*store
 	// objects, when set, opens the shard group called group for the worker
 	// identity, its requests going to endpoint (the -shards scenarios).
 	objects func(ctx context.Context, endpoint, group, identity string) (shard.Store, error)
