@@ -140,9 +140,9 @@ func TestHang(t *testing.T) {
 	t.Run("WhileTheProxyRuns", func(t *testing.T) {
 		p := Start(t, target)
 		rules := p.Add(Rule{Match: S3PutObject, Fault: Hang()})
+		began := time.Now() // before the deadline is set: a loaded machine may pause between the two
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		defer cancel()
-		began := time.Now()
 		if err := put(ctx, p.URL+"/b/k"); err == nil || time.Since(began) < 300*time.Millisecond {
 			t.Errorf("a hung PutObject ended after %v with %v, want its client's timeout (300ms)", time.Since(began), err)
 		}

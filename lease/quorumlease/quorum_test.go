@@ -514,3 +514,69 @@ func TestRecordShowsTheHoldersRenewInterval(t *testing.T) {
 		}
 	})
 }
+
+// cutReads is a member that notes each Observe its caller's context cut
+// off: a read that fails breaks the member's count towards expiry.
+type cutReads struct {
+	lease.Lease
+	reads, cut *int
+}
+
+func (c cutReads) Wait(r lease.Record) time.Duration { return c.Lease.(lease.Watcher).Wait(r) }
+
+func (c cutReads) Observe(ctx context.Context) (lease.Record, error) {
+	r, err := c.Lease.Observe(ctx)
+	*c.reads++
+	if ctx.Err() != nil {
+		*c.cut++
+	}
+	return r, err
+}
+
+// TestIdleEndsItsReadsBeforeTheRenewal: Idle reads the members its term
+// does not hold, but starts no read so near until that the renewal's
+// deadline would cut it off: a cut-off read breaks the member's count
+// (rule 2), and a holder whose every other read of a member returning
+// from an outage was cut off at its renewal never held it again (the red
+// team's stranded contender, TestRedTeamReturningMemberTakenBackFromAStrandedContender,
+// failed one run in two under -race).
+func TestIdleEndsItsReadsBeforeTheRenewal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		ctx := context.Background()
+		x, _ := h.stores[2].Open("job", lease.Options{Identity: "x", TTL: ttl})
+		if _, err := x.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var reads, cut int
+		var ms []lease.Lease
+		for i, s := range h.stores {
+			l, _ := s.Open("job", lease.Options{Identity: "a", TTL: ttl})
+			if i == 2 {
+				l = cutReads{l, &reads, &cut}
+			}
+			ms = append(ms, l)
+			s.Delay("a", 20*time.Millisecond)
+		}
+		a, err := quorumlease.New(ms, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Acquire(ctx); err != nil {
+			t.Fatalf("a's Acquire of members 1 and 2: %v", err)
+		}
+		ri := a.Options().RenewInterval
+		reads, cut = 0, 0
+		// Each read takes 20 ms: the second starts at ri+20ms, 1 or 10 ms
+		// before until.
+		for _, until := range []time.Duration{ri + 21*time.Millisecond, ri + 30*time.Millisecond, 2 * ri} {
+			a.(lease.Idler).Idle(ctx, time.Now().Add(until))
+		}
+		if reads == 0 {
+			t.Fatal("Idle read member 3, which its term does not hold, 0 times")
+		}
+		if cut != 0 {
+			t.Errorf("Idle's reads of member 3: %d of %d cut off at until, want none", cut, reads)
+		}
+	})
+}

@@ -481,6 +481,12 @@ func (q *Lease) Idle(ctx context.Context, until time.Time) {
 		if ctx.Err() != nil {
 			return
 		}
+		if time.Until(until) < tick/2 {
+			// Too late for a read to end before the renewal's: cut
+			// off, it would break the member's count.
+			ctxtime.Sleep(ctx, time.Until(until))
+			return
+		}
 		q.mu.Lock()
 		unheld := func(i int) bool { return false }
 		if q.live {
