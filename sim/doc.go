@@ -78,7 +78,10 @@
 //     runner promises nothing of it but a release after it returned);
 //   - fencing tokens strictly increasing in start order (after a
 //     restore-under, but for a token the starter's Lease never read or
-//     wrote: rule 10 binds a Lease to what it has seen);
+//     wrote: rule 10 binds a Lease to what it has seen; and but for the
+//     pair of a restored body's taker and the successor it hid, whose
+//     tokens rose in the store's order while the successor's answer came
+//     after the taker's start);
 //   - at most one run per period (a second start, without RetryFailed; a
 //     start after a run that succeeded, with it: "done mark lost");
 //   - no start during another's minimum hold, unless its holder's term was
