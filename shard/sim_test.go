@@ -437,6 +437,11 @@ func (s simStore) Get(ctx context.Context, key, known string) ([]byte, string, e
 
 func (s simStore) Put(ctx context.Context, key string, data []byte, version string) (string, error) {
 	s.delay(ctx, key, "put")
+	if key == assignmentKey(simGroup) {
+		if a, err := decodeAssignment(data); err == nil {
+			defer s.f.o.Wrote(a.Gen) // when it returns: a lost answer's write may land until then
+		}
+	}
 	if s.f.parts == nil || key != assignmentKey(simGroup) {
 		return s.Store.Put(ctx, key, data, version)
 	}

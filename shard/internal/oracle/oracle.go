@@ -31,6 +31,8 @@ type Oracle struct {
 	// record and the assignment (see Lost).
 	started                   []time.Time
 	lostLease, lostAssignment time.Time
+	// wrote is every assignment's write: its Gen, and when (see Wrote).
+	wrote []write
 	// waived counts the starts whose epoch did not increase beyond the
 	// Gens' limit; waivedFirst is the first of them.
 	waived      int
@@ -65,7 +67,7 @@ func (o *Oracle) Start(id string, index int, epoch uint64) {
 	}
 	if epoch <= o.epoch[index] {
 		what := fmt.Sprintf("%v: shard %d started on %s with epoch %d after epoch %d", time.Now().Format(time.TimeOnly), index, id, epoch, o.epoch[index])
-		if o.beyondLimit(index) {
+		if o.beyondLimit(index, o.epoch[index]) {
 			o.waived++
 			if o.waivedFirst == "" {
 				o.waivedFirst = what
@@ -91,15 +93,42 @@ func (o *Oracle) Lost(what Loss) {
 	}
 }
 
+// write is an assignment's write: its Gen, and when.
+type write struct {
+	gen uint64
+	at  time.Time
+}
+
+// Wrote records that an assignment with Gen gen was written, now (or may
+// have been: a write whose answer was lost counts from when it returned).
+func (o *Oracle) Wrote(gen uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.wrote = append(o.wrote, write{gen, time.Now()})
+}
+
 // beyondLimit reports whether an epoch of shard index that does not
-// increase is the Gens' limit of package shard's doc ("Gens go back only
-// when the new assigner can read none of the later ones, because the
-// assigner lease's record was deleted or restored ..., the assignment and
-// every acknowledgement that named them were deleted or restored ..."):
-// the store lost both the assigner lease's record and the assignment
-// since the shard's latest epoch started. Overlaps are never waived.
-func (o *Oracle) beyondLimit(index int) bool {
-	return o.lostLease.After(o.started[index]) && o.lostAssignment.After(o.started[index])
+// increase, after epoch, is the Gens' limit of package shard's doc ("Gens
+// go back only when the new assigner can read none of the later ones,
+// because the assigner lease's record was deleted or restored ..., the
+// assignment and every acknowledgement that named them were deleted or
+// restored ..."): the store lost the assigner lease's record, which says
+// the high half of epoch, since the first write of a Gen of that high
+// half, and the assignment since the last write of a Gen at or above
+// epoch. With no such write reported (Wrote), both since the shard's
+// latest epoch started, which came after its Gen's write. Overlaps are
+// never waived.
+func (o *Oracle) beyondLimit(index int, epoch uint64) bool {
+	high, latest := o.started[index], o.started[index]
+	if i := slices.IndexFunc(o.wrote, func(w write) bool { return w.gen>>32 == epoch>>32 }); i >= 0 {
+		high = o.wrote[i].at
+	}
+	for _, w := range o.wrote {
+		if w.gen >= epoch {
+			latest = w.at
+		}
+	}
+	return o.lostLease.After(high) && o.lostAssignment.After(latest)
 }
 
 // Waived returns the starts whose epoch did not increase beyond the Gens'
