@@ -64,6 +64,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/leasehold/leasehold/internal/leaderless"
 )
 
 // Interval is one leadership as its leader recorded it: from its election
@@ -241,24 +243,15 @@ type Steadiness struct {
 func (s Steadiness) Steady() bool { return s.Changes == 0 && s.Leaderless == 0 }
 
 // Across returns how leadership fared from from to to (CLOCK_MONOTONIC,
-// ns), from the intervals, which Check sorted by Start.
+// ns), from the intervals.
 func (r *Result) Across(from, to int64) Steadiness {
-	var s Steadiness
-	led := from // the window has had a leader from from up to led
-	for _, iv := range r.Intervals {
-		if iv.Start >= to {
-			break
-		}
-		if iv.Start > from {
-			s.Changes++
-		}
-		if iv.Start > led {
-			s.Leaderless += time.Duration(iv.Start - led)
-		}
-		led = max(led, min(iv.End, to))
+	ns := func(t int64) time.Time { return time.Unix(0, t) }
+	ivs := make([]leaderless.Interval, len(r.Intervals))
+	for i, iv := range r.Intervals {
+		ivs[i] = leaderless.Interval{Start: ns(iv.Start), End: ns(iv.End)}
 	}
-	s.Leaderless += time.Duration(to - led)
-	return s
+	w := leaderless.Across(ivs, ns(from), ns(to))
+	return Steadiness{Changes: w.Changes, Leaderless: w.Leaderless}
 }
 
 // Summary describes the result in a few lines: transitions, faults by

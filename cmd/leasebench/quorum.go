@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
+	"github.com/leasehold/leasehold/internal/leaderless"
 	"github.com/leasehold/leasehold/internal/toxiproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/quorumlease"
@@ -519,31 +520,12 @@ func plural(n int, one, more string) string {
 // term covers, and how many terms it overlaps; a term with no end yet
 // covers everything after its start.
 func across(led []tenure, from, to time.Time) fared {
-	led = slices.Clone(led)
-	slices.SortFunc(led, func(a, b tenure) int { return a.start.Compare(b.start) })
-	var o fared
-	at := from // covered up to here
-	for _, t := range led {
-		if !t.start.Before(to) {
-			break
-		}
-		if !t.end.IsZero() && !t.end.After(from) {
-			continue
-		}
-		o.terms++
-		if t.start.After(at) {
-			o.leaderless += t.start.Sub(at)
-		}
-		if t.end.IsZero() || t.end.After(to) {
-			at = to
-		} else if t.end.After(at) {
-			at = t.end
-		}
+	ivs := make([]leaderless.Interval, len(led))
+	for i, t := range led {
+		ivs[i] = leaderless.Interval{Start: t.start, End: t.end}
 	}
-	if at.Before(to) {
-		o.leaderless += to.Sub(at)
-	}
-	return o
+	w := leaderless.Across(ivs, from, to)
+	return fared{w.Leaderless, w.Terms}
 }
 
 // table is the quorum's columns side by side.

@@ -76,29 +76,6 @@ func TestBenchQuorum(t *testing.T) {
 	})
 }
 
-// TestAcross: the time within a window that no term covers, and the
-// terms that overlap it.
-func TestAcross(t *testing.T) {
-	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
-	from, to := at(10), at(20)
-	for _, tc := range []struct {
-		name string
-		led  []tenure
-		want fared
-	}{
-		{"nobody", nil, fared{10 * time.Second, 0}},
-		{"one term across it, still led", []tenure{{start: at(1)}}, fared{0, 1}},
-		{"one term across it, ended after", []tenure{{at(1), at(30)}}, fared{0, 1}},
-		{"before and after only", []tenure{{at(1), at(5)}, {at(25), at(30)}}, fared{10 * time.Second, 0}},
-		{"a gap inside", []tenure{{at(2), at(12)}, {at(15), at(16)}, {at(18), at(40)}}, fared{5 * time.Second, 3}},
-		{"overlapping terms, unsorted", []tenure{{at(14), at(19)}, {at(5), at(15)}}, fared{time.Second, 2}},
-	} {
-		if got := across(tc.led, from, to); got != tc.want {
-			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
-		}
-	}
-}
-
 // TestLinkCutsAStore: a link to MinIO through toxiproxy lets a lease's
 // calls through; cut refusing, the store refuses their connections; cut
 // hanging, they wait until their timeout; healed, they go through again.

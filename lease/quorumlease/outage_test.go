@@ -1,38 +1,22 @@
 package quorumlease_test
 
 import (
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/leaderless"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/memlease"
 )
 
-// leaderless is how much of [from, to] no tenure covers.
-func leaderless(terms []tenure, from, to time.Time) time.Duration {
-	slices.SortFunc(terms, func(a, b tenure) int { return a.start.Compare(b.start) })
-	gap, at := time.Duration(0), from
-	for _, tn := range terms {
-		if tn.end.Before(at) {
-			continue
-		}
-		if tn.start.After(at) {
-			end := tn.start
-			if end.After(to) {
-				end = to
-			}
-			gap += end.Sub(at)
-		}
-		if tn.end.After(at) {
-			at = tn.end
-		}
-		if !at.Before(to) {
-			return gap
-		}
+// leaderlessIn is how much of [from, to] no tenure covers.
+func leaderlessIn(terms []tenure, from, to time.Time) time.Duration {
+	ivs := make([]leaderless.Interval, len(terms))
+	for i, tn := range terms {
+		ivs[i] = leaderless.Interval{Start: tn.start, End: tn.end}
 	}
-	return gap + to.Sub(at)
+	return leaderless.Across(ivs, from, to).Leaderless
 }
 
 // TestOutageOfOneStore: five minutes of one store's outage leave a lease on
@@ -72,7 +56,7 @@ func TestOutageOfOneStore(t *testing.T) {
 				}
 				time.Sleep(3 * ttl)
 				terms := f.stop()
-				gap := leaderless(terms, from, to)
+				gap := leaderlessIn(terms, from, to)
 				t.Logf("%s: leaderless %v of a %v outage, %d tenures", tc.name, gap, outage, len(terms))
 				switch {
 				case tc.members == 1 && gap < outage-ttl:
