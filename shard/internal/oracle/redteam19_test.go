@@ -22,13 +22,13 @@ import (
 func TestRedTeam19GensLimitFromTheEpochsTerm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o := New(1)
-		o.Wrote(7<<32 | 1000) // A's fence
+		o.Wrote(7<<32|1000, 7<<32|1000) // A's fence
 		time.Sleep(time.Second)
 		o.Lost(AssignerLease) // deleted: B takes token 7 again
 		time.Sleep(time.Second)
-		o.Wrote(7<<32 | 3) // B's fence
+		o.Wrote(7<<32|3, 7<<32|3) // B's fence
 		time.Sleep(time.Second)
-		o.Wrote(7<<32 | 9)
+		o.Wrote(7<<32|9, 7<<32|3)
 		time.Sleep(time.Second)
 		o.Start("a", 0, 7<<32|9)
 		o.End("a", 0)
