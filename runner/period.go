@@ -3,7 +3,6 @@ package runner
 import (
 	"cmp"
 	"context"
-	"github.com/leasehold/leasehold/internal/ctxtime"
 	"strconv"
 	"time"
 
@@ -179,8 +178,10 @@ func (r *Runner) afterTask(s *schedule) finishTerm {
 
 // holdUntil writes t, tn's term with the schedule state that ends the run,
 // at once, then renews it RenewInterval after each write returned (no
-// later than RenewDeadline after it was sent), until
-// until has passed or ctx ends. The writes go on after ctx ends, each
+// later than RenewDeadline after it was sent), in the lease's Idle
+// between them as between a leader's renewals (idle: a quorum takes back
+// a member that returns from an outage during the hold, red team 19),
+// until until has passed or ctx ends. The writes go on after ctx ends, each
 // until tn.heldUntil. A write that did not land by then, while one of the
 // term's writes left unanswered may have (rule 7), is resolved by reading
 // (resolve): if one did, the writes go on at once from it. It returns the
@@ -224,7 +225,7 @@ func (r *Runner) holdUntil(ctx context.Context, tn tenure, t lease.Term, until t
 		// leader, so writing sooner than a renew interval after the
 		// answer is safe; only the release's window may shrink
 		// (tenure.next: base).
-		ctxtime.Sleep(ctx, min(r.cfg.RenewInterval, time.Until(until), time.Until(tn.leadsUntil(r.cfg.RenewDeadline))))
+		r.idle(ctx, time.Now().Add(min(r.cfg.RenewInterval, time.Until(until), time.Until(tn.leadsUntil(r.cfg.RenewDeadline)))))
 		if ctx.Err() != nil || !time.Now().Before(until) {
 			return tn, nil
 		}

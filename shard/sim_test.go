@@ -439,7 +439,7 @@ func (s simStore) Put(ctx context.Context, key string, data []byte, version stri
 	s.delay(ctx, key, "put")
 	if key == assignmentKey(simGroup) {
 		if a, err := decodeAssignment(data); err == nil {
-			defer s.f.o.Wrote(a.Gen) // when it returns: a lost answer's write may land until then
+			defer s.f.o.Wrote(a.Gen, a.FenceGen) // when it returns: a lost answer's write may land until then
 		}
 	}
 	if s.f.parts == nil || key != assignmentKey(simGroup) {

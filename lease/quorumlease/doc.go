@@ -93,9 +93,10 @@
 // interval, and renewals are further apart than that, so between them the
 // runner calls Idle (lease.Idler), which reads those members every half
 // renew interval: a member that returns is held again within about a TTL
-// (under runner; a caller that renews by hand calls Idle between its
-// renewals, or its members stay out once calls take any time). Renew returns lease.ErrLost only when so
-// many members were lost or are held by others that no majority is left.
+// (under runner, also through a minimum hold; a caller that renews by
+// hand calls Idle between its renewals, or its members stay out once
+// calls take any time). Renew returns lease.ErrLost only when so many
+// members were lost or are held by others that no majority is left.
 //
 // # The record
 //

@@ -78,7 +78,7 @@ func TestEpochBackBeyondTheGensLimitByWrites(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				o := New(1)
 				gen := uint64(7<<32 | 9)
-				o.Wrote(gen)
+				o.Wrote(gen, gen)
 				time.Sleep(time.Second)
 				if row.leaseFirst {
 					o.Lost(AssignerLease)
@@ -93,7 +93,7 @@ func TestEpochBackBeyondTheGensLimitByWrites(t *testing.T) {
 				o.Lost(Assignment)
 				time.Sleep(time.Second)
 				if row.rewrite {
-					o.Wrote(gen + 1)
+					o.Wrote(gen+1, gen)
 					time.Sleep(time.Second)
 				}
 				o.Start("b", 0, 7<<32|5)

@@ -31,7 +31,8 @@ type Oracle struct {
 	// record and the assignment (see Lost).
 	started                   []time.Time
 	lostLease, lostAssignment time.Time
-	// wrote is every assignment's write: its Gen, and when (see Wrote).
+	// wrote is every assignment's write: its Gen, its term's fence's, and
+	// when (see Wrote).
 	wrote []write
 	// waived counts the starts whose epoch did not increase beyond the
 	// Gens' limit; waivedFirst is the first of them.
@@ -93,18 +94,21 @@ func (o *Oracle) Lost(what Loss) {
 	}
 }
 
-// write is an assignment's write: its Gen, and when.
+// write is an assignment's write: its Gen, the Gen of the fence of the
+// assigner term that wrote it, and when.
 type write struct {
-	gen uint64
-	at  time.Time
+	gen, fence uint64
+	at         time.Time
 }
 
 // Wrote records that an assignment with Gen gen was written, now (or may
-// have been: a write whose answer was lost counts from when it returned).
-func (o *Oracle) Wrote(gen uint64) {
+// have been: a write whose answer was lost counts from when it returned),
+// by the assigner term whose fence had Gen fence (the assignment's
+// FenceGen; 0 if unknown).
+func (o *Oracle) Wrote(gen, fence uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.wrote = append(o.wrote, write{gen, time.Now()})
+	o.wrote = append(o.wrote, write{gen, fence, time.Now()})
 }
 
 // beyondLimit reports whether an epoch of shard index that does not
@@ -113,14 +117,25 @@ func (o *Oracle) Wrote(gen uint64) {
 // because the assigner lease's record was deleted or restored ..., the
 // assignment and every acknowledgement that named them were deleted or
 // restored ..."): the store lost the assigner lease's record, which says
-// the high half of epoch, since the first write of a Gen of that high
-// half, and the assignment since the last write of a Gen at or above
+// the high half of epoch, since the term that wrote epoch wrote its fence
+// (or, that fence unknown, since the first write of a Gen of that high
+// half), and the assignment since the last write of a Gen at or above
 // epoch. With no such write reported (Wrote), both since the shard's
-// latest epoch started, which came after its Gen's write. Overlaps are
-// never waived.
+// latest epoch started, which came after its Gen's write. A loss before
+// that term's fence hides nothing of it: a term whose lease was taken
+// after a delete may repeat an earlier term's token, and the next
+// assigner reads its record (red team 19). Overlaps are never waived.
 func (o *Oracle) beyondLimit(index int, epoch uint64) bool {
 	high, latest := o.started[index], o.started[index]
-	if i := slices.IndexFunc(o.wrote, func(w write) bool { return w.gen>>32 == epoch>>32 }); i >= 0 {
+	var fence uint64
+	for _, w := range o.wrote {
+		if w.gen == epoch {
+			fence = w.fence
+		}
+	}
+	if i := slices.IndexFunc(o.wrote, func(w write) bool {
+		return fence != 0 && w.fence == fence || fence == 0 && w.gen>>32 == epoch>>32
+	}); i >= 0 {
 		high = o.wrote[i].at
 	}
 	for _, w := range o.wrote {
