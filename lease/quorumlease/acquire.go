@@ -156,23 +156,11 @@ func (q *Lease) demote() {
 }
 
 // read reads every member this Lease holds no term of, and judges each.
-// Once the reads of enough members to make a majority with those it holds
-// have answered, the rest get eachUntil's grace, and are then cut off (as
-// failed reads): a member that hangs costs each attempt that grace, not
-// its CallTimeout, which put the followers' reads of the members that
-// answer further apart than the holder's renew interval and restarted
-// their counts (leasebench: failover p99 1.20 TTL with one member hung).
 func (q *Lease) read(ctx context.Context, held []state) ([]look, []outcome) {
-	need := q.majority
-	for _, s := range held {
-		if s != none {
-			need--
-		}
-	}
-	out := q.eachUntil(ctx, max(need, 1), func(i int) bool { return held[i] == none }, func(ctx context.Context, _ int, l lease.Lease) outcome {
+	out := q.each(func(i int) bool { return held[i] == none }, func(_ int, l lease.Lease) outcome {
 		rec, err := l.Observe(ctx)
 		return outcome{rec: rec, err: err}
-	}, answered)
+	})
 	looks := make([]look, len(q.members))
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -198,10 +186,6 @@ func (q *Lease) read(ctx context.Context, held []state) ([]look, []outcome) {
 	}
 	return looks, out
 }
-
-// answered is read's won for a read: the member answered it (with its
-// record, or with none).
-func answered(o outcome) bool { return o.err == nil || errors.Is(o.err, lease.ErrNoRecord) }
 
 // heldLook is a member whose Acquire said it is held (err matches
 // lease.ErrHeld).
@@ -451,7 +435,7 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 	token, seq := q.seen, uint64(1)
 	q.mu.Unlock()
 
-	out := q.eachUntil(ctx, q.majority, func(i int) bool { return held[i] == campaign }, func(ctx context.Context, i int, l lease.Lease) outcome {
+	out := q.eachUntil(ctx, func(i int) bool { return held[i] == campaign }, func(ctx context.Context, i int, l lease.Lease) outcome {
 		t := terms[i]
 		t.Annotations = stamped(from, token, seq)
 		nt, err := l.Renew(ctx, t)

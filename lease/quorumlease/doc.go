@@ -65,11 +65,7 @@
 // # Taking the members, and no livelock
 //
 // A follower reads every member each time it tries (n reads, as n single
-// leases cost), so that its judgement of each member's expiry runs; once
-// enough have answered for a majority, it waits for the rest only the
-// grace a renewal gives them (below), so that a member that hangs does not
-// put its reads of the others further apart than the holder's renew
-// interval. When
+// leases cost), so that its judgement of each member's expiry runs. When
 // another contender holds a majority, it writes nothing. Otherwise it
 // takes the lowest member in the members' order that it can reach, and
 // only once it holds that one, every other free member at once: of

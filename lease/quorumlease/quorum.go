@@ -294,10 +294,9 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 	return out
 }
 
-// eachUntil is each for a call that a majority decides (a renewal, the
-// new token's write, an Acquire's reads): f is passed a context that ends
-// with ctx or, once need calls (a majority, less the members a read need
-// not make) returned outcomes that won, a grace later, so
+// eachUntil is each for a write that a majority decides (a renewal, the
+// new token's write): f is passed a context that ends with ctx or, once
+// a majority of the calls returned outcomes that won, a grace later, so
 // that a member that hangs or crawls delays the write by that grace, not
 // by its calls' timeouts, read-backs and retries (a minority's outage
 // costs nothing: the runner renews a renew interval after each renewal
@@ -307,7 +306,7 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 // slower member that is up keep up, between an eighth and a quarter of
 // CallTimeout. A call cut off that way has an unknown outcome, as one
 // that timed out: the member's own next write reads back what it left.
-func (q *Lease) eachUntil(ctx context.Context, need int, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool) []outcome {
+func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool) []outcome {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := make([]outcome, len(q.members))
@@ -330,7 +329,7 @@ func (q *Lease) eachUntil(ctx context.Context, need int, ok func(i int) bool, f 
 			defer mu.Unlock()
 			out[i] = o
 			if won(o) {
-				if wins++; wins == need {
+				if wins++; wins == q.majority {
 					ct := q.opts.CallTimeout
 					grace = time.AfterFunc(min(max(time.Since(start), ct/8), ct/4), cancel)
 				}

@@ -40,7 +40,7 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 	held, terms, token := q.states(), q.terms(), q.token
 	q.mu.Unlock()
 
-	out := q.eachUntil(ctx, q.majority, all, func(ctx context.Context, i int, l lease.Lease) outcome {
+	out := q.eachUntil(ctx, all, func(ctx context.Context, i int, l lease.Lease) outcome {
 		mt, won := terms[i], false
 		if held[i] != quorum {
 			// Take it back: the member's own Acquire judges when.
