@@ -402,6 +402,15 @@ func TestHoldsNameAMinoritysFailures(t *testing.T) {
 			t.Fatalf("renew with a minority cut off: %v", err)
 		}
 		check("member 2 cut off", 1)
+		// A Renew that makes no call (its context over before it begins)
+		// tells no member's failure, or the metrics would count the last
+		// renewal's again (red team 19).
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := l.Renew(done, term); err == nil {
+			t.Fatal("a Renew whose context had ended succeeded")
+		}
+		check("a Renew that made no call", -1)
 		q.stores[1].Heal("a")
 		time.Sleep(ttl / 3)
 		if _, err = l.Renew(context.Background(), term); err != nil {

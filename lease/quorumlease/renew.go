@@ -15,15 +15,20 @@ import (
 // (once each member's own rules let it), and succeeds when a majority
 // took t's annotations.
 func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	// Holds tells this renewal's member errors, none if it made no call:
+	// the runner's metrics count them after every renewal, and would count
+	// the last one's again.
+	q.mu.Lock()
+	for i := range q.members {
+		q.members[i].renewErr = nil
+	}
+	q.mu.Unlock()
 	if err := q.enter(ctx); err != nil {
 		return lease.Term{}, err
 	}
 	defer q.leave()
 	a := own(t.Annotations)
 	q.mu.Lock()
-	for i := range q.members {
-		q.members[i].renewErr = nil
-	}
 	if !q.mine(t) {
 		q.mu.Unlock()
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d is not this Lease's live quorum term: %w", t.Token, lease.ErrLost)
