@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/shard/internal/oracle"
 )
 
@@ -485,8 +486,11 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 			if f.assigner() == boss {
 				f.leaseFaults.Add(1)
 				f.touch(boss)
+				cur, _ := f.store.Bytes(assignerKey(simGroup))
 				f.store.Put(assignerKey(simGroup), b)
-				f.o.Lost(oracle.AssignerLease)
+				if gensBelow(b, cur) {
+					f.o.Lost(oracle.AssignerLease)
+				}
 				what = fmt.Sprintf("restore the assigner lease's record as it was %v before", pause)
 			}
 		case k == 18 && on["restart"] && id != "":
@@ -606,6 +610,17 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 	}
 	return verdict{failed: true, run: run, waived: waived, report: fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, %d shard functions cut off while draining, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
 		seed, strings.Join(setup, ", "), overlaps, backwards, cutOffs, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
+}
+
+// gensBelow reports whether the assigner lease's record restored says a
+// lower high half of its holder's Gens (gensAnnotation) than cur, the
+// record it replaced: the store lost what the Gens' limit needs lost
+// (oracle.AssignerLease). A restore of the same term's earlier renewal,
+// the same high half, loses nothing of it.
+func gensBelow(restored, cur []byte) bool {
+	r, rerr := driver.DecodeJSON(restored)
+	c, cerr := driver.DecodeJSON(cur)
+	return rerr != nil || cerr != nil || annotatedGens(r.Annotations) < annotatedGens(c.Annotations)
 }
 
 // breakAssigner breaks the assigner lease as leasehold break --force does,
