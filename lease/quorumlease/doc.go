@@ -81,11 +81,8 @@
 // majority took the renewal; a member that is down, slow or partitioned
 // from it costs nothing but that member's share: once a majority took a
 // renewal (or a new leader's token), the calls still running get as long
-// again, an eighth to a quarter of CallTimeout, or four times what the
-// member's latest answered call took if that is longer (up to
-// CallTimeout), and are then cut off, so a member that hangs does not hold
-// the renewal to its timeouts, and one that is up but slower than the
-// others keeps its share. Each renewal also tries
+// again, an eighth to a quarter of CallTimeout, and are then cut off, so
+// a member that hangs does not hold the renewal to its timeouts. Each renewal also tries
 // to take back every member it does not hold (a read, until the member's
 // own rules let it take its record again). A member's rules count a
 // record's expiry only over reads no further apart than its holder's renew

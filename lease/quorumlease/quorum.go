@@ -49,9 +49,6 @@ type member struct {
 	obsErr error // the latest Observe's error (lease.ErrNoRecord: no record)
 	// renewErr is the error of the latest Renew's call to the member.
 	renewErr error
-	// latency is how long the member's latest answered call took (see
-	// eachUntil): a store's error counts, a call cut off or timed out not.
-	latency time.Duration
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -288,26 +285,13 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 		if ok(i) {
 			l := q.members[i].l
 			wg.Go(func() {
-				began := time.Now()
 				out[i] = f(i, l)
 				out[i].done = true
-				q.timed(i, out[i].err, time.Since(began))
 			})
 		}
 	}
 	wg.Wait()
 	return out
-}
-
-// timed notes how long member i took to answer a call that ended with
-// err, unless no answer came (the call timed out or was cut off).
-func (q *Lease) timed(i int, err error, took time.Duration) {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return
-	}
-	q.mu.Lock()
-	q.members[i].latency = took
-	q.mu.Unlock()
 }
 
 // eachUntil is each for a write that a majority decides (a renewal, the
@@ -320,66 +304,41 @@ func (q *Lease) timed(i int, err error, took time.Duration) {
 // that always takes longer than a sixteenth of the TTL cannot keep a
 // term). The grace is as long again as the majority took, to let a
 // slower member that is up keep up, between an eighth and a quarter of
-// CallTimeout; and for a member whose latest answered call (any of this
-// Lease's: a renewal's, Idle's reads) took longer, four times that, up to
-// CallTimeout: a member that is up but slower than the others keeps its
-// share (red team 19: one answering in 60 ms, at CallTimeout 400 ms, was
-// cut off from every renewal and take-back, and the leader, left on two
-// members, lost its term to one member's outage). A hung member answers
-// nothing, and its latest answer, from before, keeps its grace short. A
-// call cut off has an unknown outcome, as one that timed out: the
-// member's own next write reads back what it left.
+// CallTimeout. A call cut off that way has an unknown outcome, as one
+// that timed out: the member's own next write reads back what it left.
 func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool) []outcome {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	out := make([]outcome, len(q.members))
-	cancels := make([]context.CancelFunc, len(q.members))
-	q.mu.Lock()
-	latency := make([]time.Duration, len(q.members))
-	for i, m := range q.members {
-		latency[i] = m.latency
-	}
-	q.mu.Unlock()
 	var (
 		mu    sync.Mutex
 		wins  int
-		cuts  []*time.Timer
+		grace *time.Timer
 		wg    sync.WaitGroup
 		start = time.Now()
 	)
-	ctxs := make([]context.Context, len(q.members))
-	for i := range q.members {
-		if ok(i) {
-			ctxs[i], cancels[i] = context.WithCancel(ctx)
-		}
-	}
 	for i := range q.members {
 		if !ok(i) {
 			continue
 		}
 		l := q.members[i].l
 		wg.Go(func() {
-			defer cancels[i]()
-			o := f(ctxs[i], i, l)
+			o := f(cctx, i, l)
 			o.done = true
-			q.timed(i, o.err, time.Since(start))
 			mu.Lock()
 			defer mu.Unlock()
 			out[i] = o
 			if won(o) {
 				if wins++; wins == q.majority {
 					ct := q.opts.CallTimeout
-					grace := min(max(time.Since(start), ct/8), ct/4)
-					for j, c := range cancels {
-						if c != nil && !out[j].done {
-							cuts = append(cuts, time.AfterFunc(min(max(grace, 4*latency[j]), ct), c))
-						}
-					}
+					grace = time.AfterFunc(min(max(time.Since(start), ct/8), ct/4), cancel)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	for _, c := range cuts {
-		c.Stop()
+	if grace != nil {
+		grace.Stop()
 	}
 	return out
 }
