@@ -142,15 +142,7 @@ func newQScenario(seed uint64) qscenario {
 		default:
 			s.fault = qfault(r.IntN(int(qFaults)))
 		}
-		switch r.IntN(3) { // an outage of any length: short, around the TTL, long
-		case 0:
-			s.d = time.Duration(r.Int64N(int64(ttl / 2)))
-		case 1:
-			s.d = ttl/2 + time.Duration(r.Int64N(int64(2*ttl)))
-		default:
-			s.d = time.Duration(r.Int64N(int64(horizon / 2)))
-		}
-		s.d = s.d.Truncate(time.Millisecond) + time.Millisecond
+		s.d = outageLength(r, horizon/2)
 		switch {
 		case s.fault == qPause:
 		case sc.mode == lossyMode:
@@ -169,6 +161,21 @@ func newQScenario(seed uint64) qscenario {
 	return sc
 }
 
+// outageLength draws an outage of any length: short, around the TTL, or
+// long (up to long), in whole milliseconds.
+func outageLength(r *rand.Rand, long time.Duration) time.Duration {
+	var d time.Duration
+	switch r.IntN(3) {
+	case 0:
+		d = time.Duration(r.Int64N(int64(ttl / 2)))
+	case 1:
+		d = ttl/2 + time.Duration(r.Int64N(int64(2*ttl)))
+	default:
+		d = time.Duration(r.Int64N(int64(long)))
+	}
+	return d.Truncate(time.Millisecond) + time.Millisecond
+}
+
 // steady makes sc a steady schedule (see qmode): slow members, and one
 // member's outage at a time, for everyone.
 func (sc *qscenario) steady(r *rand.Rand) {
@@ -181,15 +188,7 @@ func (sc *qscenario) steady(r *rand.Rand) {
 	kinds := []qfault{qDown, qHang, qFail, qLose}
 	for at := 3 * ttl; ; {
 		s := qstep{at: at.Truncate(time.Millisecond) + time.Millisecond/2, fault: kinds[r.IntN(len(kinds))], who: -1, members: []int{r.IntN(sc.members)}, n: 1 + r.IntN(4)}
-		switch r.IntN(3) {
-		case 0:
-			s.d = time.Duration(r.Int64N(int64(ttl / 2)))
-		case 1:
-			s.d = ttl/2 + time.Duration(r.Int64N(int64(2*ttl)))
-		default:
-			s.d = time.Duration(r.Int64N(int64(horizon / 4)))
-		}
-		s.d = s.d.Truncate(time.Millisecond) + time.Millisecond
+		s.d = outageLength(r, horizon/4)
 		if at+s.d > horizon-2*ttl {
 			return
 		}
