@@ -96,7 +96,8 @@
 // its next trigger.
 //
 // restore and restore-hang bring back only bodies of the current term:
-// the latest the engine wrote, not an ended term's that restore-under put
+// the latest the engine wrote (since that term's acquisition: a token may
+// repeat under one holder), not an ended term's that restore-under put
 // back (its release, put back under the live holder, would free the lease
 // at once, which no design can tell).
 // restore-under brings back a held body of an ended term under its

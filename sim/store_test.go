@@ -186,15 +186,26 @@ func (s *store) current() ([]byte, lease.Record, error) {
 }
 
 // termBodies returns the bodies stored earlier for the term of r (same
-// holder and token), other than r's own, and when each was stored.
+// holder and token, since its latest acquisition), other than r's own, and
+// when each was stored. A token may repeat under one holder (a Lease
+// opened since a restore-under or a delete never saw it): the bodies of
+// the earlier term with it, its release among them, are not this one's
+// (sim seed 9000528938: a restore put back w2's earlier term's release
+// under its new term with the same token, and w3 took the lease at once).
 func (s *store) termBodies(r lease.Record, cur []byte) ([][]byte, []time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var since time.Time
+	for _, a := range s.acqs {
+		if a.holder == r.Holder && a.token == r.Token {
+			since = a.at
+		}
+	}
 	var out [][]byte
 	var at []time.Time
 	for i, b := range s.bodies {
 		old, err := driver.DecodeJSON(b)
-		if err == nil && old.Holder == r.Holder && old.Token == r.Token && version(b) != version(cur) {
+		if err == nil && old.Holder == r.Holder && old.Token == r.Token && version(b) != version(cur) && !s.stored[i].Before(since) {
 			out, at = append(out, b), append(at, s.stored[i])
 		}
 	}
