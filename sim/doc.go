@@ -96,9 +96,10 @@
 // its next trigger.
 //
 // restore and restore-hang bring back only bodies of the current term:
-// the latest the engine wrote (since that term's acquisition: a token may
-// repeat under one holder), not an ended term's that restore-under put
-// back (its release, put back under the live holder, would free the lease
+// the latest the engine started (bodies since that term's acquisition: a
+// token may repeat under one holder), not an ended term's that
+// restore-under put back, nor one that a late write of that ended term
+// left (its release, put back under the live holder, would free the lease
 // at once, which no design can tell).
 // restore-under brings back a held body of an ended term under its
 // successor: the red team's two restores (runner's

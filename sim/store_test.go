@@ -212,6 +212,19 @@ func (s *store) termBodies(r lease.Record, cur []byte) ([][]byte, []time.Time) {
 	return out, at
 }
 
+// latestTerm returns the term of the latest write that started one (its
+// holder and token): the engine's current term, whatever body the record
+// holds (a restore-under's, or a late write of an ended term landed on it).
+func (s *store) latestTerm() (lease.Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.acqs) == 0 {
+		return lease.Record{}, false
+	}
+	a := s.acqs[len(s.acqs)-1]
+	return lease.Record{Holder: a.holder, Token: a.token}, true
+}
+
 // lastValid returns the latest body the engine stored since the record
 // was last deleted, or nil.
 func (s *store) lastValid() []byte {
