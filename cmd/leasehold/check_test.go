@@ -442,3 +442,45 @@ func TestCheckCloudStorage(t *testing.T) {
 	code, rep, lines = runCheck(t, "--lease", "gs://"+bucket+"/check", "--ttl", "1s")
 	wantFail(t, code, rep, lines, "ttl", "TTL (1s) must be at least 3s", exitConfig)
 }
+
+// TestCheckOfAQuorumOnTheEmulators: check probes each member of a quorum
+// of MinIO, dynalite and fake-gcs-server by its own store's rules (each
+// member's conditional writes, which a store that does not keep them is
+// refused for: rule 9) and passes, pricing the quorum as its members added
+// up: the CLI's quorum path against real servers, not memleases.
+func TestCheckOfAQuorumOnTheEmulators(t *testing.T) {
+	gcsBucket := os.Getenv("LEASEHOLD_GCS_BUCKET")
+	if os.Getenv("STORAGE_EMULATOR_HOST") == "" || gcsBucket == "" {
+		t.Skip(`leasehold check of a quorum on the emulators: set STORAGE_EMULATOR_HOST and LEASEHOLD_GCS_BUCKET (scripts/stack up; eval "$(scripts/stack env)")`)
+	}
+	endpoint, creds, bucket := minio(t)
+	dynalite, table := dynaliteTable(t)
+	useAWSCredentials(t, creds) // dynalite takes any
+	name := randomName("qcheck-")
+	q := "quorum:" + s3Lease(bucket, endpoint) +
+		"," + fmt.Sprintf("dynamodb://%s/%s?endpoint=%s&region=us-east-1", table, name, url.QueryEscape(dynalite)) +
+		",gs://" + gcsBucket + "/" + name
+	env, stdout, stderr := testEnv(nil)
+	code := mainWith(t.Context(), nil, []string{"check", "--lease", q, "-o", "json", "--start-timeout", "5s"}, env)
+	var rep checkReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("exit %d: -o json printed no report (%v):\n%s\nstderr:\n%s", code, err, stdout, stderr)
+	}
+	seen := map[string]bool{}
+	for _, c := range rep.Checks {
+		seen[c.Check] = true
+		if c.Verdict != verdictOK {
+			t.Errorf("%s: %s, want %s: %s", c.Check, c.Verdict, verdictOK, c.Detail)
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		for _, check := range []string{"store", "conditional writes"} {
+			if want := fmt.Sprintf("member %d %s", i, check); !seen[want] {
+				t.Errorf("no %q among the checks %v", want, seen)
+			}
+		}
+	}
+	if code != exitOK || !rep.OK {
+		t.Errorf("check of a quorum of MinIO, dynalite and fake-gcs-server: exit %d, ok %t; want 0 and true\n%s", code, rep.OK, stderr)
+	}
+}
