@@ -91,7 +91,9 @@ type Keeper interface {
 // Idler is implemented by leases that have work to do between a
 // holder's renewals. The runner calls Idle, instead of sleeping, from when
 // a renewal returns until the next is due: Idle returns by until, or once
-// ctx ends, and must not write to the lease. A quorum lease
+// ctx ends, and must not write to the lease. If it returns sooner, the
+// runner sleeps the rest of the wait: its writes of a term stay a renew
+// interval apart. A quorum lease
 // (lease/quorumlease) reads the members its term does not hold, so that
 // its next renewal can take them back (a member's own Acquire counts
 // expiry only over reads no further apart than the holder's renew

@@ -97,20 +97,49 @@ func TestRedTeam20HoldIdleOverrunsPastTheTTL(t *testing.T) {
 func TestRedTeam20HoldIdleReturnsEarly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
-		calls := 0
-		a := &holdIdler{Lease: openLease(t, store, "a"), idle: func(ctx context.Context, until time.Time) {
-			calls++
-			if calls > 1000 {
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Until(until)):
-				}
-			}
-		}}
+		a := &holdIdler{Lease: openLease(t, store, "a"), idle: earlyIdle()}
 		const minHold = 10 * ttl
 		runPeriod(t, a, "p", runner.Config{MinHold: minHold}, done)
 		if most := int(minHold/renewInterval) + 2; len(a.renews) > most {
 			t.Errorf("%d renewals during a hold of %v, renew interval %v; want at most %d", len(a.renews), minHold, renewInterval, most)
+		}
+	})
+}
+
+// earlyIdle returns an Idle that returns at once its first thousand
+// times, as lease.Idler allows, and then waits until its until.
+func earlyIdle() func(ctx context.Context, until time.Time) {
+	calls := 0
+	return func(ctx context.Context, until time.Time) {
+		calls++
+		if calls > 1000 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(until)):
+			}
+		}
+	}
+}
+
+// TestRedTeam20LeaderIdleReturnsEarly (RT20-4): a leader's renewals go
+// at least a renew interval apart (keepRenewing: red team 11 showed two
+// leaders when two writes of a term, close together, were hidden by a
+// restore), even when the lease's Idle returns early.
+func TestRedTeam20LeaderIdleReturnsEarly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memlease.NewStore()
+		a := &holdIdler{Lease: openLease(t, store, "a"), idle: earlyIdle()}
+		stop := start(t, runner.Config{Lease: a, Task: func(ctx context.Context) error { <-ctx.Done(); return nil }})
+		advance(5 * ttl)
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for i := 1; i < len(a.renews); i++ {
+			if gap := a.renews[i].Sub(a.renews[i-1]); gap < renewInterval {
+				t.Fatalf("renewals %d and %d sent %v apart, want at least the renew interval (%v)", i-1, i, gap, renewInterval)
+			}
 		}
 	})
 }

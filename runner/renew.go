@@ -4,14 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/leasehold/leasehold/internal/ctxtime"
 	"math/rand/v2"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
 
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
 )
+
+// idle waits until the next renewal is due, or ctx ends: in the lease's
+// Idle when it is a lease.Idler (a quorum reads the members its term does
+// not hold, to take them back), asleep otherwise. It sleeps the rest of
+// the wait when Idle returns early, as lease.Idler allows: two writes of
+// a term must land at least a renew interval apart (keepRenewing; red
+// team 20).
+func (r *Runner) idle(ctx context.Context, until time.Time) {
+	if l, ok := r.cfg.Lease.(lease.Idler); ok && time.Now().Before(until) {
+		l.Idle(ctx, until)
+	}
+	ctxtime.Sleep(ctx, time.Until(until))
+}
 
 // keepRenewing renews the term RenewInterval after each successful
 // renewal returned (the first at once when Config.Annotate changed the
@@ -29,16 +42,6 @@ import (
 // can land after the release, and then closes the term's RenewalsDone
 // channel. Each renewal is a write of the term (write): it counts from
 // when it was sent or was due, whichever is earlier.
-// idle waits until the next renewal is due, or ctx ends: in the lease's
-// Idle when it is a lease.Idler (a quorum reads the members its term does
-// not hold, to take them back), asleep otherwise.
-func (r *Runner) idle(ctx context.Context, until time.Time) {
-	if l, ok := r.cfg.Lease.(lease.Idler); ok && time.Now().Before(until) {
-		l.Idle(ctx, until)
-		return
-	}
-	ctxtime.Sleep(ctx, time.Until(until))
-}
 
 func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
