@@ -27,10 +27,10 @@ type Oracle struct {
 	firstAt   time.Time // when it happened
 	dead      map[string]bool
 	// started is when each shard's latest epoch started; lostLease and
-	// lostAssignment when the store last lost the assigner lease's
+	// lostAssignment every time the store lost the assigner lease's
 	// record and the assignment (see Lost).
 	started                   []time.Time
-	lostLease, lostAssignment time.Time
+	lostLease, lostAssignment []time.Time
 	// wrote is every assignment's write: its Gen, its term's fence's, and
 	// when (see Wrote).
 	wrote []write
@@ -68,7 +68,7 @@ func (o *Oracle) Start(id string, index int, epoch uint64) {
 	}
 	if epoch <= o.epoch[index] {
 		what := fmt.Sprintf("%v: shard %d started on %s with epoch %d after epoch %d", time.Now().Format(time.TimeOnly), index, id, epoch, o.epoch[index])
-		if o.beyondLimit(index, o.epoch[index]) {
+		if o.beyondLimit(index, o.epoch[index], epoch) {
 			o.waived++
 			if o.waivedFirst == "" {
 				o.waivedFirst = what
@@ -88,9 +88,9 @@ func (o *Oracle) Lost(what Loss) {
 	defer o.mu.Unlock()
 	switch what {
 	case AssignerLease:
-		o.lostLease = time.Now()
+		o.lostLease = append(o.lostLease, time.Now())
 	case Assignment:
-		o.lostAssignment = time.Now()
+		o.lostAssignment = append(o.lostAssignment, time.Now())
 	}
 }
 
@@ -111,39 +111,54 @@ func (o *Oracle) Wrote(gen, fence uint64) {
 	o.wrote = append(o.wrote, write{gen, fence, time.Now()})
 }
 
-// beyondLimit reports whether an epoch of shard index that does not
-// increase, after epoch, is the Gens' limit of package shard's doc ("Gens
+// beyondLimit reports whether epoch next of shard index, which does not
+// increase after epoch, is the Gens' limit of package shard's doc ("Gens
 // go back only when the new assigner can read none of the later ones,
 // because the assigner lease's record was deleted or restored ..., the
 // assignment and every acknowledgement that named them were deleted or
 // restored ..."): the store lost the assigner lease's record, which says
-// the high half of epoch, since the term that wrote epoch wrote its fence
-// (or, that fence unknown, since the first write of a Gen of that high
-// half), and the assignment since the last write of a Gen at or above
-// epoch. With no such write reported (Wrote), both since the shard's
-// latest epoch started, which came after its Gen's write. A loss before
-// that term's fence hides nothing of it: a term whose lease was taken
-// after a delete may repeat an earlier term's token, and the next
-// assigner reads its record (red team 19). Overlaps are never waived.
-func (o *Oracle) beyondLimit(index int, epoch uint64) bool {
-	high, latest := o.started[index], o.started[index]
+// the high half of epoch, since the term that wrote epoch wrote its fence,
+// and the assignment since the last write of a Gen at or above epoch,
+// both before the last write of next (the assigner that wrote it read the
+// store before; with no such write reported, before now). The term is the
+// one whose write of epoch the shard started from: the last before its
+// start. Its fence is that term's latest write of the fence's Gen before
+// it (a fence's Gen repeats when a term after both losses reads neither
+// record, red team 20); with the fence unknown, or its write not
+// reported, the write of epoch itself counts, as the term's earlier
+// writes cannot be told from another term's of the same token. With no
+// write of epoch reported, both losses count since the shard's latest
+// epoch started, which came after its Gen's write. A loss before that
+// term's fence hides nothing of it: a term whose lease was taken after a
+// delete may repeat an earlier term's token, and the next assigner reads
+// its record (red team 19). Overlaps are never waived.
+func (o *Oracle) beyondLimit(index int, epoch, next uint64) bool {
+	started := o.started[index]
+	high, latest, end := started, started, time.Now()
 	var fence uint64
 	for _, w := range o.wrote {
-		if w.gen == epoch {
-			fence = w.fence
+		if w.gen == epoch && !w.at.After(started) {
+			high, fence = w.at, w.fence
 		}
 	}
-	if i := slices.IndexFunc(o.wrote, func(w write) bool {
-		return fence != 0 && w.fence == fence || fence == 0 && w.gen>>32 == epoch>>32
-	}); i >= 0 {
-		high = o.wrote[i].at
+	wroteEpoch := high
+	for _, w := range o.wrote {
+		if fence != 0 && w.gen == fence && w.fence == fence && !w.at.After(wroteEpoch) {
+			high = w.at
+		}
 	}
 	for _, w := range o.wrote {
 		if w.gen >= epoch {
 			latest = w.at
 		}
+		if w.gen == next {
+			end = w.at
+		}
 	}
-	return o.lostLease.After(high) && o.lostAssignment.After(latest)
+	between := func(losses []time.Time, from time.Time) bool {
+		return slices.ContainsFunc(losses, func(at time.Time) bool { return at.After(from) && !at.After(end) })
+	}
+	return between(o.lostLease, high) && between(o.lostAssignment, latest)
 }
 
 // Waived returns the starts whose epoch did not increase beyond the Gens'
