@@ -6,15 +6,43 @@ import (
 	"time"
 )
 
-// wantReported fails t unless o counted exactly one epoch that went back
-// and waived none.
-func wantReported(t *testing.T, o *Oracle) {
-	t.Helper()
-	_, backwards, _ := o.Violations()
-	waived, first := o.Waived()
-	if backwards != 1 || waived != 0 {
-		t.Errorf("backwards %d, waived %d (%s); want the epoch that went back reported: no loss hides the epoch's term from the assigner that went back", backwards, waived, first)
+// step is one event of a hand-built history.
+type step func(o *Oracle)
+
+func wrote(gen, fence uint64) step { return func(o *Oracle) { o.Wrote(gen, fence) } }
+
+func lost(what ...Loss) step {
+	return func(o *Oracle) {
+		for _, l := range what {
+			o.Lost(l)
+		}
 	}
+}
+
+func ran(id string, epoch uint64) step {
+	return func(o *Oracle) { o.Start(id, 0, epoch); o.End(id, 0) }
+}
+
+// wantReported plays the steps a second apart on a one-shard oracle, then
+// starts the shard at epoch, and fails t unless the oracle counts that
+// start as an epoch that went back, waiving none: no loss in the history
+// hides the earlier epoch's term from the assigner that went back.
+func wantReported(t *testing.T, epoch uint64, steps ...step) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		t.Helper()
+		o := New(1)
+		for _, s := range steps {
+			s(o)
+			time.Sleep(time.Second)
+		}
+		o.Start("b", 0, epoch)
+		_, backwards, _ := o.Violations()
+		waived, first := o.Waived()
+		if backwards != 1 || waived != 0 {
+			t.Errorf("backwards %d, waived %d (%s); want the epoch that went back reported", backwards, waived, first)
+		}
+	})
 }
 
 // TestRedTeam20GensLimitRepeatedFence (RT20-1): the Gens' limit is judged
@@ -26,53 +54,30 @@ func wantReported(t *testing.T, o *Oracle) {
 // Only the assignment is lost after that; the next assigner reads B's
 // record (token 7) and must write Gens of high half 8, yet the shard
 // starts at 7<<32|5. The lease's loss came before B's term, which it
-// hides nothing of, but the oracle counts it from A's fence and waives
+// hides nothing of, but the oracle counted it from A's fence and waived
 // the bug.
 func TestRedTeam20GensLimitRepeatedFence(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		o := New(1)
-		o.Wrote(7<<32|3, 7<<32|3) // A's fence
-		time.Sleep(time.Second)
-		o.Lost(AssignerLease)
-		o.Lost(Assignment)
-		time.Sleep(time.Second)
-		o.Wrote(7<<32|3, 7<<32|3) // B's fence, the same Gen
-		time.Sleep(time.Second)
-		o.Wrote(7<<32|9, 7<<32|3)
-		time.Sleep(time.Second)
-		o.Start("a", 0, 7<<32|9)
-		o.End("a", 0)
-		time.Sleep(time.Second)
-		o.Lost(Assignment)
-		time.Sleep(time.Second)
-		o.Start("b", 0, 7<<32|5)
-		wantReported(t, o)
-	})
+	wantReported(t, 7<<32|5,
+		wrote(7<<32|3, 7<<32|3), // A's fence
+		lost(AssignerLease, Assignment),
+		wrote(7<<32|3, 7<<32|3), // B's fence, the same Gen
+		wrote(7<<32|9, 7<<32|3),
+		ran("a", 7<<32|9),
+		lost(Assignment))
 }
 
 // TestRedTeam20GensLimitUnknownFence (RT20-2): with the fence unknown
-// (Wrote's fence 0), the lease's loss counts from the first write of a
+// (Wrote's fence 0), the lease's loss counted from the first write of a
 // Gen of the epoch's high half: red team 19's history (a term repeating
-// an earlier term's token after a delete) is waived again.
+// an earlier term's token after a delete) was waived again.
 func TestRedTeam20GensLimitUnknownFence(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		o := New(1)
-		o.Wrote(7<<32|1000, 0) // A's term
-		time.Sleep(time.Second)
-		o.Lost(AssignerLease) // deleted: B takes token 7 again
-		time.Sleep(time.Second)
-		o.Wrote(7<<32|3, 0) // B's term
-		time.Sleep(time.Second)
-		o.Wrote(7<<32|9, 0)
-		time.Sleep(time.Second)
-		o.Start("a", 0, 7<<32|9)
-		o.End("a", 0)
-		time.Sleep(time.Second)
-		o.Lost(Assignment)
-		time.Sleep(time.Second)
-		o.Start("b", 0, 7<<32|5)
-		wantReported(t, o)
-	})
+	wantReported(t, 7<<32|5,
+		wrote(7<<32|1000, 0), // A's term
+		lost(AssignerLease),  // deleted: B takes token 7 again
+		wrote(7<<32|3, 0),    // B's term
+		wrote(7<<32|9, 0),
+		ran("a", 7<<32|9),
+		lost(Assignment))
 }
 
 // TestRedTeam20GensLimitLossAfterTheLowWrite (RT20-3): the losses that
@@ -80,25 +85,14 @@ func TestRedTeam20GensLimitUnknownFence(t *testing.T) {
 // the store, so before that write. Here the assignment is lost, the next
 // assigner reads B's record (token 7) and yet writes 7<<32|5, and only
 // then is the lease's record lost; the shard starts at 7<<32|5 after.
-// The oracle looks at the latest losses only, not at when the lower
-// epoch was written, and waives it.
+// The oracle looked at the latest losses only, not at when the lower
+// epoch was written, and waived it.
 func TestRedTeam20GensLimitLossAfterTheLowWrite(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		o := New(1)
-		o.Wrote(7<<32|3, 7<<32|3)
-		time.Sleep(time.Second)
-		o.Wrote(7<<32|9, 7<<32|3)
-		time.Sleep(time.Second)
-		o.Start("a", 0, 7<<32|9)
-		o.End("a", 0)
-		time.Sleep(time.Second)
-		o.Lost(Assignment)
-		time.Sleep(time.Second)
-		o.Wrote(7<<32|5, 7<<32|5) // read token 7 and the lease's record: a bug
-		time.Sleep(time.Second)
-		o.Lost(AssignerLease) // too late to excuse it
-		time.Sleep(time.Second)
-		o.Start("b", 0, 7<<32|5)
-		wantReported(t, o)
-	})
+	wantReported(t, 7<<32|5,
+		wrote(7<<32|3, 7<<32|3),
+		wrote(7<<32|9, 7<<32|3),
+		ran("a", 7<<32|9),
+		lost(Assignment),
+		wrote(7<<32|5, 7<<32|5), // read token 7 and the lease's record: a bug
+		lost(AssignerLease))     // too late to excuse it
 }
