@@ -42,6 +42,25 @@ func (h *holdIdler) renewsAfter(at time.Time) int {
 	return n
 }
 
+// goRunOnce runs RunOnce of a runner of cfg in a goroutine, and returns
+// the channel its result comes on.
+func goRunOnce(t *testing.T, cfg runner.Config) <-chan runner.Once {
+	t.Helper()
+	r, err := runner.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan runner.Once, 1)
+	go func() {
+		once, err := r.RunOnce(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		res <- once
+	}()
+	return res
+}
+
 // TestRedTeam20HoldIdleOverrunsPastTheTTL: during RunOnce's minimum hold
 // a's Idle overruns its until, and ignores ctx, past a TTL after the
 // hold's latest write: the record lapses, b takes it over for the same
@@ -54,18 +73,7 @@ func TestRedTeam20HoldIdleOverrunsPastTheTTL(t *testing.T) {
 		store := memlease.NewStore()
 		over := make(chan struct{})
 		a := &holdIdler{Lease: openLease(t, store, "a"), idle: func(context.Context, time.Time) { <-over }}
-		ra, err := runner.New(runner.Config{Lease: a, Task: done, Logger: quiet, Period: "p", MinHold: 10 * ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		aDone := make(chan runner.Once, 1)
-		go func() {
-			res, err := ra.RunOnce(context.Background())
-			if err != nil {
-				t.Error(err)
-			}
-			aDone <- res
-		}()
+		aDone := goRunOnce(t, runner.Config{Lease: a, Task: done, Logger: quiet, Period: "p", MinHold: 10 * ttl})
 		advance(3 * ttl)
 		ranB := false
 		rb, err := runner.New(runner.Config{Lease: openLease(t, store, "b"), Logger: quiet, Period: "p", OnceTimeout: 4 * ttl, Task: func(context.Context) error { ranB = true; return nil }})

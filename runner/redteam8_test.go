@@ -26,18 +26,7 @@ func TestRedteam8LegitTriggerAfterHoldSwallowed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memlease.NewStore()
 		start := time.Now()
-		ra, err := runner.New(runner.Config{Lease: openLease(t, store, "a"), Task: done, Logger: quiet, MinHold: minHold, Period: tick1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		aDone := make(chan runner.Once, 1)
-		go func() {
-			res, err := ra.RunOnce(context.Background())
-			if err != nil {
-				t.Error(err)
-			}
-			aDone <- res
-		}()
+		aDone := goRunOnce(t, runner.Config{Lease: openLease(t, store, "a"), Task: done, Logger: quiet, MinHold: minHold, Period: tick1})
 		advance(minHold - time.Second) // after a's last renewal of the hold
 		store.Delay("a", time.Second)  // its release lands 1s after it is sent
 		advance(time.Second + 200*time.Millisecond)
