@@ -122,11 +122,12 @@ func (o *Oracle) Wrote(gen, fence uint64) {
 // both before the last write of next (the assigner that wrote it read the
 // store before; with no such write reported, before now). The term is the
 // one whose write of epoch the shard started from: the last before its
-// start. Its fence is that term's latest write of the fence's Gen before
-// it (a fence's Gen repeats when a term after both losses reads neither
-// record, red team 20); with the fence unknown, or its write not
-// reported, the write of epoch itself counts, as the term's earlier
-// writes cannot be told from another term's of the same token. With no
+// start (or the first, when a write whose answer came late was reported
+// only after the start). Its fence is that term's latest write of the
+// fence's Gen before it (a fence's Gen repeats when a term after both
+// losses reads neither record, red team 20); with the fence unknown, or
+// its write not reported, the write of epoch itself counts, as the term's
+// earlier writes cannot be told from another term's of the same token. With no
 // write of epoch reported, both losses count since the shard's latest
 // epoch started, which came after its Gen's write. A loss before that
 // term's fence hides nothing of it: a term whose lease was taken after a
@@ -136,9 +137,10 @@ func (o *Oracle) beyondLimit(index int, epoch, next uint64) bool {
 	started := o.started[index]
 	high, latest, end := started, started, time.Now()
 	var fence uint64
+	found := false
 	for _, w := range o.wrote {
-		if w.gen == epoch && !w.at.After(started) {
-			high, fence = w.at, w.fence
+		if w.gen == epoch && (!found || !w.at.After(started)) {
+			high, fence, found = w.at, w.fence, true
 		}
 	}
 	wroteEpoch := high
