@@ -56,6 +56,8 @@ func TestRedTeam19QuorumMetricsSecretsAndRaces(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+	// Release waited for every call to the members: all three failures
+	// are counted.
 	_, metrics := get(t, st.handler(), "/metrics")
 	if !strings.Contains(metrics, `leasehold_quorum_member_failures_total{member="member 2 (s3://rt19/job?region=us-east-1&endpoint=http://AKIA:xxxxx@127.0.0.1:1/)"} 3`) {
 		t.Errorf("/metrics lacks member 2's three failures under its redacted URL:\n%s", metrics)

@@ -68,9 +68,6 @@ type metrics struct {
 	renewDuration prometheus.Histogram
 	renewFailures *prometheus.CounterVec
 	shards        *shardMetrics // with --shards (addShards)
-	// holds and memberFailures are a quorum lease's (addQuorum).
-	holds          func() []quorumlease.Hold
-	memberFailures *prometheus.CounterVec
 }
 
 // addQuorum adds, when l is a quorum lease, the metrics of its members:
@@ -83,12 +80,15 @@ func (m *metrics) addQuorum(l lease.Lease) {
 	if !ok {
 		return
 	}
-	m.holds = q.Holds
-	m.memberFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "leasehold_quorum_member_failures_total",
-		Help: "Renewals of a quorum lease that a member did not take (down, slow, partitioned, or held by another), by member; the holder leads on while a majority take them.",
-	}, []string{"member"})
-	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	help := "Renewals of a quorum lease that a member did not take (down, slow, partitioned, or held by another), by member; the holder leads on while a majority take them."
+	for i, h := range q.Holds() {
+		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "leasehold_quorum_member_failures_total",
+			Help:        help,
+			ConstLabels: prometheus.Labels{"member": h.Name},
+		}, func() float64 { return float64(q.Holds()[i].Failures) }))
+	}
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "leasehold_quorum_members_held",
 		Help: "How many members of the quorum lease this instance's term holds; 0 when it does not lead.",
 	}, func() float64 {
@@ -99,11 +99,7 @@ func (m *metrics) addQuorum(l lease.Lease) {
 			}
 		}
 		return float64(n)
-	})
-	m.registry.MustRegister(m.memberFailures, held)
-	for _, h := range q.Holds() {
-		m.memberFailures.WithLabelValues(h.Name)
-	}
+	}))
 }
 
 // newMetrics returns the metrics of a process whose lease (or, with
@@ -196,14 +192,6 @@ func (m *metrics) renewed(took time.Duration, err error) {
 	m.renewDuration.Observe(took.Seconds())
 	if err != nil {
 		m.renewFailures.WithLabelValues(failureReason(err)).Inc()
-	}
-	if m.holds == nil {
-		return
-	}
-	for _, h := range m.holds() {
-		if h.Err != nil {
-			m.memberFailures.WithLabelValues(h.Name).Inc()
-		}
 	}
 }
 

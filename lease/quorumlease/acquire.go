@@ -36,6 +36,9 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 		return lease.Term{}, err
 	}
 	defer q.leave()
+	if err := q.settle(ctx); err != nil {
+		return lease.Term{}, err
+	}
 	now := time.Now()
 	q.mu.Lock()
 	q.lapse(campaign, now)
@@ -440,7 +443,9 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 		t.Annotations = stamped(from, token, seq)
 		nt, err := l.Renew(ctx, t)
 		return outcome{term: nt, err: err}
-	}, succeeded)
+	}, succeeded, func(i int, o outcome) {
+		q.renewed(i, o, token)
+	})
 
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -79,10 +79,13 @@
 //
 // The holder renews every member it holds at once and succeeds when a
 // majority took the renewal; a member that is down, slow or partitioned
-// from it costs nothing but that member's share: once a majority took a
-// renewal (or a new leader's token), the calls still running get as long
-// again, an eighth to a quarter of CallTimeout, and are then cut off, so
-// a member that hangs does not hold the renewal to its timeouts. Each renewal also tries
+// from it costs nothing but that member's share: a renewal (or a new
+// leader's token's write) returns as soon as a majority took it, and the
+// calls still running go on in the background, until CallTimeout after it
+// began, their outcomes counted when they come. A member that hangs does
+// not hold a renewal up at all, and one slower than the others, up and
+// answering, is renewed and taken back at its own pace (Release, Keep,
+// Break and Acquire wait for those calls first). Each renewal also tries
 // to take back every member it does not hold (a read, until the member's
 // own rules let it take its record again). A member's rules count a
 // record's expiry only over reads no further apart than its holder's renew

@@ -47,8 +47,13 @@ type member struct {
 	obs    lease.Record // what the latest Observe read
 	obsOK  bool
 	obsErr error // the latest Observe's error (lease.ErrNoRecord: no record)
-	// renewErr is the error of the latest Renew's call to the member.
+	// renewErr is the error of the latest call of a renewal to the member
+	// that returned, and failures counts those that failed.
 	renewErr error
+	failures uint64
+	// busy is closed when a write's call to the member that outlived the
+	// write returns; nil when none runs (eachUntil).
+	busy chan struct{}
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -94,22 +99,27 @@ type Hold struct {
 	// Held reports whether this Lease's quorum term holds a term on the
 	// member.
 	Held bool
-	// Err is the error of the latest Renew's call to the member (a renewal,
-	// or an attempt to take it back), nil when the member took the renewal
-	// or was not called.
+	// Err is the error of the latest call of a renewal to the member (a
+	// renewal, or an attempt to take it back) that returned, nil when it
+	// took the renewal. A call that outlives its Renew (a member slower
+	// than the majority) tells its outcome when it returns.
 	Err error
+	// Failures counts the calls of renewals to the member that failed,
+	// since the Lease was opened.
+	Failures uint64
 }
 
-// Holds returns, member by member, what this Lease's latest Renew did. A
+// Holds returns, member by member, what this Lease's renewals did. A
 // holder renews while a majority take its renewals; the members that did
 // not (a minority down, slow or partitioned) are the ones with an Err:
-// leasehold run counts them in leasehold_quorum_member_failures_total.
+// leasehold run exports their Failures as
+// leasehold_quorum_member_failures_total.
 func (q *Lease) Holds() []Hold {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	out := make([]Hold, len(q.members))
 	for i, m := range q.members {
-		out[i] = Hold{Name: m.name, Held: q.live && m.state == quorum, Err: m.renewErr}
+		out[i] = Hold{Name: m.name, Held: q.live && m.state == quorum, Err: m.renewErr, Failures: m.failures}
 	}
 	return out
 }
@@ -295,52 +305,126 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 }
 
 // eachUntil is each for a write that a majority decides (a renewal, the
-// new token's write): f is passed a context that ends with ctx or, once
-// a majority of the calls returned outcomes that won, a grace later, so
-// that a member that hangs or crawls delays the write by that grace, not
-// by its calls' timeouts, read-backs and retries (a minority's outage
-// costs nothing: the runner renews a renew interval after each renewal
-// returned and counts from when the one before was sent, so a renewal
-// that always takes longer than a sixteenth of the TTL cannot keep a
-// term). The grace is as long again as the majority took, to let a
-// slower member that is up keep up, between an eighth and a quarter of
-// CallTimeout. A call cut off that way has an unknown outcome, as one
-// that timed out: the member's own next write reads back what it left.
-func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool) []outcome {
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// new token's write): it returns once a majority of the calls returned
+// outcomes that won, or every call returned, or ctx ended, so that a
+// member that hangs or crawls delays the write not at all: a renewal
+// takes as long as the majority's slowest member, as on one store (the
+// runner renews a renew interval after each renewal returned and counts
+// from when the one before was sent, so no lease whose renewals take
+// longer than a sixteenth of the TTL keeps its term).
+//
+// A call still running then is not cut off: it goes on, until CallTimeout
+// after the write began, and late is called, with mu held, with its
+// outcome when it returns. Until then its member is busy: eachUntil does
+// not call it again (its outcome in the write eachUntil returns is that
+// of a member not called), and settle waits for it. Calls cut off a grace
+// after the majority answered left a member slower than that grace, up
+// and answering, never renewed or taken back (red team 19's RT19-1), and
+// the quorum rode out one outage fewer than it promises; and the grace
+// made a renewal twice as slow as its majority.
+func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool, late func(i int, o outcome)) []outcome {
+	start := time.Now()
+	// The calls' context ends with ctx until eachUntil returns, and then
+	// CallTimeout after start.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
 	out := make([]outcome, len(q.members))
 	var (
-		mu    sync.Mutex
-		wins  int
-		grace *time.Timer
-		wg    sync.WaitGroup
-		start = time.Now()
+		mu       sync.Mutex
+		wins     int
+		pending  int  // calls running
+		returned bool // eachUntil has returned, or is about to
+		done     = make(chan struct{})
 	)
+	finish := func() { // with mu held
+		if !returned {
+			returned = true
+			close(done)
+		}
+	}
+	type call struct {
+		i    int
+		l    lease.Lease
+		busy chan struct{}
+	}
+	var calls []call
+	q.mu.Lock()
 	for i := range q.members {
-		if !ok(i) {
+		m := &q.members[i]
+		if !ok(i) || m.busy != nil {
 			continue
 		}
-		l := q.members[i].l
-		wg.Go(func() {
+		m.busy = make(chan struct{})
+		calls = append(calls, call{i, m.l, m.busy})
+	}
+	q.mu.Unlock()
+	if len(calls) == 0 {
+		cancel()
+		stop()
+		return out
+	}
+	pending = len(calls)
+	for _, c := range calls {
+		i, l, busy := c.i, c.l, c.busy
+		go func() {
 			o := f(cctx, i, l)
 			o.done = true
 			mu.Lock()
-			defer mu.Unlock()
-			out[i] = o
-			if won(o) {
-				if wins++; wins == q.majority {
-					ct := q.opts.CallTimeout
-					grace = time.AfterFunc(min(max(time.Since(start), ct/8), ct/4), cancel)
+			after := returned
+			if !after {
+				out[i] = o
+				if won(o) {
+					if wins++; wins == q.majority {
+						finish()
+					}
 				}
 			}
-		})
+			if pending--; pending == 0 {
+				finish()
+				cancel()
+			}
+			mu.Unlock()
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			if after {
+				late(i, o)
+			}
+			q.members[i].busy = nil
+			close(busy)
+		}()
 	}
-	wg.Wait()
-	if grace != nil {
-		grace.Stop()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if pending > 0 && stop() {
+		time.AfterFunc(time.Until(start.Add(q.opts.CallTimeout)), cancel)
 	}
 	return out
+}
+
+// settle waits until no member is busy with a call that outlived its
+// write (eachUntil), or ctx ends: Acquire, Release, Keep and Break act on
+// the members as that call left them.
+func (q *Lease) settle(ctx context.Context) error {
+	for {
+		q.mu.Lock()
+		var busy chan struct{}
+		for _, m := range q.members {
+			if m.busy != nil {
+				busy = m.busy
+				break
+			}
+		}
+		q.mu.Unlock()
+		if busy == nil {
+			return nil
+		}
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func all(int) bool { return true }

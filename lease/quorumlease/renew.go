@@ -15,14 +15,6 @@ import (
 // (once each member's own rules let it), and succeeds when a majority
 // took t's annotations.
 func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
-	// Holds tells this renewal's member errors, none if it made no call:
-	// the runner's metrics count them after every renewal, and would count
-	// the last one's again.
-	q.mu.Lock()
-	for i := range q.members {
-		q.members[i].renewErr = nil
-	}
-	q.mu.Unlock()
 	if err := q.enter(ctx); err != nil {
 		return lease.Term{}, err
 	}
@@ -82,38 +74,29 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 			return outcome{term: mt, err: err, won: won}
 		}
 		return outcome{term: nt}
-	}, succeeded)
+	}, succeeded, func(i int, o outcome) {
+		q.tell(i, o)
+		if q.renewed(i, o, token) == superseded && q.live && q.token == token {
+			q.demote()
+		}
+	})
 
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	renewed, gone, superseded := 0, 0, false
+	renewed, gone, over := 0, 0, false
 	for i, o := range out {
-		m := &q.members[i]
-		m.renewErr = o.err
-		if o.won {
-			q.note(o.term.Annotations)
-		}
-		switch {
-		case o.won && errors.Is(o.err, errBroken):
-			m.state, m.term = campaign, o.term // won, but broken from this term
-			gone++
-		case o.won && errors.Is(o.err, lease.ErrLost):
-			m.state, m.term = campaign, o.term // won, but a later term had it
-			superseded = true
-		case o.err == nil:
-			m.state, m.term = quorum, o.term
+		q.tell(i, o)
+		switch q.renewed(i, o, token) {
+		case took:
 			renewed++
-		case o.won:
-			m.state, m.term = quorum, o.term // won, its renewal undecided
-		case m.state == quorum && errors.Is(o.err, lease.ErrLost):
-			m.state = none
+		case lost:
 			gone++
-		case m.state != quorum && errors.Is(o.err, lease.ErrHeld):
-			gone++
+		case superseded:
+			over = true
 		}
 	}
 	q.seq = seq
-	if superseded {
+	if over {
 		q.demote()
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d was taken over: a later quorum term held a majority since: %w (%s)", token, lease.ErrLost, q.memberErrors(out))
 	}
@@ -129,6 +112,65 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: %d of %d members are lost or held by others, a majority is %d: %w (%s)", gone, len(q.members), q.majority, lease.ErrLost, q.memberErrors(out))
 	}
 	return lease.Term{}, fmt.Errorf("quorumlease: renew: renewed %d of %d members, a majority is %d: %w (%s)", renewed, len(q.members), q.majority, lease.ErrUnavailable, q.memberErrors(out))
+}
+
+// tell records, with mu held, what a renewal's call to member i returned,
+// for Holds.
+func (q *Lease) tell(i int, o outcome) {
+	if !o.done {
+		return
+	}
+	m := &q.members[i]
+	m.renewErr = o.err
+	if o.err != nil {
+		m.failures++
+	}
+}
+
+// verdict is what one member's outcome in a renewal of a quorum term
+// means for the term.
+type verdict int
+
+const (
+	undecided  verdict = iota
+	took               // the member took the renewal
+	lost               // the member is lost to the term, or held by another
+	superseded         // the member was taken back from a later quorum term
+)
+
+// renewed records in member i what a renewal of the quorum term token
+// (Renew's call, or one that outlived its Renew) returned, with mu held,
+// and says what it means for the term. A member term that a call that
+// outlived its Renew won or renewed after the term ended is kept on the
+// way to a new one (campaign), as demote leaves the others.
+func (q *Lease) renewed(i int, o outcome, token uint64) verdict {
+	m := &q.members[i]
+	st := quorum
+	if !q.live || q.token != token {
+		st = campaign
+	}
+	if o.won {
+		q.note(o.term.Annotations)
+	}
+	switch {
+	case o.won && errors.Is(o.err, errBroken):
+		m.state, m.term = campaign, o.term // won, but broken from this term
+		return lost
+	case o.won && errors.Is(o.err, lease.ErrLost):
+		m.state, m.term = campaign, o.term // won, but a later term had it
+		return superseded
+	case o.done && o.err == nil:
+		m.state, m.term = st, o.term
+		return took
+	case o.won:
+		m.state, m.term = st, o.term // won, its renewal undecided
+	case m.state == quorum && errors.Is(o.err, lease.ErrLost):
+		m.state = none
+		return lost
+	case m.state != quorum && errors.Is(o.err, lease.ErrHeld):
+		return lost
+	}
+	return undecided
 }
 
 // errBroken is a Renew's member outcome for a member that it took back
@@ -154,6 +196,9 @@ func (q *Lease) end(ctx context.Context, what string, t lease.Term, f func(l lea
 		return err
 	}
 	defer q.leave()
+	if err := q.settle(ctx); err != nil {
+		return err
+	}
 	a := own(t.Annotations)
 	q.mu.Lock()
 	again := !q.mine(t)
@@ -383,6 +428,9 @@ func (q *Lease) Break(ctx context.Context, rec lease.Record) (lease.Record, erro
 		return lease.Record{}, err
 	}
 	defer q.leave()
+	if err := q.settle(ctx); err != nil {
+		return lease.Record{}, err
+	}
 	q.mu.Lock()
 	if rec.Version != q.observed {
 		q.mu.Unlock()
@@ -496,7 +544,11 @@ func (q *Lease) Idle(ctx context.Context, until time.Time) {
 		unheld := func(i int) bool { return false }
 		if q.live {
 			states := q.states()
-			unheld = func(i int) bool { return states[i] != quorum }
+			busy := make([]bool, len(q.members))
+			for i, m := range q.members {
+				busy[i] = m.busy != nil
+			}
+			unheld = func(i int) bool { return states[i] != quorum && !busy[i] }
 		}
 		q.mu.Unlock()
 		q.each(unheld, func(_ int, l lease.Lease) outcome {
