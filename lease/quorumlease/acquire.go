@@ -160,10 +160,7 @@ func (q *Lease) demote() {
 
 // read reads every member this Lease holds no term of, and judges each.
 func (q *Lease) read(ctx context.Context, held []state) ([]look, []outcome) {
-	out := q.each(func(i int) bool { return held[i] == none }, func(_ int, l lease.Lease) outcome {
-		rec, err := l.Observe(ctx)
-		return outcome{rec: rec, err: err}
-	})
+	out := q.readAll(ctx, func(i int) bool { return held[i] == none })
 	looks := make([]look, len(q.members))
 	q.mu.Lock()
 	defer q.mu.Unlock()

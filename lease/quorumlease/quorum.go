@@ -54,6 +54,10 @@ type member struct {
 	// busy is closed when a write's call to the member that outlived the
 	// write returns; nil when none runs (eachUntil).
 	busy chan struct{}
+	// silent: the latest read of the member that returned had no answer
+	// within CallTimeout; reading: a read of a silent member runs, that
+	// nobody waits for (readAll).
+	reading, silent bool
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -303,6 +307,68 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 	wg.Wait()
 	return out
 }
+
+// readAll reads the members that ok accepts, all at once, and returns
+// their outcomes when every read returned, except the reads of members
+// that are silent (the latest read of the member that returned had no
+// answer within CallTimeout: a store that hangs, a partition that drops
+// packets): those go on, until CallTimeout, without being waited for, and
+// count as failed reads (errSilent), as does a member whose earlier read
+// still runs. A member that answers again is waited for again from the
+// read after. Waiting out a hung member's CallTimeout at every attempt
+// delayed each takeover by a fifth of the TTL (leasebench, one member
+// hanging); a member that is up, however slow, is waited for, so that
+// contenders that start together agree on the first member they can
+// reach (red team 19's RT19-2: reads cut off at a grace made each anchor
+// on another member).
+func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
+	out := make([]outcome, len(q.members))
+	var wg sync.WaitGroup
+	q.mu.Lock()
+	defer func() {
+		q.mu.Unlock()
+		wg.Wait()
+	}()
+	for i := range q.members {
+		m := &q.members[i]
+		if !ok(i) {
+			continue
+		}
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		wait := !m.silent
+		switch {
+		case wait:
+			wg.Add(1)
+		case m.reading: // its read goes on from an earlier call
+			out[i] = outcome{err: errSilent, done: true}
+			continue
+		default:
+			out[i] = outcome{err: errSilent, done: true}
+			m.reading = true
+			rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), q.opts.CallTimeout)
+		}
+		l := m.l
+		go func() {
+			defer cancel()
+			sent := time.Now()
+			rec, err := l.Observe(rctx)
+			q.mu.Lock()
+			if !wait {
+				m.reading = false
+			}
+			m.silent = err != nil && !errors.Is(err, lease.ErrNoRecord) && rctx.Err() != context.Canceled && time.Since(sent) >= q.opts.CallTimeout
+			q.mu.Unlock()
+			if wait {
+				out[i] = outcome{rec: rec, err: err, done: true}
+				wg.Done()
+			}
+		}()
+	}
+	return out
+}
+
+// errSilent is readAll's outcome for a member it did not wait for.
+var errSilent = fmt.Errorf("no answer within CallTimeout at the latest read, not waited for: %w", lease.ErrUnavailable)
 
 // eachUntil is each for a write that a majority decides (a renewal, the
 // new token's write): it returns once a majority of the calls returned

@@ -284,10 +284,7 @@ func (q *Lease) Observe(ctx context.Context) (lease.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return lease.Record{}, err
 	}
-	out := q.each(all, func(_ int, l lease.Lease) outcome {
-		rec, err := l.Observe(ctx)
-		return outcome{rec: rec, err: err}
-	})
+	out := q.readAll(ctx, all)
 	if err := ctx.Err(); err != nil {
 		return lease.Record{}, err
 	}
