@@ -61,6 +61,9 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 	if err := q.duplicates(looks); err != nil {
 		return lease.Term{}, err
 	}
+	if err := q.strangers(looks); err != nil {
+		return lease.Term{}, err
+	}
 	if err := q.exhausted(); err != nil {
 		q.yield(ctx)
 		return lease.Term{}, err
@@ -232,6 +235,26 @@ func (q *Lease) duplicates(looks []look) error {
 			if a.Nonce != "" && a.Nonce == b.Nonce && looks[i].class != bad && looks[j].class != bad {
 				return fmt.Errorf("quorumlease: %s and %s hold the same record (nonce %q): they are one store's object, or replicas of one, and cannot count as two members: %w", q.members[i].name, q.members[j].name, a.Nonce, lease.ErrInvalid)
 			}
+		}
+	}
+	return nil
+}
+
+// strangers returns lease.ErrInvalid, naming the member, when another
+// contender holds a member in a quorum over another list of members (the
+// record's annotationMembers differs from this Lease's): two lists can
+// have majorities that share no member, and two leaders, one on each.
+// A record released or lapsed is taken over, whatever list wrote it, so
+// that the members can be changed once every contender over the old list
+// has stopped. Only quorums opened with their members' names (from a
+// URL) write and compare the list.
+func (q *Lease) strangers(looks []look) error {
+	if q.list == "" {
+		return nil
+	}
+	for i, l := range looks {
+		if list := l.rec.Annotations.Get(annotationMembers); l.class == other && list != "" && list != q.list {
+			return fmt.Errorf("quorumlease: %s is held by %q in a quorum over other members, or the same in another order (%s %s, this contender's %s): every contender must list the same members in the same order; to change them, stop every contender first: %w", q.members[i].name, l.rec.Holder, annotationMembers, list, q.list, lease.ErrInvalid)
 		}
 	}
 	return nil
@@ -437,12 +460,12 @@ func (q *Lease) lead(ctx context.Context) (lease.Term, error) {
 
 	out := q.eachUntil(ctx, func(i int) bool { return held[i] == campaign }, func(ctx context.Context, i int, l lease.Lease) outcome {
 		t := terms[i]
-		t.Annotations = stamped(from, token, seq)
+		t.Annotations = q.stamped(from, token, seq)
 		nt, err := l.Renew(ctx, t)
 		return outcome{term: nt, err: err}
 	}, succeeded, func(i int, o outcome) {
 		q.renewed(i, o, token)
-	})
+	}, true)
 
 	q.mu.Lock()
 	defer q.mu.Unlock()

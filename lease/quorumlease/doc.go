@@ -24,7 +24,13 @@
 // different options (one TTL for all). Two members that turn out to hold
 // one record (two spellings of one bucket, or a bucket and its replica)
 // are refused when first read, by the record's nonce, which every write
-// draws afresh.
+// draws afresh. A quorum given its members' names (from a URL, or New's
+// names) writes a digest of its list into every member's record
+// ("quorum/members"), and Acquire refuses with lease.ErrInvalid, naming
+// it, a member another contender holds over another list or order: two
+// lists can have majorities that share no member. A record released or
+// lapsed is taken over whatever list wrote it, so that the members can be
+// changed once every contender over the old list has stopped.
 //
 // # Why at most one leader
 //

@@ -2,8 +2,11 @@ package quorumlease
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +24,10 @@ import (
 const (
 	annotationToken = "quorum/token"
 	annotationSeq   = "quorum/seq"
+	// annotationMembers is a digest of the members' list, when the quorum
+	// was opened with their names (from a URL): contenders that list other
+	// members, or the same in another order, are told apart (strangers).
+	annotationMembers = "quorum/members"
 )
 
 // state is what this Lease knows of its own hold on one member.
@@ -149,6 +156,7 @@ type Lease struct {
 	seen     uint64    // the highest quorum token read or written (rule 10)
 	minority time.Time // when this Lease began to keep a minority; zero when it keeps none
 	observed string    // the Version of the latest Observe's record
+	list     string    // the members' list's digest (annotationMembers); "" without names
 
 	// The quorum term that Release or Keep ended last, and its member
 	// terms, for a Release of it again.
@@ -188,6 +196,9 @@ func New(members []lease.Lease, names []string) (lease.Lease, error) {
 		return nil, &lease.OptionError{Pkg: "quorumlease", Field: "names", Value: len(names), Reason: fmt.Sprintf("must name each of the %d members", len(members))}
 	}
 	q := &Lease{majority: len(members)/2 + 1, slot: make(chan struct{}, 1)}
+	if names != nil {
+		q.list = digest(names)
+	}
 	keepers := 0
 	for i, l := range members {
 		name := "member " + strconv.Itoa(i+1)
@@ -372,23 +383,29 @@ var errSilent = fmt.Errorf("no answer within CallTimeout at the latest read, not
 
 // eachUntil is each for a write that a majority decides (a renewal, the
 // new token's write): it returns once a majority of the calls returned
-// outcomes that won, or every call returned, or ctx ended, so that a
-// member that hangs or crawls delays the write not at all: a renewal
+// outcomes that won (with grace, a grace later: as long again as the
+// majority took, between an eighth and a quarter of CallTimeout), or
+// every call returned, or ctx ended, so that a member that hangs or
+// crawls delays the write by that grace at most. A renewal has none: it
 // takes as long as the majority's slowest member, as on one store (the
 // runner renews a renew interval after each renewal returned and counts
 // from when the one before was sent, so no lease whose renewals take
-// longer than a sixteenth of the TTL keeps its term).
+// longer than a sixteenth of the TTL keeps its term). A new token's
+// write has it, so that the members a little slower than the majority
+// carry the token when Acquire returns, as every member does on a store
+// that answers at once: a reader (leasehold break) then finds the whole
+// term where it looks for it, not a member held with no token yet.
 //
 // A call still running then is not cut off: it goes on, until CallTimeout
 // after the write began, and late is called, with mu held, with its
-// outcome when it returns. Until then its member is busy: eachUntil does
-// not call it again (its outcome in the write eachUntil returns is that
-// of a member not called), and settle waits for it. Calls cut off a grace
+// outcome when it returns. Until then its member is busy: the next
+// write's call to it waits for that call to return first (or its own
+// context to end), and settle waits for it. Calls cut off a grace
 // after the majority answered left a member slower than that grace, up
 // and answering, never renewed or taken back (red team 19's RT19-1), and
 // the quorum rode out one outage fewer than it promises; and the grace
 // made a renewal twice as slow as its majority.
-func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool, late func(i int, o outcome)) []outcome {
+func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx context.Context, i int, l lease.Lease) outcome, won func(outcome) bool, late func(i int, o outcome), grace bool) []outcome {
 	start := time.Now()
 	// The calls' context ends with ctx until eachUntil returns, and then
 	// CallTimeout after start.
@@ -409,19 +426,20 @@ func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx c
 		}
 	}
 	type call struct {
-		i    int
-		l    lease.Lease
-		busy chan struct{}
+		i          int
+		l          lease.Lease
+		busy, prev chan struct{}
 	}
 	var calls []call
 	q.mu.Lock()
 	for i := range q.members {
 		m := &q.members[i]
-		if !ok(i) || m.busy != nil {
+		if !ok(i) {
 			continue
 		}
-		m.busy = make(chan struct{})
-		calls = append(calls, call{i, m.l, m.busy})
+		c := call{i: i, l: m.l, busy: make(chan struct{}), prev: m.busy}
+		m.busy = c.busy
+		calls = append(calls, c)
 	}
 	q.mu.Unlock()
 	if len(calls) == 0 {
@@ -431,9 +449,19 @@ func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx c
 	}
 	pending = len(calls)
 	for _, c := range calls {
-		i, l, busy := c.i, c.l, c.busy
+		i, l, busy, prev := c.i, c.l, c.busy, c.prev
 		go func() {
-			o := f(cctx, i, l)
+			var o outcome
+			if prev != nil {
+				select {
+				case <-prev: // the call before it, which outlived its write
+				case <-cctx.Done():
+					o.err = cctx.Err()
+				}
+			}
+			if o.err == nil {
+				o = f(cctx, i, l)
+			}
 			o.done = true
 			mu.Lock()
 			after := returned
@@ -441,7 +469,16 @@ func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx c
 				out[i] = o
 				if won(o) {
 					if wins++; wins == q.majority {
-						finish()
+						if !grace {
+							finish()
+						} else {
+							ct := q.opts.CallTimeout
+							time.AfterFunc(min(max(time.Since(start), ct/8), ct/4), func() {
+								mu.Lock()
+								defer mu.Unlock()
+								finish()
+							})
+						}
 					}
 				}
 			}
@@ -455,7 +492,9 @@ func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx c
 			if after {
 				late(i, o)
 			}
-			q.members[i].busy = nil
+			if q.members[i].busy == busy {
+				q.members[i].busy = nil
+			}
 			close(busy)
 		}()
 	}
@@ -517,12 +556,26 @@ func tokenOf(a lease.Annotations) (token, seq uint64) {
 
 // own strips the quorum's annotations, leaving the layers' above.
 func own(a lease.Annotations) lease.Annotations {
-	return a.With(annotationToken, "").With(annotationSeq, "")
+	return a.With(annotationToken, "").With(annotationSeq, "").With(annotationMembers, "")
 }
 
 // stamped returns a with the quorum's annotations set.
-func stamped(a lease.Annotations, token, seq uint64) lease.Annotations {
-	return own(a).With(annotationToken, strconv.FormatUint(token, 10)).With(annotationSeq, strconv.FormatUint(seq, 10))
+func (q *Lease) stamped(a lease.Annotations, token, seq uint64) lease.Annotations {
+	return own(a).With(annotationToken, strconv.FormatUint(token, 10)).With(annotationSeq, strconv.FormatUint(seq, 10)).With(annotationMembers, q.list)
+}
+
+// digest is the members' list's annotationMembers: the first 8 bytes of
+// the SHA-256 of their names, each a URL reduced to the store and key it
+// names (sameStore) when it is one, in order.
+func digest(names []string) string {
+	h := sha256.New()
+	for _, n := range names {
+		if u, err := url.Parse(n); err == nil && u.Scheme != "" {
+			n = sameStore(u)
+		}
+		h.Write([]byte(n + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // note raises seen to the quorum token of annotations read.

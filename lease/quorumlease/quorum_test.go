@@ -255,12 +255,17 @@ func open(t *testing.T, h memQuorum, who string) lease.Lease {
 	return l
 }
 
+// acquire acquires l, in a synctest bubble, and waits until the token's
+// writes that outlived the Acquire (to the members slower than its
+// majority) have landed, so that the faults a test sets next meet the
+// calls it means them for.
 func acquire(t *testing.T, l lease.Lease) lease.Term {
 	t.Helper()
 	tm, err := l.Acquire(context.Background())
 	if err != nil {
 		t.Fatalf("%s's Acquire: %v", l.Options().Identity, err)
 	}
+	synctest.Wait()
 	return tm
 }
 
@@ -628,7 +633,7 @@ func TestHungMemberNotWaitedForTwice(t *testing.T) {
 		}
 		h.stores[0].Heal("b")
 		h.stores[0].Delay("b", ct/4)
-		time.Sleep(ct)
+		time.Sleep(ct + ct/4) // past the end of any read begun while it hung
 		if took := attempt(); took != 0 {
 			t.Errorf("b's first attempt once member 1 answers again took %v, want no wait (its read, left running, answers)", took)
 		}
@@ -637,5 +642,54 @@ func TestHungMemberNotWaitedForTwice(t *testing.T) {
 			t.Errorf("b's attempt after member 1 answered again took %v, want its read's %v", took, ct/4)
 		}
 		time.Sleep(ct) // reads left running end within CallTimeout
+	})
+}
+
+// TestOtherMemberListsRefused: two contenders whose lists of members
+// differ have majorities that may share no member (a, b, c against d, e,
+// c: a leader on a and b, another on d and e). A contender refuses, by
+// name, a member that another holds in a quorum over another list, and
+// takes it once released, so that the members can be changed once every
+// contender over the old list has stopped.
+func TestOtherMemberListsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		stores := map[string]*memlease.Store{}
+		open := func(who string, names ...string) lease.Lease {
+			var members []lease.Lease
+			for _, n := range names {
+				if stores[n] == nil {
+					stores[n] = memlease.NewStore()
+				}
+				l, err := stores[n].Open("job", lease.Options{Identity: who, TTL: ttl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				members = append(members, l)
+			}
+			q, err := quorumlease.New(members, names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+		a := open("a", "mem://a", "mem://b", "mem://c")
+		b := open("b", "mem://d", "mem://e", "mem://c")
+		same := open("c", "mem://a", "mem://b", "mem://c")
+		ta := acquire(t, a)
+		tb, err := b.Acquire(ctx)
+		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(fmt.Sprint(err), `member 3 (mem://c) is held by "a" in a quorum over other members`) {
+			t.Errorf("b's Acquire over another list while a holds member 3: %+v, %v; want lease.ErrInvalid naming member 3", tb, err)
+		}
+		if _, err := same.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
+			t.Errorf("an Acquire over a's list while a holds it: %v, want lease.ErrHeld", err)
+		}
+		if err := a.Release(ctx, ta); err != nil {
+			t.Fatal(err)
+		}
+		if tb, err := b.Acquire(ctx); err != nil || tb.Token <= ta.Token {
+			t.Errorf("b's Acquire over another list once a released: %+v, %v; want a term above token %d", tb, err, ta.Token)
+		}
+		time.Sleep(ttl)
 	})
 }

@@ -26,7 +26,7 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: term %d is not this Lease's live quorum term: %w", t.Token, lease.ErrLost)
 	}
 	seq := q.seq + 1
-	if err := stamped(a, q.token, seq).Validate(); err != nil {
+	if err := q.stamped(a, q.token, seq).Validate(); err != nil {
 		q.mu.Unlock()
 		return lease.Term{}, fmt.Errorf("quorumlease: renew: %w", err)
 	}
@@ -68,7 +68,7 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 				return outcome{term: mt, won: true, err: fmt.Errorf("took the member back from a break of this term (%s): %w", lease.AnnotationBroken, errBroken)}
 			}
 		}
-		mt.Annotations = stamped(a, token, seq)
+		mt.Annotations = q.stamped(a, token, seq)
 		nt, err := l.Renew(ctx, mt)
 		if err != nil {
 			return outcome{term: mt, err: err, won: won}
@@ -79,7 +79,7 @@ func (q *Lease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
 		if q.renewed(i, o, token) == superseded && q.live && q.token == token {
 			q.demote()
 		}
-	})
+	}, false)
 
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -209,13 +209,13 @@ func (q *Lease) end(ctx context.Context, what string, t lease.Term, f func(l lea
 	held, terms, token, seq := q.endedStates, q.endedTerms, q.ended, q.seq
 	if !again {
 		seq++
-		if err := stamped(a, q.token, seq).Validate(); err != nil {
+		if err := q.stamped(a, q.token, seq).Validate(); err != nil {
 			q.mu.Unlock()
 			return fmt.Errorf("quorumlease: %s: %w", what, err)
 		}
 		held, terms, token = q.states(), q.terms(), q.token
 		for i := range terms {
-			terms[i].Annotations = stamped(a, token, seq)
+			terms[i].Annotations = q.stamped(a, token, seq)
 		}
 		q.live, q.ended, q.endedStates, q.endedTerms, q.seq = false, token, held, terms, seq
 		for i := range q.members {
