@@ -1,0 +1,84 @@
+package quorumlease_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// watchedCtx is a context that never ends and counts the functions
+// registered to run when it does (context.AfterFunc uses a context's own
+// AfterFunc method when it has one) that were not stopped since.
+type watchedCtx struct {
+	context.Context
+	done chan struct{}
+	mu   sync.Mutex
+	live int
+}
+
+func newWatchedCtx() *watchedCtx {
+	return &watchedCtx{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *watchedCtx) Done() <-chan struct{} { return c.done }
+
+func (c *watchedCtx) AfterFunc(func()) func() bool {
+	c.mu.Lock()
+	c.live++
+	c.mu.Unlock()
+	var once sync.Once
+	return func() bool {
+		stopped := false
+		once.Do(func() {
+			c.mu.Lock()
+			c.live--
+			c.mu.Unlock()
+			stopped = true
+		})
+		return stopped
+	}
+}
+
+func (c *watchedCtx) registered() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live
+}
+
+// TestRedTeam21RenewLeavesNothingOnItsContext: a Renew leaves nothing
+// registered on its caller's context once it has returned and its calls
+// have: eachUntil stopped the function it registered on ctx (to cut its
+// calls off if ctx ends before a majority answered) only when a call was
+// still running as it returned, so every renewal whose calls had all
+// returned by then (a member failing at once, the majority's slowest
+// last) left one, held by ctx until ctx ended: a caller that renews under
+// one long-lived context (leasebench's loops, a program's own renew loop)
+// grew by one for every renewal, a goroutine each when ctx is of a type
+// the context package does not know.
+func TestRedTeam21RenewLeavesNothingOnItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		l := open(t, h, "a")
+		term := acquire(t, l)
+		// Member 3 fails at once and the others answer after it: every
+		// call has returned when a majority has.
+		h.stores[0].Delay("a", time.Millisecond)
+		h.stores[1].Delay("a", time.Millisecond)
+		h.stores[2].Partition("a")
+		time.Sleep(ttl / 8) // the quorum token's write to the last member lands
+		ctx := newWatchedCtx()
+		const renewals = 20
+		for i := range renewals {
+			var err error
+			if term, err = l.Renew(ctx, term); err != nil {
+				t.Fatalf("renewal %d: %v", i+1, err)
+			}
+		}
+		synctest.Wait()
+		if n := ctx.registered(); n != 0 {
+			t.Errorf("after %d renewals under one context, %d functions are still registered on it", renewals, n)
+		}
+	})
+}
