@@ -501,7 +501,10 @@ func (q *Lease) eachUntil(ctx context.Context, ok func(i int) bool, f func(ctx c
 	<-done
 	mu.Lock()
 	defer mu.Unlock()
-	if pending > 0 && stop() {
+	// stop unregisters cancel from ctx whether or not a call still runs:
+	// left registered, it would be held by ctx until ctx ends, one for
+	// every write under a long-lived context (red team 21).
+	if stop() && pending > 0 {
 		time.AfterFunc(time.Until(start.Add(q.opts.CallTimeout)), cancel)
 	}
 	return out
