@@ -367,6 +367,17 @@ func (h *heldLease) RenewalsShow() bool { return lease.RenewalsShow(h.Lease) }
 
 func (h *heldLease) FollowerReads() int { return lease.FollowerReads(h.Lease) }
 
+// Idle passes the lease's on (lease.Idler), and returns at once for a
+// lease that has none or once the hold was left (the runner sleeps the
+// rest): a quorum reads the members its term does not hold between
+// writes, without which a member back from an outage is never held again
+// and a second member's outage ends the hold (red team 21).
+func (h *heldLease) Idle(ctx context.Context, until time.Time) {
+	if l, ok := h.Lease.(lease.Idler); ok && !h.gone.Load() {
+		l.Idle(ctx, until)
+	}
+}
+
 // holdChecked is called once keepHold has found the command still
 // running on a signal, before it stops it: tests make the command exit
 // there.
