@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 // watchedCtx is a context that never ends and counts the functions
@@ -79,6 +81,58 @@ func TestRedTeam21RenewLeavesNothingOnItsContext(t *testing.T) {
 		synctest.Wait()
 		if n := ctx.registered(); n != 0 {
 			t.Errorf("after %d renewals under one context, %d functions are still registered on it", renewals, n)
+		}
+	})
+}
+
+// gated is a member whose Acquire waits until gate is closed (or its
+// context ends).
+type gated struct {
+	lease.Lease
+	gate chan struct{}
+}
+
+func (g gated) Wait(r lease.Record) time.Duration { return g.Lease.(lease.Watcher).Wait(r) }
+
+func (g gated) Acquire(ctx context.Context) (lease.Term, error) {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return lease.Term{}, ctx.Err()
+	}
+	return g.Lease.Acquire(ctx)
+}
+
+// TestRedTeam21ReleaseTakesTheLateTakeBack: a renewal's take-back of a
+// member that outlives the renewal (here member 1's Acquire, held back)
+// and wins the member after the holder's Release began is released too,
+// not left held for a TTL: a contender's Acquire right after the Release
+// takes the lease (it would yield to the holder of member 1, the first in
+// the members' order, for a TTL). Holds: Release waits for the calls that
+// outlived the renewal before it reads which members the term holds
+// (settle); without that wait this fails.
+func TestRedTeam21ReleaseTakesTheLateTakeBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		gate := make(chan struct{})
+		a := openFirstAs(t, h, "a", func(l lease.Lease) lease.Lease { return gated{l, gate} })
+		b := open(t, h, "b")
+		h.stores[0].Partition("a")
+		term := acquire(t, a) // on members 2 and 3
+		h.stores[0].Heal("a")
+		term, err := a.Renew(t.Context(), term) // its take-back of member 1 waits at the gate
+		if err != nil {
+			t.Fatal(err)
+		}
+		released := make(chan error, 1)
+		go func() { released <- a.Release(t.Context(), term) }()
+		time.Sleep(ttl / 20)
+		close(gate)
+		if err := <-released; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Acquire(t.Context()); err != nil {
+			t.Errorf("b's Acquire right after a's Release: %v (member 1: %+v)", err, h.holderOf(t, 0))
 		}
 	})
 }
