@@ -136,3 +136,70 @@ func TestRedTeam21ReleaseTakesTheLateTakeBack(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeam21MemberWritesARenewIntervalApart: two writes of a term to
+// one member land at least a renew interval apart, as the runner keeps
+// them on a single store (its renewals go a renew interval after the one
+// before returned), so that the member's follower, whose reads are no
+// further apart, cannot miss two of them hidden by one restore (lease/
+// driver's "Why a follower never takes over a live holder", rule 2; red
+// team 11). A renewal now returns once a majority took it, and its call to
+// a slower member lands after: member 3 answering one renewal in 390 ms
+// (within CallTimeout, 400 ms) and the next in 5 ms, the two writes land
+// 370 ms apart, less than the renew interval (750 ms), and a follower of
+// member 3 can miss both behind one restore and take it over while the
+// holder's term counts it (RT21-2). The quorum's own argument ("Why at
+// most one leader") takes each member's contract as given; with a restore
+// on member 3 alone a follower cannot take a majority, so no second
+// leader follows in the simulation's fault model, but member 3's
+// contract is broken.
+func TestRedTeam21MemberWritesARenewIntervalApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemQuorum(3)
+		a := open(t, h, "a")
+		for _, s := range h.stores {
+			s.Delay("a", 5*time.Millisecond)
+		}
+		term := acquire(t, a)
+		time.Sleep(ttl / 8)
+		var (
+			mu     sync.Mutex
+			landed []time.Time
+		)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { // the instants member 3's record changes
+			last, _ := h.stores[2].Bytes("job")
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+				}
+				if b, _ := h.stores[2].Bytes("job"); string(b) != string(last) {
+					last = b
+					mu.Lock()
+					landed = append(landed, time.Now())
+					mu.Unlock()
+				}
+			}
+		})
+		ri := a.Options().RenewInterval
+		for _, d := range []time.Duration{390 * time.Millisecond, 5 * time.Millisecond} {
+			h.stores[2].Delay("a", d)
+			var err error
+			if term, err = a.Renew(t.Context(), term); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(ri) // the runner's wait after a renewal returned
+		}
+		close(stop)
+		wg.Wait()
+		if len(landed) != 2 {
+			t.Fatalf("member 3's record changed at %v, want twice", landed)
+		}
+		if gap := landed[1].Sub(landed[0]); gap < ri {
+			t.Errorf("two renewals' writes to member 3 landed %v apart, less than the renew interval %v", gap, ri)
+		}
+	})
+}
