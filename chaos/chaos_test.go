@@ -179,11 +179,16 @@ func TestChaos(t *testing.T) {
 
 // TestChaosCatchesUnsafeContenders shows that the checker finds overlaps
 // when a safety rule is broken on purpose: the contenders run with
-// -unsafe-renew-deadline 1.5 (RenewDeadline = 1.5 × TTL, beyond the TTL), and
+// -unsafe-renew-deadline 2.5 (RenewDeadline = 2.5 × TTL, beyond the TTL), and
 // the leader is cut off from the store (its proxy disabled) three times,
 // each time until another contender leads (at most 10 TTLs: how long that
 // takes depends on the machine's load), so it keeps acting while another
-// contender takes over.
+// contender takes over. A follower takes over up to a renew interval and a
+// TTL after the cut-off leader's last write was sent, and later on a loaded
+// machine: at 1.5 × TTL, the cut-off leader had stepped down first in one
+// loaded run (elected, cut off before its first renewal, demoted 3.0 s
+// after its acquisition was sent; its successor came 3.5 s after it), and
+// the check found nothing to find.
 func TestChaosCatchesUnsafeContenders(t *testing.T) {
 	t.Parallel()
 	tp, bins, _ := setup(t)
@@ -193,7 +198,7 @@ func TestChaosCatchesUnsafeContenders(t *testing.T) {
 	}
 	b := backends[i]
 	upstream, contender, _ := b.prepare(t, os.Getenv(b.variable))
-	c := newChaos(t, tp, bins, runnerMode, b, upstream, contender, 1.5)
+	c := newChaos(t, tp, bins, runnerMode, b, upstream, contender, 2.5)
 	time.Sleep(c.between(1, 1.5)) // the first election
 	for range 3 {
 		c.partitionUntilTakeover(10 * b.ttl)
@@ -201,7 +206,7 @@ func TestChaosCatchesUnsafeContenders(t *testing.T) {
 	}
 	c.stopAll()
 	res := c.check()
-	t.Logf("%s with RenewDeadline 1.5 × TTL:\n%s", b.name, res.Summary(c.faults))
+	t.Logf("%s with RenewDeadline 2.5 × TTL:\n%s", b.name, res.Summary(c.faults))
 	if len(res.Overlaps) == 0 {
 		t.Errorf("%s: no overlap found although the contenders outlast their TTL when cut off; the checker or the faults do not work (logs in %s)", b.name, c.dir)
 	}
