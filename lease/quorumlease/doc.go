@@ -73,9 +73,11 @@
 // A follower reads every member each time it tries (n reads, as n single
 // leases cost), so that its judgement of each member's expiry runs, and
 // waits for every read, however slow, except a member whose latest read
-// had no answer within CallTimeout (a store that hangs): its reads go on
-// without being waited for, until one answers, so that a hung member
-// costs a follower one CallTimeout, not one at every attempt. When
+// had no answer within CallTimeout (a store that hangs), less than a
+// renew interval ago: its reads go on without being waited for, until one
+// answers, so that a hung member costs a follower one CallTimeout, not one
+// at every attempt (a contender that has not read it for longer, as after
+// leading, waits for it once again). When
 // another contender holds a majority, it writes nothing. Otherwise it
 // takes the lowest member in the members' order that it can reach, and
 // only once it holds that one, every other free member at once: of

@@ -61,10 +61,12 @@ type member struct {
 	// busy is closed when a write's call to the member that outlived the
 	// write returns; nil when none runs (eachUntil).
 	busy chan struct{}
-	// silent: the latest read of the member that returned had no answer
-	// within CallTimeout; reading: a read of a silent member runs, that
-	// nobody waits for (readAll).
-	reading, silent bool
+	// silent: until when the member counts as silent, a renew interval
+	// after the latest read of it that returned had no answer within
+	// CallTimeout (zero when it answered); reading: a read of a silent
+	// member runs, that nobody waits for (readAll).
+	silent  time.Time
+	reading bool
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -332,6 +334,17 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 // contenders that start together agree on the first member they can
 // reach (red team 19's RT19-2: reads cut off at a grace made each anchor
 // on another member).
+//
+// A member is silent for a renew interval after its read that had no
+// answer returned: a contender that tries at a follower's pace reads it
+// again within that (each of those reads, left running, says it anew),
+// and one that has not read it since (a leader, one that waited out a
+// cool-down) waits for it, once, as at its first read. A member counted
+// silent until the next read, however late, was not waited for by a
+// contender that had led through its hang, long after it came back, and
+// with another member down, that contender and another that started with
+// it each anchored on a member of their own, and neither led (red team
+// 22's RT22-1).
 func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 	out := make([]outcome, len(q.members))
 	var wg sync.WaitGroup
@@ -346,7 +359,7 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 			continue
 		}
 		rctx, cancel := ctx, context.CancelFunc(func() {})
-		wait := !m.silent
+		wait := !time.Now().Before(m.silent)
 		switch {
 		case wait:
 			wg.Add(1)
@@ -367,7 +380,10 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 			if !wait {
 				m.reading = false
 			}
-			m.silent = err != nil && !errors.Is(err, lease.ErrNoRecord) && rctx.Err() != context.Canceled && time.Since(sent) >= q.opts.CallTimeout
+			m.silent = time.Time{}
+			if err != nil && !errors.Is(err, lease.ErrNoRecord) && rctx.Err() != context.Canceled && time.Since(sent) >= q.opts.CallTimeout {
+				m.silent = time.Now().Add(q.opts.RenewInterval)
+			}
 			q.mu.Unlock()
 			if wait {
 				out[i] = outcome{rec: rec, err: err, done: true}

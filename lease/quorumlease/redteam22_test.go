@@ -2,6 +2,7 @@ package quorumlease_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -71,5 +72,42 @@ func TestRedTeam22StaleSilenceSplitsTheAnchor(t *testing.T) {
 			t.Errorf("b and c tried together, member 1 up for both, member 3 down: members held by %v, b's attempt %v, c's %v; want one of them to lead", holders, won["b"], won["c"])
 		}
 		time.Sleep(ttl) // the calls that outlive the attempts end
+	})
+}
+
+// TestRedTeam22HungMemberNotWaitedForAtAFollowersPace: a follower whose
+// attempts are a renew interval apart, the sparsest a follower that keeps
+// its count towards expiry reads at, waits for a hung member once, not at
+// every attempt: its silence lasts a renew interval after each read of it
+// that had no answer, and each attempt's read, left running, says it anew.
+func TestRedTeam22HungMemberNotWaitedForAtAFollowersPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := newMemQuorum(3)
+		a := open(t, h, "a")
+		// A CallTimeout short of half the renew interval: a silence that
+		// lasted a CallTimeout after its read would be over at each
+		// attempt.
+		b, err := h.Open(ctx, "job", lease.Options{Identity: "b", TTL: ttl, CallTimeout: ttl / 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ta := acquire(t, a)
+		h.stores[0].Hang("b")
+		ri := b.Options().RenewInterval
+		for i := range 6 {
+			began := time.Now()
+			if _, err := b.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
+				t.Fatalf("b's attempt while a holds: %v, want lease.ErrHeld", err)
+			}
+			if took := time.Since(began); i > 0 && took != 0 {
+				t.Errorf("b's attempt %d, a renew interval after the one before, with member 1 hung, took %v, want no wait", i+1, took)
+			}
+			time.Sleep(ri - time.Since(began))
+			if ta, err = a.Renew(ctx, ta); err != nil {
+				t.Fatalf("a's renewal: %v", err)
+			}
+		}
+		time.Sleep(ttl) // reads left running end within CallTimeout
 	})
 }
