@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 )
 
 // TestRedTeam22StaleSilenceSplitsTheAnchor: a member that hung for a
@@ -109,5 +110,46 @@ func TestRedTeam22HungMemberNotWaitedForAtAFollowersPace(t *testing.T) {
 			}
 		}
 		time.Sleep(ttl) // reads left running end within CallTimeout
+	})
+}
+
+// TestRedTeam22AnswerOutranksAnEarlierReadsSilence: a member that answered
+// is waited for from the read after, even when a read of it sent earlier,
+// left running from the time it hung, returns after that answer with no
+// answer of its own (a request lost in the hang, timed out at CallTimeout).
+// That read's silence, older than the answer, made b count member 1 silent
+// again, for a renew interval, right after member 1 had answered it.
+func TestRedTeam22AnswerOutranksAnEarlierReadsSilence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		h := newMemQuorum(3)
+		a, b := open(t, h, "a"), open(t, h, "b")
+		acquire(t, a)
+		ct, ri := b.Options().CallTimeout, b.Options().RenewInterval
+		member1 := func() quorumlease.Member { return b.(interface{ Members() []quorumlease.Member }).Members()[0] }
+		h.stores[0].Hang("b")
+		began := time.Now()
+		if _, err := b.Observe(ctx); err != nil { // member 1 silent from CallTimeout on
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(began.Add(ct + ri - ct/2)))
+		if _, err := b.Observe(ctx); err != nil { // its read of member 1 left running
+			t.Fatal(err)
+		}
+		// The read left running stays lost; the silence is over before
+		// it returns.
+		h.stores[0].Heal("b")
+		time.Sleep(time.Until(began.Add(ct + ri + ct/8)))
+		if _, err := b.Observe(ctx); err != nil || member1().Err != nil {
+			t.Fatalf("b's Observe a renew interval after member 1's silence began, member 1 answering: %v, member 1 %+v; want member 1 read", err, member1())
+		}
+		time.Sleep(ct) // the read left running returns, with no answer
+		if _, err := b.Observe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m := member1(); m.Err != nil {
+			t.Errorf("b's Observe after member 1 answered: member 1 %v, want its record: it answered the read before", m.Err)
+		}
+		time.Sleep(ct) // reads left running end within CallTimeout
 	})
 }
