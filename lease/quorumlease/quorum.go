@@ -62,11 +62,12 @@ type member struct {
 	// write returns; nil when none runs (eachUntil).
 	busy chan struct{}
 	// silent: until when the member counts as silent, a renew interval
-	// after the latest read of it that returned had no answer within
-	// CallTimeout (zero when it answered); reading: a read of a silent
-	// member runs, that nobody waits for (readAll).
-	silent  time.Time
-	reading bool
+	// after the latest read of it had no answer within CallTimeout (zero
+	// when it answered), latest by heard, when the read that said so was
+	// sent; reading: a read of a silent member runs, that nobody waits
+	// for (readAll).
+	silent, heard time.Time
+	reading       bool
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -344,7 +345,9 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 // contender that had led through its hang, long after it came back, and
 // with another member down, that contender and another that started with
 // it each anchored on a member of their own, and neither led (red team
-// 22's RT22-1).
+// 22's RT22-1). A read's verdict stands only over the reads sent before
+// it: a read left running from a hang, lost there, that returns after a
+// later read of the member answered does not silence it again (RT22-2).
 func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 	out := make([]outcome, len(q.members))
 	var wg sync.WaitGroup
@@ -380,9 +383,11 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 			if !wait {
 				m.reading = false
 			}
-			m.silent = time.Time{}
-			if err != nil && !errors.Is(err, lease.ErrNoRecord) && rctx.Err() != context.Canceled && time.Since(sent) >= q.opts.CallTimeout {
-				m.silent = time.Now().Add(q.opts.RenewInterval)
+			if !sent.Before(m.heard) { // not outrun by a later read's answer
+				m.heard, m.silent = sent, time.Time{}
+				if err != nil && !errors.Is(err, lease.ErrNoRecord) && rctx.Err() != context.Canceled && time.Since(sent) >= q.opts.CallTimeout {
+					m.silent = time.Now().Add(q.opts.RenewInterval)
+				}
 			}
 			q.mu.Unlock()
 			if wait {
