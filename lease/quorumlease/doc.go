@@ -46,6 +46,22 @@
 // contenders at once, which that member's contract forbids. The runner
 // steps down at Sent plus RenewDeadline, as on any lease.
 //
+// One member's contract rests on its holder's writes landing at least a
+// renew interval apart (lease/driver's rule 2: a follower's reads, no
+// further apart, then miss at most one write hidden by a restore). A
+// renewal does not wait for a member slower than its majority, so that
+// member's write lands late, and the next renewal's may land less than a
+// renew interval after it (red team 21's RT21-2, open). A restore of that
+// member could then hide two writes from a follower, which takes the
+// member over while the holder still counts it. A second leader then
+// needs another member of the holder's majority too: either one whose
+// record is also restored, or, with the holder's majority down to that
+// member and one more, a third member cut off from the holder and taken
+// by the follower. That is a restore and an outage at once, of two of
+// three members: more than the minority whose restores, deletes and
+// outages a quorum survives (below), and beyond the seeded simulation's
+// fault modes, which found no such schedule.
+//
 // # Why tokens increase
 //
 // The quorum's fencing token is its own: each member's record carries it
