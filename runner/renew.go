@@ -42,7 +42,6 @@ func (r *Runner) idle(ctx context.Context, until time.Time) {
 // can land after the release, and then closes the term's RenewalsDone
 // channel. Each renewal is a write of the term (write): it counts from
 // when it was sent or was due, whichever is earlier.
-
 func (r *Runner) keepRenewing(ctx context.Context, st *leadership, stopTerm context.CancelCauseFunc) {
 	defer close(st.renewalsDone)
 	tn, acked := st.tenure(), time.Now()
