@@ -234,7 +234,11 @@ func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 	case x := <-done:
 		res, err = x.res, x.err
 	case <-left:
+	}
+	select {
+	case <-left: // closed before keepHold ends onceCtx, so seen here even when RunOnce returned first
 		return interrupted(ctx, "the minimum hold was left without releasing the lease; it lapses a TTL after its last write")
+	default:
 	}
 	if f := s.fatal.Load(); f != nil {
 		return f
@@ -328,8 +332,8 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 	}
 	s.hold.leave()
 	s.log.Warn("second signal: leaving the minimum hold without releasing the lease; it lapses a TTL after its last write", "hold_until", until.UTC().Format(time.RFC3339))
+	close(left) // before onceCtx ends: RunOnce then returns Ran, and runOnce must not take that for the exit
 	stop(context.Cause(runCtx))
-	close(left)
 }
 
 // heldLease is the lease of a --once --min-hold run: once left, it writes
