@@ -1,0 +1,7 @@
+// Package depcheck holds the module's test of what each library package
+// links: lease, runner, shard and the backends that need no SDK link no
+// cloud's SDK and no gRPC, and each cloud backend links its own cloud's SDK
+// and no other's, so that a program that imports one backend pays for
+// that cloud alone (the weight of every cloud is the CLI's, which links
+// them all). It has no code of its own.
+package depcheck
