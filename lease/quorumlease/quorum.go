@@ -328,8 +328,15 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 // answer within CallTimeout: a store that hangs, a partition that drops
 // packets): those go on, until CallTimeout, without being waited for, and
 // count as failed reads (errSilent), as does a member whose earlier read
-// still runs. A member that answers again is waited for again from the
-// read after. Waiting out a hung member's CallTimeout at every attempt
+// still runs, even once its silence is over: that read's answer, or its
+// lack, says whether the member is back. A member that answers again is
+// waited for again from the read after. A member whose silence ended
+// while the read an attempt within it had left running still ran was
+// waited for, a CallTimeout, every few attempts at a follower's pace, and
+// a takeover that fell on one was a fifth of a TTL late; the price is that
+// a member back from a hang while such a read, lost in it, still runs is
+// read again only once that read has returned and the silence it says is
+// over (CallTimeout and a renew interval at most). Waiting out a hung member's CallTimeout at every attempt
 // delayed each takeover by a fifth of the TTL (leasebench, one member
 // hanging); a member that is up, however slow, is waited for, so that
 // contenders that start together agree on the first member they can
@@ -361,15 +368,15 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 		if !ok(i) {
 			continue
 		}
-		rctx, cancel := ctx, context.CancelFunc(func() {})
-		wait := !time.Now().Before(m.silent)
-		switch {
-		case wait:
-			wg.Add(1)
-		case m.reading: // its read goes on from an earlier call
+		if m.reading { // its read goes on from an earlier call, even once the silence that left it running is over
 			out[i] = outcome{err: errSilent, done: true}
 			continue
-		default:
+		}
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		wait := !time.Now().Before(m.silent)
+		if wait {
+			wg.Add(1)
+		} else {
 			out[i] = outcome{err: errSilent, done: true}
 			m.reading = true
 			rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), q.opts.CallTimeout)
