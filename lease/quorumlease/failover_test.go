@@ -42,40 +42,51 @@ func (c *crashAfterRenewal) Renew(ctx context.Context, t lease.Term) (lease.Term
 }
 
 // TestCrashFailoverInTTLs is leasebench's crash failover on a quorum of
-// three memleases, in a synctest bubble: two runners, the holder crashes
-// right after a renewal at a random phase, and the follower's takeover is
-// timed from that renewal's Sent. With every member up, and with member 1
-// hung for both (its calls never answer), no takeover may take more than
-// 1.10 TTL: stores that answer at once leave the quorum's own waits alone
-// in the figure. With member 1 hung, a follower that waited for it a
-// CallTimeout every few attempts (its silence over while the read an
-// earlier attempt left running still ran) took over at up to 1.22 TTL
-// (p90 1.17 over 300 trials), while leasebench's goal with one member
-// down is a p99 of 1.15.
+// three memleases, in a synctest bubble, in both of its regimes: two
+// runners, the follower started at random within a third of a TTL of the
+// holder's election, the holder crashing right after a renewal at a random
+// phase (warmed: three TTLs on; just started: within a TTL less a renew
+// interval of the follower's start), and the follower's takeover timed
+// from that renewal's Sent. Stores that answer at once leave the quorum's
+// own waits alone in the figure, so every trial must meet leasebench's
+// goals for the p99: 1.10 TTL with every member up, 1.15 with member 1
+// hung for both (its calls never answer). With member 1 hung, a follower
+// that waited for it a CallTimeout every few attempts (its silence over
+// while the read an earlier attempt left running still ran) took over at
+// up to 1.22 TTL, warmed (p90 1.17 over 300 trials).
 func TestCrashFailoverInTTLs(t *testing.T) {
 	const trials = 100
-	for _, hung := range []bool{false, true} {
+	for _, c := range []struct{ hung, justStarted bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		hung := c.hung
 		rng := rand.New(rand.NewPCG(1, 2))
 		var ds []float64
 		for range trials {
-			phase := time.Duration(rng.Int64N(int64(ttl)))
+			before, phase := time.Duration(rng.Int64N(int64(ttl/3))), 3*ttl+time.Duration(rng.Int64N(int64(ttl)))
+			if c.justStarted {
+				before, phase = time.Duration(rng.Int64N(int64(ttl/3))), time.Duration(rng.Int64N(int64(ttl-runner.DefaultRenewInterval(ttl))))
+			}
 			synctest.Test(t, func(t *testing.T) {
-				ds = append(ds, crashFailover(t, hung, phase))
+				ds = append(ds, crashFailover(t, hung, before, phase))
 			})
 		}
 		slices.Sort(ds)
-		t.Logf("member 1 hung %v: crash failover ÷ TTL over %d trials: min %.3f, p50 %.3f, p90 %.3f, max %.3f",
-			hung, trials, ds[0], ds[trials/2], ds[trials*9/10], ds[trials-1])
-		if ds[trials-1] > 1.10 {
-			t.Errorf("member 1 hung %v: the slowest of %d crash failovers took %.3f TTL, want at most 1.10", hung, trials, ds[trials-1])
+		t.Logf("just started %v, member 1 hung %v: crash failover ÷ TTL over %d trials: min %.3f, p50 %.3f, p90 %.3f, max %.3f",
+			c.justStarted, hung, trials, ds[0], ds[trials/2], ds[trials*9/10], ds[trials-1])
+		goal := 1.10 // leasebench's goals for the p99: here, every trial
+		if hung {
+			goal = 1.15
+		}
+		if ds[trials-1] > goal {
+			t.Errorf("just started %v, member 1 hung %v: the slowest of %d crash failovers took %.3f TTL, want at most %.2f", c.justStarted, hung, trials, ds[trials-1], goal)
 		}
 	}
 }
 
-// crashFailover runs one trial: the holder crashes phase after its third
-// TTL of leading, and the follower takes over. It returns the takeover's
-// time from the holder's last renewal, in TTLs.
-func crashFailover(t *testing.T, hung bool, phase time.Duration) float64 {
+// crashFailover runs one trial: the follower starts before after the
+// holder's election, the holder crashes right after its first renewal
+// phase after that, and the follower takes over. It returns the
+// takeover's time from the holder's last renewal, in TTLs.
+func crashFailover(t *testing.T, hung bool, before, phase time.Duration) float64 {
 	h := newMemQuorum(3)
 	if hung {
 		h.stores[0].Hang("a")
@@ -104,13 +115,13 @@ func crashFailover(t *testing.T, hung bool, phase time.Duration) float64 {
 		go func() { _ = r.Run(ctx) }()
 	}
 	start(holder, func() {})
-	time.Sleep(ttl / 2)
+	time.Sleep(ttl/2 + before)
 	start(open(t, h, "b"), func() {
 		mu.Lock()
 		defer mu.Unlock()
 		took = time.Now()
 	})
-	time.Sleep(3*ttl + phase)
+	time.Sleep(phase)
 	holder.mu.Lock()
 	holder.armed = true
 	holder.mu.Unlock()
