@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/api/option"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/internal/pricing"
 	"github.com/leasehold/leasehold/lease"
@@ -283,8 +283,8 @@ func byTarget(r *http.Request) string {
 // setupGCS uses the emulator's bucket, with this run's leases under the
 // prefix run/.
 func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.Duration) (*store, string, error) {
-	client := func(ep string) (*storage.Client, error) {
-		return storage.NewClient(ctx, option.WithEndpoint(ep+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
+	client := func(ep string) (*storage.Service, error) {
+		return storage.NewService(ctx, option.WithEndpoint(ep+"/storage/v1/"), option.WithoutAuthentication())
 	}
 	admin, err := client(endpoint)
 	if err != nil {
@@ -311,15 +311,12 @@ func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.
 		groups: run + "/",
 		label:  func(r *http.Request) string { return r.Method },
 		cleanup: func(ctx context.Context) {
-			it := admin.Bucket(bucket).Objects(ctx, &storage.Query{Prefix: run + "/"})
-			for {
-				attrs, err := it.Next()
-				if err != nil {
-					break
+			_ = admin.Objects.List(bucket).Prefix(run+"/").Fields("nextPageToken", "items(name)").Pages(ctx, func(page *storage.Objects) error {
+				for _, obj := range page.Items {
+					_ = admin.Objects.Delete(bucket, obj.Name).Context(ctx).Do()
 				}
-				_ = admin.Bucket(bucket).Object(attrs.Name).Delete(ctx)
-			}
-			_ = admin.Close()
+				return nil
+			})
 		},
 	}, "", nil
 }

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/api/option"
-
-	"cloud.google.com/go/storage"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
@@ -54,7 +53,7 @@ func TestRaceOneWinner(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	const contenders, rounds = 8, 10
-	clients := make([]*storage.Client, contenders)
+	clients := make([]*storage.Service, contenders)
 	for i := range clients {
 		clients[i] = s.Client(t, nil)
 	}
@@ -157,11 +156,10 @@ func TestMissingBucket(t *testing.T) {
 func TestUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
 	storetest.Unreachable(t, testCallTimeout, func(t *testing.T, ctx context.Context, endpoint string) error {
-		c, err := storage.NewClient(ctx, option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
+		c, err := storage.NewService(ctx, option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication())
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close() })
 		l, err := gcslease.Open(ctx, gcslease.Options{Bucket: "leases", Object: "jobs", Client: c}, testOptions("worker-1"))
 		if err != nil {
 			t.Fatalf("Open: %v", err)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
+	"strconv"
+	"strings"
 
 	"cloud.google.com/go/auth/credentials"
 
@@ -15,6 +18,21 @@ import (
 // an emulator (fake-gcs-server), which it then reaches without credentials.
 const emulatorHostEnv = "STORAGE_EMULATOR_HOST"
 
+// emulatorEndpoint is the JSON API's base URL at host, the value of
+// STORAGE_EMULATOR_HOST: host:port, reached over plain HTTP, or a URL with
+// its scheme, as the Cloud Storage client libraries read the variable.
+func emulatorEndpoint(host string) (string, error) {
+	u := &url.URL{Scheme: "http", Host: host}
+	if strings.Contains(host, "://") {
+		var err error
+		if u, err = url.Parse(host); err != nil || u.Host == "" {
+			return "", &lease.OptionError{Pkg: "gcslease", Field: emulatorHostEnv, Value: strconv.Quote(host), Reason: "must be host:port or a URL such as http://host:port"}
+		}
+	}
+	u.Path = "/storage/v1/"
+	return u.String(), nil
+}
+
 // Credentials implements driver.CredentialSource. For a client Open built,
 // it finds Application Default Credentials as the client did and asks them
 // for a token (from the metadata server or Google's token endpoint, not the
@@ -22,7 +40,7 @@ const emulatorHostEnv = "STORAGE_EMULATOR_HOST"
 func (d *conn) Credentials(ctx context.Context) (string, error) {
 	switch {
 	case !d.adc:
-		return "the storage.Client given in gcslease.Options (its credentials are its own)", nil
+		return "the storage.Service given in gcslease.Options (its credentials are its own)", nil
 	case os.Getenv(emulatorHostEnv) != "":
 		return fmt.Sprintf("none: %s=%s points the client at an emulator, reached without credentials", emulatorHostEnv, os.Getenv(emulatorHostEnv)), nil
 	}

@@ -14,18 +14,23 @@
 //
 // # Requests
 //
+// The driver speaks Cloud Storage's JSON API through Google's client of it,
+// google.golang.org/api/storage/v1 (not cloud.google.com/go/storage, whose
+// gRPC transport would be linked into every program that imports
+// gcslease).
+//
 // A read is one JSON API download of the object (GET ...?alt=media), which
 // returns the record and, in its x-goog-generation header, its
 // generation: the version. Acquiring a
 // free lease is that read and one upload with ifGenerationMatch=0; a
 // renewal, a release and a takeover are one upload with
 // ifGenerationMatch=<generation> (a takeover after the reads that judged
-// expiry). Each upload is a single multipart request (the writer's
+// expiry). Each upload is a single multipart request (its media's
 // ChunkSize is 0). A write whose outcome is unknown (a timeout, a lost
 // response, a failed condition) is followed by one read that resolves it.
-// The client's own retries are off (storage.RetryNever): each call is one
-// request, bounded by lease.Options.CallTimeout, and the caller (the
-// runner) retries.
+// The client retries a call only when asked to (WithRetry), and the driver
+// never asks: each call is one request, bounded by
+// lease.Options.CallTimeout, and the caller (the runner) retries.
 //
 // # The store is checked before the first write
 //
@@ -132,7 +137,8 @@
 // # Configuration
 //
 // In Go, Open takes the bucket, the object's name and, optionally, a
-// *storage.Client; without one it builds a client with Application Default
+// *storage.Service of google.golang.org/api/storage/v1 (storage.NewService);
+// without one it builds a client with Application Default
 // Credentials: the attached service account on Cloud Run, GKE (workload
 // identity) and Compute Engine, a key file named by
 // GOOGLE_APPLICATION_CREDENTIALS, or the login of gcloud auth
@@ -144,8 +150,11 @@
 // The URL's path is the object's name. gs:// URLs take no query
 // parameters; any is rejected with lease.ErrInvalid naming it.
 //
-// To use an emulator (fake-gcs-server), set the client's standard
-// variable, which Open and URLs honour:
+// To use an emulator (fake-gcs-server), set the Cloud Storage client
+// libraries' standard variable, which Open and URLs honour when they build
+// the client (a client of your own takes the emulator's endpoint,
+// http://HOST:PORT/storage/v1/, with option.WithEndpoint, and
+// option.WithoutAuthentication):
 //
 //	STORAGE_EMULATOR_HOST=127.0.0.1:4443
 //

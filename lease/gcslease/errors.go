@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 
 	"github.com/leasehold/leasehold/lease"
@@ -37,7 +36,7 @@ func (o op) String() string {
 	}
 }
 
-// classify maps an error of the Cloud Storage client to the lease package's
+// classify maps an error of the Cloud Storage JSON API client to the lease package's
 // sentinels: the driver's only error mapping. The result wraps both the
 // sentinel and err, so errors.Is(err, driver.ErrConflict) and errors.As(err,
 // &googleapi.Error) both work. When ctx has ended, ctx's own error is
@@ -75,7 +74,7 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 	switch {
 	case status == http.StatusPreconditionFailed:
 		return wrap(driver.ErrConflict, "the object's generation is not the one expected")
-	case o == opGet && (status == http.StatusNotFound || errors.Is(err, storage.ErrObjectNotExist)):
+	case o == opGet && status == http.StatusNotFound:
 		return wrap(lease.ErrNoRecord, "")
 	case status == http.StatusNotFound:
 		return wrap(lease.ErrNotFound, fmt.Sprintf("bucket %q does not exist", d.bucket))

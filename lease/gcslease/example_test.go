@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"log"
 
-	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/gcslease"
@@ -36,16 +37,18 @@ func Example_open() {
 	_ = l.Release(ctx, term)
 }
 
-// A lease through a client you build. Run with
-// STORAGE_EMULATOR_HOST=127.0.0.1:4443 in the environment, the client
-// reaches fake-gcs-server (scripts/stack up gcs) instead of Cloud Storage.
+// A lease through a client you build: Cloud Storage's JSON API client,
+// google.golang.org/api/storage/v1, here with Application Default
+// Credentials. For fake-gcs-server, leave Client nil and set
+// STORAGE_EMULATOR_HOST=127.0.0.1:4443, or build the client with
+// option.WithEndpoint("http://127.0.0.1:4443/storage/v1/") and
+// option.WithoutAuthentication().
 func ExampleOpen() {
 	ctx := context.Background()
-	client, err := storage.NewClient(ctx, storage.WithJSONReads())
+	client, err := storage.NewService(ctx, option.WithUserAgent("my-service"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer client.Close()
 	l, err := gcslease.Open(ctx, gcslease.Options{
 		Bucket: "my-leases",
 		Object: "jobs/nightly-report",

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
@@ -30,13 +30,12 @@ func emulator(t *testing.T) (*store, string) {
 // proxiedClient returns a client of the store whose requests go through
 // the proxy at endpoint, with its store check done: the proxy's faults
 // then meet the lease's own requests only.
-func proxiedClient(t *testing.T, s *store, endpoint string) *storage.Client {
+func proxiedClient(t *testing.T, s *store, endpoint string) *storage.Service {
 	t.Helper()
-	c, err := storage.NewClient(context.Background(), option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
+	c, err := storage.NewService(context.Background(), option.WithEndpoint(endpoint+"/storage/v1/"), option.WithoutAuthentication())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
 	l := s.Open(t, c, s.Name("verify"), testOptions("verifier"))
 	if err := l.(driver.Verifier).Verify(t.Context()); err != nil {
 		t.Fatalf("Verify: %v", err)
@@ -88,7 +87,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 // foreign objects and deletes records directly.
 type proxiedHarness struct {
 	s         *store
-	c, direct *storage.Client
+	c, direct *storage.Service
 }
 
 func (h proxiedHarness) Open(ctx context.Context, name string, opts lease.Options) (lease.Lease, error) {
@@ -105,5 +104,5 @@ func (h proxiedHarness) WriteForeign(ctx context.Context, name string) error {
 }
 
 func (h proxiedHarness) Delete(ctx context.Context, name string) error {
-	return h.direct.Bucket(h.s.Bucket).Object(name).Delete(ctx)
+	return h.s.Delete(ctx, h.direct, name)
 }

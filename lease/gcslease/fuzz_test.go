@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
@@ -34,18 +34,17 @@ func FuzzReadObject(f *testing.F) {
 		f.Add([]byte(s.body), s.generation)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, generation string) {
-		client, err := storage.NewClient(context.Background(), option.WithEndpoint("http://storage.fuzz.invalid/storage/v1/"),
-			option.WithoutAuthentication(), storage.WithJSONReads(), option.WithHTTPClient(&http.Client{Transport: storetest.CannedObject{Body: body, Header: "X-Goog-Generation", Value: generation}}))
+		client, err := storage.NewService(context.Background(), option.WithEndpoint("http://storage.fuzz.invalid/storage/v1/"),
+			option.WithoutAuthentication(), option.WithHTTPClient(&http.Client{Transport: storetest.CannedObject{Body: body, Header: "X-Goog-Generation", Value: generation}}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer client.Close()
 		r, err := newConn(client, "leases", "jobs", time.Second).Get(context.Background())
 		want, decodeErr := driver.DecodeJSON(body[:min(len(body), driver.MaxRecordSize+1)])
 		gen, genErr := strconv.ParseInt(generation, 10, 64)
 		switch {
 		case generation != "" && genErr != nil:
-			// The client refuses a header that is not a number before the
+			// The driver refuses a header that is not a number before the
 			// body is read: a malformed answer.
 			if !errors.Is(err, lease.ErrUnavailable) {
 				t.Fatalf("Get with generation %q = %+v, %v; want lease.ErrUnavailable", generation, r, err)

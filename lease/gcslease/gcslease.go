@@ -11,8 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
@@ -46,17 +47,17 @@ type Options struct {
 	// Storage's limit of 1024; not ending with .leasehold-probe, another
 	// lease's probe object.
 	Object string
-	// Client is the Cloud Storage client to use. If nil, Open builds one
-	// with Application Default Credentials (the attached service account on
-	// Cloud Run, GKE workload identity or Compute Engine;
-	// GOOGLE_APPLICATION_CREDENTIALS; gcloud auth application-default
-	// login), or, when STORAGE_EMULATOR_HOST is set, one that talks to that
-	// emulator without credentials; either reads with the JSON API
-	// (storage.WithJSONReads), which a client of your own should do too for
-	// fake-gcs-server behind a proxy. Whichever client is used, the driver
-	// turns the client's own retries off for its calls, so that they do not
-	// multiply with the caller's.
-	Client *storage.Client
+	// Client is the Cloud Storage JSON API client to use, a
+	// *storage.Service of google.golang.org/api/storage/v1 (from
+	// storage.NewService). If nil, Open builds one with Application Default
+	// Credentials (the attached service account on Cloud Run, GKE workload
+	// identity or Compute Engine; GOOGLE_APPLICATION_CREDENTIALS; gcloud
+	// auth application-default login), or, when STORAGE_EMULATOR_HOST is
+	// set, one that talks to that emulator without credentials. Whichever
+	// client is used, the driver sends each call as one request, without
+	// the client's retries (it asks for none), so that they do not multiply
+	// with the caller's.
+	Client *storage.Service
 }
 
 // Open returns a lease on the object opts names, for the contender lopts
@@ -94,7 +95,7 @@ func checkTTL(lopts *lease.Options) error {
 
 // client is a Cloud Storage client as the driver got it.
 type client struct {
-	*storage.Client
+	*storage.Service
 	// adc: the driver built the client, with Application Default
 	// Credentials; emulator is then STORAGE_EMULATOR_HOST as it found it.
 	adc      bool
@@ -103,25 +104,29 @@ type client struct {
 
 // newClient returns c, or, if it is nil, a client built with Application
 // Default Credentials.
-func newClient(ctx context.Context, c *storage.Client) (client, error) {
+func newClient(ctx context.Context, c *storage.Service) (client, error) {
 	if c != nil {
-		return client{Client: c}, nil
+		return client{Service: c}, nil
 	}
-	// JSON API reads (GET /storage/v1/b/BUCKET/o/OBJECT?alt=media), as the
-	// writes are JSON API uploads: fake-gcs-server serves XML API reads of
-	// names with a slash only when the request's Host is its -public-host,
-	// so through a proxy (toxiproxy, a counting proxy) they would find no
-	// object.
-	c, err := storage.NewClient(ctx, storage.WithJSONReads(), option.WithUserAgent("leasehold"))
+	opts := []option.ClientOption{option.WithUserAgent("leasehold")}
+	emulator := os.Getenv(emulatorHostEnv)
+	if emulator != "" {
+		endpoint, err := emulatorEndpoint(emulator)
+		if err != nil {
+			return client{}, err
+		}
+		opts = append(opts, option.WithEndpoint(endpoint), option.WithoutAuthentication())
+	}
+	s, err := storage.NewService(ctx, opts...)
 	if err != nil {
 		return client{}, &lease.OptionError{Pkg: "gcslease", Field: "Client", Value: "nil", Reason: "could not be built with Application Default Credentials: " + err.Error()}
 	}
-	return client{Client: c, adc: true, emulator: os.Getenv(emulatorHostEnv)}, nil
+	return client{Service: s, adc: true, emulator: emulator}, nil
 }
 
 // open returns the lease on object in bucket, for lopts, checked.
 func (c client) open(bucket, object string, lopts lease.Options) (lease.Lease, error) {
-	d := newConn(c.Client, bucket, object, lopts.CallTimeout)
+	d := newConn(c.Service, bucket, object, lopts.CallTimeout)
 	d.adc, d.emulator = c.adc, c.emulator
 	return driver.NewCAS(d, lopts)
 }
@@ -144,9 +149,12 @@ func (o Options) validate() error {
 // conn is the driver.CAS for one object. A record's version is the
 // object's generation, in decimal: every write of an object makes a new
 // generation, greater than all earlier ones, so every write changes it.
+// Each call is one request, without the client's retries (a call retries
+// only when asked to, with WithRetry, and the driver never asks): each is
+// then bounded by the lease's CallTimeout, and the caller (the runner)
+// retries within its own deadlines.
 type conn struct {
-	client         *storage.Client
-	obj            *storage.ObjectHandle // with the client's retries off
+	client         *storage.Service
 	bucket, object string
 	callTimeout    time.Duration // bounds each of Verify's requests
 	// adc: Open built the client, with Application Default Credentials;
@@ -155,24 +163,20 @@ type conn struct {
 	emulator string
 }
 
-// newConn returns the driver.CAS of the object in bucket, through client,
-// with the client's retries off: each call is then one request, bounded by
-// the lease's CallTimeout, and the caller (the runner) retries within its
-// own deadlines.
-func newConn(client *storage.Client, bucket, object string, callTimeout time.Duration) *conn {
-	obj := client.Bucket(bucket).Object(object).Retryer(storage.WithPolicy(storage.RetryNever))
-	return &conn{client: client, obj: obj, bucket: bucket, object: object, callTimeout: callTimeout}
+// newConn returns the driver.CAS of the object in bucket, through client.
+func newConn(client *storage.Service, bucket, object string, callTimeout time.Duration) *conn {
+	return &conn{client: client, bucket: bucket, object: object, callTimeout: callTimeout}
 }
 
 func (d *conn) Get(ctx context.Context) (lease.Record, error) {
-	rd, err := d.obj.NewReader(ctx)
+	body, gen, err := d.download(ctx, 0)
 	if err != nil {
 		return lease.Record{}, d.classify(ctx, opGet, err)
 	}
-	defer rd.Close()
+	defer body.Close()
 	// One byte more than a record may have, so that DecodeJSON sees an
 	// oversized object as such, without reading all of it.
-	b, err := io.ReadAll(io.LimitReader(rd, driver.MaxRecordSize+1))
+	b, err := io.ReadAll(io.LimitReader(body, driver.MaxRecordSize+1))
 	if err != nil {
 		return lease.Record{}, d.classify(ctx, opGet, err)
 	}
@@ -180,15 +184,49 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	if err != nil {
 		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
 	}
-	if rd.Attrs.Generation <= 0 {
-		return lease.Record{}, fmt.Errorf("%w: gcslease: reading %s returned no generation", lease.ErrUnavailable, d.url())
+	if gen <= 0 {
+		return lease.Record{}, d.noGeneration("reading")
 	}
-	r.Version = strconv.FormatInt(rd.Attrs.Generation, 10)
+	r.Version = strconv.FormatInt(gen, 10)
 	return r, nil
 }
 
+// download sends one JSON API download of the object (GET
+// /storage/v1/b/BUCKET/o/OBJECT?alt=media), with ifGenerationNotMatch:
+// notMatch when notMatch is not 0, and returns its body, for the caller to
+// read and close, and the generation its x-goog-generation header names,
+// 0 when it names none. A header that is not a number is an error, before
+// the body is read: a malformed answer.
+func (d *conn) download(ctx context.Context, notMatch int64) (io.ReadCloser, int64, error) {
+	call := d.client.Objects.Get(d.bucket, d.object).Context(ctx)
+	if notMatch != 0 {
+		call = call.IfGenerationNotMatch(notMatch)
+	}
+	resp, err := call.Download()
+	if err != nil {
+		return nil, 0, err
+	}
+	h := resp.Header.Get("X-Goog-Generation")
+	if h == "" {
+		return resp.Body, 0, nil
+	}
+	gen, err := strconv.ParseInt(h, 10, 64)
+	if err != nil {
+		resp.Body.Close()
+		return nil, 0, fmt.Errorf("the answer's x-goog-generation %q is not a number", h)
+	}
+	return resp.Body, gen, nil
+}
+
+// noGeneration is the error of an answer that names no usable generation:
+// an unknown outcome for a write, which the engine resolves by reading the
+// record back.
+func (d *conn) noGeneration(doing string) error {
+	return fmt.Errorf("%w: gcslease: %s %s returned no generation", lease.ErrUnavailable, doing, d.url())
+}
+
 func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
-	return d.write(ctx, opCreate, r, storage.Conditions{DoesNotExist: true})
+	return d.upload(ctx, opCreate, driver.EncodeJSON(r), "application/json", 0)
 }
 
 func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (string, error) {
@@ -196,35 +234,27 @@ func (d *conn) Replace(ctx context.Context, r lease.Record, version string) (str
 	if err != nil || gen <= 0 {
 		return "", &lease.OptionError{Pkg: "gcslease", Field: "version", Value: strconv.Quote(version), Reason: "is not a generation this driver returned"}
 	}
-	return d.write(ctx, opReplace, r, storage.Conditions{GenerationMatch: gen})
+	return d.upload(ctx, opReplace, driver.EncodeJSON(r), "application/json", gen)
 }
 
-// write stores r under cond in one request and returns the new
-// generation.
-func (d *conn) write(ctx context.Context, op op, r lease.Record, cond storage.Conditions) (string, error) {
-	return d.upload(ctx, op, driver.EncodeJSON(r), "application/json", cond)
-}
-
-// upload stores body, of contentType, under cond in one request (an upload
-// of ChunkSize 0 is one multipart upload) and returns the new generation.
-func (d *conn) upload(ctx context.Context, op op, body []byte, contentType string, cond storage.Conditions) (string, error) {
-	w := d.obj.If(cond).NewWriter(ctx)
-	w.ChunkSize = 0
-	w.ContentType = contentType
-	if _, err := io.Copy(w, bytes.NewReader(body)); err != nil {
-		_ = w.Close()
+// upload stores body, of contentType, with ifGenerationMatch: generation
+// (0: only if the object does not exist), in one multipart upload (POST
+// /upload/storage/v1/b/BUCKET/o?uploadType=multipart: media of ChunkSize 0
+// goes in a single request), and returns the new generation.
+func (d *conn) upload(ctx context.Context, op op, body []byte, contentType string, generation int64) (string, error) {
+	obj, err := d.client.Objects.Insert(d.bucket, &storage.Object{Name: d.object, ContentType: contentType}).
+		Name(d.object).
+		IfGenerationMatch(generation).
+		Media(bytes.NewReader(body), googleapi.ContentType(contentType), googleapi.ChunkSize(0)).
+		Context(ctx).
+		Do()
+	if err != nil {
 		return "", d.classify(ctx, op, err)
 	}
-	if err := w.Close(); err != nil {
-		return "", d.classify(ctx, op, err)
+	if obj.Generation <= 0 {
+		return "", d.noGeneration("writing")
 	}
-	attrs := w.Attrs()
-	if attrs == nil || attrs.Generation <= 0 {
-		// The write landed but its version is unknown: an unknown outcome,
-		// which the engine resolves by reading the record back.
-		return "", fmt.Errorf("%w: gcslease: writing %s returned no generation", lease.ErrUnavailable, d.url())
-	}
-	return strconv.FormatInt(attrs.Generation, 10), nil
+	return strconv.FormatInt(obj.Generation, 10), nil
 }
 
 func (d *conn) url() string { return "gs://" + d.bucket + "/" + d.object }

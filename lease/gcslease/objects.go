@@ -8,9 +8,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
-	"google.golang.org/api/iterator"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
@@ -33,7 +32,7 @@ type ObjectsOptions struct {
 	// Bucket is the name of an existing bucket. Required.
 	Bucket string
 	// Client is as in Options.
-	Client *storage.Client
+	Client *storage.Service
 	// PageSize is how many objects each objects.list asks for, at most
 	// MaxPageSize, the default; tests set fewer to list across pages
 	// without writing thousands of objects.
@@ -90,16 +89,16 @@ func (o *Objects) Lease(key string, opts lease.Options) (lease.Lease, error) {
 // that ignores the condition on reads (fake-gcs-server v1.56 does) sends
 // the bytes of generation known, which Get drops, as the 304 would have.
 func (o *Objects) Get(ctx context.Context, key, known string) ([]byte, string, error) {
-	d := newConn(o.c.Client, o.bucket, key, 0)
-	obj := d.obj
+	d := newConn(o.c.Service, o.bucket, key, 0)
+	var notMatch int64
 	if known != "" {
 		gen, err := strconv.ParseInt(known, 10, 64)
 		if err != nil || gen <= 0 {
 			return nil, "", &lease.OptionError{Pkg: "gcslease", Field: "known", Value: strconv.Quote(known), Reason: "is not a generation this store returned"}
 		}
-		obj = obj.If(storage.Conditions{GenerationNotMatch: gen})
+		notMatch = gen
 	}
-	rd, err := obj.NewReader(ctx)
+	body, gen, err := d.download(ctx, notMatch)
 	if err != nil {
 		var apiErr *googleapi.Error
 		if known != "" && errors.As(err, &apiErr) && apiErr.Code == http.StatusNotModified {
@@ -107,15 +106,15 @@ func (o *Objects) Get(ctx context.Context, key, known string) ([]byte, string, e
 		}
 		return nil, "", d.classify(ctx, opGet, err)
 	}
-	defer rd.Close()
-	data, err := io.ReadAll(rd)
+	defer body.Close()
+	data, err := io.ReadAll(body)
 	if err != nil {
 		return nil, "", d.classify(ctx, opGet, err)
 	}
-	if rd.Attrs.Generation <= 0 {
-		return nil, "", fmt.Errorf("%w: gcslease: reading %s returned no generation", lease.ErrUnavailable, d.url())
+	if gen <= 0 {
+		return nil, "", d.noGeneration("reading")
 	}
-	version := strconv.FormatInt(rd.Attrs.Generation, 10)
+	version := strconv.FormatInt(gen, 10)
 	if version == known {
 		return nil, known, nil
 	}
@@ -125,39 +124,39 @@ func (o *Objects) Get(ctx context.Context, key, known string) ([]byte, string, e
 // Put writes key with ifGenerationMatch: 0 when version is "", version
 // otherwise, and returns the new generation.
 func (o *Objects) Put(ctx context.Context, key string, data []byte, version string) (string, error) {
-	d := newConn(o.c.Client, o.bucket, key, 0)
+	d := newConn(o.c.Service, o.bucket, key, 0)
 	if version == "" {
-		return d.upload(ctx, opCreate, data, "application/octet-stream", storage.Conditions{DoesNotExist: true})
+		return d.upload(ctx, opCreate, data, "application/octet-stream", 0)
 	}
 	gen, err := strconv.ParseInt(version, 10, 64)
 	if err != nil || gen <= 0 {
 		return "", &lease.OptionError{Pkg: "gcslease", Field: "version", Value: strconv.Quote(version), Reason: "is not a generation this store returned"}
 	}
-	return d.upload(ctx, opReplace, data, "application/octet-stream", storage.Conditions{GenerationMatch: gen})
+	return d.upload(ctx, opReplace, data, "application/octet-stream", gen)
 }
 
-// List lists the objects under prefix with objects.list, page by page,
-// and returns their generations: all of them, or an error.
+// List lists the objects under prefix with objects.list, page by page
+// (asking for each object's name and generation only), and returns their
+// generations: all of them, or an error.
 func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, error) {
-	d := newConn(o.c.Client, o.bucket, prefix, 0)
-	q := &storage.Query{Prefix: prefix}
-	if err := q.SetAttrSelection([]string{"Name", "Generation"}); err != nil {
-		return nil, fmt.Errorf("%w: gcslease: %w", lease.ErrInvalid, err)
-	}
-	it := o.c.Bucket(o.bucket).Retryer(storage.WithPolicy(storage.RetryNever)).Objects(ctx, q)
-	it.PageInfo().MaxSize = o.pageSize
+	d := newConn(o.c.Service, o.bucket, prefix, 0)
+	call := o.c.Objects.List(o.bucket).Prefix(prefix).MaxResults(int64(o.pageSize)).
+		Fields("nextPageToken", "items(name,generation)").Context(ctx)
 	out := map[string]string{}
 	for {
-		attrs, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			return out, nil
-		}
+		page, err := call.Do()
 		if err != nil {
 			return nil, d.classify(ctx, opList, err)
 		}
-		if attrs.Generation <= 0 {
-			return nil, fmt.Errorf("%w: gcslease: listing gs://%s/%s* returned %q without a generation", lease.ErrUnavailable, o.bucket, prefix, attrs.Name)
+		for _, obj := range page.Items {
+			if obj.Generation <= 0 {
+				return nil, fmt.Errorf("%w: gcslease: listing gs://%s/%s* returned %q without a generation", lease.ErrUnavailable, o.bucket, prefix, obj.Name)
+			}
+			out[obj.Name] = strconv.FormatInt(obj.Generation, 10)
 		}
-		out[attrs.Name] = strconv.FormatInt(attrs.Generation, 10)
+		if page.NextPageToken == "" {
+			return out, nil
+		}
+		call = call.PageToken(page.NextPageToken)
 	}
 }

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"cloud.google.com/go/storage"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/gcslease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/gcsemu"
 	"github.com/leasehold/leasehold/lease/internal/storetest"
 	"github.com/leasehold/leasehold/shard"
 	"github.com/leasehold/leasehold/shard/shardtest"
@@ -23,7 +24,7 @@ import (
 const shardPageSize = 3
 
 // objects returns the bucket as a shard.Store, through c.
-func (s *store) objects(t *testing.T, c *storage.Client) *gcslease.Objects {
+func (s *store) objects(t *testing.T, c *storage.Service) *gcslease.Objects {
 	t.Helper()
 	o, err := gcslease.OpenObjects(t.Context(), gcslease.ObjectsOptions{Bucket: s.Bucket, Client: c, PageSize: shardPageSize})
 	if err != nil {
@@ -34,7 +35,7 @@ func (s *store) objects(t *testing.T, c *storage.Client) *gcslease.Objects {
 
 // deleteUnder deletes every object whose name starts with prefix, when the
 // test ends.
-func (s *store) deleteUnder(t *testing.T, c *storage.Client, prefix string) {
+func (s *store) deleteUnder(t *testing.T, c *storage.Service, prefix string) {
 	t.Cleanup(func() {
 		ctx := context.Background()
 		list, err := s.objects(t, c).List(ctx, prefix)
@@ -42,7 +43,7 @@ func (s *store) deleteUnder(t *testing.T, c *storage.Client, prefix string) {
 			t.Logf("cleanup: listing gs://%s/%s: %v", s.Bucket, prefix, err)
 		}
 		for name := range list {
-			if err := c.Bucket(s.Bucket).Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
+			if err := s.Delete(ctx, c, name); err != nil && !gcsemu.NotFound(err) {
 				t.Logf("cleanup: deleting gs://%s/%s: %v", s.Bucket, name, err)
 			}
 		}

@@ -37,7 +37,7 @@ func TestProbeObjectDeletedMidProbe(t *testing.T) {
 	object := s.Name("probe-deleted")
 	direct := s.Client(t, nil)
 	rt := &deleteAfterFirstUpload{del: func() {
-		if err := direct.Bucket(s.Bucket).Object(object + gcslease.ProbeSuffix).Delete(t.Context()); err != nil {
+		if err := s.Delete(t.Context(), direct, object+gcslease.ProbeSuffix); err != nil {
 			t.Errorf("deleting the probe object between the check's steps: %v", err)
 		}
 	}}

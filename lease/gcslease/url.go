@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/url"
 
-	"cloud.google.com/go/storage"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
@@ -42,7 +42,7 @@ var urlForm = &leaseurl.Form{Pkg: "gcslease", Form: "gs://BUCKET/OBJECT", Host: 
 type URLOpener struct {
 	// Client, if set, is used for every URL. If nil, each URL gets a client
 	// of its own, built as Open builds one (Options.Client).
-	Client *storage.Client
+	Client *storage.Service
 }
 
 // OpenLeaseURL implements lease.URLOpener.

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"weak"
 
-	"cloud.google.com/go/storage"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease/driver"
 )
@@ -58,19 +58,19 @@ func (d *conn) Verify(ctx context.Context) error {
 // clients numbers the clients of callers, never reusing a number, as an
 // address could be reused once its client is collected.
 var (
-	clients    sync.Map // weak.Pointer[storage.Client] -> uint64
+	clients    sync.Map // weak.Pointer[storage.Service] -> uint64
 	lastClient atomic.Uint64
 )
 
 // clientID returns c's number.
-func clientID(c *storage.Client) uint64 {
+func clientID(c *storage.Service) uint64 {
 	k := weak.Make(c)
 	if id, ok := clients.Load(k); ok {
 		return id.(uint64)
 	}
 	id, loaded := clients.LoadOrStore(k, lastClient.Add(1))
 	if !loaded {
-		runtime.AddCleanup(c, func(k weak.Pointer[storage.Client]) { clients.Delete(k) }, k)
+		runtime.AddCleanup(c, func(k weak.Pointer[storage.Service]) { clients.Delete(k) }, k)
 	}
 	return id.(uint64)
 }

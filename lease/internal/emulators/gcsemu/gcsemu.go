@@ -5,18 +5,21 @@
 package gcsemu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/gcslease"
@@ -56,7 +59,7 @@ func New(t *testing.T) *Store {
 		defer s.mu.Unlock()
 		for _, name := range s.names {
 			for _, name := range []string{name, name + gcslease.ProbeSuffix} {
-				if err := c.Bucket(s.Bucket).Object(name).Delete(ctx); err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
+				if err := s.Delete(ctx, c, name); err != nil && !NotFound(err) {
 					t.Logf("cleanup: deleting gs://%s/%s: %v", s.Bucket, name, err)
 				}
 			}
@@ -65,19 +68,22 @@ func New(t *testing.T) *Store {
 	return s
 }
 
-// Client returns a client of the store; rt, if not nil, carries its
-// requests.
-func (s *Store) Client(t *testing.T, rt http.RoundTripper) *storage.Client {
+// Client returns a client of the store: of fake-gcs-server, without
+// credentials, when STORAGE_EMULATOR_HOST is set, as gcslease builds one;
+// rt, if not nil, carries its requests.
+func (s *Store) Client(t *testing.T, rt http.RoundTripper) *storage.Service {
 	t.Helper()
-	opts := []option.ClientOption{storage.WithJSONReads()}
+	var opts []option.ClientOption
+	if host := os.Getenv("STORAGE_EMULATOR_HOST"); host != "" {
+		opts = append(opts, option.WithEndpoint("http://"+host+"/storage/v1/"), option.WithoutAuthentication())
+	}
 	if rt != nil {
 		opts = append(opts, option.WithHTTPClient(&http.Client{Transport: rt}))
 	}
-	c, err := storage.NewClient(context.Background(), opts...)
+	c, err := storage.NewService(context.Background(), opts...)
 	if err != nil {
-		t.Fatalf("storage.NewClient: %v", err)
+		t.Fatalf("storage.NewService: %v", err)
 	}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 
@@ -97,7 +103,7 @@ func (s *Store) Track(name string) {
 }
 
 // Open opens the lease at object through c.
-func (s *Store) Open(t *testing.T, c *storage.Client, object string, opts lease.Options) lease.Lease {
+func (s *Store) Open(t *testing.T, c *storage.Service, object string, opts lease.Options) lease.Lease {
 	t.Helper()
 	l, err := gcslease.Open(t.Context(), gcslease.Options{Bucket: s.Bucket, Object: object, Client: c}, opts)
 	if err != nil {
@@ -115,31 +121,43 @@ func (s *Store) URL(object string) string {
 
 // Put stores body at object unconditionally, as someone other than
 // leasehold would, and returns its generation.
-func (s *Store) Put(ctx context.Context, c *storage.Client, object string, body []byte) (int64, error) {
+func (s *Store) Put(ctx context.Context, c *storage.Service, object string, body []byte) (int64, error) {
 	s.Track(object)
-	w := c.Bucket(s.Bucket).Object(object).NewWriter(ctx)
-	if _, err := w.Write(body); err != nil {
-		_ = w.Close()
+	obj, err := c.Objects.Insert(s.Bucket, &storage.Object{Name: object}).Media(bytes.NewReader(body)).Context(ctx).Do()
+	if err != nil {
 		return 0, err
 	}
-	if err := w.Close(); err != nil {
-		return 0, err
-	}
-	return w.Attrs().Generation, nil
+	return obj.Generation, nil
 }
 
 // Get returns the object as stored, with its generation and content type.
-func (s *Store) Get(t *testing.T, c *storage.Client, object string) (body []byte, generation int64, contentType string) {
+func (s *Store) Get(t *testing.T, c *storage.Service, object string) (body []byte, generation int64, contentType string) {
 	t.Helper()
-	rd, err := c.Bucket(s.Bucket).Object(object).NewReader(t.Context())
+	resp, err := c.Objects.Get(s.Bucket, object).Context(t.Context()).Download()
 	if err != nil {
 		t.Fatalf("reading gs://%s/%s: %v", s.Bucket, object, err)
 	}
-	defer rd.Close()
-	if body, err = io.ReadAll(rd); err != nil {
+	defer resp.Body.Close()
+	if body, err = io.ReadAll(resp.Body); err != nil {
 		t.Fatalf("reading gs://%s/%s: %v", s.Bucket, object, err)
 	}
-	return body, rd.Attrs.Generation, strings.TrimSpace(rd.Attrs.ContentType)
+	if generation, err = strconv.ParseInt(resp.Header.Get("X-Goog-Generation"), 10, 64); err != nil {
+		t.Fatalf("reading gs://%s/%s: its generation: %v", s.Bucket, object, err)
+	}
+	return body, generation, strings.TrimSpace(resp.Header.Get("Content-Type"))
+}
+
+// Delete deletes object, of any generation, as someone other than
+// leasehold would.
+func (s *Store) Delete(ctx context.Context, c *storage.Service, object string) error {
+	return c.Objects.Delete(s.Bucket, object).Context(ctx).Do()
+}
+
+// NotFound reports whether err is Cloud Storage's 404: no such object or
+// bucket.
+func NotFound(err error) bool {
+	var apiErr *googleapi.Error
+	return errors.As(err, &apiErr) && apiErr.Code == http.StatusNotFound
 }
 
 // Conformance is the conformance suite's harness on the store, at
@@ -159,7 +177,7 @@ func (s *Store) Conformance(t *testing.T) *storetest.Harness {
 			return err
 		},
 		Remove: func(ctx context.Context, name string) error {
-			return c.Bucket(s.Bucket).Object(name).Delete(ctx)
+			return s.Delete(ctx, c, name)
 		},
 	}
 }
