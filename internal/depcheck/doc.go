@@ -3,5 +3,8 @@
 // cloud's SDK and no gRPC, and each cloud backend links its own cloud's SDK
 // and no other's, so that a program that imports one backend pays for
 // that cloud alone (the weight of every cloud is the CLI's, which links
-// them all). It has no code of its own.
+// them all). No package, the CLI included, links a gRPC transport of
+// Cloud Storage (the storage library, xDS, ALTS, OpenTelemetry's SDK):
+// the Cloud Storage backend speaks the JSON API over HTTP. It has no code
+// of its own.
 package depcheck
