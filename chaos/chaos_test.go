@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -33,6 +32,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sys/unix"
+	"google.golang.org/api/option"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/chaos"
 	"github.com/leasehold/leasehold/internal/faultproxy"
@@ -1031,18 +1032,14 @@ func prepareGCS(t *testing.T, host string) (string, func(string) (string, []stri
 	}
 	object := unique("chaos") + "/lease"
 	// This process reaches the emulator straight, by its own STORAGE_EMULATOR_HOST.
-	c, err := storage.NewClient(context.Background())
+	c, err := storage.NewService(context.Background(), option.WithEndpoint("http://"+host+"/storage/v1/"), option.WithoutAuthentication())
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj := c.Bucket(bucket).Object(object).Retryer(storage.WithPolicy(storage.RetryNever))
-	t.Cleanup(func() {
-		defer c.Close()
-		_ = obj.Delete(context.Background())
-	})
+	t.Cleanup(func() { _ = c.Objects.Delete(bucket, object).Context(context.Background()).Do() })
 	return host, func(proxy string) (string, []string) {
 		return fmt.Sprintf("gs://%s/%s", bucket, object), []string{"STORAGE_EMULATOR_HOST=" + proxy}
-	}, gcsObject{obj: obj}
+	}, gcsObject{c: c, bucket: bucket, object: object}
 }
 
 var blobEndpoint = regexp.MustCompile(`BlobEndpoint=([a-z]+://)([^/;]+)(/[^;]*)?`)

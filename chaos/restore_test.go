@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/storage"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"google.golang.org/api/googleapi"
+	storage "google.golang.org/api/storage/v1"
 
 	"github.com/leasehold/leasehold/chaos"
 	"github.com/leasehold/leasehold/lease"
@@ -380,19 +380,22 @@ func (d dynamoItem) put(ctx context.Context, s, cur stored) error {
 }
 
 // gcsObject is the lease object in a Cloud Storage bucket.
-type gcsObject struct{ obj *storage.ObjectHandle }
+type gcsObject struct {
+	c              *storage.Service
+	bucket, object string
+}
 
 func (o gcsObject) get(ctx context.Context) (stored, error) {
-	rd, err := o.obj.NewReader(ctx)
+	resp, err := o.c.Objects.Get(o.bucket, o.object).Context(ctx).Download()
 	if err != nil {
 		return stored{}, err
 	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return stored{}, err
 	}
-	return storedBytes(b, strconv.FormatInt(rd.Attrs.Generation, 10))
+	return storedBytes(b, resp.Header.Get("X-Goog-Generation"))
 }
 
 func (o gcsObject) put(ctx context.Context, s, cur stored) error {
@@ -400,14 +403,8 @@ func (o gcsObject) put(ctx context.Context, s, cur stored) error {
 	if err != nil {
 		return err
 	}
-	w := o.obj.If(storage.Conditions{GenerationMatch: gen}).NewWriter(ctx)
-	w.ChunkSize = 0
-	w.ContentType = "application/json"
-	if _, err := w.Write(s.body.([]byte)); err != nil {
-		_ = w.Close()
-		return err
-	}
-	err = w.Close()
+	_, err = o.c.Objects.Insert(o.bucket, &storage.Object{Name: o.object, ContentType: "application/json"}).IfGenerationMatch(gen).
+		Media(bytes.NewReader(s.body.([]byte)), googleapi.ContentType("application/json"), googleapi.ChunkSize(0)).Context(ctx).Do()
 	if apiErr, ok := errors.AsType[*googleapi.Error](err); ok && apiErr.Code == http.StatusPreconditionFailed {
 		return fmt.Errorf("%w: %v", errChanged, err)
 	}
