@@ -108,7 +108,9 @@ func newClient(ctx context.Context, c *storage.Service) (client, error) {
 	if c != nil {
 		return client{Service: c}, nil
 	}
-	opts := []option.ClientOption{option.WithUserAgent("leasehold")}
+	// Without the client's OpenTelemetry wrapping of every request (a
+	// client given in Options keeps whatever it was built with).
+	opts := []option.ClientOption{option.WithUserAgent("leasehold"), option.WithTelemetryDisabled()}
 	emulator := os.Getenv(emulatorHostEnv)
 	if emulator != "" {
 		endpoint, err := emulatorEndpoint(emulator)
