@@ -12,8 +12,7 @@ import (
 
 // countingProxy is a reverse proxy on loopback in front of a store that
 // counts the requests it carries, by label. One contender's requests go
-// through one proxy, so its counts are that contender's. It keeps the
-// request's Host header, which AWS signatures cover.
+// through one proxy, so its counts are that contender's.
 type countingProxy struct {
 	url   string
 	srv   *http.Server
@@ -42,15 +41,31 @@ const proxyIdlePerHost = 512
 
 // newCountingProxy starts a proxy to target, whose requests label names.
 func newCountingProxy(target string, label func(*http.Request) string) (*countingProxy, error) {
-	to, err := url.Parse(target)
+	p := &countingProxy{label: label, n: map[string]int{}}
+	var err error
+	p.url, p.srv, err = startProxy(target, func(r *http.Request) {
+		p.mu.Lock()
+		p.n[p.label(r)]++
+		p.mu.Unlock()
+	})
 	if err != nil {
 		return nil, err
+	}
+	return p, nil
+}
+
+// startProxy starts a reverse proxy on loopback to target, which calls
+// seen with each request before carrying it, and returns its URL. It keeps
+// the request's Host header, which AWS signatures cover.
+func startProxy(target string, seen func(*http.Request)) (string, *http.Server, error) {
+	to, err := url.Parse(target)
+	if err != nil {
+		return "", nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	p := &countingProxy{url: "http://" + ln.Addr().String(), label: label, n: map[string]int{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(to)
@@ -59,18 +74,16 @@ func newCountingProxy(target string, label func(*http.Request) string) (*countin
 		ErrorLog:  discardLog,
 		Transport: proxyTransport,
 	}
-	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.n[p.label(r)]++
-		p.mu.Unlock()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen(r)
 		rp.ServeHTTP(w, r)
 	})}
 	go func() {
-		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			panic(err)
 		}
 	}()
-	return p, nil
+	return "http://" + ln.Addr().String(), srv, nil
 }
 
 // take returns the counts since the last take, and resets them.
