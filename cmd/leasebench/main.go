@@ -124,6 +124,41 @@
 // -shard-baseline numbers of shards. With steady alone, the fleets of one
 // store run at once.
 //
+// With -footprint it measures instead, and only, what the leasehold CLI
+// costs the process it wraps, for two builds side by side: before
+// (-footprint-before, a git revision, e979172 unless given) and after
+// (-footprint-after, the work tree unless given), each built as
+// scripts/release builds it for linux/amd64 (CGO_ENABLED=0, -trimpath,
+// -ldflags '-s -w', a version stamped in) into a temporary directory, a
+// revision from its git archive. On each store of -backends (by default
+// mem, minio, dynalite, azurite, gcs), every leasehold process with an
+// environment of PATH, an empty HOME and the store's variables only:
+//
+//   - binary size;
+//   - leasehold version: its CPU time (user + system) and maximum RSS
+//     from its rusage, the median of -footprint-runs;
+//   - run --once -- true, -footprint-runs times per build and store, the
+//     builds alternating: the CPU time to the first store request, read
+//     by a reverse proxy in front of the store when that request comes
+//     (the client blocked on it), as the sum of the process's threads'
+//     time on CPU in /proc/PID/task/*/schedstat (to the nanosecond, where
+//     /proc/PID/stat counts 10 ms ticks); and the whole run's CPU time from
+//     its rusage (memory has no store requests: only the latter);
+//   - idle RSS: a leader, run --ttl (the store's shortest, as above)
+//     --listen 127.0.0.1:PORT -- sleep 1000, and a follower of the same
+//     lease (not on memory, which is per process), -footprint-idle after
+//     the leader's /leader first answered 200; then /leader is checked
+//     (200, 503), /metrics is scraped once, and VmRSS is read from
+//     /proc/PID/status of leasehold, not of its command;
+//   - renewing: a leader at the default TTL (15s; Azure's minimum is the
+//     same), its CPU time (schedstat, as above) over -footprint-steady
+//     rounded up to whole renew intervals, scaled to an hour.
+//
+// The short processes run first, one at a time; then the idle and
+// renewing ones of every store and build at once, as they mostly sleep.
+//
+//	go run ./cmd/leasebench -footprint -footprint-after main -markdown
+//
 // With -data FILE a run also writes the samples its figures draw (crash
 // failovers and handovers; or the shard groups' times and requests per
 // worker) to FILE as JSON, and
@@ -178,6 +213,7 @@ type config struct {
 	shardScenarios map[string]bool
 	data           string
 	outage         time.Duration
+	footprint      footprintConfig
 }
 
 func main() {
@@ -209,6 +245,12 @@ func main() {
 	flag.DurationVar(&c.outage, "outage", time.Minute, "how long a quorum's member 1's store is cut off to count the time nobody leads (0: not measured; issue 36 states its goal for 5m)")
 	flag.IntVar(&c.curveTrials, "curve-trials", 20, "crash failover trials per point of the curve")
 	flag.DurationVar(&c.curveCountFor, "curve-count-for", 30*time.Second, "how long a follower's requests are counted per point of the curve")
+	footprint := flag.Bool("footprint", false, "measure only the footprint of two builds of the leasehold CLI, side by side: binary size, memory and CPU time (see -footprint-before)")
+	flag.StringVar(&c.footprint.before, "footprint-before", "e979172", "-footprint: the git revision of the build before (empty: the work tree)")
+	flag.StringVar(&c.footprint.after, "footprint-after", "", "-footprint: the git revision of the build after (empty: the work tree)")
+	flag.DurationVar(&c.footprint.idle, "footprint-idle", 20*time.Second, "-footprint: how long the idle leader and follower run before their memory is read")
+	flag.DurationVar(&c.footprint.steady, "footprint-steady", 30*time.Second, "-footprint: how long a leader's CPU time is measured at the default TTL (rounded up to whole renew intervals)")
+	flag.IntVar(&c.footprint.runs, "footprint-runs", 5, "-footprint: runs of leasehold version and of run --once per build and store, whose medians are shown")
 	var shards, shardBaseline, shardScenarios string
 	flag.StringVar(&shards, "shards", "", "run only the shard scenarios, for these numbers of shards, comma-separated (\"10,100,1000\"; not given, and no -shard-baseline: the lease scenarios)")
 	flag.StringVar(&shardBaseline, "shard-baseline", "10,100", "numbers of shards of the KCL-style baseline; given without -shards, only the baseline runs")
@@ -224,6 +266,9 @@ func main() {
 	if err == nil {
 		c.shardScenarios, err = parseScenarios(shardScenarios)
 	}
+	if err == nil && *footprint && c.footprint.runs <= 0 {
+		err = fmt.Errorf("-footprint-runs %d: want at least 1", c.footprint.runs)
+	}
 	if err == nil && c.data != "" {
 		// Found now, not after an hour of measuring.
 		if _, serr := os.Stat(filepath.Dir(c.data)); serr != nil {
@@ -235,6 +280,9 @@ func main() {
 		os.Exit(2)
 	}
 	c.backends = splitList(backends)
+	if *footprint && !flagSet(flag.CommandLine, "backends") {
+		c.backends = footprintStores
+	}
 	c.resources = splitList(resourceStores)
 	if c.parallel <= 0 {
 		c.parallel = c.trials
@@ -242,6 +290,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *footprint {
+		if err := footprintMain(ctx, c); err != nil {
+			fmt.Fprintln(os.Stderr, "leasebench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if shardMode(flag.CommandLine) {
 		if err := shardsMain(ctx, c); err != nil {
 			fmt.Fprintln(os.Stderr, "leasebench:", err)
@@ -272,8 +327,13 @@ func writeData(path string, data func(args []string) *runData) error {
 // only the shard scenarios run, for the fleets they list (-shards "" with
 // -shard-baseline 1000 runs only the baseline at 1,000 shards).
 func shardMode(fs *flag.FlagSet) bool {
+	return flagSet(fs, "shards") || flagSet(fs, "shard-baseline")
+}
+
+// flagSet reports whether the flag called name was given to fs.
+func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "shards" || f.Name == "shard-baseline" })
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
 

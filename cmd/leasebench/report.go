@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -98,9 +99,10 @@ func (rep *report) notef(format string, args ...any) {
 func deleteTable(name string) *ddb.DeleteTableInput { return &ddb.DeleteTableInput{TableName: &name} }
 
 // quantile returns the q-quantile of ds by nearest rank.
-func quantile(ds []time.Duration, q float64) time.Duration {
+func quantile[T cmp.Ordered](ds []T, q float64) T {
 	if len(ds) == 0 {
-		return 0
+		var zero T
+		return zero
 	}
 	s := slices.Sorted(slices.Values(ds))
 	i := int(math.Ceil(q*float64(len(s)))) - 1

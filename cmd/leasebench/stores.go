@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -53,6 +54,10 @@ type store struct {
 	connect func(endpoint string) (opener, error)
 	// label names a request for counting (by operation).
 	label func(*http.Request) string
+	// cli returns the lease URL and the environment by which a leasehold
+	// process reaches the lease called name, its requests going to
+	// endpoint (-footprint).
+	cli func(endpoint, name string) (leaseURL string, env []string)
 	// mem is the in-memory store, whose calls memlease counts itself.
 	mem *memlease.Store
 	// members are a quorum's member stores, in the members' order (see
@@ -107,6 +112,7 @@ func setupStore(ctx context.Context, name string, ttl time.Duration) (*store, st
 				return func(_ context.Context, n string, opts lease.Options) (lease.Lease, error) { return m.Open(n, opts) }, nil
 			},
 			objects: func(_ context.Context, _, _, identity string) (shard.Store, error) { return m.Objects(identity), nil },
+			cli:     func(_, n string) (string, []string) { return "mem://" + n, nil },
 			cleanup: func(context.Context) {},
 		}, "", nil
 	case "minio":
@@ -180,6 +186,10 @@ func setupS3(ctx context.Context, name, endpoint, key, secret, bucket string, tt
 			return s3lease.OpenObjects(ctx, s3lease.ObjectsOptions{Bucket: bucket, Client: client(ep), UsePathStyle: true})
 		},
 		label: func(r *http.Request) string { return r.Method },
+		cli: func(ep, n string) (string, []string) {
+			return fmt.Sprintf("s3://%s/%s?region=%s&endpoint=%s&use_path_style=true", bucket, n, region, url.QueryEscape(ep)),
+				[]string{"AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret}
+		},
 		cleanup: func(ctx context.Context) {
 			var token *string
 			for {
@@ -221,6 +231,10 @@ func setupDynamo(ctx context.Context, name, endpoint, table string, ttl time.Dur
 			return dynamolease.NewObjects(ctx, dynamolease.ObjectsOptions{Table: groups, Group: group, Client: dynamoClient(ep)})
 		},
 		label: byTarget,
+		cli: func(ep, n string) (string, []string) {
+			return fmt.Sprintf("dynamodb://%s/%s?region=%s&endpoint=%s", table, n, region, url.QueryEscape(ep)),
+				[]string{"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench"}
+		},
 		cleanup: func(ctx context.Context) {
 			_, _ = admin.DeleteTable(ctx, &ddb.DeleteTableInput{TableName: &table})
 			_, _ = admin.DeleteTable(ctx, &ddb.DeleteTableInput{TableName: &groups})
@@ -310,6 +324,9 @@ func setupGCS(ctx context.Context, name, endpoint, bucket, run string, ttl time.
 		},
 		groups: run + "/",
 		label:  func(r *http.Request) string { return r.Method },
+		cli: func(ep, n string) (string, []string) {
+			return "gs://" + bucket + "/" + run + "/" + n, []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(ep, "http://")}
+		},
 		cleanup: func(ctx context.Context) {
 			_ = admin.Objects.List(bucket).Prefix(run+"/").Fields("nextPageToken", "items(name)").Pages(ctx, func(page *storage.Objects) error {
 				for _, obj := range page.Items {
@@ -332,9 +349,12 @@ func setupAzure(ctx context.Context, name, connectionString, container string, t
 	// The account's name is the endpoint's path: the proxy keeps it.
 	base, account, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(endpoint, "http://"), "https://"), "/")
 	scheme := endpoint[:strings.Index(endpoint, "://")+3]
+	// to is the connection string with its requests going to ep.
+	to := func(ep string) string {
+		return blobEndpoint.ReplaceAllLiteralString(connectionString, "BlobEndpoint="+strings.TrimSuffix(ep, "/")+"/"+account)
+	}
 	client := func(ep string) (*azblob.Client, error) {
-		cs := blobEndpoint.ReplaceAllLiteralString(connectionString, "BlobEndpoint="+strings.TrimSuffix(ep, "/")+"/"+account)
-		return azblob.NewClientFromConnectionString(cs, &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+		return azblob.NewClientFromConnectionString(to(ep), &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
 	}
 	admin, err := client(scheme + base)
 	if err != nil {
@@ -362,6 +382,9 @@ func setupAzure(ctx context.Context, name, connectionString, container string, t
 			return azurelease.NewObjects(azurelease.ObjectsOptions{Options: azurelease.Options{Container: container, Client: c}})
 		},
 		label: byBlobOperation,
+		cli: func(ep, n string) (string, []string) {
+			return "azblob://" + container + "/" + n + "?connection_string_env=LEASEBENCH_AZURE", []string{"LEASEBENCH_AZURE=" + to(ep)}
+		},
 		cleanup: func(ctx context.Context) {
 			_, _ = admin.DeleteContainer(ctx, container, nil)
 		},
