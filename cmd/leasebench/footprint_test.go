@@ -127,3 +127,23 @@ func TestFootprintTable(t *testing.T) {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestMaxRSS measures a small program from a process that holds 128 MiB:
+// the figure must be the program's, not this process's high water mark,
+// which the rusage of a process Go starts (vfork) reports.
+func TestMaxRSS(t *testing.T) {
+	if _, err := os.Stat(gnuTime); err != nil {
+		t.Skipf("no GNU time: %v", err)
+	}
+	held := make([]byte, 128<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	got, err := maxRSS(t.Context(), nil, "/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got <= 0 || got >= 64<<20 {
+		t.Errorf("maxRSS(/bin/true) = %d bytes from a process of %d MiB; want the program's own, well below", got, len(held)>>20)
+	}
+}

@@ -135,8 +135,10 @@
 // environment of PATH, an empty HOME and the store's variables only:
 //
 //   - binary size;
-//   - leasehold version: its CPU time (user + system) and maximum RSS
-//     from its rusage, the median of -footprint-runs;
+//   - leasehold version: its CPU time (user + system) from its rusage,
+//     and its maximum RSS from a second run under GNU time (-f %M: a
+//     process that Go starts reports this one's memory as its maximum
+//     RSS, see maxRSS), the medians of -footprint-runs;
 //   - run --once -- true, -footprint-runs times per build and store, the
 //     builds alternating: the CPU time to the first store request, read
 //     by a reverse proxy in front of the store when that request comes
