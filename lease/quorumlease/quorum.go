@@ -65,9 +65,10 @@ type member struct {
 	// after the latest read of it had no answer within CallTimeout (zero
 	// when it answered), latest by heard, when the read that said so was
 	// sent; reading: a read of a silent member runs, that nobody waits
-	// for (readAll).
+	// for (readAll), sent at readFrom.
 	silent, heard time.Time
 	reading       bool
+	readFrom      time.Time
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -327,21 +328,24 @@ func (q *Lease) each(ok func(i int) bool, f func(i int, l lease.Lease) outcome) 
 // that are silent (the latest read of the member that returned had no
 // answer within CallTimeout: a store that hangs, a partition that drops
 // packets): those go on, until CallTimeout, without being waited for, and
-// count as failed reads (errSilent), as does a member whose earlier read
-// still runs, even once its silence is over: that read's answer, or its
-// lack, says whether the member is back. A member that answers again is
-// waited for again from the read after. A member whose silence ended
-// while the read an attempt within it had left running still ran was
-// waited for, a CallTimeout, every few attempts at a follower's pace, and
-// a takeover that fell on one was a fifth of a TTL late; the price is that
-// a member back from a hang while such a read, lost in it, still runs is
-// read again only once that read has returned and the silence it says is
-// over (CallTimeout and a renew interval at most). Waiting out a hung member's CallTimeout at every attempt
+// count as failed reads (errSilent). So does a member whose read left
+// running that way is younger than a renew interval, even once its
+// silence is over: that read's answer, or its lack, says whether the
+// member is back. A member that answers again is waited for again from
+// the read after. Waiting out a hung member's CallTimeout at every attempt
 // delayed each takeover by a fifth of the TTL (leasebench, one member
-// hanging); a member that is up, however slow, is waited for, so that
-// contenders that start together agree on the first member they can
-// reach (red team 19's RT19-2: reads cut off at a grace made each anchor
-// on another member).
+// hanging), and so did waiting it out every few attempts, when a silence
+// ended while the read an attempt within it had left running still ran.
+// A member that is up, however slow, is waited for, so that contenders
+// that start together agree on the first member they can reach (red team
+// 19's RT19-2: reads cut off at a grace made each anchor on another
+// member); and so is one whose read left running is older than a renew
+// interval: with CallTimeout near the TTL, a contender that skipped a
+// member back from a hang until its read lost there returned anchored
+// elsewhere than another for most of a TTL, and the two led nobody for two
+// (red team 23's RT23-1). A member back from a hang is thus read again
+// within CallTimeout and a renew interval, or two renew intervals,
+// whichever is less.
 //
 // A member is silent for a renew interval after its read that had no
 // answer returned: a contender that tries at a follower's pace reads it
@@ -368,10 +372,6 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 		if !ok(i) {
 			continue
 		}
-		if m.reading { // its read goes on from an earlier call, even once the silence that left it running is over
-			out[i] = outcome{err: errSilent, done: true}
-			continue
-		}
 		// sent is taken before the read's deadline is set from it: taken
 		// in the goroutine, a moment later, it made a read left running
 		// that timed out look shorter than CallTimeout, so not silent,
@@ -379,11 +379,17 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 		// member hanging: one crash failover in ten at 1.22 TTL).
 		rctx, cancel, sent := ctx, context.CancelFunc(func() {}), time.Now()
 		wait := !sent.Before(m.silent)
-		if wait {
-			wg.Add(1)
-		} else {
+		switch {
+		case m.reading && (!wait || sent.Before(m.readFrom.Add(q.opts.RenewInterval))):
+			// A read left running from an earlier call, younger than a
+			// renew interval, says whether the member is back.
 			out[i] = outcome{err: errSilent, done: true}
-			m.reading = true
+			continue
+		case wait:
+			wg.Add(1)
+		default:
+			out[i] = outcome{err: errSilent, done: true}
+			m.reading, m.readFrom = true, sent
 			rctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), sent.Add(q.opts.CallTimeout))
 		}
 		l := m.l
