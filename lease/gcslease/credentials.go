@@ -20,17 +20,33 @@ const emulatorHostEnv = "STORAGE_EMULATOR_HOST"
 
 // emulatorEndpoint is the JSON API's base URL at host, the value of
 // STORAGE_EMULATOR_HOST: host:port, reached over plain HTTP, or a URL with
-// its scheme, as the Cloud Storage client libraries read the variable.
+// its scheme (http or https) and nothing after its host but "/", as the
+// Cloud Storage client libraries read the variable. Anything else is
+// refused here, naming the variable: a space or newline left around the
+// value, a path or query, a port out of range (the client panicked on some,
+// and retried the others for ever).
 func emulatorEndpoint(host string) (string, error) {
-	u := &url.URL{Scheme: "http", Host: host}
-	if strings.Contains(host, "://") {
-		var err error
-		if u, err = url.Parse(host); err != nil || u.Host == "" {
-			return "", &lease.OptionError{Pkg: "gcslease", Field: emulatorHostEnv, Value: strconv.Quote(host), Reason: "must be host:port or a URL such as http://host:port"}
-		}
+	raw := host
+	if !strings.Contains(host, "://") {
+		raw = "http://" + host
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.TrimSpace(host) != host || !portOK(u.Port()) {
+		return "", &lease.OptionError{Pkg: "gcslease", Field: emulatorHostEnv, Value: strconv.Quote(host), Reason: "must be host:port or a URL such as http://host:port, with nothing around it"}
 	}
 	u.Path = "/storage/v1/"
 	return u.String(), nil
+}
+
+// portOK says whether port, as url.URL.Port returns it, is none or a TCP
+// port.
+func portOK(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n > 0 && n < 1<<16
 }
 
 // Credentials implements driver.CredentialSource. For a client Open built,

@@ -176,6 +176,9 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, d.classify(ctx, opGet, err)
 	}
 	defer body.Close()
+	if gen <= 0 { // not an object's download (a proxy's page): no record to judge
+		return lease.Record{}, d.noGeneration("reading")
+	}
 	// One byte more than a record may have, so that DecodeJSON sees an
 	// oversized object as such, without reading all of it.
 	b, err := io.ReadAll(io.LimitReader(body, driver.MaxRecordSize+1))
@@ -185,9 +188,6 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 	r, err := driver.DecodeJSON(b)
 	if err != nil {
 		return lease.Record{}, fmt.Errorf("%w (%s)", err, d.url())
-	}
-	if gen <= 0 {
-		return lease.Record{}, d.noGeneration("reading")
 	}
 	r.Version = strconv.FormatInt(gen, 10)
 	return r, nil

@@ -107,12 +107,12 @@ func (o *Objects) Get(ctx context.Context, key, known string) ([]byte, string, e
 		return nil, "", d.classify(ctx, opGet, err)
 	}
 	defer body.Close()
+	if gen <= 0 {
+		return nil, "", d.noGeneration("reading")
+	}
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return nil, "", d.classify(ctx, opGet, err)
-	}
-	if gen <= 0 {
-		return nil, "", d.noGeneration("reading")
 	}
 	version := strconv.FormatInt(gen, 10)
 	if version == known {
@@ -137,12 +137,13 @@ func (o *Objects) Put(ctx context.Context, key string, data []byte, version stri
 
 // List lists the objects under prefix with objects.list, page by page
 // (asking for each object's name and generation only), and returns their
-// generations: all of them, or an error.
+// generations: all of them, or an error (also when the store names a page
+// token it named before, which would make the listing loop).
 func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, error) {
 	d := newConn(o.c.Service, o.bucket, prefix, 0)
 	call := o.c.Objects.List(o.bucket).Prefix(prefix).MaxResults(int64(o.pageSize)).
 		Fields("nextPageToken", "items(name,generation)").Context(ctx)
-	out := map[string]string{}
+	out, tokens := map[string]string{}, map[string]bool{}
 	for {
 		page, err := call.Do()
 		if err != nil {
@@ -157,6 +158,10 @@ func (o *Objects) List(ctx context.Context, prefix string) (map[string]string, e
 		if page.NextPageToken == "" {
 			return out, nil
 		}
+		if tokens[page.NextPageToken] { // asked for again, it would loop for ever
+			return nil, fmt.Errorf("%w: gcslease: listing gs://%s/%s* named page token %q a second time", lease.ErrUnavailable, o.bucket, prefix, page.NextPageToken)
+		}
+		tokens[page.NextPageToken] = true
 		call = call.PageToken(page.NextPageToken)
 	}
 }
