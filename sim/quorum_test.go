@@ -114,6 +114,12 @@ type qscenario struct {
 	unreliable int
 	steps      []qstep
 	slow       []time.Duration // steady: each member's delay for everyone
+	// callTimeout is the members' CallTimeout; 0 for the default (a
+	// fifth of the TTL). A third of the crash and lossy schedules draw
+	// one up to the runner's renew deadline, which made a read left
+	// running outlast a member's silence by most of a TTL (red team 23's
+	// RT23-1).
+	callTimeout time.Duration
 }
 
 func newQScenario(seed uint64) qscenario {
@@ -158,6 +164,9 @@ func newQScenario(seed uint64) qscenario {
 	slices.SortStableFunc(sc.steps, func(a, b qstep) int { return int(a.at - b.at) })
 	if rs := rand.New(rand.NewPCG(seed, 0x57ead)); rs.IntN(4) == 0 {
 		sc.steady(rs)
+	} else if rc := rand.New(rand.NewPCG(seed, 0xca11)); rc.IntN(3) == 0 {
+		deadline := runner.DefaultRenewDeadline(ttl)
+		sc.callTimeout = ttl/5 + time.Duration(rc.Int64N(int64(deadline-ttl/5))).Truncate(time.Millisecond)
 	}
 	return sc
 }
@@ -220,7 +229,7 @@ func runQuorum(t *testing.T, sc qscenario) []qtenure {
 	for c := range sc.contenders {
 		members := make([]lease.Lease, sc.members)
 		for i, s := range stores {
-			l, err := s.Open("job", lease.Options{Identity: id(c), TTL: ttl})
+			l, err := s.Open("job", lease.Options{Identity: id(c), TTL: ttl, CallTimeout: sc.callTimeout})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,6 +409,9 @@ func qreport(sc qscenario, v []string, tenures []qtenure) string {
 	}
 	if sc.mode == steadyMode {
 		fmt.Fprintf(&b, "  members slow for everyone by %v\n", sc.slow)
+	}
+	if sc.callTimeout != 0 {
+		fmt.Fprintf(&b, "  CallTimeout %v\n", sc.callTimeout)
 	}
 	for _, s := range sc.steps {
 		fmt.Fprintf(&b, "  step %s\n", s)
