@@ -149,7 +149,7 @@ func NewObjects(ctx context.Context, opts ObjectsOptions) (*Objects, error) {
 		return &lease.OptionError{Pkg: "dynamodb", Field: field, Value: value, Reason: reason}
 	}
 	switch {
-	case !tableName.MatchString(opts.Table):
+	case !validTable(opts.Table):
 		return nil, invalid("Table", strconv.Quote(opts.Table), "must be 3 to 255 letters, digits, '_', '-' or '.'")
 	case opts.Group == "" || strings.Contains(opts.Group, "#"):
 		return nil, invalid("Group", strconv.Quote(opts.Group), "must be a non-empty name without '#' (GROUP#parts holds the group's large objects)")

@@ -117,6 +117,7 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{"EmptyTable", dynamolease.Options{Name: "jobs", Client: client}, `dynamolease: Table ("") must be 3 to 255 letters, digits, '_', '-' or '.'`},
 		{"ShortTable", dynamolease.Options{Table: "ab", Name: "jobs", Client: client}, `dynamolease: Table ("ab") must be 3 to 255`},
+		{"LongTable", dynamolease.Options{Table: strings.Repeat("t", 256), Name: "jobs", Client: client}, `must be 3 to 255 letters`},
 		{"TableWithSpace", dynamolease.Options{Table: "my leases", Name: "jobs", Client: client}, `dynamolease: Table ("my leases")`},
 		{"EmptyName", dynamolease.Options{Table: "leases", Client: client}, `dynamolease: Name ("") must not be empty`},
 		{"LongName", dynamolease.Options{Table: "leases", Name: strings.Repeat("n", 2049), Client: client}, "is 2049 bytes long; at most 2032 are allowed"},
