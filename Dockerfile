@@ -3,9 +3,9 @@
 #   docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=v1.2.3 -t leasehold:v1.2.3 .
 #
 # It is what scripts/image builds without a daemon: on an empty base, the static binary as
-# /leasehold (the entry point; it carries its own CA roots), /etc/passwd and /etc/group with
-# root and nonroot (65532), /home/nonroot (the working directory) and /tmp; it runs as
-# 65532:65532. Use it as a container's entry point:
+# /leasehold (the entry point), Mozilla's CA roots in /etc/ssl/certs/ca-certificates.crt (go run
+# ./scripts/cabundle), /etc/passwd and /etc/group with root and nonroot (65532), /home/nonroot
+# (the working directory) and /tmp; it runs as 65532:65532. Use it as a container's entry point:
 #
 #   ENTRYPOINT ["/leasehold", "run", "--"]  /  command: ["/leasehold", "run", "--", "/app/worker"]
 #
@@ -23,7 +23,8 @@ COPY . .
 # The flags of scripts/release.
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -buildvcs=false \
       -ldflags="-s -w -X main.stampedVersion=$VERSION" -o /rootfs/leasehold ./cmd/leasehold
-RUN mkdir -p /rootfs/etc /rootfs/home/nonroot /rootfs/tmp \
+RUN mkdir -p /rootfs/etc/ssl/certs /rootfs/home/nonroot /rootfs/tmp \
+ && go run ./scripts/cabundle >/rootfs/etc/ssl/certs/ca-certificates.crt \
  && printf 'root:x:0:\nnonroot:x:65532:\n' >/rootfs/etc/group \
  && printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >/rootfs/etc/passwd \
  && chmod 0700 /rootfs/home/nonroot && chown 65532:65532 /rootfs/home/nonroot && chmod 1777 /rootfs/tmp
