@@ -358,7 +358,7 @@ func runQuorum(t *testing.T, sc qscenario) []qtenure {
 	time.Sleep(begin.Add(horizon).Sub(time.Now()))
 	cancel()
 	wg.Wait()
-	time.Sleep(ttl / 5) // the members' calls that outlived their operations end within CallTimeout
+	time.Sleep(max(ttl/5, sc.callTimeout)) // the members' calls that outlived their operations end within CallTimeout
 	mu.Lock()
 	defer mu.Unlock()
 	return slices.Clone(tenures)
