@@ -57,8 +57,8 @@ func (d *conn) Credentials(ctx context.Context) (string, error) {
 	switch {
 	case !d.adc:
 		return "the storage.Service given in gcslease.Options (its credentials are its own)", nil
-	case os.Getenv(emulatorHostEnv) != "":
-		return fmt.Sprintf("none: %s=%s points the client at an emulator, reached without credentials", emulatorHostEnv, os.Getenv(emulatorHostEnv)), nil
+	case d.emulator != "": // as Open found it
+		return fmt.Sprintf("none: %s=%s points the client at an emulator, reached without credentials", emulatorHostEnv, d.emulator), nil
 	}
 	creds, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/devstorage.read_write"}})
 	if err == nil {

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 )
 
 // TestEmulatorEndpoint: STORAGE_EMULATOR_HOST is host:port, reached over
@@ -26,5 +28,24 @@ func TestEmulatorEndpoint(t *testing.T) {
 		if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), "STORAGE_EMULATOR_HOST ("+`"`+host+`"`+")") {
 			t.Errorf("emulatorEndpoint(%q): %v, want lease.ErrInvalid naming STORAGE_EMULATOR_HOST and its value", host, err)
 		}
+	}
+}
+
+// TestCredentialsNameTheEmulatorOpenUsed: leasehold check reports where a
+// lease's credentials come from; with STORAGE_EMULATOR_HOST set at Open,
+// the lease reaches that emulator without credentials whatever the
+// variable says later, and Credentials says so, with the value Open used.
+// It read the variable again and named whatever it held then, or, unset,
+// went looking for Application Default Credentials the lease never uses.
+func TestCredentialsNameTheEmulatorOpenUsed(t *testing.T) {
+	t.Setenv(emulatorHostEnv, "127.0.0.1:4443")
+	l, err := Open(t.Context(), Options{Bucket: "bucket", Object: "lease"}, lease.Options{Identity: "worker-1", TTL: 15 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(emulatorHostEnv, "")
+	source, err := l.(driver.CredentialSource).Credentials(t.Context())
+	if err != nil || !strings.Contains(source, "STORAGE_EMULATOR_HOST=127.0.0.1:4443") {
+		t.Errorf("Credentials after Open with STORAGE_EMULATOR_HOST=127.0.0.1:4443, the variable since unset: %q, %v; want the emulator Open used", source, err)
 	}
 }

@@ -176,9 +176,6 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, d.classify(ctx, opGet, err)
 	}
 	defer body.Close()
-	if gen <= 0 { // not an object's download (a proxy's page): no record to judge
-		return lease.Record{}, d.noGeneration("reading")
-	}
 	// One byte more than a record may have, so that DecodeJSON sees an
 	// oversized object as such, without reading all of it.
 	b, err := io.ReadAll(io.LimitReader(body, driver.MaxRecordSize+1))
@@ -196,9 +193,11 @@ func (d *conn) Get(ctx context.Context) (lease.Record, error) {
 // download sends one JSON API download of the object (GET
 // /storage/v1/b/BUCKET/o/OBJECT?alt=media), with ifGenerationNotMatch:
 // notMatch when notMatch is not 0, and returns its body, for the caller to
-// read and close, and the generation its x-goog-generation header names,
-// 0 when it names none. A header that is not a number is an error, before
-// the body is read: a malformed answer.
+// read and close, and the generation its x-goog-generation header names.
+// An answer whose header names no generation (none, not a number, not
+// positive) is an error, before its body is read: it is no object's
+// download (a proxy's page), and nothing in it is judged (red team 23's
+// RT23-3: such a page was decoded and reported as a foreign object).
 func (d *conn) download(ctx context.Context, notMatch int64) (io.ReadCloser, int64, error) {
 	call := d.client.Objects.Get(d.bucket, d.object).Context(ctx)
 	if notMatch != 0 {
@@ -209,22 +208,12 @@ func (d *conn) download(ctx context.Context, notMatch int64) (io.ReadCloser, int
 		return nil, 0, err
 	}
 	h := resp.Header.Get("X-Goog-Generation")
-	if h == "" {
-		return resp.Body, 0, nil
-	}
 	gen, err := strconv.ParseInt(h, 10, 64)
-	if err != nil {
+	if err != nil || gen <= 0 {
 		resp.Body.Close()
-		return nil, 0, fmt.Errorf("the answer's x-goog-generation %q is not a number", h)
+		return nil, 0, fmt.Errorf("the answer names no generation (x-goog-generation %q)", h)
 	}
 	return resp.Body, gen, nil
-}
-
-// noGeneration is the error of an answer that names no usable generation:
-// an unknown outcome for a write, which the engine resolves by reading the
-// record back.
-func (d *conn) noGeneration(doing string) error {
-	return fmt.Errorf("%w: gcslease: %s %s returned no generation", lease.ErrUnavailable, doing, d.url())
 }
 
 func (d *conn) Create(ctx context.Context, r lease.Record) (string, error) {
@@ -254,7 +243,9 @@ func (d *conn) upload(ctx context.Context, op op, body []byte, contentType strin
 		return "", d.classify(ctx, op, err)
 	}
 	if obj.Generation <= 0 {
-		return "", d.noGeneration("writing")
+		// The write landed but its version is unknown: an unknown
+		// outcome, which the engine resolves by reading the record back.
+		return "", fmt.Errorf("%w: gcslease: writing %s returned no generation", lease.ErrUnavailable, d.url())
 	}
 	return strconv.FormatInt(obj.Generation, 10), nil
 }

@@ -107,9 +107,6 @@ func (o *Objects) Get(ctx context.Context, key, known string) ([]byte, string, e
 		return nil, "", d.classify(ctx, opGet, err)
 	}
 	defer body.Close()
-	if gen <= 0 {
-		return nil, "", d.noGeneration("reading")
-	}
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return nil, "", d.classify(ctx, opGet, err)
