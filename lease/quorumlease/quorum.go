@@ -64,11 +64,9 @@ type member struct {
 	// silent: until when the member counts as silent, a renew interval
 	// after the latest read of it had no answer within CallTimeout (zero
 	// when it answered), latest by heard, when the read that said so was
-	// sent; reading: a read of a silent member runs, that nobody waits
-	// for (readAll), sent at readFrom.
-	silent, heard time.Time
-	reading       bool
-	readFrom      time.Time
+	// sent; reading: when the read of a silent member that runs, that
+	// nobody waits for (readAll), was sent; zero when none runs.
+	silent, heard, reading time.Time
 }
 
 // Member is one member of a quorum as the latest Observe read it.
@@ -380,7 +378,7 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 		rctx, cancel, sent := ctx, context.CancelFunc(func() {}), time.Now()
 		wait := !sent.Before(m.silent)
 		switch {
-		case m.reading && (!wait || sent.Before(m.readFrom.Add(q.opts.RenewInterval))):
+		case !m.reading.IsZero() && (!wait || sent.Before(m.reading.Add(q.opts.RenewInterval))):
 			// A read left running from an earlier call, younger than a
 			// renew interval, says whether the member is back.
 			out[i] = outcome{err: errSilent, done: true}
@@ -389,7 +387,7 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 			wg.Add(1)
 		default:
 			out[i] = outcome{err: errSilent, done: true}
-			m.reading, m.readFrom = true, sent
+			m.reading = sent
 			rctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), sent.Add(q.opts.CallTimeout))
 		}
 		l := m.l
@@ -398,7 +396,7 @@ func (q *Lease) readAll(ctx context.Context, ok func(i int) bool) []outcome {
 			rec, err := l.Observe(rctx)
 			q.mu.Lock()
 			if !wait {
-				m.reading = false
+				m.reading = time.Time{}
 			}
 			if !sent.Before(m.heard) { // not outrun by a later read's answer
 				m.heard, m.silent = sent, time.Time{}
