@@ -2,8 +2,6 @@ package quorumlease_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -41,21 +39,35 @@ func (c *crashAfterRenewal) Renew(ctx context.Context, t lease.Term) (lease.Term
 	return nt, err
 }
 
+func (c *crashAfterRenewal) arm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armed = true
+}
+
+func (c *crashAfterRenewal) lastSent() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent
+}
+
 // TestCrashFailoverInTTLs is leasebench's crash failover on a quorum of
 // three memleases, in a synctest bubble, in both of its regimes: two
-// runners, the follower started at random within a third of a TTL of the
-// holder's election, the holder crashing right after a renewal at a random
-// phase (warmed: three TTLs on; just started: within a TTL less a renew
-// interval of the follower's start), and the follower's takeover timed
-// from that renewal's Sent. Stores that answer at once leave the quorum's
-// own waits alone in the figure, so every trial must meet leasebench's
-// goals for the p99: 1.10 TTL with every member up, 1.15 with member 1
-// hung for both (its calls never answer). With member 1 hung, a follower
-// that waited for it a CallTimeout every few attempts (its silence over
-// while the read an earlier attempt left running still ran) took over at
-// up to 1.22 TTL, warmed (p90 1.17 over 300 trials).
+// runners (a fleet), the follower started at random within a third of a
+// TTL of the holder's election, the holder crashing right after a renewal
+// at a random phase (warmed: three TTLs on; just started: within a TTL
+// less a renew interval of the follower's start), and the follower's
+// takeover timed from that renewal's Sent. Stores that answer at once
+// leave the quorum's own waits alone in the figure, held to leasebench's
+// goals for the p99 over 1,000 trials: 1.10 TTL with every member up, 1.15
+// with member 1 hung for both (its calls never answer). With member 1
+// hung, a follower that waited for it a CallTimeout every few attempts
+// (its silence over while the read an earlier attempt left running still
+// ran) had a p99 of 1.22 TTL. A follower that just started waits out the
+// hung member once, at its first read: its p99 is 1.135, its slowest
+// 1.17, which 100 trials each held to the goal missed by their draw.
 func TestCrashFailoverInTTLs(t *testing.T) {
-	const trials = 100
+	const trials = 1000
 	for _, c := range []struct{ hung, justStarted bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		hung := c.hung
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -63,21 +75,21 @@ func TestCrashFailoverInTTLs(t *testing.T) {
 		for range trials {
 			before, phase := time.Duration(rng.Int64N(int64(ttl/3))), 3*ttl+time.Duration(rng.Int64N(int64(ttl)))
 			if c.justStarted {
-				before, phase = time.Duration(rng.Int64N(int64(ttl/3))), time.Duration(rng.Int64N(int64(ttl-runner.DefaultRenewInterval(ttl))))
+				phase = time.Duration(rng.Int64N(int64(ttl - runner.DefaultRenewInterval(ttl))))
 			}
 			synctest.Test(t, func(t *testing.T) {
 				ds = append(ds, crashFailover(t, hung, before, phase))
 			})
 		}
 		slices.Sort(ds)
-		t.Logf("just started %v, member 1 hung %v: crash failover ÷ TTL over %d trials: min %.3f, p50 %.3f, p90 %.3f, max %.3f",
-			c.justStarted, hung, trials, ds[0], ds[trials/2], ds[trials*9/10], ds[trials-1])
-		goal := 1.10 // leasebench's goals for the p99: here, every trial
+		t.Logf("just started %v, member 1 hung %v: crash failover ÷ TTL over %d trials: min %.3f, p50 %.3f, p90 %.3f, p99 %.3f, max %.3f",
+			c.justStarted, hung, trials, ds[0], ds[trials/2], ds[trials*9/10], ds[trials*99/100], ds[trials-1])
+		goal := 1.10 // leasebench's goals for the p99
 		if hung {
 			goal = 1.15
 		}
-		if ds[trials-1] > goal {
-			t.Errorf("just started %v, member 1 hung %v: the slowest of %d crash failovers took %.3f TTL, want at most %.2f", c.justStarted, hung, trials, ds[trials-1], goal)
+		if p99 := ds[trials*99/100]; p99 > goal {
+			t.Errorf("just started %v, member 1 hung %v: crash failover p99 %.3f TTL over %d trials, want at most %.2f", c.justStarted, hung, p99, trials, goal)
 		}
 	}
 }
@@ -87,53 +99,32 @@ func TestCrashFailoverInTTLs(t *testing.T) {
 // phase after that, and the follower takes over. It returns the
 // takeover's time from the holder's last renewal, in TTLs.
 func crashFailover(t *testing.T, hung bool, before, phase time.Duration) float64 {
-	h := newMemQuorum(3)
+	f := newFleet(t, 3)
 	if hung {
-		h.stores[0].Hang("a")
-		h.stores[0].Hang("b")
+		f.q.stores[0].Hang("a")
+		f.q.stores[0].Hang("b")
 	}
-	holder := &crashAfterRenewal{Lease: open(t, h, "a"), crash: func() {
-		for _, s := range h.stores {
+	holder := &crashAfterRenewal{Lease: open(t, f.q, "a"), crash: func() {
+		for _, s := range f.q.stores {
 			s.Hang("a")
 		}
 	}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var (
-		mu   sync.Mutex
-		took time.Time
-	)
-	start := func(l lease.Lease, task func()) {
-		r, err := runner.New(runner.Config{Lease: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Task: func(ctx context.Context) error {
-			task()
-			<-ctx.Done()
-			return nil
-		}})
-		if err != nil {
-			t.Fatal(err)
+	f.openWith = func(who string) (lease.Lease, error) {
+		if who == "a" {
+			return holder, nil
 		}
-		go func() { _ = r.Run(ctx) }()
+		return f.q.Open(context.Background(), "job", lease.Options{Identity: who, TTL: ttl})
 	}
-	start(holder, func() {})
+	f.start("a")
 	time.Sleep(ttl/2 + before)
-	start(open(t, h, "b"), func() {
-		mu.Lock()
-		defer mu.Unlock()
-		took = time.Now()
-	})
+	f.start("b")
 	time.Sleep(phase)
-	holder.mu.Lock()
-	holder.armed = true
-	holder.mu.Unlock()
-	time.Sleep(4 * ttl)
-	mu.Lock()
-	defer mu.Unlock()
-	holder.mu.Lock()
-	defer holder.mu.Unlock()
-	if took.IsZero() {
-		t.Fatalf("member 1 hung %v: the follower did not take over within 4 TTLs of the holder's crash", hung)
+	holder.arm()
+	time.Sleep(2 * ttl) // its crash within a renew interval, the takeover within 1.2 TTLs of that
+	tenures := f.stop()
+	i := slices.IndexFunc(tenures, func(tn tenure) bool { return tn.who == "b" })
+	if i < 0 {
+		t.Fatalf("member 1 hung %v: the follower did not take over within 2 TTLs of arming the holder's crash (tenures %+v)", hung, tenures)
 	}
-	cancel()
-	time.Sleep(ttl) // the runners and the calls they left running end
-	return float64(took.Sub(holder.sent)) / float64(ttl)
+	return float64(tenures[i].start.Sub(holder.lastSent())) / float64(ttl)
 }
