@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -114,8 +115,7 @@ type qscenario struct {
 	unreliable int
 	steps      []qstep
 	slow       []time.Duration // steady: each member's delay for everyone
-	// callTimeout is the members' CallTimeout; 0 for the default (a
-	// fifth of the TTL). A third of the crash and lossy schedules draw
+	// callTimeout is the members' CallTimeout; 0 for the default. A third of the crash and lossy schedules draw
 	// one up to the runner's renew deadline, which made a read left
 	// running outlast a member's silence by most of a TTL (red team 23's
 	// RT23-1).
@@ -165,8 +165,7 @@ func newQScenario(seed uint64) qscenario {
 	if rs := rand.New(rand.NewPCG(seed, 0x57ead)); rs.IntN(4) == 0 {
 		sc.steady(rs)
 	} else if rc := rand.New(rand.NewPCG(seed, 0xca11)); rc.IntN(3) == 0 {
-		deadline := runner.DefaultRenewDeadline(ttl)
-		sc.callTimeout = ttl/5 + time.Duration(rc.Int64N(int64(deadline-ttl/5))).Truncate(time.Millisecond)
+		sc.callTimeout = drawCallTimeout(rc)
 	}
 	return sc
 }
@@ -358,7 +357,7 @@ func runQuorum(t *testing.T, sc qscenario) []qtenure {
 	time.Sleep(begin.Add(horizon).Sub(time.Now()))
 	cancel()
 	wg.Wait()
-	time.Sleep(max(ttl/5, sc.callTimeout)) // the members' calls that outlived their operations end within CallTimeout
+	time.Sleep(cmp.Or(sc.callTimeout, defaultCallTimeout)) // the members' calls that outlived their operations end within CallTimeout
 	mu.Lock()
 	defer mu.Unlock()
 	return slices.Clone(tenures)

@@ -210,7 +210,7 @@ func (sc *scenario) timing(rng *rand.Rand) {
 	switch rng.IntN(8) {
 	case 0, 1, 2, 3:
 	case 4, 5, 6:
-		sc.callTimeout = ttl/5 + time.Duration(rng.Int64N(int64(runner.DefaultRenewDeadline(ttl)-ttl/5)))
+		sc.callTimeout = drawCallTimeout(rng)
 	case 7:
 		ri := lease.DefaultRenewInterval(ttl)
 		sc.renewDeadline = ttl - ri - ttl/16 + time.Duration(rng.Int64N(int64(ttl/8)))
@@ -231,7 +231,17 @@ func (sc scenario) leads() time.Duration {
 }
 
 // timeout is the fleet's CallTimeout.
-func (sc scenario) timeout() time.Duration { return cmp.Or(sc.callTimeout, ttl/5) }
+func (sc scenario) timeout() time.Duration { return cmp.Or(sc.callTimeout, defaultCallTimeout) }
+
+// defaultCallTimeout is a lease's CallTimeout at the simulations' TTL by
+// default.
+var defaultCallTimeout = lease.Options{TTL: ttl}.WithDefaults().CallTimeout
+
+// drawCallTimeout draws a CallTimeout from the default up to the runner's
+// renew deadline (runner.New refuses one at it), in whole milliseconds.
+func drawCallTimeout(rng *rand.Rand) time.Duration {
+	return (defaultCallTimeout + time.Duration(rng.Int64N(int64(runner.DefaultRenewDeadline(ttl)-defaultCallTimeout)))).Truncate(time.Millisecond)
+}
 
 func newScenario(seed uint64, fo focus) scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x1ea5e401d))
