@@ -374,7 +374,9 @@ starts, and an instance whose key is at or before it exits 76.
                     the hold (leasehold logs until when it goes on); a
                     second SIGTERM or SIGINT exits at once without
                     releasing (a repeated SIGHUP does not), and the
-                    lease lapses a TTL after its last renewal. So does a
+                    lease lapses a TTL after its last renewal (once the
+                    hold is over and its release sent, the release may
+                    land: leasehold says so). So does a
                     SIGKILL (an orchestrator's stop timeout, e.g. ECS
                     stopTimeout): it ends the hold early, and the lease
                     lapses a TTL later.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os/exec"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -237,6 +238,9 @@ func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 	}
 	select {
 	case <-left: // closed before keepHold ends onceCtx, so seen here even when RunOnce returned first
+		if s.hold.leave() { // as keepHold found it
+			return interrupted(ctx, "the minimum hold was over and its release was sent; leasehold did not wait for the store's answer")
+		}
 		return interrupted(ctx, "the minimum hold was left without releasing the lease; it lapses a TTL after its last write")
 	default:
 	}
@@ -330,35 +334,56 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 	case <-onceCtx.Done():
 		return
 	}
-	s.hold.leave()
-	s.log.Warn("second signal: leaving the minimum hold without releasing the lease; it lapses a TTL after its last write", "hold_until", until.UTC().Format(time.RFC3339))
+	if s.hold.leave() {
+		s.log.Warn("second signal: the minimum hold was over and its release sent; leasehold exits without waiting for its answer", "hold_until", until.UTC().Format(time.RFC3339))
+	} else {
+		s.log.Warn("second signal: leaving the minimum hold without releasing the lease; it lapses a TTL after its last write", "hold_until", until.UTC().Format(time.RFC3339))
+	}
 	close(left) // before onceCtx ends: RunOnce then returns Ran, and runOnce must not take that for the exit
 	stop(context.Cause(runCtx))
 }
 
 // heldLease is the lease of a --once --min-hold run: once left, it writes
 // no more (no renewal, no release), so that the record lapses a TTL after
-// its last write.
+// its last write. A write sent before it was left may still land: a
+// release sent (the hold over) is said so when it is left.
 type heldLease struct {
 	lease.Lease
-	gone atomic.Bool
+	mu                sync.Mutex
+	gone, releaseSent bool
 }
 
 // errLeft is what heldLease's writes return once it was left: the lease
 // counts as lost, so that the runner gives up its writes at once.
 var errLeft = fmt.Errorf("leasehold: the minimum hold was left on a second signal: %w", lease.ErrLost)
 
-func (h *heldLease) leave() { h.gone.Store(true) }
+// leave marks the lease left, and reports whether its release had been
+// sent before.
+func (h *heldLease) leave() (releaseSent bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gone = true
+	return h.releaseSent
+}
+
+// left reports whether the lease was left; with release, a release is
+// then sent, unless it was left.
+func (h *heldLease) left(release bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.releaseSent = h.releaseSent || (release && !h.gone)
+	return h.gone
+}
 
 func (h *heldLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
-	if h.gone.Load() {
+	if h.left(false) {
 		return lease.Term{}, errLeft
 	}
 	return h.Lease.Renew(ctx, t)
 }
 
 func (h *heldLease) Release(ctx context.Context, t lease.Term) error {
-	if h.gone.Load() {
+	if h.left(true) {
 		return errLeft
 	}
 	return h.Lease.Release(ctx, t)
@@ -377,7 +402,7 @@ func (h *heldLease) FollowerReads() int { return lease.FollowerReads(h.Lease) }
 // writes, without which a member back from an outage is never held again
 // and a second member's outage ends the hold (red team 21).
 func (h *heldLease) Idle(ctx context.Context, until time.Time) {
-	if l, ok := h.Lease.(lease.Idler); ok && !h.gone.Load() {
+	if l, ok := h.Lease.(lease.Idler); ok && !h.left(false) {
 		l.Idle(ctx, until)
 	}
 }
