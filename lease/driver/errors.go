@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"time"
@@ -24,7 +25,12 @@ func Corruptf(format string, args ...any) error {
 // every backend applies (lease.Options.CallTimeout). When the caller's own
 // ctx ends first, Call returns ctx's error, unwrapped; when only the
 // timeout fired, it returns an error wrapping lease.ErrUnavailable that
-// names the timeout. Otherwise it returns f's error as it is. A ctx that
+// names the timeout. A certificate that none of the host's CA roots
+// vouches for is lease.ErrPermission, permanent: a person must fix the
+// host's roots (or the store's certificate), and retrying changes nothing
+// (red team 24: leasehold check retried it for --start-timeout and said
+// only "certificate signed by unknown authority"). Otherwise it returns
+// f's error as it is. A ctx that
 // has already ended begins no call: f is not run, and Call returns ctx's
 // error. Some SDKs finish under a context of their own what a call
 // started (the AWS SDK fetches an assumed role's credentials from STS
@@ -44,6 +50,10 @@ func Call(ctx context.Context, timeout time.Duration, f func(context.Context) er
 		return ctx.Err()
 	case cctx.Err() != nil && !errors.Is(err, lease.ErrUnavailable):
 		return fmt.Errorf("%w: no answer within CallTimeout (%v): %w", lease.ErrUnavailable, timeout, err)
+	case errors.As(err, new(x509.UnknownAuthorityError)):
+		return fmt.Errorf("%w: the store's TLS certificate leads to none of this host's CA roots, and leasehold carries none of its own "+
+			"(on Linux it reads SSL_CERT_FILE, SSL_CERT_DIR, /etc/ssl/certs/ca-certificates.crt and the other usual files; "+
+			"leasehold's image carries that file): %w", lease.ErrPermission, err)
 	}
 	return err
 }

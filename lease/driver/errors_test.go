@@ -2,7 +2,11 @@ package driver_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,5 +32,21 @@ func TestCallAfterContextEnded(t *testing.T) {
 	err := driver.Call(ctx, time.Second, func(context.Context) error { ran = true; return nil })
 	if ran || err != context.Canceled {
 		t.Errorf("Call under a cancelled context: ran f %t, returned %v; want f not run and context.Canceled", ran, err)
+	}
+}
+
+// TestCallUntrustedCertificateIsPermanent: a call whose TLS handshake
+// found the store's certificate vouched for by none of the host's CA roots
+// (a host or image with none: the binary carries no roots of its own) is
+// lease.ErrPermission, not retried, and says where the roots are read
+// from. It was lease.ErrUnavailable, retried until the caller gave up,
+// saying only "certificate signed by unknown authority".
+func TestCallUntrustedCertificateIsPermanent(t *testing.T) {
+	handshake := &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}
+	err := driver.Call(t.Context(), time.Second, func(context.Context) error {
+		return fmt.Errorf("%w: s3: GetObject: %w", lease.ErrUnavailable, handshake)
+	})
+	if !errors.Is(err, lease.ErrPermission) || lease.Retryable(err) || !strings.Contains(err.Error(), "SSL_CERT_FILE") || !errors.Is(err, handshake) {
+		t.Errorf("Call of a request whose certificate no CA root vouches for: %v (retryable %t); want lease.ErrPermission, not retryable, naming SSL_CERT_FILE and wrapping the handshake's error", err, lease.Retryable(err))
 	}
 }
