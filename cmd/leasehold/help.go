@@ -375,8 +375,8 @@ starts, and an instance whose key is at or before it exits 76.
                     second SIGTERM or SIGINT exits at once without
                     releasing (a repeated SIGHUP does not), and the
                     lease lapses a TTL after its last renewal (once the
-                    hold is over and its release sent, the release may
-                    land: leasehold says so). So does a
+                    hold is over, a release under way may still land:
+                    leasehold says how far it had gone). So does a
                     SIGKILL (an orchestrator's stop timeout, e.g. ECS
                     stopTimeout): it ends the hold early, and the lease
                     lapses a TTL later.

@@ -229,21 +229,25 @@ func (s *session) runOnce(ctx, runCtx context.Context, r *runner.Runner) error {
 		res, err := r.RunOnce(onceCtx)
 		done <- result{res, err}
 	}()
-	var res runner.Once
-	var err error
+	var x result
+	got := false
 	select {
-	case x := <-done:
-		res, err = x.res, x.err
+	case x = <-done:
+		got = true
 	case <-left:
 	}
 	select {
 	case <-left: // closed before keepHold ends onceCtx, so seen here even when RunOnce returned first
-		if s.hold.leave() { // as keepHold found it
-			return interrupted(ctx, "the minimum hold was over and its release was sent; leasehold did not wait for the store's answer")
+		st := s.hold.leave() // how far the release has gone by now (a release under way may have returned)
+		if st != releaseDone {
+			return interrupted(ctx, st.leftLine())
 		}
-		return interrupted(ctx, "the minimum hold was left without releasing the lease; it lapses a TTL after its last write")
+		if !got { // the hold was over and the lease released: RunOnce is returning its result
+			x = <-done
+		}
 	default:
 	}
+	res, err := x.res, x.err
 	if f := s.fatal.Load(); f != nil {
 		return f
 	}
@@ -334,59 +338,87 @@ func (s *session) keepHold(runCtx, onceCtx context.Context, stop context.CancelC
 	case <-onceCtx.Done():
 		return
 	}
-	if s.hold.leave() {
-		s.log.Warn("second signal: the minimum hold was over and its release sent; leasehold exits without waiting for its answer", "hold_until", until.UTC().Format(time.RFC3339))
-	} else {
-		s.log.Warn("second signal: leaving the minimum hold without releasing the lease; it lapses a TTL after its last write", "hold_until", until.UTC().Format(time.RFC3339))
-	}
+	s.log.Warn("second signal: "+s.hold.leave().leftLine(), "hold_until", until.UTC().Format(time.RFC3339))
 	close(left) // before onceCtx ends: RunOnce then returns Ran, and runOnce must not take that for the exit
 	stop(context.Cause(runCtx))
 }
 
 // heldLease is the lease of a --once --min-hold run: once left, it writes
 // no more (no renewal, no release), so that the record lapses a TTL after
-// its last write. A write sent before it was left may still land: a
-// release sent (the hold over) is said so when it is left.
+// its last write. A release begun before it was left (the hold over) may
+// still land: leave says how far it had gone.
 type heldLease struct {
 	lease.Lease
-	mu                sync.Mutex
-	gone, releaseSent bool
+	mu      sync.Mutex
+	gone    bool
+	release releaseState
+}
+
+// releaseState is how far a heldLease's release had gone.
+type releaseState int
+
+const (
+	releaseNone     releaseState = iota // not begun
+	releaseUnderway                     // sent, or being resolved (a read-back), its answer not in
+	releaseDone                         // it returned: released
+	releaseFailed                       // it returned an error
+)
+
+// leftLine says what leaving the hold with the release at st did.
+func (st releaseState) leftLine() string {
+	switch st {
+	case releaseUnderway:
+		return "the minimum hold was over and its release under way; leasehold did not wait for it: the lease is released if it landed, and otherwise lapses a TTL after its last write"
+	case releaseDone:
+		return "the minimum hold was over and the lease released"
+	case releaseFailed:
+		return "the minimum hold was over and its release failed; the lease lapses a TTL after its last write"
+	}
+	return "the minimum hold was left without releasing the lease; it lapses a TTL after its last write"
 }
 
 // errLeft is what heldLease's writes return once it was left: the lease
 // counts as lost, so that the runner gives up its writes at once.
 var errLeft = fmt.Errorf("leasehold: the minimum hold was left on a second signal: %w", lease.ErrLost)
 
-// leave marks the lease left, and reports whether its release had been
-// sent before.
-func (h *heldLease) leave() (releaseSent bool) {
+// leave marks the lease left, and returns how far its release had gone.
+func (h *heldLease) leave() releaseState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.gone = true
-	return h.releaseSent
+	return h.release
 }
 
-// left reports whether the lease was left; with release, a release is
-// then sent, unless it was left.
-func (h *heldLease) left(release bool) bool {
+// left reports whether the lease was left.
+func (h *heldLease) left() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.releaseSent = h.releaseSent || (release && !h.gone)
 	return h.gone
 }
 
 func (h *heldLease) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
-	if h.left(false) {
+	if h.left() {
 		return lease.Term{}, errLeft
 	}
 	return h.Lease.Renew(ctx, t)
 }
 
 func (h *heldLease) Release(ctx context.Context, t lease.Term) error {
-	if h.left(true) {
+	h.mu.Lock()
+	if h.gone {
+		h.mu.Unlock()
 		return errLeft
 	}
-	return h.Lease.Release(ctx, t)
+	h.release = releaseUnderway
+	h.mu.Unlock()
+	err := h.Lease.Release(ctx, t)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.release = releaseDone
+	if err != nil {
+		h.release = releaseFailed
+	}
+	return err
 }
 
 // RenewalsShow and FollowerReads pass those of the lease on: the runner
@@ -402,7 +434,7 @@ func (h *heldLease) FollowerReads() int { return lease.FollowerReads(h.Lease) }
 // writes, without which a member back from an outage is never held again
 // and a second member's outage ends the hold (red team 21).
 func (h *heldLease) Idle(ctx context.Context, until time.Time) {
-	if l, ok := h.Lease.(lease.Idler); ok && !h.left(false) {
+	if l, ok := h.Lease.(lease.Idler); ok && !h.left() {
 		l.Idle(ctx, until)
 	}
 }
