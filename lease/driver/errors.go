@@ -26,10 +26,13 @@ func Corruptf(format string, args ...any) error {
 // ctx ends first, Call returns ctx's error, unwrapped; when only the
 // timeout fired, it returns an error wrapping lease.ErrUnavailable that
 // names the timeout. A certificate that none of the host's CA roots
-// vouches for is lease.ErrPermission, permanent: a person must fix the
-// host's roots (or the store's certificate), and retrying changes nothing
-// (red team 24: leasehold check retried it for --start-timeout and said
-// only "certificate signed by unknown authority"). Otherwise it returns
+// vouches for, roots that could not be read, and a certificate for
+// another name are lease.ErrPermission, permanent: a person must fix the
+// host's roots, the endpoint or the store's certificate, and retrying
+// changes nothing (red team 24: leasehold check retried the first for
+// --start-timeout and said only "certificate signed by unknown
+// authority"; red team 25 the other two). An expired certificate stays
+// retryable: the store's owner renews it without the client's help. Otherwise it returns
 // f's error as it is. A ctx that
 // has already ended begins no call: f is not run, and Call returns ctx's
 // error. Some SDKs finish under a context of their own what a call
@@ -50,10 +53,12 @@ func Call(ctx context.Context, timeout time.Duration, f func(context.Context) er
 		return ctx.Err()
 	case cctx.Err() != nil && !errors.Is(err, lease.ErrUnavailable):
 		return fmt.Errorf("%w: no answer within CallTimeout (%v): %w", lease.ErrUnavailable, timeout, err)
-	case errors.As(err, new(x509.UnknownAuthorityError)):
-		return fmt.Errorf("%w: the store's TLS certificate leads to none of this host's CA roots, and leasehold carries none of its own "+
+	case errors.As(err, new(x509.UnknownAuthorityError)), errors.As(err, new(x509.SystemRootsError)):
+		return fmt.Errorf("%w: the store's TLS certificate leads to none of the CA roots this host has, or they could not be read, and leasehold carries none of its own "+
 			"(on Linux it reads SSL_CERT_FILE, SSL_CERT_DIR, /etc/ssl/certs/ca-certificates.crt and the other usual files; "+
 			"leasehold's image carries that file): %w", lease.ErrPermission, err)
+	case errors.As(err, new(x509.HostnameError)):
+		return fmt.Errorf("%w: the store's TLS certificate is for another name than the endpoint's: %w", lease.ErrPermission, err)
 	}
 	return err
 }
