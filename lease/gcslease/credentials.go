@@ -23,9 +23,9 @@ const emulatorHostEnv = "STORAGE_EMULATOR_HOST"
 // its scheme (http or https) and nothing after its host but "/", as the
 // Cloud Storage client libraries read the variable. Anything else is
 // refused here, naming the variable: a space or newline left around the
-// value, a path or query (even an empty one), an empty port or one out of
-// range (the client panicked on some, dialled port 80 for an empty port,
-// and retried the others for ever).
+// value, a path, a query or a fragment (even an empty one), an empty port
+// or one out of range (the client panicked on some, dialled port 80 for
+// an empty port, and retried the others for ever).
 func emulatorEndpoint(host string) (string, error) {
 	raw := host
 	if !strings.Contains(host, "://") {
@@ -33,7 +33,7 @@ func emulatorEndpoint(host string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.TrimSpace(host) != host ||
+		(u.Path != "" && u.Path != "/") || strings.ContainsAny(host, "?#") || strings.TrimSpace(host) != host ||
 		strings.HasSuffix(u.Host, ":") || !portOK(u.Port()) {
 		return "", &lease.OptionError{Pkg: "gcslease", Field: emulatorHostEnv, Value: strconv.Quote(host), Reason: "must be host:port or a URL such as http://host:port, with nothing around it"}
 	}
