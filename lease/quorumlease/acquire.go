@@ -86,6 +86,9 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 			continue
 		}
 		if looks[i].class == other {
+			if q.ending(looks, i) {
+				continue
+			}
 			break
 		}
 		t, err := q.members[i].l.Acquire(ctx)
@@ -131,6 +134,23 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 		return lease.Term{}, q.keepMinority(ctx, looks, out)
 	}
 	return q.lead(ctx)
+}
+
+// ending reports whether member i, held by another as the reads show
+// it, holds what is left of a quorum term that is ending: another
+// member's record of the same holder and quorum token was read released,
+// or lapsed. A term ends member by member, and the member whose last
+// write landed last (a slower store) lapses last; the members' order
+// settles which of several contenders goes on, and the holder of a term
+// that is ending is none of them, so Acquire does not wait for that
+// member before it takes the free ones after it.
+func (q *Lease) ending(looks []look, i int) bool {
+	holder := looks[i].rec.Holder
+	token, _ := tokenOf(looks[i].rec.Annotations)
+	return slices.ContainsFunc(looks, func(l look) bool {
+		t, _ := tokenOf(l.rec.Annotations)
+		return l.class == free && l.rec.Holder == holder && t == token
+	})
 }
 
 // states returns the state of each member.

@@ -99,7 +99,12 @@
 // only once it holds that one, every other free member at once: of
 // several contenders that start together, the one that takes the first
 // member reachable is the only one to go on, and the others give back
-// what they took on the way. A contender that holds a minority while
+// what they took on the way. A member whose holder's term is ending (the
+// same holder's record of the same quorum token read released, or lapsed,
+// on another member) is passed over in that order: a crashed holder's
+// last write lands last on its slowest member, which a follower then sees
+// last and judges lapsed last, and waiting for it put a follower's
+// takeover half a renew interval late. A contender that holds a minority while
 // another holds a member keeps it at most a TTL, and then gives it back,
 // so two contenders that each hold some never wait each other out.
 //
