@@ -1,0 +1,201 @@
+package quorumlease_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
+)
+
+// race runs each lease's Acquire at once and returns their errors by
+// identity.
+func race(ls ...lease.Lease) map[string]error {
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		out = map[string]error{}
+	)
+	for _, l := range ls {
+		wg.Go(func() {
+			_, err := l.Acquire(context.Background())
+			mu.Lock()
+			out[l.Options().Identity] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// TestRedTeam26StaleReleaseSplitsTheAnchor: "of several contenders that
+// start together, the one that takes the first member reachable is the
+// only one to go on" (package doc). b led and released (every member
+// reads "b, released, quorum token T"); member 3 is down for b and c, a
+// minority. b and c try at the same instant; member 2 answers b D late,
+// member 1 answers c 1.5 D late (cross-region latencies). b takes member 1
+// at D (its anchor) and sends for member 2. c's reads return at 1.5 D:
+// member 1 held by b, member 2 "b, released, T" (b's own release of its
+// last term, not a term that is ending: b is campaigning). ending says b's
+// term is ending, c passes over member 1 and takes member 2 at once; b's
+// Acquire of member 2 finds it held by c. Each holds one member, neither
+// leads. Before d6f0ed0 c stopped at member 1 and b led.
+func TestRedTeam26StaleReleaseSplitsTheAnchor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const d = 40 * time.Millisecond
+		h := newMemQuorum(3)
+		b, c := open(t, h, "b"), open(t, h, "c")
+		tb := acquire(t, b)
+		if err := b.Release(context.Background(), tb); err != nil {
+			t.Fatal(err)
+		}
+		h.stores[2].Partition("b")
+		h.stores[2].Partition("c")
+		h.stores[1].Delay("b", d)
+		h.stores[0].Delay("c", d*3/2)
+		errs := race(b, c)
+		holders := map[int]string{}
+		for i := range 2 {
+			if rec := h.holderOf(t, i); rec.Held() {
+				holders[i+1] = rec.Holder
+			}
+		}
+		if (errs["b"] == nil) == (errs["c"] == nil) {
+			t.Errorf("b and c tried together, member 3 down: b's attempt %v, c's %v, members held %v; want one of them to lead", errs["b"], errs["c"], holders)
+		}
+		time.Sleep(ttl)
+	})
+}
+
+// writesRefused is a member that answers reads and, while refuse is set,
+// refuses every write with lease.ErrUnavailable: a store that throttles
+// writes (a DynamoDB table out of write capacity) or denies them.
+type writesRefused struct {
+	lease.Lease
+	refuse *atomic.Bool
+}
+
+func (w writesRefused) Wait(r lease.Record) time.Duration { return w.Lease.(lease.Watcher).Wait(r) }
+
+func (w writesRefused) err() error {
+	if w.refuse.Load() {
+		return fmt.Errorf("writes refused: %w", lease.ErrUnavailable)
+	}
+	return nil
+}
+
+func (w writesRefused) Acquire(ctx context.Context) (lease.Term, error) {
+	if err := w.err(); err != nil {
+		return lease.Term{}, err
+	}
+	return w.Lease.Acquire(ctx)
+}
+
+func (w writesRefused) Renew(ctx context.Context, t lease.Term) (lease.Term, error) {
+	if err := w.err(); err != nil {
+		return lease.Term{}, err
+	}
+	return w.Lease.Renew(ctx, t)
+}
+
+func (w writesRefused) Release(ctx context.Context, t lease.Term) error {
+	if err := w.err(); err != nil {
+		return err
+	}
+	return w.Lease.Release(ctx, t)
+}
+
+// openWrapped opens who's quorum lease on h's stores with member i's
+// lease wrapped by wrap.
+func openWrapped(t *testing.T, h memQuorum, who string, i int, wrap func(lease.Lease) lease.Lease) lease.Lease {
+	t.Helper()
+	var ms []lease.Lease
+	for j, s := range h.stores {
+		l, err := s.Open("job", lease.Options{Identity: who, TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j == i {
+			l = wrap(l)
+		}
+		ms = append(ms, l)
+	}
+	q, err := quorumlease.New(ms, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// lockstep has each lease try Acquire every period from the same instant,
+// for up to d, and returns the first to lead and when, from the start.
+func lockstep(ls []lease.Lease, period, d time.Duration) (string, time.Duration) {
+	start := time.Now()
+	var (
+		mu     sync.Mutex
+		leader string
+		took   time.Duration
+		wg     sync.WaitGroup
+	)
+	for _, l := range ls {
+		wg.Go(func() {
+			for k := time.Duration(1); ; k++ {
+				_, err := l.Acquire(context.Background())
+				mu.Lock()
+				if err == nil && leader == "" {
+					leader, took = l.Options().Identity, time.Since(start)
+				}
+				done := leader != ""
+				mu.Unlock()
+				if done || k*period >= d {
+					return
+				}
+				time.Sleep(time.Until(start.Add(k * period)))
+			}
+		})
+	}
+	wg.Wait()
+	return leader, took
+}
+
+// TestRedTeam26WriteRefusingMemberLivelock: "a contender that holds a
+// minority while another holds a member keeps it at most a TTL, and then
+// gives it back, so two contenders that each hold some never wait each
+// other out", and the quorum rides out any minority's fault. b led and
+// released; then member 3 refuses writes (reads answer), a minority's
+// fault, and keeps "b, released, quorum token T" for good. b and c try
+// every third of a TTL from the same instant, member 2 D late for b and
+// member 1 1.5 D late for c. Every round, b takes member 1 and c, which
+// reads it held by b after its reads of members 2 and 3 showed b's
+// released records of T, passes over it (ending) and takes member 2 before
+// b's write reaches it: the split of TestRedTeam26StaleReleaseSplitsTheAnchor.
+// Both keep their member a TTL, give it back in the same round, and the
+// next round splits again, since member 3 still shows b's release and
+// nobody's token has moved: no leader for ten TTLs. Before d6f0ed0 c
+// stopped at member 1 and b led at the first round.
+func TestRedTeam26WriteRefusingMemberLivelock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const d = 40 * time.Millisecond
+		h := newMemQuorum(3)
+		var refuse atomic.Bool
+		wrap := func(l lease.Lease) lease.Lease { return writesRefused{l, &refuse} }
+		b, c := openWrapped(t, h, "b", 2, wrap), openWrapped(t, h, "c", 2, wrap)
+		tb := acquire(t, b)
+		if err := b.Release(context.Background(), tb); err != nil {
+			t.Fatal(err)
+		}
+		refuse.Store(true)
+		h.stores[1].Delay("b", d)
+		h.stores[0].Delay("c", d*3/2)
+		leader, took := lockstep([]lease.Lease{b, c}, ttl/3, 10*ttl)
+		if leader == "" || took > ttl {
+			t.Errorf("b and c trying every %v from the same instant, member 3 refusing writes: leader %q after %v, want one within a TTL (%v)", ttl/3, leader, took, ttl)
+		}
+		time.Sleep(ttl)
+	})
+}
