@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/driver"
 	"github.com/leasehold/leasehold/lease/quorumlease"
 )
 
@@ -197,5 +198,100 @@ func TestRedTeam26WriteRefusingMemberLivelock(t *testing.T) {
 			t.Errorf("b and c trying every %v from the same instant, member 3 refusing writes: leader %q after %v, want one within a TTL (%v)", ttl/3, leader, took, ttl)
 		}
 		time.Sleep(ttl)
+	})
+}
+
+// TestRedTeam26ForgedReleaseOfTheLiveTermHolds (holds): a record forged
+// (or restored) on member 3 as the live leader's, same holder, same quorum
+// token, released, makes ending say of the leader's member 1 that its
+// term is ending; b, cut off from member 2, passes over member 1 and
+// takes member 3. Members keep their contracts, so a keeps members 1 and
+// 2, a majority, and leads on alone, once, with no second leader; b gives
+// member 3 back within a TTL and a holds it again.
+func TestRedTeam26ForgedReleaseOfTheLiveTermHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 3)
+		f.start("a")
+		time.Sleep(ttl)
+		f.start("b")
+		time.Sleep(ttl)
+		f.q.stores[1].Partition("b")
+		raw, _ := f.q.stores[2].Bytes("job")
+		rec, err := driver.DecodeJSON(raw)
+		if err != nil || rec.Holder != "a" || !rec.Held() {
+			t.Fatalf("member 3 under a's term: %+v, %v", rec, err)
+		}
+		rec.Released, rec.Nonce = true, driver.NewNonce()
+		f.q.stores[2].Put("job", driver.EncodeJSON(rec))
+		time.Sleep(4 * ttl)
+		got := f.q.holderOf(t, 2)
+		terms := f.stop()
+		if len(terms) != 1 || terms[0].who != "a" {
+			t.Fatalf("tenures %+v, want a's alone", terms)
+		}
+		if !got.Held() || got.Holder != "a" {
+			t.Errorf("member 3, 4 TTLs after the forged release: %+v, want a's again", got)
+		}
+	})
+}
+
+// TestRedTeam26ReleaseOnTwoOfThreeHolds (holds): a leader's release that
+// lands on members 2 and 3 and not on member 1 (a cut off from it) leaves
+// member 1 held by a, the branch's own case: b passes over it, takes
+// members 2 and 3 at once and leads after a, with a greater token; a,
+// back and campaigning, passes over its own record on member 1 and does
+// not lead beside b.
+func TestRedTeam26ReleaseOnTwoOfThreeHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 3)
+		f.start("a")
+		time.Sleep(ttl)
+		f.start("b")
+		time.Sleep(ttl)
+		f.q.stores[0].Partition("a")
+		f.cancel["a"]()
+		time.Sleep(ttl / 2)
+		f.q.stores[0].Heal("a")
+		f.start("a")
+		time.Sleep(4 * ttl)
+		terms := f.stop()
+		if len(terms) != 2 || terms[0].who != "a" || terms[1].who != "b" {
+			t.Fatalf("tenures %+v, want a's, then b's", terms)
+		}
+		if d := terms[1].start.Sub(terms[0].end); d > ttl/2 {
+			t.Errorf("b led %v after a released on two members of three, want within a follower's poll", d)
+		}
+		checkOneAtATime(t, terms)
+	})
+}
+
+// TestRedTeam26PausedHolderWithSlowMemberHolds (holds): the branch's
+// case with a holder that comes back: a's writes land 60 ms late on
+// member 1, a is cut off from every member (a pause) for one and a half
+// TTLs, b passes over member 1 once a's other records lapse and leads; a
+// stepped down at its deadline and, back, does not lead beside b; tokens
+// increase.
+func TestRedTeam26PausedHolderWithSlowMemberHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 3)
+		f.q.stores[0].Delay("a", 60*time.Millisecond)
+		f.start("a")
+		time.Sleep(ttl)
+		f.start("b")
+		time.Sleep(ttl)
+		for _, s := range f.q.stores {
+			s.Partition("a")
+		}
+		time.Sleep(ttl * 3 / 2)
+		for _, s := range f.q.stores {
+			s.Heal("a")
+		}
+		f.q.stores[0].Delay("a", 60*time.Millisecond)
+		time.Sleep(3 * ttl)
+		terms := f.stop()
+		if len(terms) != 2 || terms[0].who != "a" || terms[1].who != "b" {
+			t.Fatalf("tenures %+v, want a's, then b's", terms)
+		}
+		checkOneAtATime(t, terms)
 	})
 }
