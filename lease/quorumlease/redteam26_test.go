@@ -3,6 +3,7 @@ package quorumlease_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -294,4 +295,44 @@ func TestRedTeam26PausedHolderWithSlowMemberHolds(t *testing.T) {
 		}
 		checkOneAtATime(t, terms)
 	})
+}
+
+// TestRedTeam26WriteRefusingMemberRunners: TestRedTeam26WriteRefusingMemberLivelock
+// under runners, whose jittered polls break the lockstep: b led and
+// stopped, member 3 refuses writes from then on, and runners b and c
+// start together. Each trial wants a leader within a TTL (the package
+// doc's no-livelock bound); the first that misses it ends the test. On
+// d6f0ed0, 20 trials led after 1.3 to 6.2 TTLs (each split costs a TTL and
+// a poll); before it, every one at 0.08 TTL.
+func TestRedTeam26WriteRefusingMemberRunners(t *testing.T) {
+	for trial := range 10 {
+		synctest.Test(t, func(t *testing.T) {
+			const d = 40 * time.Millisecond
+			f := newFleet(t, 3)
+			var refuse atomic.Bool
+			f.openWith = func(who string) (lease.Lease, error) {
+				return openWrapped(t, f.q, who, 2, func(l lease.Lease) lease.Lease { return writesRefused{l, &refuse} }), nil
+			}
+			f.start("b")
+			time.Sleep(ttl)
+			f.cancel["b"]()
+			time.Sleep(ttl / 4)
+			refuse.Store(true)
+			f.q.stores[1].Delay("b", d)
+			f.q.stores[0].Delay("c", d*3/2)
+			begin := time.Now()
+			f.start("b")
+			f.start("c")
+			time.Sleep(10 * ttl)
+			terms := f.stop()
+			i := slices.IndexFunc(terms, func(tn tenure) bool { return tn.start.After(begin) })
+			switch {
+			case i < 0:
+				t.Errorf("trial %d: no leader within 10 TTLs of b and c starting together, member 3 refusing writes", trial)
+			case terms[i].start.Sub(begin) > ttl:
+				t.Errorf("trial %d: first leader %s after %v, want one within a TTL (%v)", trial, terms[i].who, terms[i].start.Sub(begin), ttl)
+			}
+			checkOneAtATime(t, terms)
+		})
+	}
 }
