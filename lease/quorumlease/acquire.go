@@ -86,7 +86,7 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 			continue
 		}
 		if looks[i].class == other {
-			if q.ending(looks, i) {
+			if looks[i].wait <= q.opts.RenewInterval && q.ending(looks, i) {
 				continue
 			}
 			break
@@ -143,7 +143,13 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 // write landed last (a slower store) lapses last; the members' order
 // settles which of several contenders goes on, and the holder of a term
 // that is ending is none of them, so Acquire does not wait for that
-// member before it takes the free ones after it.
+// member, once it lapses within a renew interval, before it takes the
+// free ones after it. Only then: a contender's campaign carries the
+// quorum token of the records it took over, and the records it gave back
+// in an earlier attempt show the same holder and token released, so a
+// member it has just taken would look ending too, and passing over it
+// would split the anchor that keeps two contenders from waiting each
+// other out (red team 26: TestRedTeam26WriteRefusingMemberLivelock).
 func (q *Lease) ending(looks []look, i int) bool {
 	holder := looks[i].rec.Holder
 	token, _ := tokenOf(looks[i].rec.Annotations)

@@ -101,10 +101,13 @@
 // member reachable is the only one to go on, and the others give back
 // what they took on the way. A member whose holder's term is ending (the
 // same holder's record of the same quorum token read released, or lapsed,
-// on another member) is passed over in that order: a crashed holder's
-// last write lands last on its slowest member, which a follower then sees
-// last and judges lapsed last, and waiting for it put a follower's
-// takeover half a renew interval late. A contender that holds a minority while
+// on another member), and which lapses within a renew interval, is passed
+// over in that order: a crashed holder's last write lands last on its
+// slowest member, which a follower then sees last and judges lapsed last,
+// and waiting for it put a follower's takeover half a renew interval
+// late. A member just taken is not passed over, though the records its
+// contender gave back earlier may show the same holder and token
+// released: a campaign carries the token of the records it took over. A contender that holds a minority while
 // another holds a member keeps it at most a TTL, and then gives it back,
 // so two contenders that each hold some never wait each other out.
 //
