@@ -181,6 +181,13 @@ const (
 // no metadata, the acquisition that follows a break writes it.
 const AnnotationBroken = "lease/broken"
 
+// AnnotationSuccessor names, on a record still held by the holder that
+// wrote it, the contender that holder handed the lease to (Handoffer's
+// ReleaseTo): that contender may take the record over at once, and every
+// other one waits for it as for any held record. It is its writer's alone:
+// an acquisition does not carry it over, and a break removes it.
+const AnnotationSuccessor = "lease/successor"
+
 // Validate reports, as an *OptionError naming the key, the first of a's
 // annotations that cannot be stored: a key of the wrong form or length, a
 // value with a control character or invalid UTF-8, more than

@@ -21,7 +21,9 @@ import (
 type Breaker interface {
 	// Break ends the term that rec, a record this Lease's Observe returned,
 	// shows, at once. The stored record is marked released and keeps rec's
-	// holder, token and annotations, so the next Acquire succeeds at once
+	// holder, token and annotations (but a handoff's AnnotationSuccessor:
+	// breaking a handoff frees the lease for every contender), so the next
+	// Acquire succeeds at once
 	// with a token greater than every earlier one, and the holder's next
 	// Renew returns ErrLost. It is marked broken too (AnnotationBroken), so
 	// that the term that takes it over knows its holder may still be
@@ -86,6 +88,33 @@ type Keeper interface {
 	// milliseconds. It returns ErrLost when the term had already ended,
 	// and otherwise the errors of Renew.
 	Keep(ctx context.Context, t Term, d time.Duration) error
+}
+
+// Handoffer is implemented by leases whose holder can hand the lease to a
+// contender it names (a planned handoff): the compare-and-swap stores, and
+// a quorum of them. Check with a type assertion.
+type Handoffer interface {
+	// ReleaseTo ends term t by handing the lease to the contender whose
+	// Options.Identity is successor. It writes the record once more, still
+	// held by t's holder with t's token, TTL and Annotations, and naming
+	// successor (AnnotationSuccessor, Record.Successor): successor's next
+	// Acquire takes it over at once, with a token greater than t's, as it
+	// would a released record; every other contender sees it held, and
+	// waits for it as for any held record, for its TTL on its own clock
+	// from its first sight of it. So no third contender takes the lease in
+	// between, and a successor that never comes (it crashed during the
+	// handoff) leaves the lease to the others a TTL after the handoff, as a
+	// holder that crashed right after a renewal would. A contender that
+	// does not know the annotation (an earlier version of leasehold) sees a
+	// held record too.
+	//
+	// The caller must have stopped acting as leader before calling it, and
+	// must not renew t afterwards: Renew and Keep of t then return ErrLost,
+	// and Release of t returns nil and writes nothing, leaving the handoff
+	// in place. successor must be a valid identity other than t's holder
+	// (an *OptionError naming it otherwise). It returns ErrLost when the
+	// term had already ended, and otherwise the errors of Renew.
+	ReleaseTo(ctx context.Context, t Term, successor string) error
 }
 
 // Idler is implemented by leases that have work to do between a

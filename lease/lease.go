@@ -250,6 +250,16 @@ type Record struct {
 // Held reports whether the record names a holder that has not released it.
 func (r Record) Held() bool { return r.Holder != "" && !r.Released }
 
+// Successor is the identity of the contender the record's holder handed
+// the lease to (Handoffer's ReleaseTo, AnnotationSuccessor), or "" when
+// the record is not held or names none.
+func (r Record) Successor() string {
+	if !r.Held() {
+		return ""
+	}
+	return r.Annotations.Get(AnnotationSuccessor)
+}
+
 // HolderRenewInterval is how often the record's holder renews, as far as a
 // contender can know: RenewInterval, or for a record of a version that did
 // not store it, the default for its TTL (DefaultRenewInterval); 0 for a
@@ -296,9 +306,10 @@ func (t Term) Expires() time.Time { return t.Sent.Add(t.TTL) }
 // Record returns the record that continues the term: its holder, token,
 // TTL and annotations, held, with no nonce and no version.
 // Backends set the rest before they write it. AnnotationBroken, which
-// describes the record the term took over, is left out.
+// describes the record the term took over, and AnnotationSuccessor, which
+// only ReleaseTo writes, are left out.
 func (t Term) Record() Record {
-	return Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Annotations: t.Annotations.With(AnnotationBroken, "")}
+	return Record{Holder: t.Holder, Token: t.Token, TTL: t.TTL, Annotations: t.Annotations.With(AnnotationBroken, "").With(AnnotationSuccessor, "")}
 }
 
 // Annotate returns t with the annotation key set to value, or deleted when

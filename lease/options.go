@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,25 @@ func (o Options) Validate() (Options, error) {
 		return o, &OptionError{Field: "RenewInterval", Value: o.RenewInterval, Reason: "must be at least 1ms and less than TTL (" + o.TTL.String() + ")"}
 	}
 	return o, nil
+}
+
+// ValidateSuccessor reports, as an *OptionError naming Handoffer's
+// ReleaseTo's successor, one that cannot take a handoff of holder's term:
+// not a valid identity (ValidateIdentity), or holder itself.
+func ValidateSuccessor(successor, holder string) error {
+	if err := ValidateIdentity(successor); err != nil {
+		oe, ok := errors.AsType[*OptionError](err)
+		if !ok {
+			return err
+		}
+		e := *oe
+		e.Field = "ReleaseTo's successor"
+		return &e
+	}
+	if successor == holder {
+		return &OptionError{Field: "ReleaseTo's successor", Value: quote(successor), Reason: "is the term's own holder: name another contender"}
+	}
+	return nil
 }
 
 // ValidateIdentity reports whether id is usable as a holder identity.

@@ -138,9 +138,10 @@ type casLease struct {
 const absent = "\x00absent"
 
 var (
-	_ lease.Breaker = (*casLease)(nil)
-	_ lease.Keeper  = (*casLease)(nil)
-	_ lease.Watcher = (*casLease)(nil)
+	_ lease.Breaker   = (*casLease)(nil)
+	_ lease.Keeper    = (*casLease)(nil)
+	_ lease.Watcher   = (*casLease)(nil)
+	_ lease.Handoffer = (*casLease)(nil)
 )
 
 func (c *casLease) Options() lease.Options { return c.opts }
@@ -205,6 +206,25 @@ func (c *casLease) Release(ctx context.Context, t lease.Term) error {
 	return err
 }
 
+// ReleaseTo is lease.Handoffer's: a renewal of t that names successor
+// (lease.AnnotationSuccessor), which Wait then lets that contender take at
+// once and every other wait out as a held record.
+func (c *casLease) ReleaseTo(ctx context.Context, t lease.Term, successor string) error {
+	if err := CheckTerm(t, c.opts); err != nil {
+		return err
+	}
+	if err := lease.ValidateSuccessor(successor, t.Holder); err != nil {
+		return err
+	}
+	r := t.Record()
+	r.Annotations = r.Annotations.With(lease.AnnotationSuccessor, successor)
+	if err := r.Annotations.Validate(); err != nil {
+		return err
+	}
+	_, err := c.rewrite(ctx, t, c.record(r))
+	return err
+}
+
 // Keep is lease.Keeper's: a renewal of t that writes d as the record's TTL.
 func (c *casLease) Keep(ctx context.Context, t lease.Term, d time.Duration) error {
 	if err := CheckTerm(t, c.opts); err != nil {
@@ -227,6 +247,8 @@ func (c *casLease) Wait(cur lease.Record) time.Duration {
 		return max(c.wait(lease.Record{}), c.sinceRestore())
 	case c.ownUnseen(cur):
 		return 0
+	case cur.Successor() == c.opts.Identity && !c.restored(cur): // handed to this contender
+		return c.sinceRestore()
 	case cur.Held() || c.restored(cur):
 		return max(c.wait(cur), c.sinceRestore())
 	}
@@ -252,7 +274,7 @@ func (c *casLease) Break(ctx context.Context, rec lease.Record) (lease.Record, e
 	if err := c.Verify(ctx); err != nil { // as before every write
 		return lease.Record{}, err
 	}
-	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce(), Annotations: rec.Annotations.With(lease.AnnotationBroken, "1")}
+	want := lease.Record{Holder: rec.Holder, Token: rec.Token, TTL: rec.TTL, Released: true, Nonce: NewNonce(), Annotations: rec.Annotations.With(lease.AnnotationBroken, "1").With(lease.AnnotationSuccessor, "")}
 	if err := want.Annotations.Validate(); err != nil {
 		return lease.Record{}, fmt.Errorf("marking the record broken (%s): %w", lease.AnnotationBroken, err)
 	}
@@ -299,8 +321,16 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record)
 			return lease.Term{}, fmt.Errorf("%w: the record of token %d was deleted (by a lifecycle rule, a person, a restore?): %v", lease.ErrLost, t.Token, err)
 		case got.Version == "": // not re-read: the outcome is unknown
 			return lease.Term{}, err
-		case released && got.Released && got.Holder == t.Holder && got.Token == t.Token:
-			return lease.Term{}, nil
+		case got.Holder == t.Holder && got.Token == t.Token && (got.Released || got.Successor() != ""):
+			// The term was released or handed off already: a release, or
+			// the same handoff again, has nothing left to do.
+			switch {
+			case released || got.Successor() != "" && got.Successor() == want.Successor():
+				return lease.Term{}, nil
+			case got.Released:
+				return lease.Term{}, LostTo(got)
+			}
+			return lease.Term{}, fmt.Errorf("%w: the term of token %d was handed to %q", lease.ErrLost, t.Token, got.Successor())
 		case got.Holder != t.Holder || got.Token != t.Token || got.Released:
 			return lease.Term{}, LostTo(got)
 		case got.Version == version:

@@ -214,10 +214,14 @@ func Check(r lease.Record) error {
 }
 
 // CarriedOver is what an acquisition carries over from the annotations a
-// of the record it takes over: all of them but lease.AnnotationHold. A
-// minimum hold is its writer's alone; carried over, the mark of a holder
-// that died during its hold would say that its successor, whose task
-// runs, holds the lease after a run, and a trigger that saw it and then
-// found the successor's release would take it for a duplicate of a hold
-// (red team 9: TestRedteam9StaleHoldOfADeadTermSwallowsATrigger).
-func CarriedOver(a lease.Annotations) lease.Annotations { return a.With(lease.AnnotationHold, "") }
+// of the record it takes over: all of them but lease.AnnotationHold and
+// lease.AnnotationSuccessor. A minimum hold is its writer's alone;
+// carried over, the mark of a holder that died during its hold would say
+// that its successor, whose task runs, holds the lease after a run, and a
+// trigger that saw it and then found the successor's release would take
+// it for a duplicate of a hold (red team 9:
+// TestRedteam9StaleHoldOfADeadTermSwallowsATrigger). A handoff names the
+// contender that may take the record it is written on, not the next.
+func CarriedOver(a lease.Annotations) lease.Annotations {
+	return a.With(lease.AnnotationHold, "").With(lease.AnnotationSuccessor, "")
+}

@@ -130,6 +130,7 @@ var cases = []struct {
 	{"Break", false, testBreak},
 	{"Annotations", false, testAnnotations},
 	{"Keep", true, testKeep},
+	{"ReleaseTo", true, testReleaseTo},
 }
 
 // Acquire is l.Acquire, tried again (up to 4 times in all) while it fails
@@ -1095,4 +1096,74 @@ func testKeep(e *env) {
 		}
 		time.Sleep(e.poll())
 	}
+}
+
+// testReleaseTo: a holder that hands the lease to a named contender
+// (lease.Handoffer's ReleaseTo) lets that contender take it over at once,
+// with a greater token and without the mark, while every other contender
+// sees the record held and takes it over only after its TTL from its own
+// first sight, as after a crash: a successor that never comes. The term
+// handed off is over: Renew returns ErrLost, Release nil without writing.
+func testReleaseTo(e *env) {
+	a, b, c := e.open("contender-a"), e.open("contender-b"), e.open("contender-c")
+	h, ok := a.(lease.Handoffer)
+	if !ok {
+		e.t.Fatalf("the lease (%T) judges expiry itself but does not implement lease.Handoffer", a)
+	}
+	ta := e.acquire(a)
+	ta = e.renew(a, ta.Annotate("test/kept", "1"))
+	before := e.observe(c)
+	for _, bad := range []string{"", "contender-a", "tab\tin-it"} {
+		if err := h.ReleaseTo(e.ctx, ta, bad); !errors.Is(err, lease.ErrInvalid) {
+			e.t.Errorf("ReleaseTo %q: %v, want an error matching lease.ErrInvalid", bad, err)
+		}
+	}
+	if r := e.observe(c); r.Version != before.Version {
+		e.t.Errorf("refused ReleaseTo calls changed the record: version %q, want %q", r.Version, before.Version)
+	}
+	if err := h.ReleaseTo(e.ctx, ta, "contender-b"); err != nil {
+		e.t.Fatalf("ReleaseTo contender-b: %v, want nil", err)
+	}
+	r := e.observe(c)
+	e.wantRecord("Observe after ReleaseTo", r, "contender-a", ta.Token, false)
+	if r.Successor() != "contender-b" || r.Annotations.Get("test/kept") != "1" {
+		e.t.Errorf("the handed record: Successor %q, annotation test/kept %q, want %q and %q", r.Successor(), r.Annotations.Get("test/kept"), "contender-b", "1")
+	}
+	_, err := c.Acquire(e.ctx)
+	e.wantHeld("c's Acquire of a lease handed to b", err, "contender-a", ta.Token)
+	if err := h.ReleaseTo(e.ctx, ta, "contender-b"); err != nil {
+		e.t.Errorf("the same ReleaseTo again: %v, want nil", err)
+	}
+	if err := h.ReleaseTo(e.ctx, ta, "contender-c"); !errors.Is(err, lease.ErrLost) {
+		e.t.Errorf("ReleaseTo another contender after the handoff: %v, want an error matching lease.ErrLost", err)
+	}
+	_, err = a.Renew(e.ctx, ta)
+	e.wantErr("Renew of a term handed off", err, lease.ErrLost)
+	if err := a.Release(e.ctx, ta); err != nil {
+		e.t.Errorf("Release of a term handed off: %v, want nil", err)
+	}
+	if r := e.observe(c); r.Successor() != "contender-b" {
+		e.t.Errorf("after the holder's Release of its handed term, the record names successor %q, want %q still", r.Successor(), "contender-b")
+	}
+	tb, err := b.Acquire(e.ctx)
+	if err != nil {
+		e.t.Fatalf("b's Acquire of a lease handed to it: %v, want a term at once", err)
+	}
+	e.checkTerm("contender-b", "Acquire", tb)
+	if tb.Token <= ta.Token || tb.Annotations.Get(lease.AnnotationSuccessor) != "" || tb.Annotations.Get("test/kept") != "1" {
+		e.t.Errorf("b's term: token %d, annotations %q, want a token above %d, the holder's annotations carried over and no %s", tb.Token, tb.Annotations, ta.Token, lease.AnnotationSuccessor)
+	}
+	if r := e.observe(c); r.Holder != "contender-b" || r.Successor() != "" {
+		e.t.Errorf("after b's Acquire: holder %q, successor %q, want %q and none", r.Holder, r.Successor(), "contender-b")
+	}
+
+	// A successor that never comes: the others take over after the TTL,
+	// counted from their first sight of the handed record.
+	tb = e.renew(b, tb)
+	if err := b.(lease.Handoffer).ReleaseTo(e.ctx, tb, "contender-gone"); err != nil {
+		e.t.Fatalf("ReleaseTo contender-gone: %v, want nil", err)
+	}
+	last := tb
+	last.Sent = time.Now()
+	e.takeOver(c, last, time.Time{})
 }

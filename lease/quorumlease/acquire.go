@@ -86,7 +86,7 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 			continue
 		}
 		if looks[i].class == other {
-			if looks[i].wait <= q.opts.RenewInterval && q.ending(looks, i) {
+			if q.ending(looks, i) {
 				continue
 			}
 			break
@@ -138,24 +138,29 @@ func (q *Lease) Acquire(ctx context.Context) (lease.Term, error) {
 
 // ending reports whether member i, held by another as the reads show
 // it, holds what is left of a quorum term that is ending: another
-// member's record of the same holder and quorum token was read released,
-// or lapsed. A term ends member by member, and the member whose last
-// write landed last (a slower store) lapses last; the members' order
-// settles which of several contenders goes on, and the holder of a term
-// that is ending is none of them, so Acquire does not wait for that
-// member, once it lapses within a renew interval, before it takes the
-// free ones after it. Only then: a contender's campaign carries the
-// quorum token of the records it took over, and the records it gave back
-// in an earlier attempt show the same holder and token released, so a
-// member it has just taken would look ending too, and passing over it
-// would split the anchor that keeps two contenders from waiting each
-// other out (red team 26: TestRedTeam26WriteRefusingMemberLivelock).
+// member's record of the same holder and quorum token hands the lease to
+// this contender (lease.Handoffer), or was read released, or lapsed, and
+// member i lapses within a renew interval. A term ends member by member,
+// and the member whose last write landed last (a slower store, or one
+// that missed the handoff) ends last; the members' order settles which of
+// several contenders goes on, and the holder of a term that is ending is
+// none of them, so Acquire does not wait for that member before it takes
+// the free ones after it. A release or a lapse shows that only near the
+// member's own lapse: a contender's campaign carries the quorum token of
+// the records it took over, and the records it gave back in an earlier
+// attempt show the same holder and token released, so a member it has
+// just taken would look ending too, and passing over it would split the
+// anchor that keeps two contenders from waiting each other out (red team
+// 26: TestRedTeam26WriteRefusingMemberLivelock). A handoff shows it at
+// once: no acquisition carries AnnotationSuccessor over, so only the
+// holder's ReleaseTo of that very term writes it.
 func (q *Lease) ending(looks []look, i int) bool {
 	holder := looks[i].rec.Holder
 	token, _ := tokenOf(looks[i].rec.Annotations)
+	near := looks[i].wait <= q.opts.RenewInterval
 	return slices.ContainsFunc(looks, func(l look) bool {
 		t, _ := tokenOf(l.rec.Annotations)
-		return l.class == free && l.rec.Holder == holder && t == token
+		return l.class == free && l.rec.Holder == holder && t == token && (near || l.rec.Successor() == q.opts.Identity)
 	})
 }
 

@@ -151,8 +151,10 @@
 // expiry themselves (Azure), since only then could a contender take a
 // majority at its first look. The Lease is a lease.Breaker (leasehold
 // break breaks the term on every member, keeping each record's quorum
-// token) and a lease.Watcher, and a lease.Keeper when a majority of its
-// members are (compare-and-swap stores: a minimum hold).
+// token) and a lease.Watcher, and a lease.Keeper and a lease.Handoffer
+// when a majority of its members are both (compare-and-swap stores: a
+// minimum hold, a handoff to a named contender, which takes the majority
+// handed to it at once while every other contender sees it held).
 //
 // # Cost
 //

@@ -141,8 +141,9 @@ func (q *Lease) Holds() []Hold {
 // package documentation. It is a lease.Lease, a lease.Breaker, a
 // lease.Watcher, a lease.RenewalShower, a lease.FollowerReader and a
 // lease.Idler, and
-// when a majority of its members are lease.Keepers, New returns it as a
-// lease.Keeper as well.
+// when a majority of its members are lease.Keepers and lease.Handoffers
+// (compare-and-swap stores), New returns it as a lease.Keeper and a
+// lease.Handoffer as well.
 type Lease struct {
 	opts     lease.Options
 	majority int
@@ -168,7 +169,8 @@ type Lease struct {
 }
 
 // keeper is a Lease whose majority of members can keep their records
-// held after their holder has gone (lease.Keeper).
+// held after their holder has gone (lease.Keeper), and hand them to a
+// named contender (lease.Handoffer).
 type keeper struct{ *Lease }
 
 var (
@@ -179,6 +181,7 @@ var (
 	_ lease.FollowerReader = (*Lease)(nil)
 	_ lease.Idler          = (*Lease)(nil)
 	_ lease.Keeper         = keeper{}
+	_ lease.Handoffer      = keeper{}
 )
 
 // New returns a quorum lease over members, which must be an odd number
@@ -189,7 +192,8 @@ var (
 //
 // It returns a *lease.OptionError naming the field: an even or too small
 // number of members, or a member whose Options differ from the first's.
-// The returned lease is a lease.Keeper when a majority of members are.
+// The returned lease is a lease.Keeper and a lease.Handoffer when a
+// majority of members are both.
 func New(members []lease.Lease, names []string) (lease.Lease, error) {
 	if err := checkCount(len(members)); err != nil {
 		return nil, err
@@ -216,7 +220,9 @@ func New(members []lease.Lease, names []string) (lease.Lease, error) {
 		} else if o != q.opts {
 			return nil, &lease.OptionError{Pkg: "quorumlease", Field: "members", Value: name, Reason: fmt.Sprintf("has options %s, want the first member's %s: every member is one contender with one TTL", optionsText(o), optionsText(q.opts))}
 		}
-		if _, ok := l.(lease.Keeper); ok {
+		_, keeps := l.(lease.Keeper)
+		_, hands := l.(lease.Handoffer)
+		if keeps && hands {
 			keepers++
 		}
 		q.members = append(q.members, member{l: l, name: name})

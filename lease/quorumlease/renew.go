@@ -275,6 +275,24 @@ func (k keeper) Keep(ctx context.Context, t lease.Term, d time.Duration) error {
 	})
 }
 
+// ReleaseTo hands every member term of t to successor on the members that
+// can (lease.Handoffer), and leaves the others to lapse after their TTL:
+// the successor takes the majority handed to it at once, and every other
+// contender sees that majority held.
+func (k keeper) ReleaseTo(ctx context.Context, t lease.Term, successor string) error {
+	if err := lease.ValidateSuccessor(successor, t.Holder); err != nil {
+		return err
+	}
+	return k.end(ctx, "hand off", t, func(l lease.Lease, mt lease.Term) (bool, error) {
+		hl, ok := l.(lease.Handoffer)
+		if !ok {
+			return false, nil
+		}
+		err := hl.ReleaseTo(ctx, mt, successor)
+		return err == nil, err
+	})
+}
+
 // Observe reads every member and returns the quorum's record: held by the
 // contender that holds a majority of them with one quorum token, released
 // when a majority are free, and otherwise as the latest quorum term wrote
