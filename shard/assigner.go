@@ -320,7 +320,7 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 	var cur *assignment
 	if err == nil {
 		if cur, err = decodeAssignment(data); err == nil {
-			if err := cur.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
+			if err := cur.checkGroup(cfg.Shards, cfg.MaxPerWorker, cfg.TTL, cfg.RenewInterval); err != nil {
 				return err
 			}
 		}
@@ -332,7 +332,7 @@ func (a *assigner) load(ctx context.Context, listed string, acks map[string]stri
 			cfg.Logger.Error("shard: assigner: the assignment object cannot be read; writing a fence with no owners over it", "err", err)
 			version = cmp.Or(version, listed)
 		}
-		cur = &assignment{Shards: cfg.Shards, TTL: cfg.TTL, Renew: cfg.RenewInterval, Slots: make([]slot, cfg.Shards)}
+		cur = &assignment{Shards: cfg.Shards, MaxPerWorker: cfg.MaxPerWorker, TTL: cfg.TTL, Renew: cfg.RenewInterval, Slots: make([]slot, cfg.Shards)}
 		for s := range cur.Slots {
 			cur.Slots[s].Owner = -1
 		}

@@ -42,6 +42,10 @@ type assignment struct {
 	// the fence, which their runs started under lower ones. 0 in an
 	// assignment of an earlier version, whose fences had a low half of 0.
 	FenceGen uint64
+	// MaxPerWorker is the group's cap on the shards of one worker term
+	// (Config.MaxPerWorker), fixed for the group as Shards is: 0 for none,
+	// and in an assignment of an earlier version, which had no cap.
+	MaxPerWorker int
 }
 
 // member is one worker term named in an assignment.
@@ -90,9 +94,12 @@ var assignmentMagic = []byte("leasehold-shards\x01")
 
 // encode returns the assignment's compact binary form: a magic, then
 // unsigned varints (slots as (owner+1)<<1|releasing and epoch), then,
-// only when set, Expect in Unix milliseconds. A later version may append
-// fields after Expect, which this version's decoder skips (rule 11): it
-// must then write Expect, as 0 when unset.
+// only when set, Expect in Unix milliseconds, FenceGen and MaxPerWorker,
+// each of them written (as 0 when unset) when one after it is set. A
+// later version may append fields after MaxPerWorker, which this
+// version's decoder skips (rule 11). An uncapped assignment is written as
+// the versions before MaxPerWorker wrote it, and one of theirs reads as
+// uncapped.
 func (a *assignment) encode() []byte {
 	b := append([]byte(nil), assignmentMagic...)
 	fence := uint64(0)
@@ -119,11 +126,14 @@ func (a *assignment) encode() []byte {
 	switch {
 	case !a.Expect.IsZero():
 		b = binary.AppendUvarint(b, uint64(max(a.Expect.UnixMilli(), 1)))
-	case a.FenceGen != 0:
-		b = binary.AppendUvarint(b, 0) // no Expect, before FenceGen
+	case a.FenceGen != 0 || a.MaxPerWorker != 0:
+		b = binary.AppendUvarint(b, 0) // no Expect, before a later field
 	}
-	if a.FenceGen != 0 {
+	if a.FenceGen != 0 || a.MaxPerWorker != 0 {
 		b = binary.AppendUvarint(b, a.FenceGen)
+	}
+	if a.MaxPerWorker != 0 {
+		b = binary.AppendUvarint(b, uint64(a.MaxPerWorker))
 	}
 	return b
 }
@@ -137,7 +147,7 @@ const (
 )
 
 // decodeAssignment parses what encode wrote, and what a later version
-// writes with fields appended after FenceGen (skipped); anything else is
+// writes with fields appended after MaxPerWorker (skipped); anything else is
 // lease.ErrCorrupt. Every count and length is bounded by the bytes left to
 // read before anything is allocated for it, so hostile bytes (a length of
 // 2^62) cost an error, not a panic or the process's memory.
@@ -202,6 +212,9 @@ func decodeAssignment(data []byte) (*assignment, error) {
 	if err == nil && r.Len() > 0 {
 		a.FenceGen = next("fence gen", 1<<63)
 	}
+	if err == nil && r.Len() > 0 {
+		a.MaxPerWorker = int(next("shards per worker", MaxShards))
+	}
 	switch {
 	case err != nil:
 		return nil, err
@@ -213,10 +226,12 @@ func decodeAssignment(data []byte) (*assignment, error) {
 
 // checkGroup reports, naming the field, a worker whose settings differ
 // from the group's, as written in the assignment.
-func (a *assignment) checkGroup(shards int, ttl, renew time.Duration) error {
+func (a *assignment) checkGroup(shards, perWorker int, ttl, renew time.Duration) error {
 	switch {
 	case a.Shards != shards:
 		return &lease.OptionError{Pkg: "shard", Field: "Shards", Value: shards, Reason: fmt.Sprintf("differs from the group's %d: a group's shard count is fixed", a.Shards)}
+	case a.MaxPerWorker != perWorker:
+		return &lease.OptionError{Pkg: "shard", Field: "MaxPerWorker", Value: perWorker, Reason: fmt.Sprintf("differs from the group's %d: a group's cap is fixed", a.MaxPerWorker)}
 	case a.TTL != ttl:
 		return &lease.OptionError{Pkg: "shard", Field: "TTL", Value: ttl, Reason: fmt.Sprintf("differs from the group's %v", a.TTL)}
 	case a.Renew != renew:

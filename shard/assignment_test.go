@@ -37,24 +37,30 @@ func TestAssignmentRoundTrip(t *testing.T) {
 }
 
 // TestAssignmentAcceptsFieldAddedByLaterVersion: in a rolling upgrade a
-// later version's assigner may append fields after FenceGen (writing
-// Expect and FenceGen, as 0 when unset, before them); this version reads
-// such an assignment for what it knows, instead of refusing it as corrupt
-// and so starting nothing the new assigner gives it (rule 11). FenceGen
-// itself was such a field: an earlier version skips it.
+// later version's assigner may append fields after MaxPerWorker (writing
+// Expect, FenceGen and MaxPerWorker, as 0 when unset, before them); this
+// version reads such an assignment for what it knows, instead of refusing
+// it as corrupt and so starting nothing the new assigner gives it (rule
+// 11). FenceGen and MaxPerWorker were such fields: an earlier version
+// skips them, and an assignment an earlier version wrote reads as
+// uncapped.
 func TestAssignmentAcceptsFieldAddedByLaterVersion(t *testing.T) {
 	expecting := sample()
-	expecting.Expect, expecting.FenceGen = time.UnixMilli(1_795_000_000_123), 7<<32|12345
+	expecting.Expect, expecting.FenceGen, expecting.MaxPerWorker = time.UnixMilli(1_795_000_000_123), 7<<32|12345, 2
 	fenced := sample()
 	fenced.FenceGen = 7<<32 | 12345
+	capped := sample()
+	capped.MaxPerWorker = 1
+	unset := binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(sample().encode(), 0), 0), 0)
 	for _, tc := range []struct {
 		name string
 		a    *assignment
 		data []byte
 	}{
-		{"after fence gen", expecting, binary.AppendUvarint(expecting.encode(), 42)},
-		{"fence gen without expect", fenced, fenced.encode()},
-		{"after expect 0 and fence gen 0 (unset)", sample(), append(binary.AppendUvarint(binary.AppendUvarint(sample().encode(), 0), 0), "a later field"...)},
+		{"after max per worker", expecting, binary.AppendUvarint(expecting.encode(), 42)},
+		{"fence gen without expect, no max per worker (an earlier version's)", fenced, fenced.encode()},
+		{"max per worker without expect or fence gen", capped, capped.encode()},
+		{"after expect 0, fence gen 0 and max per worker 0 (unset)", sample(), append(unset, "a later field"...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeAssignment(tc.data)
@@ -106,22 +112,23 @@ func TestCheckGroupNamesTheField(t *testing.T) {
 	a := sample()
 	for _, tc := range []struct {
 		name         string
-		shards       int
+		shards, per  int
 		ttl, renew   time.Duration
 		wantInErrMsg string
 	}{
-		{"shards", 5, a.TTL, a.Renew, "shard: Shards (5) differs from the group's 4"},
-		{"TTL", 4, time.Minute, a.Renew, "TTL (1m0s) differs from the group's 15s"},
-		{"renew interval", 4, a.TTL, time.Second, "RenewInterval (1s) differs from the group's 5.625s"},
+		{"shards", 5, 0, a.TTL, a.Renew, "shard: Shards (5) differs from the group's 4"},
+		{"TTL", 4, 0, time.Minute, a.Renew, "TTL (1m0s) differs from the group's 15s"},
+		{"renew interval", 4, 0, a.TTL, time.Second, "RenewInterval (1s) differs from the group's 5.625s"},
+		{"max per worker", 4, 1, a.TTL, a.Renew, "shard: MaxPerWorker (1) differs from the group's 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := a.checkGroup(tc.shards, tc.ttl, tc.renew)
+			err := a.checkGroup(tc.shards, tc.per, tc.ttl, tc.renew)
 			if !errors.Is(err, lease.ErrInvalid) || !strings.Contains(err.Error(), tc.wantInErrMsg) {
 				t.Fatalf("checkGroup: %v, want an error containing %q", err, tc.wantInErrMsg)
 			}
 		})
 	}
-	if err := a.checkGroup(4, a.TTL, a.Renew); err != nil {
+	if err := a.checkGroup(4, 0, a.TTL, a.Renew); err != nil {
 		t.Fatalf("checkGroup of the group's own settings: %v", err)
 	}
 }

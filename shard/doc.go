@@ -27,7 +27,9 @@
 //     the assigner's worker that cannot renew its assigner lease. Nobody
 //     steals.
 //   - Balance: once settled, every live worker runs ⌊N/M⌋ or ⌈N/M⌉
-//     shards. Sticky: a shard moves only when balance requires it, and a
+//     shards; under a cap C (Config.MaxPerWorker), N' = min(N, M·C) shards
+//     run, ⌊N'/M⌋ or ⌈N'/M⌉ on each live worker and never more than C on
+//     one, the other N − N' nowhere until a worker comes. Sticky: a shard moves only when balance requires it, and a
 //     join or a leave moves the fewest shards that balance needs; a worker
 //     that restarts under the same identity within a TTL of its crash
 //     gets its earlier shards back, about a TTL after the restart: it finds
@@ -66,7 +68,7 @@
 //     changes.
 //
 // A group's N is fixed: a worker whose Shards differ from the group's gets
-// an error naming the field, not a reshuffle. So are its TTL and renew
+// an error naming the field, not a reshuffle; so is its cap. So are its TTL and renew
 // interval, which the assigner uses to judge every worker's liveness.
 //
 // # Design
@@ -183,7 +185,13 @@
 // the acknowledged releases, gives the ⌈N/M⌉ shares to the live workers
 // that own most, marks each worker's excess over its share releasing, and
 // gives free shards to workers under their share, a worker's own earlier
-// shards first. Those are the fewest moves balance needs.
+// shards first. Those are the fewest moves balance needs. Under a cap C
+// the shares are of N' = min(N, M·C), and a worker is given a shard only
+// while it owns fewer than C, those it is releasing included: its
+// releasing shards' functions may still run. With C = 1 each shard is a
+// slot: a worker that holds one keeps it, and a slot that comes free (its
+// holder left, or its liveness expired) goes to a worker that holds none
+// in the next assignment: leasehold run --holders.
 //
 // Each worker reads the assignment every renew interval, with the version
 // it holds (a 304 when unchanged), and applies an assignment only when its

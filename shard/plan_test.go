@@ -143,3 +143,120 @@ func TestPlanEndsAFence(t *testing.T) {
 		t.Fatalf("after a fence: changed %t, fence %t; want a change that is not a fence", changed, next.Fence)
 	}
 }
+
+// capped returns build(owners...) with the group's cap set to perWorker.
+func capped(perWorker int, owners ...string) *assignment {
+	a := build(owners...)
+	a.MaxPerWorker = perWorker
+	return a
+}
+
+// checkCap fails t if a gives any term more than its cap, releasing
+// shards included, or is not capped as the group is.
+func checkCap(t *testing.T, a *assignment, perWorker int) {
+	t.Helper()
+	if a.MaxPerWorker != perWorker {
+		t.Fatalf("the plan's MaxPerWorker is %d, the group's %d", a.MaxPerWorker, perWorker)
+	}
+	runs := map[term]int{}
+	for s := range a.Slots {
+		if tm, ok := a.owner(s); ok {
+			runs[tm]++
+			if runs[tm] > perWorker {
+				t.Fatalf("%v owns %d shards (releasing ones included), above the cap %d: %+v", tm, runs[tm], perWorker, a.Slots)
+			}
+		}
+	}
+}
+
+// TestPlanCapFewerWorkersThanSlots: 3 slots (a cap of 1) over 2 workers:
+// each owns one, the third stays unowned, and the group counts as settled;
+// a third worker then takes the free slot and nobody else moves.
+func TestPlanCapFewerWorkersThanSlots(t *testing.T) {
+	next, _ := plan(capped(1, "", "", ""), fakeView{liveTerms: terms("a", "b")}, 2)
+	checkCap(t, next, 1)
+	held, _ := tally(next)
+	if held["a"] != 1 || held["b"] != 1 || !next.settled(terms("a", "b")) {
+		t.Fatalf("held %v, settled %t; want one slot each, settled with the third unowned", held, next.settled(terms("a", "b")))
+	}
+	joined, _ := plan(next, fakeView{liveTerms: terms("a", "b", "c")}, 3)
+	checkCap(t, joined, 1)
+	for s := range next.Slots {
+		was, ok := next.owner(s)
+		now, _ := joined.owner(s)
+		if ok && was != now {
+			t.Fatalf("slot %d moved from %v to %v on a join with a slot free", s, was, now)
+		}
+	}
+	if held, _ = tally(joined); held["c"] != 1 || !joined.settled(terms("a", "b", "c")) {
+		t.Fatalf("after c joined: held %v; want c to own the free slot", held)
+	}
+}
+
+// TestPlanCapMoreWorkersThanSlots: 2 slots over 3 workers: two own one
+// each, the third owns none and waits; the plan then stays as it is.
+func TestPlanCapMoreWorkersThanSlots(t *testing.T) {
+	v := fakeView{liveTerms: terms("a", "b", "c")}
+	next, _ := plan(capped(1, "", ""), v, 2)
+	checkCap(t, next, 1)
+	held, _ := tally(next)
+	if len(held) != 2 || !next.settled(v.liveTerms) {
+		t.Fatalf("held %v; want two workers with one slot each", held)
+	}
+	if again, changed := plan(next, v, 3); changed {
+		t.Fatalf("a settled capped group was changed: %+v", again)
+	}
+}
+
+// TestPlanCapLeaveGoesToTheWaiting: a worker that leaves (or crashes:
+// its term dead either way) frees its slot to the worker that waits, and
+// the other holder keeps its own.
+func TestPlanCapLeaveGoesToTheWaiting(t *testing.T) {
+	cur := capped(1, "a", "b")
+	for _, what := range []string{"leave", "crash"} {
+		t.Run(what, func(t *testing.T) {
+			v := fakeView{deadTerms: map[term]bool{{"b", 1}: true}, liveTerms: terms("a", "c")}
+			next, _ := plan(cur, v, 2)
+			checkCap(t, next, 1)
+			if a, _ := next.owner(0); a != (term{"a", 1}) {
+				t.Fatalf("slot 0 went to %v; want a to keep it", a)
+			}
+			if c, _ := next.owner(1); c != (term{"c", 1}) || next.Slots[1].Epoch != 2 {
+				t.Fatalf("slot 1 went to %v at epoch %d; want the waiting c, at the plan's Gen 2", c, next.Slots[1].Epoch)
+			}
+		})
+	}
+}
+
+// TestPlanCapRestartedWorkerGetsItsSlotBack: a worker that restarts (a
+// new term; the earlier one dead) gets its earlier slot back, ahead of a
+// worker that waits.
+func TestPlanCapRestartedWorkerGetsItsSlotBack(t *testing.T) {
+	v := fakeView{deadTerms: map[term]bool{{"b", 1}: true}, liveTerms: []term{{"a", 1}, {"b", 2}, {"c", 1}}}
+	next, _ := plan(capped(1, "a", "b"), v, 2)
+	checkCap(t, next, 1)
+	if b, _ := next.owner(1); b != (term{"b", 2}) {
+		t.Fatalf("slot 1 went to %v; want b's new term", b)
+	}
+}
+
+// TestPlanCapCountsReleasingShards: under a cap of 2, a worker whose
+// second shard is still releasing (its function may still run) is given
+// no other until it has acknowledged, though it is below its share.
+func TestPlanCapCountsReleasingShards(t *testing.T) {
+	cur := capped(2, "a", "a", "", "")
+	cur.Slots[1].Releasing = true
+	cur.Members[0].ReleaseGen = 1
+	v := fakeView{liveTerms: terms("a", "b"), acked: map[term]uint64{}}
+	next, _ := plan(cur, v, 2)
+	checkCap(t, next, 2)
+	if held, releasing := tally(next); held["a"] != 1 || releasing["a"] != 1 || held["b"] != 2 {
+		t.Fatalf("held %v, releasing %v; want a to keep 1 and release 1, b to take the 2 free", held, releasing)
+	}
+	v.acked[term{"a", 1}] = 1
+	final, _ := plan(next, v, 3)
+	checkCap(t, final, 2)
+	if held, releasing := tally(final); held["a"] != 2 || held["b"] != 2 || len(releasing) != 0 {
+		t.Fatalf("after a acknowledged: held %v, releasing %v; want 2 each", held, releasing)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // and an acknowledgement that mean ruleAssignment and ruleAck. "current"
 // is what this version writes (LEASEHOLD_RULE11_UPDATE=1 rewrites it);
 // "later" is what a later version that appends a field to each may write
-// (after FenceGen, written as 0 there).
+// (after MaxPerWorker, written as 0 there, as FenceGen is). "current"
+// writes no MaxPerWorker (uncapped): the bytes of the versions before it.
 func ruleAssignment() *assignment {
 	a := sample()
 	a.Fence, a.Expect = true, time.UnixMilli(1_795_000_000_123)

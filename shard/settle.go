@@ -6,7 +6,9 @@ import "time"
 // after a change (a join, a leave, an expiry, or the assigner's own start,
 // which may find the group settled already):
 // every shard given to a live worker, none releasing, and each live worker
-// given ⌊N/M⌋ or ⌈N/M⌉ shards.
+// given ⌊N/M⌋ or ⌈N/M⌉ shards; under a cap C (Config.MaxPerWorker),
+// min(N, M·C) shards so given, ⌊N'/M⌋ or ⌈N'/M⌉ each, and the others
+// unowned.
 type Settled struct {
 	// Gen is the settling assignment's.
 	Gen uint64
@@ -24,8 +26,9 @@ type Settled struct {
 }
 
 // settled reports whether a gives every shard to one of the terms live, none
-// releasing, and each of them ⌊N/M⌋ or ⌈N/M⌉ shards. A fence never settles:
-// nothing starts until the assignment after it.
+// releasing, and each of them ⌊N/M⌋ or ⌈N/M⌉ shards; under a cap, N' =
+// min(N, M·C) shards so (see shared), the rest to nobody. A fence never
+// settles: nothing starts until the assignment after it.
 func (a *assignment) settled(live []term) bool {
 	if a.Fence || len(live) == 0 {
 		return false
@@ -34,18 +37,33 @@ func (a *assignment) settled(live []term) bool {
 	for _, t := range live {
 		counts[t] = 0
 	}
+	owned := 0
 	for s, sl := range a.Slots {
 		t, ok := a.owner(s)
-		if _, isLive := counts[t]; !ok || !isLive || sl.Releasing {
+		if !ok {
+			continue
+		}
+		if _, isLive := counts[t]; !isLive || sl.Releasing {
 			return false
 		}
 		counts[t]++
+		owned++
 	}
 	var shares []int
 	for _, c := range counts {
 		shares = append(shares, c)
 	}
-	return even(len(a.Slots), shares)
+	n := shared(len(a.Slots), a.MaxPerWorker, len(live))
+	return owned == n && even(n, shares)
+}
+
+// shared is N', how many of n shards m workers share when each runs at
+// most perWorker (0: no cap).
+func shared(n, perWorker, m int) int {
+	if perWorker > 0 {
+		return min(n, m*perWorker)
+	}
+	return n
 }
 
 // even reports whether shares, the shards of each of M workers, are each

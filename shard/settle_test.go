@@ -147,6 +147,51 @@ func TestSettledNeedsEveryShardOnALiveWorker(t *testing.T) {
 	if f.settled([]term{a, b}) || f.granted() != 0 {
 		t.Error("a fence settled or granted shards")
 	}
+	c := term{"c", 1}
+	for _, tc := range []struct {
+		name string
+		a    *assignment
+		live []term
+		want bool
+	}{
+		{"a slot each, one free", asg(0, -1, 1), []term{a, b}, true},
+		{"a free slot while a worker waits", asg(0, -1, 1), []term{a, b, c}, false},
+		{"more workers than slots", asg(1, 0), []term{a, b, c}, true},
+		{"one owns two", asg(0, 0, -1), []term{a, b}, false},
+	} {
+		tc.a.MaxPerWorker = 1
+		if got := tc.a.settled(tc.live); got != tc.want {
+			t.Errorf("slots, %s: settled %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestStatusBalancedUnderACap: leasehold status calls a slot group whose
+// live members hold one slot each balanced, with slots left over (fewer
+// members than slots) or members left waiting (more).
+func TestStatusBalancedUnderACap(t *testing.T) {
+	member := func(id string, slots ...int) MemberStatus {
+		m := MemberStatus{Identity: id, Token: 1, Live: true}
+		for _, s := range slots {
+			m.Shards = append(m.Shards, Shard{s, 5})
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name    string
+		members []MemberStatus
+		want    bool
+	}{
+		{"fewer members than slots", []MemberStatus{member("a", 0), member("b", 2)}, true},
+		{"more members than slots", []MemberStatus{member("a", 0), member("b", 1), member("c", 2), member("d")}, true},
+		{"a slot free while a member waits", []MemberStatus{member("a", 0), member("b"), member("c", 2)}, false},
+		{"one member holds two", []MemberStatus{member("a", 0, 1), member("b", 2)}, false},
+	} {
+		st := Status{Shards: 3, MaxPerWorker: 1, Members: tc.members}
+		if got := st.balanced(); got != tc.want {
+			t.Errorf("%s: balanced %t, want %t", tc.name, got, tc.want)
+		}
+	}
 }
 
 // TestLapse: a member whose liveness record kept its version through a

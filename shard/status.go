@@ -16,7 +16,9 @@ import (
 type Status struct {
 	// Shards is the group's N; 0 when no assigner has written an
 	// assignment yet (Members may still show workers joining).
-	Shards int
+	// MaxPerWorker is the group's cap (Config.MaxPerWorker), 0 for none.
+	Shards       int
+	MaxPerWorker int
 	// Gen is the assignment's generation; Fence is set while it is a new
 	// assigner's fence (nothing starts until the next one).
 	Gen   uint64
@@ -30,7 +32,8 @@ type Status struct {
 	Unowned []int
 	// Balanced reports whether the assignment settles the group over its
 	// live members: every shard owned by one, none releasing, each with
-	// ⌊N/M⌋ or ⌈N/M⌉. One reading cannot tell a crashed worker, whose
+	// ⌊N/M⌋ or ⌈N/M⌉; under a cap C, N' = min(N, M·C) shards so, each
+	// with ⌊N'/M⌋ or ⌈N'/M⌉, and the rest Unowned. One reading cannot tell a crashed worker, whose
 	// liveness record stays held, from a live one until the assigner has
 	// judged it expired and said so: until then both count as live (see
 	// Lapse).
@@ -119,7 +122,7 @@ func ReadStatus(ctx context.Context, store Store, group string, opts lease.Optio
 		if err != nil {
 			return Status{}, err
 		}
-		st = Status{Shards: a.Shards, Gen: a.Gen, Fence: a.Fence, TTL: a.TTL, RenewInterval: a.Renew}
+		st = Status{Shards: a.Shards, MaxPerWorker: a.MaxPerWorker, Gen: a.Gen, Fence: a.Fence, TTL: a.TTL, RenewInterval: a.Renew}
 		for s, sl := range a.Slots {
 			t, ok := a.owner(s)
 			if !ok {
@@ -203,9 +206,9 @@ func (st *Status) Lapse(earlier Status, watched time.Duration) {
 	st.Balanced = st.balanced()
 }
 
-// balanced reports whether every shard is owned by a live member, none
-// releasing, each live member owning ⌊N/M⌋ or ⌈N/M⌉, and the assignment
-// is not a fence (what assignment.settled says, from the status). A group
+// balanced reports whether every shard (under a cap, N' of them) is owned
+// by a live member, none releasing, each live member owning ⌊N'/M⌋ or
+// ⌈N'/M⌉, and the assignment is not a fence (what assignment.settled says, from the status). A group
 // with no assignment yet is not balanced, whoever has joined.
 func (st *Status) balanced() bool {
 	if st.Shards == 0 {
@@ -222,5 +225,9 @@ func (st *Status) balanced() bool {
 			owned += len(m.Shards)
 		}
 	}
-	return !st.Fence && len(counts) > 0 && owned == st.Shards && even(st.Shards, counts)
+	if st.Fence || len(counts) == 0 {
+		return false
+	}
+	n := shared(st.Shards, st.MaxPerWorker, len(counts))
+	return owned == n && even(n, counts)
 }

@@ -80,6 +80,17 @@ type Config struct {
 	// group: a worker whose Shards differs from the group's gets an
 	// error from Run. At most MaxShards.
 	Shards int
+	// MaxPerWorker, if not 0, is the most shards one worker runs at once:
+	// with fewer than Shards/MaxPerWorker live workers some shards run
+	// nowhere, and with more, some workers run none and wait for a shard
+	// to come free. With 1, each shard is a slot of which a worker holds
+	// at most one (leasehold run --holders). It is fixed for a group, as
+	// Shards is: a worker whose MaxPerWorker differs from the group's
+	// gets an error from Run. Every worker of a capped group must be of a
+	// version that knows the cap: an earlier one ignores it, and as the
+	// group's assigner would plan without it (the workers that know it
+	// then stop with that error).
+	MaxPerWorker int
 	// Identity names this worker: unique in the group, stable across
 	// restarts (so that a restarted worker gets its shards back).
 	Identity string
@@ -176,6 +187,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, invalid("Group", `""`, "is required")
 	case c.Shards < 1 || c.Shards > MaxShards:
 		return c, invalid("Shards", c.Shards, fmt.Sprintf("must be between 1 and %d", MaxShards))
+	case c.MaxPerWorker < 0 || c.MaxPerWorker > c.Shards:
+		return c, invalid("MaxPerWorker", c.MaxPerWorker, fmt.Sprintf("must be between 0 (no cap) and Shards (%d)", c.Shards))
 	case c.Run == nil:
 		return c, invalid("Run", nil, "is required")
 	case strings.HasSuffix(c.Identity, driver.ProbeSuffix):
@@ -299,7 +312,7 @@ func New(cfg Config) (*Worker, error) {
 // Run joins the group and runs shards until ctx ends; then it stops every
 // shard, says it left, releases its liveness and returns nil. It returns an
 // error when the worker cannot take part without a person's help: its
-// Shards, TTL or RenewInterval differ from the group's, a lease or the
+// Shards, MaxPerWorker, TTL or RenewInterval differ from the group's, a lease or the
 // assignment cannot be used (see lease.Retryable), or the store's leases'
 // renewals do not change their records' versions (lease.RenewalsShow is
 // false): the assigner, which judges liveness by rule 2 on the versions it
@@ -907,7 +920,7 @@ func (s *session) poll(ctx context.Context) error {
 		cfg.Logger.Error("shard: the assignment object is not one", "err", err)
 		return nil
 	}
-	if err := a.checkGroup(cfg.Shards, cfg.TTL, cfg.RenewInterval); err != nil {
+	if err := a.checkGroup(cfg.Shards, cfg.MaxPerWorker, cfg.TTL, cfg.RenewInterval); err != nil {
 		return err
 	}
 	s.version, s.expect = v, a.Expect

@@ -27,6 +27,8 @@ func TestConfigNamesTheField(t *testing.T) {
 		{"no group", Config{Store: store, Shards: 1, Identity: "w", Run: run}, "Group"},
 		{"no shards", Config{Store: store, Group: "g", Identity: "w", Run: run}, "Shards (0) must be between 1 and 100000"},
 		{"too many shards", Config{Store: store, Group: "g", Shards: MaxShards + 1, Identity: "w", Run: run}, "Shards (100001)"},
+		{"negative cap", Config{Store: store, Group: "g", Shards: 2, MaxPerWorker: -1, Identity: "w", Run: run}, "MaxPerWorker (-1) must be between 0 (no cap) and Shards (2)"},
+		{"cap above the shards", Config{Store: store, Group: "g", Shards: 2, MaxPerWorker: 3, Identity: "w", Run: run}, "MaxPerWorker (3) must be between 0 (no cap) and Shards (2)"},
 		{"no run", Config{Store: store, Group: "g", Shards: 1, Identity: "w"}, "Run"},
 		{"no identity", Config{Store: store, Group: "g", Shards: 1, Run: run}, "Identity"},
 		{"a probe's name", Config{Store: store, Group: "g", Shards: 1, Identity: "w.leasehold-probe", Run: run}, "Identity (w.leasehold-probe) must not end with .leasehold-probe"},
