@@ -91,7 +91,20 @@ var faultClasses = []string{"leave", "cli", "restart", "parts", "delete", "slow"
 // (TestRandomFaultsReplay keeps a few seeds at it). The seeds
 // run in parallel, each in a bubble of its own (scripts/test runs
 // LEASEHOLD_SHARD_SIM_SEEDS of them, -seeds N, from -seedfrom F).
-func TestRandomFaults(t *testing.T) {
+func TestRandomFaults(t *testing.T) { randomFaultsSeeds(t, 0) }
+
+// TestRandomFaultsSlots runs TestRandomFaults's seeds in slot mode, as
+// leasehold run --holders runs a group: MaxPerWorker 1, over 1 to 6 shards
+// (slots), so that a schedule has fewer workers than slots at times and
+// more at others. Beside TestRandomFaults's checks, the oracle sees no
+// worker run two slots at once (oracle.Crowded), and balance means every
+// live worker holding a slot while any is free. The same flags choose the
+// seeds (-seeds, -seedfrom, -seed, -steps, -replays, -classes).
+func TestRandomFaultsSlots(t *testing.T) { randomFaultsSeeds(t, 1) }
+
+// randomFaultsSeeds runs TestRandomFaults's seeds in a group whose
+// MaxPerWorker is perWorker.
+func randomFaultsSeeds(t *testing.T, perWorker int) {
 	seeds := make([]uint64, 0, *seedCount)
 	for i := range *seedCount {
 		seeds = append(seeds, *seedFrom+uint64(i))
@@ -126,7 +139,7 @@ func TestRandomFaults(t *testing.T) {
 		if *seedFlag == 0 {
 			t.Fatal("-replays needs -seed")
 		}
-		replay(t, *seedFlag, on, skip, *replaysFlag)
+		replay(t, *seedFlag, perWorker, on, skip, *replaysFlag)
 		return
 	}
 	began := time.Now()
@@ -137,7 +150,7 @@ func TestRandomFaults(t *testing.T) {
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Parallel()
 				var v verdict
-				synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, skip, false) })
+				synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, perWorker, on, skip, false) })
 				if v.waived != "" {
 					waivedMu.Lock()
 					waived[seed] = v.waived
@@ -145,7 +158,7 @@ func TestRandomFaults(t *testing.T) {
 				}
 				if v.failed {
 					if *seedFlag != 0 {
-						v = shrink(t, seed, on, skip, v)
+						v = shrink(t, seed, perWorker, on, skip, v)
 					}
 					t.Error(v.report)
 				}
@@ -174,7 +187,7 @@ func TestRandomFaultsReplay(t *testing.T) {
 	for _, seed := range []uint64{11, 20, 168, 183} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
-			replay(t, seed, on, nil, 3)
+			replay(t, seed, 0, on, nil, 3)
 		})
 	}
 }
@@ -212,7 +225,7 @@ func TestRandomFaultsFound(t *testing.T) {
 				skip[step] = !slices.Contains(c.steps, step)
 			}
 			var v verdict
-			synctest.Test(t, func(t *testing.T) { v = randomFaults(t, c.seed, on, skip, false) })
+			synctest.Test(t, func(t *testing.T) { v = randomFaults(t, c.seed, 0, on, skip, false) })
 			if v.failed {
 				t.Error(v.report)
 			}
@@ -241,13 +254,13 @@ type verdict struct {
 // ended on the same process with the same epoch at the same instant, every
 // call reaching the store at the same instant, and the same verdict. It
 // fails the test, naming the first line that differs, when one was not.
-func replay(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, n int) {
+func replay(t *testing.T, seed uint64, perWorker int, on map[string]bool, skip map[int]bool, n int) {
 	t.Helper()
 	var first []string
 	same := 0
 	for i := range n {
 		var v verdict
-		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, skip, true) })
+		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, perWorker, on, skip, true) })
 		switch {
 		case i == 0:
 			first = v.run
@@ -286,7 +299,7 @@ func firstDifference(a, b []string) string {
 // balance), and returns the verdict of the shortest schedule found: the
 // faults that a failure needs. A seed replays exactly, so the same steps
 // left out fail the same way (-steps names those kept).
-func shrink(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, failed verdict) verdict {
+func shrink(t *testing.T, seed uint64, perWorker int, on map[string]bool, skip map[int]bool, failed verdict) verdict {
 	out := maps.Clone(skip)
 	for step := range faultSteps {
 		if out[step] {
@@ -294,7 +307,7 @@ func shrink(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, fa
 		}
 		out[step] = true
 		var v verdict
-		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, out, false) })
+		synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, perWorker, on, out, false) })
 		if v.failed {
 			failed = v
 		} else {
@@ -319,15 +332,26 @@ func kept(skip map[int]bool) string {
 // randomFaults runs seed's schedule, leaving out the steps in skip. Each
 // step draws from a source of its own, so that leaving one out changes
 // no draw of the others. With fingerprint set, the verdict carries what
-// the run did (verdict.run), for replay.
-func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bool, fingerprint bool) verdict {
+// the run did (verdict.run), for replay. With perWorker set, the group
+// is capped at it (Config.MaxPerWorker) and has 1 to 6 shards, drawn as
+// an uncapped run draws its 5 to 44, so that the faults of a seed are the
+// same in both.
+func randomFaults(t *testing.T, seed uint64, perWorker int, on map[string]bool, skip map[int]bool, fingerprint bool) verdict {
 	rng := rand.New(rand.NewPCG(seed, 0))
-	f := newSeededFleet(t, 5+rng.IntN(40), seed)
+	n := 5 + rng.IntN(40)
+	if perWorker > 0 {
+		n = 1 + n%6
+	}
+	f := newSeededFleet(t, n, seed)
+	f.limitPerWorker(perWorker)
 	f.latency = true
 	if fingerprint {
 		f.fingerprint = &runLog{t0: time.Now()}
 	}
 	var setup []string
+	if perWorker > 0 {
+		setup = append(setup, fmt.Sprintf("%d slots, MaxPerWorker %d", n, perWorker))
+	}
 	if rng.IntN(3) == 0 && on["cli"] {
 		// leasehold run --shards: commands that ignore SIGTERM, killed at
 		// the CLI's deadline; DrainTimeout as the CLI sets it.
@@ -587,6 +611,7 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 	counts := f.o.Counts(f.live())
 	f.stopAll()
 	overlaps, backwards, first := f.o.Violations()
+	crowded := f.o.Crowded()
 	var waived string
 	if n, first := f.o.Waived(); n > 0 {
 		waived = fmt.Sprintf("%d epochs not increasing after the assigner lease's record and the assignment were lost; first: %s", n, first)
@@ -601,15 +626,19 @@ func randomFaults(t *testing.T, seed uint64, on map[string]bool, skip map[int]bo
 		run = append(run, fmt.Sprintf("end: %d starts, %d overlaps, %d epochs not increasing, first %q; balanced after healing: %t (live %v run %v)",
 			f.o.Starts(), overlaps, backwards, first, balanced, f.live(), counts))
 	}
-	if overlaps == 0 && backwards == 0 && cutOffs == 0 && balanced {
+	if overlaps == 0 && backwards == 0 && crowded == 0 && cutOffs == 0 && balanced {
 		return verdict{run: run, waived: waived}
 	}
-	replay := fmt.Sprintf("go test ./shard -run '^TestRandomFaults$' -seed %d", seed)
+	test := "TestRandomFaults"
+	if perWorker > 0 {
+		test = "TestRandomFaultsSlots"
+	}
+	replay := fmt.Sprintf("go test ./shard -run '^%s$' -seed %d", test, seed)
 	if len(skip) > 0 {
 		replay += " -steps " + kept(skip)
 	}
-	return verdict{failed: true, run: run, waived: waived, report: fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, %d shard functions cut off while draining, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
-		seed, strings.Join(setup, ", "), overlaps, backwards, cutOffs, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
+	return verdict{failed: true, run: run, waived: waived, report: fmt.Sprintf("seed %d (%s): %d overlaps, %d epochs not increasing, %d starts above the cap, %d shard functions cut off while draining, balanced after healing: %t (live %v run %v); first: %s\ntrace (step, time, fault):\n%s\nreplay (shrinks): %s",
+		seed, strings.Join(setup, ", "), overlaps, backwards, crowded, cutOffs, balanced, f.live(), counts, first, strings.Join(trace, "\n"), replay)}
 }
 
 // gensBelow reports whether the assigner lease's record restored says a

@@ -189,7 +189,7 @@ func TestRedTeam12Seeds(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
 			var v verdict
-			synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, on, nil, false) })
+			synctest.Test(t, func(t *testing.T) { v = randomFaults(t, seed, 0, on, nil, false) })
 			if v.failed {
 				t.Error(v.report)
 			}

@@ -59,6 +59,8 @@ type fleet struct {
 	followerReads int
 	// drainTimeout is the workers' DrainTimeout.
 	drainTimeout time.Duration
+	// perWorker is the workers' MaxPerWorker (see limitPerWorker).
+	perWorker int
 	// grace, if set, makes every shard function the command of
 	// leasehold run --shards --grace grace, one that ignores SIGTERM: it
 	// returns when the CLI's supervisor would SIGKILL it (see stopping).
@@ -172,6 +174,14 @@ func newSeededFleet(t *testing.T, n int, seed uint64) *fleet {
 		seed: seed, rng: rand.New(rand.NewPCG(seed, 0))}
 }
 
+// limitPerWorker caps the group at perWorker shards a worker (0: none),
+// in its workers' Config and in the oracle's checks: call it before the
+// first join.
+func (f *fleet) limitPerWorker(perWorker int) {
+	f.perWorker = perWorker
+	f.o.LimitPerWorker(perWorker)
+}
+
 func (f *fleet) renew() time.Duration { return f.ttl * 3 / 8 }
 
 // renewDeadline is the workers' RenewDeadline, the runner's default.
@@ -215,7 +225,7 @@ func (f *fleet) startProcess(id, proc string) {
 		src = cmp.Or(f.source(id), src)
 	}
 	w, err := New(Config{
-		Store: store, Group: simGroup, Shards: f.n, Identity: id, TTL: f.ttl,
+		Store: store, Group: simGroup, Shards: f.n, MaxPerWorker: f.perWorker, Identity: id, TTL: f.ttl,
 		NoAssigner:   f.candidates > 0 && f.next > f.candidates,
 		DrainTimeout: f.drainTimeout,
 		Rand:         runner.LockedSource(src),

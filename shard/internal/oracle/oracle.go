@@ -1,7 +1,8 @@
 // Package oracle sees every start and end of every shard function of a
 // group and counts what package shard promises never happens: a shard
-// started while another worker still runs it, and an epoch that does not
-// increase. The simulation in package shard's tests and the shard
+// started while another worker still runs it, an epoch that does not
+// increase, and, in a group with a cap (shard.Config.MaxPerWorker), a
+// worker that runs more shards than the cap. The simulation in package shard's tests and the shard
 // conformance suite (shard/shardtest) both judge a group with it.
 package oracle
 
@@ -38,6 +39,17 @@ type Oracle struct {
 	// Gens' limit; waivedFirst is the first of them.
 	waived      int
 	waivedFirst string
+	// perWorker is the group's cap, 0 for none (see LimitPerWorker);
+	// crowded counts the starts that took a worker above it. running is
+	// how many shards each worker's running process runs, by identity:
+	// a process killed (Crash) runs none, however late its functions'
+	// ends are reported; process[id] counts id's processes, and
+	// startedBy[index] is the process that started the shard.
+	perWorker int
+	crowded   int
+	running   map[string]int
+	process   map[string]int
+	startedBy []int
 }
 
 // Loss is a record of the group that the store lost: deleted, or
@@ -54,7 +66,26 @@ const (
 
 // New returns an Oracle of n shards, none running.
 func New(n int) *Oracle {
-	return &Oracle{owner: make([]string, n), epoch: make([]uint64, n), count: map[string]int{}, dead: map[string]bool{}, started: make([]time.Time, n)}
+	return &Oracle{owner: make([]string, n), epoch: make([]uint64, n), count: map[string]int{}, dead: map[string]bool{}, started: make([]time.Time, n),
+		running: map[string]int{}, process: map[string]int{}, startedBy: make([]int, n)}
+}
+
+// LimitPerWorker makes the group's cap perWorker (shard.Config.MaxPerWorker):
+// a start that makes a worker run more than perWorker shards at once is a
+// violation (Crowded), and Balanced expects min(n, M·perWorker) shards to
+// run. Call it before the first Start.
+func (o *Oracle) LimitPerWorker(perWorker int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.perWorker = perWorker
+}
+
+// Crowded returns the starts that made a worker run more shards than the
+// group's cap (LimitPerWorker).
+func (o *Oracle) Crowded() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.crowded
 }
 
 // Start records that worker id started shard index with epoch.
@@ -80,6 +111,12 @@ func (o *Oracle) Start(id string, index int, epoch uint64) {
 	}
 	o.owner[index], o.epoch[index], o.started[index] = id, epoch, time.Now()
 	o.count[id]++
+	o.running[id]++
+	o.startedBy[index] = o.process[id]
+	if o.perWorker > 0 && o.running[id] > o.perWorker {
+		o.crowded++
+		o.note(fmt.Sprintf("%v: shard %d started on %s (epoch %d), which then ran %d shards, above the cap %d", time.Now().Format(time.TimeOnly), index, id, epoch, o.running[id], o.perWorker))
+	}
 }
 
 // Lost records that the store lost what, now.
@@ -179,6 +216,9 @@ func (o *Oracle) End(id string, index int) {
 		o.owner[index] = ""
 	}
 	o.count[id]--
+	if o.startedBy[index] == o.process[id] {
+		o.running[id]--
+	}
 }
 
 // Crash marks id's process dead: its shard functions end at once.
@@ -186,6 +226,8 @@ func (o *Oracle) Crash(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.dead[id] = true
+	o.running[id] = 0
+	o.process[id]++
 }
 
 // Restart marks a new process of id, after Crash: its shards are its own
@@ -226,15 +268,24 @@ func (o *Oracle) note(s string) {
 	}
 }
 
-// Balanced reports whether every shard runs and the live workers' counts
-// differ by at most one.
+// Balanced reports whether every shard runs (under a cap, min(n, M·cap)
+// of them, M the live workers) and the live workers' counts differ by at
+// most one.
 func (o *Oracle) Balanced(live []string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	want := len(o.owner)
+	if o.perWorker > 0 {
+		want = min(want, len(live)*o.perWorker)
+	}
+	runs := 0
 	for _, id := range o.owner {
-		if id == "" {
-			return false
+		if id != "" {
+			runs++
 		}
+	}
+	if runs != want {
+		return false
 	}
 	lo, hi := len(o.owner), 0
 	total := 0
@@ -242,7 +293,7 @@ func (o *Oracle) Balanced(live []string) bool {
 		lo, hi = min(lo, o.count[id]), max(hi, o.count[id])
 		total += o.count[id]
 	}
-	return total == len(o.owner) && hi-lo <= 1
+	return total == want && hi-lo <= 1
 }
 
 // Counts returns how many shards each of ids runs.
