@@ -141,7 +141,7 @@ func (d *durationValue) Set(s string) error {
 // configure a leasehold the command runs as the parent is (red team 14: a
 // shard's command that ran leasehold run --lease URL started a group of
 // two shards, and ran its step twice at once).
-var givenToCommand = map[string]bool{"lease": true, "identity": true, "progress-file": true, "period": true, "shards": true}
+var givenToCommand = map[string]bool{"lease": true, "identity": true, "progress-file": true, "period": true, "shards": true, "holders": true}
 
 // parse sets flags from their environment variables (lookupEnv), then
 // from args, and returns the arguments after the flags. A variable that is

@@ -42,22 +42,26 @@ func openGroup(ctx context.Context, leaseURL string, opts lease.Options, timeout
 	})
 }
 
-// groupReport is what leasehold status --shards prints; -o json prints it
-// as JSON with these keys.
+// groupReport is what leasehold status --shards (or --holders) prints; -o
+// json prints it as JSON with these keys.
 type groupReport struct {
 	// Lease is the group's URL (its prefix).
 	Lease string `json:"lease"`
 	// Shards is the group's N as its assignment says, 0 before the first
-	// assignment; Gen is that assignment's generation.
-	Shards int    `json:"shards"`
-	Gen    uint64 `json:"gen"`
+	// assignment; Gen is that assignment's generation. MaxPerWorker is
+	// the group's cap on one member's shards: 1 for a group of leasehold
+	// run --holders (whose shards are its slots), absent for --shards.
+	Shards       int    `json:"shards"`
+	MaxPerWorker int    `json:"max_per_worker,omitempty"`
+	Gen          uint64 `json:"gen"`
 	// Fence is set while the assignment is a new assigner's fence.
 	Fence bool `json:"fence,omitempty"`
 	// TTL and RenewInterval are the group's.
 	TTL           string `json:"ttl,omitempty"`
 	RenewInterval string `json:"renew_interval,omitempty"`
 	// Balanced: every shard is owned by a live member, none is moving, and
-	// each live member owns ⌊N/M⌋ or ⌈N/M⌉.
+	// each live member owns ⌊N/M⌋ or ⌈N/M⌉; with --holders, min(N, M)
+	// slots are held, one by each of as many live members.
 	Balanced bool `json:"balanced"`
 	// Judged reports whether the members' liveness was judged, by a watch
 	// of at least the group's TTL. Read once (or watched for less), a
@@ -70,7 +74,7 @@ type groupReport struct {
 	// assigner judged their liveness expired) and who own no shard: their
 	// records stay in the store, and Members does not list them.
 	Ended int `json:"ended"`
-	// Unowned are the shards nobody owns.
+	// Unowned are the shards nobody owns (with --holders, the free slots).
 	Unowned []int `json:"unowned"`
 	// Watch is how long the group was watched (--watch).
 	Watch string `json:"watch"`
@@ -78,6 +82,29 @@ type groupReport struct {
 	Meaning string `json:"meaning"`
 
 	howRead string // for text: how the group was read, when not Judged
+	unit    string // for text: "shard", or "slot" with --holders
+}
+
+// groupSpec is the group that leasehold status was asked about: --shards
+// N, or --holders N (holders set).
+type groupSpec struct {
+	n       int
+	holders bool
+}
+
+func (g groupSpec) flag() string {
+	if g.holders {
+		return "holders"
+	}
+	return "shards"
+}
+
+// perWorker is the cap of the group g asks about (shard.Config.MaxPerWorker).
+func (g groupSpec) perWorker() int {
+	if g.holders {
+		return 1
+	}
+	return 0
 }
 
 // groupMember is one worker of a group.
@@ -104,7 +131,8 @@ type groupMember struct {
 	Fenced []int `json:"fenced,omitempty"`
 }
 
-// cmdGroupStatus is leasehold status --shards: the group at --lease.
+// cmdGroupStatus is leasehold status --shards or --holders: the group at
+// --lease.
 func cmdGroupStatus(ctx context.Context, o *statusOptions, log *slog.Logger, env *environment) error {
 	g, err := openGroup(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
 	if err != nil {
@@ -131,28 +159,45 @@ func cmdGroupStatus(ctx context.Context, o *statusOptions, log *slog.Logger, env
 		}
 		st.Lapse(first, o.watch)
 	}
-	rep := describeGroup(o.lease, o.shards, st, o.watch)
+	spec := o.group()
+	rep := describeGroup(o.lease, spec, st, o.watch)
 	if err := o.print(env.stdout, rep, func() { printGroup(env.stdout, rep) }); err != nil {
 		return err
 	}
-	if st.Shards != 0 && st.Shards != o.shards {
-		return exitf(exitConfig, "status: --shards %d: the group at %s has %d shards", o.shards, rep.Lease, st.Shards)
+	switch {
+	case st.Shards == 0:
+	case st.MaxPerWorker != spec.perWorker():
+		return exitf(exitConfig, "status: --%s %d: %s", spec.flag(), spec.n, otherKind(rep.Lease, st))
+	case st.Shards != spec.n:
+		return exitf(exitConfig, "status: --%s %d: the group at %s has %d %ss", spec.flag(), spec.n, rep.Lease, st.Shards, unit(spec.flag()))
 	}
 	return nil
 }
 
-// describeGroup reports on group status st, read for a group of shards,
-// and watched for watched (0: read once).
-func describeGroup(leaseURL string, shards int, st shard.Status, watched time.Duration) groupReport {
+// otherKind says that the group of st at url is not of the kind asked
+// about: a group of --holders (capped) or of --shards.
+func otherKind(url string, st shard.Status) string {
+	if st.MaxPerWorker == 1 {
+		return fmt.Sprintf("the group at %s is one of leasehold run --holders %d (a slot per member), not of --shards", url, st.Shards)
+	}
+	if st.MaxPerWorker > 1 {
+		return fmt.Sprintf("the group at %s caps each member at %d shards, as neither --shards nor --holders does", url, st.MaxPerWorker)
+	}
+	return fmt.Sprintf("the group at %s is one of leasehold run --shards %d, not of --holders", url, st.Shards)
+}
+
+// describeGroup reports on group status st, read for the group spec, and
+// watched for watched (0: read once).
+func describeGroup(leaseURL string, spec groupSpec, st shard.Status, watched time.Duration) groupReport {
 	judged := st.TTL > 0 && watched >= st.TTL
-	rep := groupReport{Lease: lease.RedactURL(leaseURL), Shards: st.Shards, Gen: st.Gen, Fence: st.Fence, Balanced: st.Balanced, Judged: judged, Unowned: st.Unowned, Members: []groupMember{}, Watch: watched.String()}
+	rep := groupReport{Lease: lease.RedactURL(leaseURL), Shards: st.Shards, MaxPerWorker: st.MaxPerWorker, unit: unit(spec.flag()), Gen: st.Gen, Fence: st.Fence, Balanced: st.Balanced, Judged: judged, Unowned: st.Unowned, Members: []groupMember{}, Watch: watched.String()}
 	if rep.Unowned == nil {
 		rep.Unowned = []int{}
 	}
 	if st.TTL > 0 {
 		rep.TTL, rep.RenewInterval = st.TTL.String(), st.RenewInterval.String()
 	}
-	live, lo, hi := 0, -1, 0
+	live, lo, hi, holding := 0, -1, 0, 0
 	for _, m := range st.Members {
 		if !m.Live && !m.Lapsed && len(m.Shards)+len(m.Releasing) == 0 {
 			rep.Ended++
@@ -170,6 +215,9 @@ func describeGroup(leaseURL string, shards int, st shard.Status, watched time.Du
 				lo = n
 			}
 			hi = max(hi, n)
+			if n > 0 {
+				holding++
+			}
 		}
 	}
 	adj, unjudged := "live ", ""
@@ -177,19 +225,28 @@ func describeGroup(leaseURL string, shards int, st shard.Status, watched time.Du
 		adj, rep.howRead = "", unjudgedRead(watched)
 		unjudged = fmt.Sprintf(" (liveness not judged: %s; --watch %v tells a crashed member from a live one)", rep.howRead, st.TTL)
 	}
+	flag, u := spec.flag(), rep.unit
 	switch {
 	case st.Shards == 0 && len(st.Members) == 0:
-		rep.Meaning = "no group: no worker has joined (leasehold run --shards N --lease URL starts one)"
+		rep.Meaning = fmt.Sprintf("no group: no worker has joined (leasehold run --%s N --lease URL starts one)", flag)
 	case st.Shards == 0:
 		rep.Meaning = fmt.Sprintf("no assignment yet: %s joining, waiting for an assigner", counted(live, "member"))
-	case st.Shards != shards:
-		rep.Meaning = fmt.Sprintf("the group has %d shards, not %d (--shards): workers started with --shards %d stop with an error", st.Shards, shards, shards)
+	case st.MaxPerWorker != spec.perWorker():
+		rep.Meaning = otherKind(rep.Lease, st) + fmt.Sprintf(": workers started with --%s stop with an error", flag)
+	case st.Shards != spec.n:
+		rep.Meaning = fmt.Sprintf("the group has %d %ss, not %d (--%s): workers started with --%s %d stop with an error", st.Shards, u, spec.n, flag, flag, spec.n)
+	case st.Balanced && spec.holders:
+		rep.Meaning = fmt.Sprintf("balanced: %s held, a slot each, by %s%s, %s (a waiting worker takes a slot that comes free at its next read, within a renew interval)%s",
+			counted(holding, "slot"), counted(holding, adj+"member"), ofSlots(st.Shards), waiting(live-holding, len(st.Unowned)), unjudged)
 	case st.Balanced:
 		rep.Meaning = fmt.Sprintf("balanced: %s (a worker starts a shard given to it at its next read, within a renew interval)%s", owning(live, adj, lo, hi), unjudged)
 	case st.Fence:
-		rep.Meaning = "a new assigner is fencing the group: no shard starts until every member has acknowledged it"
+		rep.Meaning = fmt.Sprintf("a new assigner is fencing the group: no %s starts until every member has acknowledged it", u)
 	case live == 0:
-		rep.Meaning = fmt.Sprintf("no %smembers: the shards wait for a worker", adj)
+		rep.Meaning = fmt.Sprintf("no %smembers: the %ss wait for a worker", adj, u)
+	case spec.holders:
+		rep.Meaning = fmt.Sprintf("not balanced yet: %s held by %s%s, %d free; moving (a member joined, left or crashed; a crashed member's slot is free once its TTL has passed)%s",
+			counted(holding, "slot"), counted(live, adj+"member"), ofSlots(st.Shards), len(st.Unowned), unjudged)
 	default:
 		rep.Meaning = fmt.Sprintf("not balanced yet: %s, %d unowned; moving (a member joined, left or crashed; a crashed member's shards move once its TTL has passed)%s", owning(live, adj, lo, hi), len(st.Unowned), unjudged)
 	}
@@ -203,6 +260,18 @@ func unjudgedRead(watched time.Duration) string {
 		return "read once"
 	}
 	return fmt.Sprintf("watched %v, less than the TTL", watched)
+}
+
+// ofSlots is " (of n)", after a count of slots.
+func ofSlots(n int) string { return fmt.Sprintf(" (of %d)", n) }
+
+// waiting says how many live members wait for a slot, and how many slots
+// are free, in a balanced group of --holders (one of the two is 0).
+func waiting(members, free int) string {
+	if free > 0 {
+		return fmt.Sprintf("%d free until more instances join", free)
+	}
+	return fmt.Sprintf("%d waiting for a slot to come free", members)
 }
 
 // counted is "1 shard" or "n shards".
@@ -237,7 +306,7 @@ func printGroup(w io.Writer, r groupReport) {
 		if r.Fence {
 			fence = ", a fence"
 		}
-		row("shards", fmt.Sprintf("%d (gen %d%s; ttl %s, renew interval %s)", r.Shards, r.Gen, fence, r.TTL, r.RenewInterval))
+		row(r.unit+"s", fmt.Sprintf("%d (gen %d%s; ttl %s, renew interval %s)", r.Shards, r.Gen, fence, r.TTL, r.RenewInterval))
 		balanced := fmt.Sprint(r.Balanced)
 		if !r.Judged {
 			balanced += " (as the store shows it; liveness not judged: " + r.howRead + ")"
@@ -254,7 +323,7 @@ func printGroup(w io.Writer, r groupReport) {
 		case !r.Judged:
 			state = "not judged: " + r.howRead
 		}
-		line := fmt.Sprintf("%s (token %d, %s): %s", m.Identity, m.Token, state, counted(len(m.Shards), "shard"))
+		line := fmt.Sprintf("%s (token %d, %s): %s", m.Identity, m.Token, state, counted(len(m.Shards), r.unit))
 		if len(m.Shards) > 0 {
 			var nums []string
 			lo, hi := m.Shards[0].Epoch, m.Shards[0].Epoch
@@ -284,7 +353,10 @@ func printGroup(w io.Writer, r groupReport) {
 	if r.Ended > 0 {
 		row("ended", counted(r.Ended, "member")+" not listed: left, or liveness expired, owning nothing (their records stay)")
 	}
-	if r.Shards > 0 {
+	switch {
+	case r.Shards > 0 && r.unit == "slot":
+		row("free", fmt.Sprint(len(r.Unowned)))
+	case r.Shards > 0:
 		row("unowned", fmt.Sprint(len(r.Unowned)))
 	}
 	row("meaning", r.Meaning)

@@ -27,8 +27,10 @@ Usage:
   leasehold run --lease URL [flags] -- COMMAND [ARGS...]
   leasehold run --once --lease URL [flags] -- COMMAND [ARGS...]
   leasehold run --shards N --lease URL [flags] -- COMMAND [ARGS...]
+  leasehold run --holders N --lease URL [flags] -- COMMAND [ARGS...]
   leasehold status --lease URL [--watch DURATION] [-o json]
   leasehold status --shards N --lease URL [--watch DURATION] [-o json]
+  leasehold status --holders N --lease URL [--watch DURATION] [-o json]
   leasehold check --lease URL [--ttl DURATION] [-o json]
   leasehold break --lease URL [--force] [-o json]
   leasehold version
@@ -215,6 +217,7 @@ func wrap(text, indent string, width int) string {
 func printRunHelp(w io.Writer, f *flagSet) {
 	fmt.Fprintf(w, `Usage: leasehold run --lease URL [flags] -- COMMAND [ARGS...]
        leasehold run --shards N --lease URL [flags] -- COMMAND [ARGS...]
+       leasehold run --holders N --lease URL [flags] -- COMMAND [ARGS...]
 
 Campaigns for the lease; once elected, starts COMMAND and keeps renewing the
 lease while it runs. The "--" ends leasehold's flags: everything after it is
@@ -231,12 +234,14 @@ The command gets:
   LEASEHOLD_PROGRESS_FILE  with --progress-file
   LEASEHOLD_PERIOD    with --period or --every: the period key it runs for
   leasehold's own environment, its stdout and stderr; stdin is /dev/null.
-  These variables (and LEASEHOLD_SHARD, LEASEHOLD_SHARDS) are always this
-  run's, or unset: never taken from leasehold's own environment.
+  These variables (and LEASEHOLD_SHARD, LEASEHOLD_SHARDS, LEASEHOLD_SLOT,
+  LEASEHOLD_SLOTS) are always this run's, or unset: never taken from
+  leasehold's own environment.
 Those of them that are also leasehold's flags' variables (LEASEHOLD_LEASE,
 LEASEHOLD_IDENTITY, LEASEHOLD_PROGRESS_FILE, LEASEHOLD_PERIOD,
-LEASEHOLD_SHARDS) describe this run: a leasehold that the command runs
-(LEASEHOLD_TOKEN set) does not read them; give it its flags.
+LEASEHOLD_SHARDS, and LEASEHOLD_HOLDERS) describe this run: a leasehold
+that the command runs (LEASEHOLD_TOKEN set) does not read them; give it its
+flags.
 It runs in a process group of its own: signals go to the whole group,
 and to every process descended from the command that left the group
 (setsid, a daemon's double fork), so that none outlives the command. On
@@ -324,6 +329,23 @@ and --renew-interval (a different one exits 78); --once, --rerun,
 --shards N --lease URL --watch TTL" shows the members, their shards and the
 balance, and tells a crashed member from a live one.
 %s
+N holders (--holders N): at most N instances run the command at once, as
+Consul's "lock -n" allows, but each is fenced. It is a group of N shards,
+called slots, of which an instance holds at most one; everything above
+about shards holds of slots. An instance runs the command only while it
+holds a slot; with more than N instances the others wait, and with fewer
+some slots stay free until more come. The command also gets:
+  LEASEHOLD_SLOT      its slot, 0 to N-1
+  LEASEHOLD_SLOTS     N
+  LEASEHOLD_TOKEN     the slot's epoch, as with --shards
+An instance that holds a slot keeps it while it lives. One that leaves
+(SIGTERM) frees its slot once its command has exited, to a waiting
+instance within about a renew interval; a crashed one's slot goes to a
+waiting instance after its TTL (within TTL plus a renew interval of the
+crash). Every instance must give the same --holders (a group of --shards,
+or of another N, exits 78); "leasehold status --holders N --lease URL"
+shows who holds which slot and who waits.
+
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
 the lease and waits --cool-down before campaigning again):
@@ -413,14 +435,14 @@ leasehold_ttl_seconds (--ttl) and
 leasehold_build_info{version,commit,goversion}; with a quorum lease also
 leasehold_quorum_member_failures_total{member} (renewals a member did not
 take while the leader led on) and leasehold_quorum_members_held. With
---shards, /leader
+--shards or --holders, /leader
 answers 200 while this instance is the group's assigner, 503 otherwise
 (naming the assigner it last saw); /shards answers 200 while this instance
 runs at least one shard's command, 503 otherwise, with its shards and their
 epochs as JSON ([{"shard":3,"epoch":4294967297}]); in /metrics
 leasehold_is_leader is 1 on the group's assigner, 0 elsewhere, there is no
 leasehold_transitions_total, and there are leasehold_shards_owned,
-leasehold_shards (--shards), leasehold_shard_events_total{event} (assigned,
+leasehold_shards (--shards, or --holders' N), leasehold_shard_events_total{event} (assigned,
 revoked, lost, ended), and on the group's assigner
 leasehold_shard_balance_seconds (time from a change to balance) and
 leasehold_shard_grants_total; the renewal metrics are the liveness lease's.
@@ -474,12 +496,19 @@ Examples:
 
     leasehold run --shards 64 --lease s3://my-leases/orders --identity "$HOSTNAME" \
       -- sh -c 'exec ./consume --partition "$LEASEHOLD_SHARD" --epoch "$LEASEHOLD_TOKEN"'
+
+  At most 3 of however many instances crawl at once, each with its own
+  slot and fenced by its epoch:
+
+    leasehold run --holders 3 --lease s3://my-leases/crawlers --identity "$HOSTNAME" \
+      -- sh -c 'exec ./crawl --worker "$LEASEHOLD_SLOT" --epoch "$LEASEHOLD_TOKEN"'
 `)
 }
 
 func printStatusHelp(w io.Writer, f *flagSet) {
 	fmt.Fprintf(w, `Usage: leasehold status --lease URL [--watch DURATION] [-o json]
        leasehold status --shards N --lease URL [--watch DURATION] [-o json]
+       leasehold status --holders N --lease URL [--watch DURATION] [-o json]
 
 Reads the lease and says who holds it. It never writes to it.
 
@@ -537,6 +566,10 @@ acknowledgement and the assignment, and prints (json keys in brackets):
                  judged their liveness expired; their records stay [ended]
   unowned        how many shards nobody owns [unowned: the shards]
   meaning        the same in a sentence, and whether N differs from --shards
+With --holders N, the group is one of leasehold run --holders N, whose
+shards are slots: the same, with "slots" for "shards" and "free" for
+"unowned" in text [max_per_worker: 1]; balanced means that min(N, M) live
+members hold a slot each (the others wait, or slots stay free).
 A member's state: one read cannot tell a crashed member, whose liveness
 record stays held, from a live one. Read once (or watched for less than the
 TTL) a member is "not judged" [live: true, judged: false], and balanced
@@ -547,7 +580,8 @@ change is lapsed [lapsed], not live, and one whose record changed is live.
 
 Exit status: 0 when the lease could be read (whatever its state), 64 bad
 flags, 69 store unreachable within --start-timeout, 78 unusable lease URL,
-or a group whose N is not --shards (after the report).
+or a group whose N is not --shards (or --holders), or that is a group of
+the other kind (after the report).
 `, wrap("With --watch, it watches the lease that long, reading it twice per renew interval of its holder (a leader renews every "+shares.renewInterval+" of the TTL or so), until a read shows a change. On "+
 		storeNames(lease.JudgedByContender)+" every renewal changes the record's version, so a record that did not change for the TTL belongs to a leader that is gone: it says so (lapsed) only when a contender would take the lease over, in an unbroken run of reads, each within the holder's renew interval of the one before. A read that fails or comes late restarts the count, as a renewal could hide in the gap (a restore from a backup brings an old version back). ("+
 		storeNames(lease.JudgedByStore)+" judges its leases itself: there a lapsed lease reads as released, and a held one is live.)", "", 75))

@@ -8,6 +8,7 @@
 //	leasehold run --lease s3://my-leases/reconciler?region=eu-west-1 -- ./reconcile.sh
 //	leasehold run --once --lease s3://my-leases/nightly -- python report.py
 //	leasehold run --shards 64 --lease s3://my-leases/orders -- ./consume
+//	leasehold run --holders 3 --lease s3://my-leases/crawlers -- ./crawl
 //	leasehold status --lease s3://my-leases/reconciler --watch 20s
 //	leasehold check --lease s3://my-leases/reconciler
 //	leasehold break --lease s3://my-leases/reconciler
@@ -16,6 +17,8 @@
 // With --shards N the instances share N shards instead, and each runs the
 // command once per shard it owns (LEASEHOLD_SHARD, and its epoch as
 // LEASEHOLD_TOKEN), each shard on at most one instance at any instant.
+// With --holders N at most N instances run the command at once, each
+// holding one of N slots (LEASEHOLD_SLOT, and its epoch as LEASEHOLD_TOKEN).
 //
 // The command never outlives the lease: leasehold stops it (SIGTERM, then
 // SIGKILL) before any other instance could take the lease over, also when

@@ -111,8 +111,13 @@ type runOptions struct {
 
 	listen string
 
-	// shards is --shards: N, the group's shard count, or 0 for one lease.
+	// shards is --shards: N, the group's shard count, or 0 for one lease;
+	// with --holders, the group's slots (set by validate).
 	shards int
+	// holders is --holders: N, the most instances that run the command at
+	// once, each holding one of N slots: a group of N shards of which each
+	// instance owns at most one (shard.Config.MaxPerWorker 1).
+	holders int
 
 	command []string
 
@@ -132,6 +137,7 @@ func runFlags(o *runOptions) *flagSet {
 
 	f.group("The command")
 	f.Int(&o.shards, "shards", 0, "share `N` shards among the instances (a group at the --lease prefix):\nrun one command per shard this instance owns (see Sharded runs above)")
+	f.Int(&o.holders, "holders", 0, "let at most `N` instances run the command at once, each holding one of N\nslots (a group at the --lease prefix; see N holders above)")
 	f.Bool(&o.once, "once", "try once: run the command if elected, else exit 75 (for cron and serverless jobs)")
 	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status (after a wait that grows while it keeps failing)")
 	f.Duration(&o.grace, "grace", 10*time.Second, "on a voluntary step-down, how long the command has between SIGTERM and\nSIGKILL; the lease is kept renewed meanwhile")
@@ -245,8 +251,15 @@ func (o *runOptions) validate(f *flagSet) error {
 		// was found only once its lease was won (red team 17: a quorum
 		// of thousands of members, written to every one of them).
 		return fmt.Errorf("--lease is %d bytes long: the command is given it in LEASEHOLD_LEASE, and a variable of %d bytes or more cannot be given to a command (Linux's MAX_ARG_STRLEN); name fewer quorum members, or shorter URLs", len(o.lease), maxVariable)
+	case (o.holders != 0 || f.set("holders")) && (o.shards != 0 || f.set("shards")):
+		return fmt.Errorf("--holders (%d) and --shards (%d) exclude each other: --holders N is a group of N slots, each instance holding at most one", o.holders, o.shards)
+	case o.holders != 0 || f.set("holders"):
+		if err := o.validateShards(f, "holders", o.holders); err != nil {
+			return err
+		}
+		o.shards = o.holders
 	case o.shards != 0 || f.set("shards"):
-		if err := o.validateShards(f); err != nil {
+		if err := o.validateShards(f, "shards", o.shards); err != nil {
 			return err
 		}
 	}
@@ -285,26 +298,53 @@ func (o *runOptions) validate(f *flagSet) error {
 	return nil
 }
 
-// validateShards refuses a --shards out of range, and the flags that have
-// no meaning for a group: a group's commands run until stopped.
-func (o *runOptions) validateShards(f *flagSet) error {
-	if err := checkShards(o.shards); err != nil {
+// validateShards refuses a --shards or --holders (flag) of n out of range,
+// and the flags that have no meaning for a group: a group's commands run
+// until stopped.
+func (o *runOptions) validateShards(f *flagSet, flag string, n int) error {
+	if err := checkShards(flag, n); err != nil {
 		return err
 	}
 	for _, name := range []string{"once", "rerun", "campaign-interval", "cool-down"} {
 		if f.set(name) {
-			return fmt.Errorf("--%s does not apply with --shards: a group's commands run until stopped, each shard's on one instance", name)
+			return fmt.Errorf("--%s does not apply with --%s: a group's commands run until stopped, each %s's on one instance", name, flag, unit(flag))
 		}
 	}
 	return nil
 }
 
-// checkShards refuses a --shards of n out of range.
-func checkShards(n int) error {
+// checkShards refuses a --shards or --holders (flag) of n out of range.
+func checkShards(flag string, n int) error {
 	if n < 1 || n > shard.MaxShards {
-		return fmt.Errorf("--shards (%d) must be between 1 and %d", n, shard.MaxShards)
+		return fmt.Errorf("--%s (%d) must be between 1 and %d", flag, n, shard.MaxShards)
 	}
 	return nil
+}
+
+// unit is what the group of --shards or --holders (flag) shares: "shard"
+// or "slot".
+func unit(flag string) string {
+	if flag == "holders" {
+		return "slot"
+	}
+	return "shard"
+}
+
+// groupFlag is the flag that made the run a group: "holders" or "shards".
+func (o *runOptions) groupFlag() string {
+	if o.holders > 0 {
+		return "holders"
+	}
+	return "shards"
+}
+
+// perWorker is the group's shard.Config.MaxPerWorker: 1 with --holders (a
+// slot each), none with --shards.
+func (o *runOptions) perWorker() int {
+	if o.holders > 0 {
+		return 1
+	}
+	return 0
 }
 
 // validateTiming resolves the runner's timing for the flags (o.timing),

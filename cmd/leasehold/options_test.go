@@ -123,6 +123,10 @@ func TestParseRunRejectsBadInput(t *testing.T) {
 		{"shards and rerun", nil, []string{"--lease", "mem://a", "--shards", "4", "--rerun", "--", "w"}, "--rerun does not apply with --shards"},
 		{"shards and campaign interval", nil, []string{"--lease", "mem://a", "--shards", "4", "--campaign-interval", "1s", "--", "w"}, "--campaign-interval does not apply with --shards"},
 		{"shards and cool-down", nil, []string{"--lease", "mem://a", "--shards", "4", "--cool-down", "1s", "--", "w"}, "--cool-down does not apply with --shards"},
+		{"no holders", nil, []string{"--lease", "mem://a", "--holders", "0", "--", "w"}, "--holders (0) must be between 1 and 100000"},
+		{"negative holders", map[string]string{"LEASEHOLD_HOLDERS": "-2"}, []string{"--lease", "mem://a", "--", "w"}, "--holders (-2) must be between 1 and 100000"},
+		{"holders and shards", nil, []string{"--lease", "mem://a", "--holders", "2", "--shards", "4", "--", "w"}, "--holders (2) and --shards (4) exclude each other"},
+		{"holders and once", nil, []string{"--lease", "mem://a", "--holders", "2", "--once", "--", "w"}, "--once does not apply with --holders: a group's commands run until stopped, each slot's on one instance"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env, _, _ := testEnv(tc.env)

@@ -12,9 +12,10 @@ import (
 	"github.com/leasehold/leasehold/shard"
 )
 
-// runShards is leasehold run --shards: it joins the group at the --lease
-// prefix and runs one command per shard this instance owns, each started
-// and stopped as the single command is for a term, until stopped.
+// runShards is leasehold run --shards, and --holders: it joins the group
+// at the --lease prefix and runs one command per shard this instance owns
+// (with --holders, per slot: one at most), each started and stopped as
+// the single command is for a term, until stopped.
 func runShards(ctx context.Context, hurry <-chan struct{}, o *runOptions, env *environment, log *slog.Logger) error {
 	g, err := openGroup(ctx, o.lease, o.leaseOptions(), o.startTimeout, log)
 	if err != nil {
@@ -42,8 +43,8 @@ func runShards(ctx context.Context, hurry <-chan struct{}, o *runOptions, env *e
 	if f := s.fatal.Load(); f != nil {
 		return f
 	}
-	if errors.Is(err, lease.ErrInvalid) { // the group's N, TTL or renew interval differ
-		return exitf(exitConfig, "run: %s%v", optionFlag(err), err)
+	if errors.Is(err, lease.ErrInvalid) { // the group's N, cap, TTL or renew interval differ
+		return exitf(exitConfig, "run: %s%v", groupFlagOf(o, err), err)
 	}
 	if err != nil {
 		return exitf(storeExit(err), "run: %v", err)
@@ -58,6 +59,7 @@ func (s *session) shardConfig(g group) shard.Config {
 		Store:           g.store,
 		Group:           g.name,
 		Shards:          o.shards,
+		MaxPerWorker:    o.perWorker(),
 		Identity:        o.identity,
 		Run:             s.runShard,
 		TTL:             t.LeaseOptions.TTL,
@@ -80,7 +82,8 @@ func (s *session) shardConfig(g group) shard.Config {
 }
 
 // runShard is the worker's Run: the command for one start of shard sh,
-// with the shard in its environment. The shard is released once it
+// with the shard in its environment (LEASEHOLD_SHARD and LEASEHOLD_SHARDS,
+// or with --holders LEASEHOLD_SLOT and LEASEHOLD_SLOTS). The shard is released once it
 // returns, after the command exited. A command that cannot be started
 // ends the run; one that exits by itself too, with its status, as without
 // --shards: the other shards' commands are stopped and every shard
@@ -91,8 +94,8 @@ func (s *session) shardConfig(g group) shard.Config {
 func (s *session) runShard(ctx context.Context, sh shard.Shard) error {
 	err := s.sup.supervise(ctx, job{
 		token: sh.Epoch,
-		vars:  []string{"LEASEHOLD_SHARD=" + strconv.Itoa(sh.Index), "LEASEHOLD_SHARDS=" + strconv.Itoa(s.o.shards)},
-		log:   s.log.With("identity", s.o.identity, "shard", sh.Index),
+		vars:  shardVars(s.o, sh),
+		log:   s.log.With("identity", s.o.identity, unit(s.o.groupFlag()), sh.Index),
 	})
 	var ee *exitError
 	switch {
@@ -105,6 +108,36 @@ func (s *session) runShard(ctx context.Context, sh shard.Shard) error {
 	}
 	s.ending.CompareAndSwap(nil, &endingShard{shard: sh, err: ee})
 	return err
+}
+
+// groupFlagOf is optionFlag for an error of the group's worker: the
+// group's N and cap (Shards, MaxPerWorker) are --holders' with --holders,
+// and a cap that differs says which kind of group it is.
+func groupFlagOf(o *runOptions, err error) string {
+	var oe *lease.OptionError
+	if !errors.As(err, &oe) {
+		return ""
+	}
+	switch {
+	case oe.Field == "MaxPerWorker" && o.holders > 0:
+		return "--holders: the group is one of --shards (no cap on an instance's shards), not of --holders: "
+	case oe.Field == "MaxPerWorker":
+		return "--shards: the group is one of --holders (a slot per instance), not of --shards: "
+	case oe.Field == "Shards" && o.holders > 0:
+		return "--holders: "
+	}
+	return optionFlag(err)
+}
+
+// shardVars are the variables that tell the command of sh which it is:
+// LEASEHOLD_SHARD and LEASEHOLD_SHARDS, or with --holders LEASEHOLD_SLOT and
+// LEASEHOLD_SLOTS.
+func shardVars(o *runOptions, sh shard.Shard) []string {
+	name := "LEASEHOLD_SHARD"
+	if o.holders > 0 {
+		name = "LEASEHOLD_SLOT"
+	}
+	return []string{name + "=" + strconv.Itoa(sh.Index), name + "S=" + strconv.Itoa(o.shards)}
 }
 
 // endingShard is the start of a shard whose command ends the run (see

@@ -353,7 +353,7 @@ func TestGroupStatusReadOnce(t *testing.T) {
 		t.Errorf("read once with x cut off and its shards moved: %+v; want w alone listed, balanced, x ended, liveness not judged", rep)
 	}
 	var out strings.Builder
-	printGroup(&out, describeGroup("mem://"+name, 3, shard.Status{Shards: 3, TTL: time.Second, Members: []shard.MemberStatus{{Identity: "w", Live: true, Shards: []shard.Shard{{Index: 0, Epoch: 1}}}}}, 0))
+	printGroup(&out, describeGroup("mem://"+name, groupSpec{n: 3}, shard.Status{Shards: 3, TTL: time.Second, Members: []shard.MemberStatus{{Identity: "w", Live: true, Shards: []shard.Shard{{Index: 0, Epoch: 1}}}}}, 0))
 	if !strings.Contains(out.String(), "w (token 0, not judged: read once): 1 shard 0") {
 		t.Errorf("status --shards read once printed\n%s\nwant w's liveness not judged", out.String())
 	}

@@ -56,7 +56,7 @@ func (m *metrics) addShards(n int, owned func() []shard.Shard, assigner func() s
 	// alerting rules' count of the shards nobody runs.
 	shards := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "leasehold_shards",
-		Help: "Shards in the group (--shards).",
+		Help: "Shards in the group (--shards; with --holders, its slots).",
 	})
 	shards.Set(float64(n))
 	// In place of the lease's gauge, which nothing of a sharded run sets.

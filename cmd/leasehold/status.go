@@ -18,8 +18,19 @@ import (
 // statusOptions are the flags of leasehold status.
 type statusOptions struct {
 	reportOptions
-	watch  time.Duration
-	shards int
+	watch   time.Duration
+	shards  int
+	holders int
+	// holdersSet is whether --holders was given (cmdStatus).
+	holdersSet bool
+}
+
+// group is the group the flags ask about: --shards N or --holders N.
+func (o *statusOptions) group() groupSpec {
+	if o.holdersSet {
+		return groupSpec{n: o.holders, holders: true}
+	}
+	return groupSpec{n: o.shards}
 }
 
 func statusFlags(o *statusOptions) *flagSet {
@@ -27,6 +38,7 @@ func statusFlags(o *statusOptions) *flagSet {
 	f.group("Lease")
 	o.defineLease(f)
 	f.Int(&o.shards, "shards", 0, "--lease is the prefix of a group of `N` shards (leasehold run --shards):\nshow its members, their shards and epochs, and whether it is balanced")
+	f.Int(&o.holders, "holders", 0, "--lease is the prefix of a group of `N` slots (leasehold run --holders):\nshow its members, the slots they hold and their epochs, and who waits")
 	o.defineOutput(f)
 	f.Duration(&o.watch, "watch", 0, "watch the lease this long, reading it twice per renew interval of its holder,\nto see whether its holder renews it (with --shards: read it twice, this long\napart, to see whether each member renews its liveness; 0: read it once)")
 	f.group("Logs")
@@ -132,8 +144,13 @@ func cmdStatus(ctx context.Context, args []string, env *environment) error {
 	if err != nil {
 		return err
 	}
-	if o.shards != 0 || r.flags.set("shards") {
-		if err := checkShards(o.shards); err != nil {
+	o.holdersSet = o.holders != 0 || r.flags.set("holders")
+	shards := o.shards != 0 || r.flags.set("shards")
+	switch {
+	case o.holdersSet && shards:
+		return usageError("status", fmt.Errorf("--holders (%d) and --shards (%d) exclude each other", o.holders, o.shards))
+	case o.holdersSet || shards:
+		if err := checkShards(o.group().flag(), o.group().n); err != nil {
 			return usageError("status", err)
 		}
 		return cmdGroupStatus(ctx, o, log, env)

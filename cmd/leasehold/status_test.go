@@ -99,7 +99,7 @@ func TestGroupStatusShowsFencedEpochs(t *testing.T) {
 		{Identity: "a", Token: 1, Live: true, Shards: []shard.Shard{{Index: 0, Epoch: 2 << 32}}, Fenced: []int{0}},
 		{Identity: "b", Token: 1, Live: true, Shards: []shard.Shard{{Index: 1, Epoch: 2<<32 | 1}}},
 	}}
-	rep := describeGroup("mem://g", 2, st, 15*time.Second)
+	rep := describeGroup("mem://g", groupSpec{n: 2}, st, 15*time.Second)
 	if !slices.Equal(rep.Members[0].Fenced, []int{0}) || rep.Members[1].Fenced != nil {
 		t.Fatalf("members %+v; want a's shard 0 fenced, none of b's", rep.Members)
 	}
