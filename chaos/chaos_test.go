@@ -390,10 +390,13 @@ type chaosRun struct {
 	dir    string
 	unsafe float64
 	shards int // leasehold run --shards N, if not 0
-	slots  []*slot
-	faults []chaos.Fault
-	rng    *rand.Rand
-	deaths *deathWatch // leasehold mode: when each command's process was gone
+	// holders makes shards leasehold run --holders N: slots, at most one
+	// a member.
+	holders bool
+	slots   []*slot
+	faults  []chaos.Fault
+	rng     *rand.Rand
+	deaths  *deathWatch // leasehold mode: when each command's process was gone
 	// store and restores: the restore fault's view of the store, and its figures.
 	store    *storeWatch
 	restores restoreFigures
@@ -474,7 +477,7 @@ func (c *chaosRun) start(s *slot) {
 	if c.mode == leaseholdMode {
 		run := []string{"run"}
 		if c.shards > 0 {
-			run = append(run, "--shards", strconv.Itoa(c.shards))
+			run = append(run, "--"+c.groupFlag(), strconv.Itoa(c.shards))
 		}
 		bin, args = c.bins.leasehold, append(run, "--lease", s.leaseURL, "--identity", s.id, "--ttl", c.b.ttl.String(),
 			"--grace", "1s", "--", c.bins.contender, "-child", "-log", s.log)

@@ -336,6 +336,10 @@ type ShardResult struct {
 	// Moves counts the starts of a shard on another process than its
 	// previous run's.
 	Moves int
+	// Crowded, in a run of slots (CheckSlots), are the runs of a process
+	// that began while it still ran another: a member with two slots at
+	// once.
+	Crowded [][2]Interval
 }
 
 // CheckShards checks the runs of shards 0 to n-1 recorded while faults
@@ -382,14 +386,41 @@ func CheckShards(intervals []Interval, n int, faults []Fault, b Bounds, until in
 	return sr
 }
 
+// CheckSlots is CheckShards for leasehold run --holders n, whose shards are
+// slots: beside its checks, no process (a member's leasehold, one log)
+// runs two slots at once, so that with no two runs of a slot at once no
+// more than n run at any instant.
+func CheckSlots(intervals []Interval, n int, faults []Fault, b Bounds, until int64) *ShardResult {
+	sr := CheckShards(intervals, n, faults, b, until)
+	by := map[string][]Interval{}
+	for _, iv := range intervals {
+		by[iv.Process] = append(by[iv.Process], iv)
+	}
+	for _, process := range slices.Sorted(maps.Keys(by)) {
+		ivs := by[process]
+		slices.SortFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+		for i := 1; i < len(ivs); i++ {
+			for _, prev := range ivs[:i] {
+				if prev.End > ivs[i].Start {
+					sr.Crowded = append(sr.Crowded, [2]Interval{prev, ivs[i]})
+				}
+			}
+		}
+	}
+	return sr
+}
+
 // OK reports whether every shard passed every check.
 func (sr *ShardResult) OK() bool {
 	return sr.Safe() && len(sr.Orphans) == 0
 }
 
 // Safe reports whether every shard passed the safety checks: no two runs
-// at once, epochs in order.
+// at once, epochs in order; and, for slots, no process with two at once.
 func (sr *ShardResult) Safe() bool {
+	if len(sr.Crowded) > 0 {
+		return false
+	}
 	for _, r := range sr.Shards {
 		if !r.Safe() {
 			return false
@@ -412,6 +443,12 @@ func (sr *ShardResult) Summary(faults []Fault) string {
 	fmt.Fprintf(&sb, "worst time a shard ran nowhere %v (shard %d; allowed %v, %d fault(s) in it); worst gap/allowed %.2f\n",
 		sr.Worst.Length.Round(time.Millisecond), sr.Worst.To.Shard, sr.Worst.Allowed.Round(time.Millisecond), len(sr.Worst.Faults), sr.WorstRatio)
 	fmt.Fprintf(&sb, "overlaps %d, epoch order errors %d, orphans %d", overlaps, tokens, len(sr.Orphans))
+	if len(sr.Crowded) > 0 {
+		fmt.Fprintf(&sb, ", a process running two slots at once %d", len(sr.Crowded))
+		for _, o := range sr.Crowded {
+			fmt.Fprintf(&sb, "\n  crowded: %v and %v", o[0], o[1])
+		}
+	}
 	for shard, r := range sr.Shards {
 		r.details(&sb, fmt.Sprintf("shard %d: ", shard))
 	}

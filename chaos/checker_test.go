@@ -225,6 +225,42 @@ func TestCheckShardsFinds(t *testing.T) {
 	}
 }
 
+// TestCheckSlotsFinds: CheckSlots finds a process that runs two slots at
+// once, even when no slot runs twice; one that runs them one after the
+// other, or two processes with a slot each, pass.
+func TestCheckSlotsFinds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		intervals []Interval
+		crowded   int
+	}{
+		{"a slot each", []Interval{
+			{Process: "w1-1", Shard: 0, Token: 1, Start: 1 * s, End: 10 * s},
+			{Process: "w2-1", Shard: 1, Token: 1, Start: 1 * s, End: 10 * s},
+		}, 0},
+		{"one process, one slot after the other", []Interval{
+			{Process: "w1-1", Shard: 0, Token: 1, Start: 1 * s, End: 5 * s},
+			{Process: "w1-1", Shard: 1, Token: 1, Start: 5 * s, End: 10 * s},
+			{Process: "w2-1", Shard: 0, Token: 4, Start: 6 * s, End: 10 * s},
+		}, 0},
+		{"one process, two slots at once", []Interval{
+			{Process: "w1-1", Shard: 0, Token: 1, Start: 1 * s, End: 10 * s},
+			{Process: "w1-1", Shard: 1, Token: 1, Start: 4 * s, End: 10 * s},
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := CheckSlots(tc.intervals, 2, nil, shardBounds, 10*s)
+			t.Log(r.Summary(nil))
+			if len(r.Crowded) != tc.crowded || r.Safe() != (tc.crowded == 0) {
+				t.Errorf("CheckSlots found %d processes with two slots at once, Safe() %t; want %d", len(r.Crowded), r.Safe(), tc.crowded)
+			}
+			if len(r.Crowded) == 0 && !CheckShards(tc.intervals, 2, nil, shardBounds, 10*s).Safe() {
+				t.Error("CheckShards finds these unsafe")
+			}
+		})
+	}
+}
+
 func TestCheckShardsMoves(t *testing.T) {
 	r := CheckShards([]Interval{
 		{Process: "w1-1", Shard: 0, Token: 1, Start: 1 * s, End: 2 * s},

@@ -26,6 +26,10 @@ const (
 	shardMembers    = 4
 	shardStarted    = 3
 	shardMinMembers = 2
+	// holderCount is the slots of TestChaosHolders' leasehold run
+	// --holders, over the same members: from 2 to 4 running, as many as
+	// the slots or more, so that some wait.
+	holderCount = 2
 	// defaultShardDuration is each store's sharded run unless
 	// LEASEHOLD_CHAOS_SHARDS_DURATION says otherwise (twice that on
 	// Azurite), beside TestChaos's runs within their four minutes.
@@ -70,7 +74,21 @@ var shardFaults = []faultKind{killMember, stopMember, slowMember, hangMember, re
 // A job-control stop is SIGTSTP, not SIGSTOP: SIGSTOP cannot be caught, and
 // sent to leasehold alone it leaves the commands running unrenewed, which
 // no lease can make safe (leasehold help run says so).
-func TestChaosShards(t *testing.T) {
+func TestChaosShards(t *testing.T) { chaosGroup(t, shardCount, false) }
+
+// TestChaosHolders is TestChaosShards for leasehold run --holders 2 (slots,
+// at most one a member) over the same members and faults, from 2 to 4 of
+// them running, so that one or two wait at times: chaos.CheckSlots checks
+// CheckShards' records and, beside, that no member's leasehold runs two
+// slots' commands at once, so that with no two runs of a slot at once no
+// more than two commands ever run. At the end, leasehold status --holders
+// -o json must say balanced, with each slot's command running on the member
+// it lists.
+func TestChaosHolders(t *testing.T) { chaosGroup(t, holderCount, true) }
+
+// chaosGroup is TestChaosShards for a group of n shards, or with holders
+// of n slots (leasehold run --holders n).
+func chaosGroup(t *testing.T, n int, holders bool) {
 	t.Parallel()
 	tp, bins, _ := setup(t)
 	duration := durationVar(t, "LEASEHOLD_CHAOS_SHARDS_DURATION", defaultShardDuration)
@@ -91,7 +109,7 @@ func TestChaosShards(t *testing.T) {
 			}
 			upstream, contender, _ := prepare(t, value)
 			c := newRun(t, tp, bins, leaseholdMode, b, upstream, contender, shardMembers)
-			c.shards = shardCount
+			c.shards, c.holders = n, holders
 			for _, s := range c.slots[:shardStarted] {
 				c.start(s)
 			}
@@ -111,9 +129,13 @@ func TestChaosShards(t *testing.T) {
 					ivs = append(ivs, c.intervals(log, 0)...)
 				}
 			}
-			res := chaos.CheckShards(ivs, shardCount, c.faults, bounds, until)
-			t.Logf("leasehold run --shards %d on %s, TTL %v, %v:\n%s\nbalanced at the end %v after the faults stopped (bound %v)",
-				shardCount, b.name, b.ttl, d, res.Summary(c.faults), settled.Round(time.Millisecond), settleBound.Round(time.Millisecond))
+			check := chaos.CheckShards
+			if holders {
+				check = chaos.CheckSlots
+			}
+			res := check(ivs, n, c.faults, bounds, until)
+			t.Logf("leasehold run --%s %d on %s, TTL %v, %v:\n%s\nbalanced at the end %v after the faults stopped (bound %v)",
+				c.groupFlag(), n, b.name, b.ttl, d, res.Summary(c.faults), settled.Round(time.Millisecond), settleBound.Round(time.Millisecond))
 			if len(ivs) == 0 {
 				t.Errorf("%s: no shard ran (logs in %s)", b.name, c.dir)
 			}
@@ -123,6 +145,14 @@ func TestChaosShards(t *testing.T) {
 			verdict(t, b.name, "shards' records", c.dir, res.Safe(), res.OK() && settled <= settleBound)
 		})
 	}
+}
+
+// groupFlag is the flag of c's group: "shards", or "holders".
+func (c *chaosRun) groupFlag() string {
+	if c.holders {
+		return "holders"
+	}
+	return "shards"
 }
 
 // runShards injects shardFaults into random members, with quiet spells
@@ -176,7 +206,7 @@ func (c *chaosRun) leave(s *slot) {
 }
 
 // settle waits up to bound for the group to be balanced, as leasehold
-// status --shards -o json says, with every shard's command running on the
+// status --shards (or --holders) -o json says, with every shard's command running on the
 // member it lists and no other command running; it returns how long that
 // took.
 func (c *chaosRun) settle(leaseURL string, env []string, bound time.Duration) (time.Duration, error) {
@@ -212,7 +242,7 @@ func (c *chaosRun) balanced(leaseURL string, env []string) error {
 	// its liveness (a release is not sent once its writes' answers came
 	// too late, and the lease lapses instead) reads as live until a watch
 	// shows its record unchanged for a TTL.
-	cmd := exec.Command(c.bins.leasehold, "status", "--shards", strconv.Itoa(c.shards), "--lease", leaseURL, "--watch", c.b.ttl.String(), "-o", "json")
+	cmd := exec.Command(c.bins.leasehold, "status", "--"+c.groupFlag(), strconv.Itoa(c.shards), "--lease", leaseURL, "--watch", c.b.ttl.String(), "-o", "json")
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -248,7 +278,7 @@ func (c *chaosRun) balanced(leaseURL string, env []string) error {
 	}
 	// A shard that ran on through a new assigner's fence shows the fence's
 	// epoch, above that of its command, which was not restarted.
-	for shard := range shardCount {
+	for shard := range c.shards {
 		if w, g := want[shard], got[shard]; len(g) != 1 || g[0].who != w.who || g[0].epoch > w.epoch {
 			return fmt.Errorf("shard %d: the status gives it to %s (epoch %d); running: %v", shard, w.who, w.epoch, g)
 		}

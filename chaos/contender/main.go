@@ -14,7 +14,8 @@
 // leader: it appends "start <ns> <LEASEHOLD_TOKEN> <pid>" when started and
 // "end <ns> <token> <pid>" when SIGTERM or SIGINT stops it, and then exits.
 // Run by "leasehold run --shards", it adds LEASEHOLD_SHARD to both lines:
-// "start <ns> <epoch> <pid> <shard>". Continued after a stop (SIGCONT), it
+// "start <ns> <epoch> <pid> <shard>"; by "leasehold run --holders",
+// LEASEHOLD_SLOT so. Continued after a stop (SIGCONT), it
 // appends "cont <ns> <token> <pid> [<shard>]" first thing, so that the test
 // knows a command it saw stopped, and then killed, did not run again.
 //
@@ -131,7 +132,8 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 }
 
 // runChild is the command of "leasehold run": it records its start with
-// LEASEHOLD_TOKEN, its process ID and LEASEHOLD_SHARD if set, waits for
+// LEASEHOLD_TOKEN, its process ID and LEASEHOLD_SHARD (or LEASEHOLD_SLOT)
+// if set, waits for
 // SIGTERM or SIGINT, records its end so and exits. It records every
 // SIGCONT too. Killed (leasehold's SIGKILL, or the parent-death
 // signal when leasehold itself is killed), it records no end: the chaos
@@ -149,11 +151,14 @@ func runChild(logPath string) error {
 		return fmt.Errorf("LEASEHOLD_TOKEN=%q: %v", os.Getenv("LEASEHOLD_TOKEN"), err)
 	}
 	who := []string{strconv.Itoa(os.Getpid())}
-	if shard, ok := os.LookupEnv("LEASEHOLD_SHARD"); ok {
-		if _, err := strconv.Atoi(shard); err != nil {
-			return fmt.Errorf("LEASEHOLD_SHARD=%q: %v", shard, err)
+	for _, name := range []string{"LEASEHOLD_SHARD", "LEASEHOLD_SLOT"} {
+		if shard, ok := os.LookupEnv(name); ok {
+			if _, err := strconv.Atoi(shard); err != nil {
+				return fmt.Errorf("%s=%q: %v", name, shard, err)
+			}
+			who = append(who, shard)
+			break
 		}
-		who = append(who, shard)
 	}
 	rec.line("start", token, who...)
 	for {
