@@ -22,7 +22,9 @@
 // and adds the time from a shard's last run to the end of the run; the
 // bound on a shard running nowhere is ShardBounds'. At the end the group
 // must be balanced, as "leasehold status --shards -o json" says, with the
-// commands running where it says. TestChaosShardsCatchesSIGSTOP shows that
+// commands running where it says. TestChaosHolders runs the same on
+// "leasehold run --holders 2", whose shards are slots, and CheckSlots adds
+// that no member runs two at once. TestChaosShardsCatchesSIGSTOP shows that
 // the records and CheckShards find overlaps: leasehold stopped with SIGSTOP,
 // which it cannot catch, leaves its commands running unrenewed.
 //
