@@ -41,3 +41,31 @@ func ExampleWorker() {
 		log.Fatal(err)
 	}
 }
+
+// At most 3 workers of the group "crawlers" crawl at once, each holding
+// one of 3 slots (MaxPerWorker 1, what leasehold run --holders 3 runs); the
+// others wait, and one of them takes a slot that its holder leaves, or
+// whose holder's liveness expired.
+func ExampleConfig_maxPerWorker() {
+	hostname, _ := os.Hostname()
+	w, err := shard.New(shard.Config{
+		Store:        memlease.Default.Objects(hostname),
+		Group:        "crawlers",
+		Shards:       3,
+		MaxPerWorker: 1,
+		Identity:     hostname,
+		Run: func(ctx context.Context, slot shard.Shard) error {
+			log.Printf("crawling as slot %d with fencing token %d", slot.Index, slot.Epoch)
+			<-ctx.Done()
+			return nil
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := w.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+}
