@@ -236,8 +236,8 @@ func describeGroup(leaseURL string, spec groupSpec, st shard.Status, watched tim
 	case st.Shards != spec.n:
 		rep.Meaning = fmt.Sprintf("the group has %d %ss, not %d (--%s): workers started with --%s %d stop with an error", st.Shards, u, spec.n, flag, flag, spec.n)
 	case st.Balanced && spec.holders:
-		rep.Meaning = fmt.Sprintf("balanced: %s held, a slot each, by %s%s, %s (a waiting worker takes a slot that comes free at its next read, within a renew interval)%s",
-			counted(holding, "slot"), counted(holding, adj+"member"), ofSlots(st.Shards), waiting(live-holding, len(st.Unowned)), unjudged)
+		rep.Meaning = fmt.Sprintf("balanced: %d of %d slots held, one each by %s; %s%s",
+			holding, st.Shards, counted(holding, adj+"member"), waiting(live-holding, len(st.Unowned)), unjudged)
 	case st.Balanced:
 		rep.Meaning = fmt.Sprintf("balanced: %s (a worker starts a shard given to it at its next read, within a renew interval)%s", owning(live, adj, lo, hi), unjudged)
 	case st.Fence:
@@ -245,8 +245,8 @@ func describeGroup(leaseURL string, spec groupSpec, st shard.Status, watched tim
 	case live == 0:
 		rep.Meaning = fmt.Sprintf("no %smembers: the %ss wait for a worker", adj, u)
 	case spec.holders:
-		rep.Meaning = fmt.Sprintf("not balanced yet: %s held by %s%s, %d free; moving (a member joined, left or crashed; a crashed member's slot is free once its TTL has passed)%s",
-			counted(holding, "slot"), counted(live, adj+"member"), ofSlots(st.Shards), len(st.Unowned), unjudged)
+		rep.Meaning = fmt.Sprintf("not balanced yet: %d of %d slots held, by %d of %s, %d free; moving (a member joined, left or crashed; a crashed member's slot is free once its TTL has passed)%s",
+			holding, st.Shards, holding, counted(live, adj+"member"), len(st.Unowned), unjudged)
 	default:
 		rep.Meaning = fmt.Sprintf("not balanced yet: %s, %d unowned; moving (a member joined, left or crashed; a crashed member's shards move once its TTL has passed)%s", owning(live, adj, lo, hi), len(st.Unowned), unjudged)
 	}
@@ -262,16 +262,13 @@ func unjudgedRead(watched time.Duration) string {
 	return fmt.Sprintf("watched %v, less than the TTL", watched)
 }
 
-// ofSlots is " (of n)", after a count of slots.
-func ofSlots(n int) string { return fmt.Sprintf(" (of %d)", n) }
-
 // waiting says how many live members wait for a slot, and how many slots
 // are free, in a balanced group of --holders (one of the two is 0).
 func waiting(members, free int) string {
 	if free > 0 {
-		return fmt.Sprintf("%d free until more instances join", free)
+		return fmt.Sprintf("%d free until more instances join (one that joins takes a slot at its next read, within a renew interval)", free)
 	}
-	return fmt.Sprintf("%d waiting for a slot to come free", members)
+	return fmt.Sprintf("%d waiting for one to come free (a waiting member takes a slot that comes free at its next read, within a renew interval)", members)
 }
 
 // counted is "1 shard" or "n shards".

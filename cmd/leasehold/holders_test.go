@@ -119,7 +119,7 @@ func TestHoldersRunAtMostN(t *testing.T) {
 		}
 	}
 	rep, _, _ := holdersStatus(t, leaseURL, 2)
-	if rep.MaxPerWorker != 1 || !strings.HasPrefix(rep.Meaning, "balanced: 2 slots held, a slot each, by 2 members (of 2), 1 waiting") {
+	if rep.MaxPerWorker != 1 || !strings.HasPrefix(rep.Meaning, "balanced: 2 of 2 slots held, one each by 2 members; 1 waiting for one to come free") {
 		t.Errorf("status --holders 2: max_per_worker %d, meaning %q", rep.MaxPerWorker, rep.Meaning)
 	}
 	if _, code, stderr := groupStatusExit(t, leaseURL, 2); code != exitConfig || !strings.Contains(stderr, "is one of leasehold run --holders 2 (a slot per member), not of --shards") {
