@@ -346,8 +346,9 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record)
 
 // from is the version a rewrite of t's tenure is first written on: t's,
 // unless a read since found the tenure held at a later write of this
-// Lease whose answer was lost (landed; not a release, which ends it):
-// then that one's, which a rewrite on t's
+// Lease whose answer was lost (landed; not a release nor a handoff, which
+// end it, red team 27: TestRedTeam27HandoffSeenLandedIsWrittenOver): then
+// that one's, which a rewrite on t's
 // version would only find by conflicting and reading back, one more call
 // each, and a call too many for a holder whose writes must land within a
 // TTL of its latest (sim seed 31356120: a renewal cut off as the task
@@ -357,7 +358,7 @@ func (c *casLease) rewrite(ctx context.Context, t lease.Term, want lease.Record)
 func (c *casLease) from(t lease.Term) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r := c.landed; r.Held() && r.Version != t.Version && r.Holder == t.Holder && r.Token == t.Token && slices.ContainsFunc(c.pending, func(w lease.Record) bool { return SameWrite(r, w) }) {
+	if r := c.landed; r.Held() && r.Successor() == "" && r.Version != t.Version && r.Holder == t.Holder && r.Token == t.Token && slices.ContainsFunc(c.pending, func(w lease.Record) bool { return SameWrite(r, w) }) {
 		return r.Version
 	}
 	return t.Version

@@ -1,0 +1,126 @@
+package driver_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/memlease"
+)
+
+// ambiguousReleaseTo has a hand ta to successor with a write that reaches
+// the store and whose response is lost, and whose read-back then fails:
+// its outcome is unknown. ReleaseTo's first call is its write: with a 1s
+// delay it starts at 0s and its read-back at 1s.
+func ambiguousReleaseTo(t *testing.T, store *memlease.Store, a lease.Lease, ta lease.Term, successor string) {
+	t.Helper()
+	id := a.Options().Identity
+	store.LoseResponses(id, 1)
+	store.Delay(id, time.Second)
+	done := async(func() error { return a.(lease.Handoffer).ReleaseTo(t.Context(), ta, successor) })
+	advance(500 * time.Millisecond)
+	store.FailNext(id, 1) // the read-back
+	err := <-done
+	store.Heal(id)
+	if !errors.Is(err, lease.ErrUnavailable) {
+		t.Fatalf("ReleaseTo whose response and read-back failed: %v, want ErrUnavailable (outcome unknown)", err)
+	}
+	if r := mustObserve(t, openLease(t, store, "probe")); r.Successor() != successor {
+		t.Fatalf("the handoff did not land: %+v", r)
+	}
+}
+
+// TestRedTeam27HandoffSeenLandedIsWrittenOver (RT27-1): a handoff whose
+// answer was lost and whose read-back failed, then seen landed by any read
+// of the holder's Lease (an Observe), is taken by the next write of the
+// term for a write of its tenure whose answer was lost (from() starts on
+// it: driver.casLease.landed, a held record): Renew and Keep succeed over
+// it and undo the handoff, ReleaseTo of another contender hands it again,
+// and Release writes a released record over it, which a third contender
+// then takes at once. Handoffer's doc: Renew and Keep of a term handed off
+// return ErrLost, Release returns nil and leaves the handoff, and no third
+// contender takes the lease in between.
+func TestRedTeam27HandoffSeenLandedIsWrittenOver(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after func(t *testing.T, a lease.Lease, ta lease.Term) error
+	}{
+		{"Renew", func(t *testing.T, a lease.Lease, ta lease.Term) error { _, err := a.Renew(t.Context(), ta); return err }},
+		{"Keep", func(t *testing.T, a lease.Lease, ta lease.Term) error {
+			return a.(lease.Keeper).Keep(t.Context(), ta, ttl)
+		}},
+		{"ReleaseTo another", func(t *testing.T, a lease.Lease, ta lease.Term) error {
+			return a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "c")
+		}},
+		{"Release", func(t *testing.T, a lease.Lease, ta lease.Term) error { return a.Release(t.Context(), ta) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T, store *memlease.Store) {
+				a, c := openLease(t, store, "a"), openLease(t, store, "c")
+				ta := mustAcquire(t, a)
+				ambiguousReleaseTo(t, store, a, ta, "b")
+				mustObserve(t, a) // the holder sees its handoff landed
+				mustObserve(t, c) // c's count of the handoff starts
+				err := tc.after(t, a, ta)
+				r := mustObserve(t, c)
+				if r.Successor() != "b" || r.Holder != "a" || !r.Held() {
+					t.Errorf("%s of the handed term after its handoff was seen landed (%v) wrote over the handoff: the record is %+v, want a's handoff to b", tc.name, err, r)
+				}
+				if tc.name != "Release" && !errors.Is(err, lease.ErrLost) {
+					t.Errorf("%s of the handed term: %v, want ErrLost", tc.name, err)
+				}
+				if tc.name == "Release" && err != nil {
+					t.Errorf("Release of the handed term: %v, want nil", err)
+				}
+				if tc, err := c.Acquire(t.Context()); err == nil {
+					t.Errorf("c, a third contender, took the lease handed to b at once (token %d), before a TTL of its sight of the handoff", tc.Token)
+				}
+			})
+		})
+	}
+}
+
+// TestRedTeam27HandoffRetriedAfterLostAnswer (holds): a handoff whose
+// answer was lost and whose read-back failed, then, with no read between,
+// ReleaseTo of the same successor again is nil, of another is ErrLost,
+// Renew is ErrLost, and Release is nil: the handoff stays.
+func TestRedTeam27HandoffRetriedAfterLostAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		after   func(t *testing.T, a lease.Lease, ta lease.Term) error
+		wantErr error
+	}{
+		{"ReleaseTo again", func(t *testing.T, a lease.Lease, ta lease.Term) error {
+			return a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b")
+		}, nil},
+		{"ReleaseTo another", func(t *testing.T, a lease.Lease, ta lease.Term) error {
+			return a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "c")
+		}, lease.ErrLost},
+		{"Renew", func(t *testing.T, a lease.Lease, ta lease.Term) error { _, err := a.Renew(t.Context(), ta); return err }, lease.ErrLost},
+		{"Keep", func(t *testing.T, a lease.Lease, ta lease.Term) error {
+			return a.(lease.Keeper).Keep(t.Context(), ta, ttl)
+		}, lease.ErrLost},
+		{"Release", func(t *testing.T, a lease.Lease, ta lease.Term) error { return a.Release(t.Context(), ta) }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T, store *memlease.Store) {
+				a, b, c := openLease(t, store, "a"), openLease(t, store, "b"), openLease(t, store, "c")
+				ta := mustAcquire(t, a)
+				ambiguousReleaseTo(t, store, a, ta, "b")
+				mustObserve(t, c)
+				err := tc.after(t, a, ta)
+				if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+					t.Errorf("%s after a handoff whose outcome was unknown: %v, want %v", tc.name, err, tc.wantErr)
+				}
+				if _, err := c.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+					t.Errorf("c's Acquire of the lease handed to b: %v, want ErrHeld", err)
+				}
+				tb := mustAcquire(t, b)
+				if tb.Token <= ta.Token {
+					t.Errorf("b's token %d after a's %d", tb.Token, ta.Token)
+				}
+			})
+		})
+	}
+}
