@@ -124,3 +124,92 @@ func TestRedTeam27HandoffRetriedAfterLostAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeam27HandoffClaimsHold (holds): the successor takes the handoff
+// at once with a greater token and the old holder's late renewal is lost;
+// a third contender that counted the holder's renewal for most of a TTL
+// counts the handoff afresh; two processes sharing the successor's
+// identity take it once between them; a Term annotated with the
+// successor's key by its holder does not write a handoff.
+func TestRedTeam27HandoffClaimsHold(t *testing.T) {
+	t.Run("late renewal of the old holder", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			a, b := openLease(t, store, "a"), openLease(t, store, "b")
+			ta := mustAcquire(t, a)
+			if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); err != nil {
+				t.Fatal(err)
+			}
+			tb := mustAcquire(t, b)
+			if _, err := a.Renew(t.Context(), ta); !errors.Is(err, lease.ErrLost) {
+				t.Errorf("a's late Renew: %v, want ErrLost", err)
+			}
+			if r := mustObserve(t, b); r.Holder != "b" || r.Token != tb.Token {
+				t.Errorf("after a's late renewal: %+v, want b's term", r)
+			}
+		})
+	})
+	t.Run("third contender counts the handoff afresh", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			a, c := openLease(t, store, "a"), openLease(t, store, "c")
+			ta := mustAcquire(t, a)
+			watch(t, c, ttl-2*time.Second)
+			if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); err != nil {
+				t.Fatal(err)
+			}
+			_, took := takeOver(t, c, "a")
+			if took < ttl {
+				t.Errorf("c took the handoff %v after its first sight of it, want a TTL (%v)", took, ttl)
+			}
+		})
+	})
+	t.Run("successor identity in two processes", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			a, b1, b2 := openLease(t, store, "a"), openLease(t, store, "b"), openLease(t, store, "b")
+			ta := mustAcquire(t, a)
+			mustObserve(t, b1)
+			mustObserve(t, b2)
+			if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); err != nil {
+				t.Fatal(err)
+			}
+			store.Delay("b", time.Second) // both read the handoff before either writes
+			e1 := async(func() error { _, err := b1.Acquire(t.Context()); return err })
+			e2 := async(func() error { _, err := b2.Acquire(t.Context()); return err })
+			err1, err2 := <-e1, <-e2
+			if (err1 == nil) == (err2 == nil) {
+				t.Errorf("two processes named b: %v and %v, want exactly one term", err1, err2)
+			}
+		})
+	})
+	t.Run("annotated term does not hand off", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			a, b := openLease(t, store, "a"), openLease(t, store, "b")
+			ta := mustAcquire(t, a).Annotate(lease.AnnotationSuccessor, "b")
+			ta = mustRenew(t, a, ta)
+			if err := a.(lease.Keeper).Keep(t.Context(), ta.Annotate(lease.AnnotationSuccessor, "b"), ttl); err != nil {
+				t.Fatal(err)
+			}
+			if r := mustObserve(t, b); r.Successor() != "" {
+				t.Errorf("a Renew or Keep of a term annotated %s wrote a handoff: %+v", lease.AnnotationSuccessor, r)
+			}
+			if _, err := b.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+				t.Errorf("b's Acquire: %v, want ErrHeld", err)
+			}
+		})
+	})
+	t.Run("break of a handoff frees it for all", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			a, c := openLease(t, store, "a"), openLease(t, store, "c")
+			ta := mustAcquire(t, a)
+			if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.(lease.Breaker).Break(t.Context(), mustObserve(t, c))
+			if err != nil || got.Successor() != "" || got.Annotations.Get(lease.AnnotationSuccessor) != "" {
+				t.Fatalf("Break of the handoff: %+v, %v", got, err)
+			}
+			if tc := mustAcquire(t, c); tc.Token <= ta.Token || tc.Annotations.Get(lease.AnnotationSuccessor) != "" {
+				t.Errorf("c's term after the break: %+v", tc)
+			}
+		})
+	})
+}
