@@ -148,6 +148,30 @@ func TestRedTeam27HandoffClaimsHold(t *testing.T) {
 			}
 		})
 	})
+	t.Run("handoff after a renewal whose answer was lost", func(t *testing.T) {
+		bubble(t, func(t *testing.T, store *memlease.Store) {
+			a, b, c := openLease(t, store, "a"), openLease(t, store, "b"), openLease(t, store, "c")
+			ta := mustAcquire(t, a)
+			store.LoseResponses("a", 1)
+			store.Delay("a", time.Second)
+			done := async(func() error { _, err := a.Renew(t.Context(), ta); return err })
+			advance(500 * time.Millisecond)
+			store.FailNext("a", 1) // the read-back
+			if err := <-done; !errors.Is(err, lease.ErrUnavailable) {
+				t.Fatalf("Renew whose answer and read-back were lost: %v", err)
+			}
+			store.Heal("a")
+			if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); err != nil {
+				t.Fatalf("ReleaseTo of the term whose renewal landed unseen: %v, want nil", err)
+			}
+			if _, err := c.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+				t.Errorf("c's Acquire: %v, want ErrHeld", err)
+			}
+			if tb := mustAcquire(t, b); tb.Token <= ta.Token {
+				t.Errorf("b's token %d after a's %d", tb.Token, ta.Token)
+			}
+		})
+	})
 	t.Run("third contender counts the handoff afresh", func(t *testing.T) {
 		bubble(t, func(t *testing.T, store *memlease.Store) {
 			a, c := openLease(t, store, "a"), openLease(t, store, "c")
