@@ -106,7 +106,10 @@ type Handoffer interface {
 	// handoff) leaves the lease to the others a TTL after the handoff, as a
 	// holder that crashed right after a renewal would. A contender that
 	// does not know the annotation (an earlier version of leasehold) sees a
-	// held record too.
+	// held record too. Put back by a restore under a later holder, the
+	// record is, for its successor, what a released record is for every
+	// contender (lease/driver's doc: "Why a follower never takes over a
+	// live holder").
 	//
 	// The caller must have stopped acting as leader before calling it, and
 	// must not renew t afterwards: Renew and Keep of t then return ErrLost,

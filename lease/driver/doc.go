@@ -112,5 +112,12 @@
 // record, or one of another term, put back under a live holder cannot be
 // told by a contender that never saw the newer record: the holder learns
 // it at its next renewal, and the seeded simulation (package sim) restores
-// only bodies of the current term for that reason.
+// only bodies of the current term for that reason. A handoff's record
+// (lease.Handoffer) is such a record for its successor, which takes it at
+// once as others take a released one: put back under a later holder, it
+// is taken by a successor that never saw the later term (red team 27,
+// TestRedTeam27RestoredHandoffUnderALiveHolder, build tag redteam27open),
+// while every other contender waits it out as a held record. A term that
+// ended by a handoff instead of a release narrows that exposure, from
+// every contender to one.
 package driver

@@ -189,9 +189,12 @@ func (q *Lease) mine(t lease.Term) bool {
 }
 
 // end ends the quorum term t on every member it holds with f (a release,
-// or a keep), and reports as Release does: nil when a majority ended, or
-// had ended, as asked.
-func (q *Lease) end(ctx context.Context, what string, t lease.Term, f func(l lease.Lease, mt lease.Term) (bool, error)) error {
+// a keep or a handoff), and reports as Release does: nil when a majority
+// ended, or had ended, as asked. mark is what f adds to each member's
+// record (a handoff's successor): a term whose annotations leave no room
+// for it and the quorum's own is refused, naming the key, before any
+// write.
+func (q *Lease) end(ctx context.Context, what string, t lease.Term, mark lease.Annotations, f func(l lease.Lease, mt lease.Term) (bool, error)) error {
 	if err := q.enter(ctx); err != nil {
 		return err
 	}
@@ -209,7 +212,11 @@ func (q *Lease) end(ctx context.Context, what string, t lease.Term, f func(l lea
 	held, terms, token, seq := q.endedStates, q.endedTerms, q.ended, q.seq
 	if !again {
 		seq++
-		if err := q.stamped(a, q.token, seq).Validate(); err != nil {
+		written := q.stamped(a, q.token, seq)
+		for k, v := range mark.All() {
+			written = written.With(k, v)
+		}
+		if err := written.Validate(); err != nil {
 			q.mu.Unlock()
 			return fmt.Errorf("quorumlease: %s: %w", what, err)
 		}
@@ -253,7 +260,7 @@ func (q *Lease) end(ctx context.Context, what string, t lease.Term, f func(l lea
 
 // Release releases every member term of t, with t's annotations.
 func (q *Lease) Release(ctx context.Context, t lease.Term) error {
-	return q.end(ctx, "release", t, func(l lease.Lease, mt lease.Term) (bool, error) {
+	return q.end(ctx, "release", t, lease.Annotations{}, func(l lease.Lease, mt lease.Term) (bool, error) {
 		err := l.Release(ctx, mt)
 		return err == nil, err
 	})
@@ -265,7 +272,7 @@ func (k keeper) Keep(ctx context.Context, t lease.Term, d time.Duration) error {
 	if d <= 0 || d%time.Millisecond != 0 {
 		return &lease.OptionError{Pkg: "quorumlease", Field: "Keep's d", Value: d, Reason: "must be a positive whole number of milliseconds"}
 	}
-	return k.end(ctx, "keep", t, func(l lease.Lease, mt lease.Term) (bool, error) {
+	return k.end(ctx, "keep", t, lease.Annotations{}, func(l lease.Lease, mt lease.Term) (bool, error) {
 		kl, ok := l.(lease.Keeper)
 		if !ok {
 			return false, nil
@@ -283,7 +290,7 @@ func (k keeper) ReleaseTo(ctx context.Context, t lease.Term, successor string) e
 	if err := lease.ValidateSuccessor(successor, t.Holder); err != nil {
 		return err
 	}
-	return k.end(ctx, "hand off", t, func(l lease.Lease, mt lease.Term) (bool, error) {
+	return k.end(ctx, "hand off", t, lease.NewAnnotations(map[string]string{lease.AnnotationSuccessor: successor}), func(l lease.Lease, mt lease.Term) (bool, error) {
 		hl, ok := l.(lease.Handoffer)
 		if !ok {
 			return false, nil

@@ -1,5 +1,3 @@
-//go:build redteam27open
-
 package quorumlease_test
 
 import (
@@ -11,12 +9,12 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// TestRedTeam27QuorumHandoffWithNoRoomForTheMark (RT27-3, open: build tag
-// redteam27open): a term whose
-// annotations leave no room for lease/successor (MaxAnnotations keys,
-// the quorum's own included): a single store's ReleaseTo refuses it with
-// an *OptionError and writes nothing; the quorum's returns it as
-// lease.ErrUnavailable, which a caller retries though nothing will change.
+// TestRedTeam27QuorumHandoffWithNoRoomForTheMark (RT27-3, fixed): a term
+// whose annotations leave no room for lease/successor (MaxAnnotations
+// keys, the quorum's own included): a single store's ReleaseTo refuses it
+// with an *OptionError and writes nothing; the quorum's returned it as
+// lease.ErrUnavailable, which a caller retries though nothing will change,
+// and now refuses it as the single store does.
 func TestRedTeam27QuorumHandoffWithNoRoomForTheMark(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newMemQuorum(3)
