@@ -145,6 +145,30 @@ type Config struct {
 	// time in a row that Task failed quickly, up to 16 CampaignIntervals:
 	// a task that fails at once is not restarted in a tight loop.
 	StopWhenTaskEnds bool
+	// Prefer and Candidates, together, make leadership go to the contender
+	// whose Prefer orders last (ComparePrefer: natural order, so "1.10.0"
+	// after "1.9.3"): the build's version, newest first, so that a rolling
+	// deploy moves leadership once, to the first new instance; or a rank
+	// the operator gives each place ("2" in the zone to lead from, "1"
+	// elsewhere). A leader writes its Prefer into its record
+	// (AnnotationPrefer). A follower whose Prefer orders after the
+	// leader's announces itself by holding Candidates, a lease of its own
+	// (another key of the same store), opened with the same Identity,
+	// with a runner's renewals, and reads the lease every TTL/20
+	// meanwhile; a follower
+	// that does not announce itself writes nothing more than before. The
+	// leader reads Candidates every RenewInterval (one read more per
+	// renewal), and once it has seen a better candidate hold it, renewed
+	// between two reads, it hands the lease to that candidate: its task's
+	// context ends (HandedOff), the renewals go on while the task returns
+	// (DrainTimeout, as for Stopped), and then lease.Handoffer's ReleaseTo
+	// names the candidate, which takes the lease at once, while every
+	// other contender sees it held (and takes it over a TTL later, as
+	// after a crash, if the candidate never comes). Lease must be a
+	// lease.Handoffer (a compare-and-swap store, or a quorum of them: not
+	// Azure Blob yet). Default: no preference.
+	Prefer     string
+	Candidates lease.Lease
 
 	// For RunOnce only: Run refuses a Config with a Period or a MinHold.
 

@@ -126,6 +126,24 @@
 // a Joint context, on which Expiry and Deadline are the earliest of all
 // its terms'.
 //
+// # Preferred leaders and handoffs
+//
+// By default a released lease goes to whichever follower reads first, so a
+// rolling deploy of N instances can move leadership up to N times, each
+// move restarting the leader's work. With Config.Prefer (the build's
+// version, say) and Config.Candidates, leadership goes to the contender
+// whose Prefer orders last: a follower that orders after the leader
+// holds Candidates to announce itself, and the leader, once it has seen
+// it renew that announcement, ends its term as for a voluntary step-down
+// (HandedOff: the task's context is cancelled, DrainTimeout applies), and
+// then hands the lease to it (lease.Handoffer): the candidate takes it at
+// once, with a greater token, while every other contender sees it held,
+// so none slips in between, and one that never comes leaves the lease to
+// the others a TTL later. Started before the old instances stop, as ECS
+// and Kubernetes roll by default, a deploy moves leadership once, to the
+// first new instance. A follower that does not order after the leader
+// costs what it did; the leader reads Candidates once per renewal.
+//
 // # What it assumes
 //
 // Clocks on all machines tick at nearly the same rate. Nothing depends on

@@ -23,6 +23,10 @@ const (
 	Unhealthy
 	// Stopped: the context given to Run or RunOnce ended.
 	Stopped
+	// HandedOff: a candidate whose Config.Prefer orders after the leader's
+	// announced itself, and the leader handed the lease to it
+	// (Demotion.Successor) once its task had returned.
+	HandedOff
 )
 
 var reasonNames = map[Reason]string{
@@ -31,6 +35,7 @@ var reasonNames = map[Reason]string{
 	DeadlinePassed: "renew deadline passed",
 	Unhealthy:      "unhealthy",
 	Stopped:        "stopped",
+	HandedOff:      "handed off",
 }
 
 // String names the reason in words, for logs and messages: "lease lost".
@@ -53,8 +58,11 @@ type Demotion struct {
 	// Err is the task's error for TaskEnded, and the cause otherwise (the
 	// renewal error, the failed health check); nil when there is none.
 	Err error
-	// Released reports whether the lease was released afterwards.
+	// Released reports whether the lease was released afterwards (for
+	// HandedOff: handed to Successor).
 	Released bool
+	// Successor is the candidate a HandedOff term was handed to.
+	Successor string
 }
 
 // String describes the demotion in a sentence, for logs and messages.
@@ -68,8 +76,9 @@ func (d Demotion) String() string {
 // stepDown is the cause with which the renew loop or the health watch ends
 // a term.
 type stepDown struct {
-	reason Reason
-	err    error
+	reason    Reason
+	err       error
+	successor string // HandedOff's
 }
 
 func (s *stepDown) Error() string { return s.reason.String() }
@@ -78,7 +87,7 @@ func (s *stepDown) Error() string { return s.reason.String() }
 func demotionOf(cause error, token uint64) Demotion {
 	var sd *stepDown
 	if errors.As(cause, &sd) {
-		return Demotion{Reason: sd.reason, Token: token, Err: sd.err}
+		return Demotion{Reason: sd.reason, Token: token, Err: sd.err, Successor: sd.successor}
 	}
 	return Demotion{Reason: Stopped, Token: token}
 }

@@ -108,6 +108,9 @@ var errOnceTimeout = errors.New("runner: no attempt settled the election within 
 // holder unseen: it never acts as leader on it, and the lease lapses after
 // its TTL.
 func (r *Runner) RunOnce(ctx context.Context) (Once, error) {
+	if r.cfg.Prefer != "" {
+		return Once{}, invalid("Prefer", r.cfg.Prefer, "is for Run: RunOnce's runs are not handed over")
+	}
 	cctx, cancel := context.WithTimeoutCause(ctx, r.cfg.OnceTimeout, errOnceTimeout)
 	defer cancel()
 	w := holderWatch{judge: r.cfg.Lease.Judge(), periodCovered: r.periodCovered}

@@ -19,6 +19,8 @@ type Runner struct {
 
 	mu     sync.Mutex
 	leader string // the leader last observed, for OnLeaderChanged
+
+	cands *candidacy // with Config.Prefer: this contender's announcement
 }
 
 // New validates cfg and returns a Runner. Invalid settings are reported as
@@ -34,8 +36,15 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPrefer(cfg); err != nil {
+		return nil, err
+	}
 	res.Logger = res.Logger.With("identity", res.LeaseOptions.Identity)
-	return &Runner{cfg: res.Config, rand: rand.New(res.Rand)}, nil
+	r := &Runner{cfg: res.Config, rand: rand.New(res.Rand)}
+	if cfg.Prefer != "" {
+		r.cands = &candidacy{r: r}
+	}
+	return r, nil
 }
 
 // Run campaigns for the lease, runs the task while leader, and campaigns
@@ -49,6 +58,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		return invalid("Period", r.cfg.Period, "is for RunOnce: Run does not run once per period")
 	case r.cfg.MinHold != 0:
 		return invalid("MinHold", r.cfg.MinHold, "is for RunOnce: Run holds the lease while it runs")
+	}
+	if r.cands != nil {
+		defer r.cands.wait()
 	}
 	failures := 0 // tasks in a row that failed quickly (see restartDelay)
 	for {
@@ -92,6 +104,9 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		began := time.Now()
 		t, err := r.cfg.Lease.Acquire(ctx)
 		if err == nil {
+			if r.cands != nil {
+				r.cands.want(ctx, false)
+			}
 			// A minimum hold is the previous holder's alone: the
 			// package's backends do not carry its mark over
 			// (driver.CarriedOver), and a Lease that does never has this
@@ -112,6 +127,13 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 			}
 			if held.Wait > 0 {
 				wait = min(wait, held.Wait)
+			}
+			if r.cands != nil {
+				rec := held.Record
+				r.cands.want(ctx, rec.Held() && rec.Successor() == "" && ComparePrefer(r.cfg.Prefer, preferOf(rec)) > 0)
+				if r.cands.announced() {
+					wait = min(wait, r.announceStep())
+				}
 			}
 		default:
 			r.cfg.Logger.Warn("campaign: acquire failed; will retry", "err", err, "retry_in", wait)
@@ -172,6 +194,9 @@ func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context)
 	if starts && r.cfg.Annotate != nil {
 		tn.term.Annotations = r.cfg.Annotate(lt)
 	}
+	if starts && r.cfg.Prefer != "" {
+		tn.term.Annotations = tn.term.Annotations.With(AnnotationPrefer, r.cfg.Prefer)
+	}
 	r.elected(lt)
 	if !time.Now().Before(tn.leadsUntil(r.cfg.RenewDeadline)) {
 		starts, tn.term.Annotations = false, lt.Annotations
@@ -186,6 +211,9 @@ func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context)
 	wg.Go(func() { r.renewUntil(termCtx, st, taskDone, stopRenewing) })
 	wg.Go(func() { r.keepRenewing(renewCtx, st, stopTerm) })
 	wg.Go(func() { r.watchHealth(termCtx, st, stopTerm) })
+	if r.cfg.Candidates != nil && starts {
+		wg.Go(func() { r.watchCandidates(termCtx, stopTerm) })
+	}
 	var taskErr error
 	if starts {
 		taskErr = task(context.WithValue(termCtx, termKey{}, st))
@@ -218,7 +246,7 @@ func (r *Runner) renewUntil(termCtx context.Context, st *leadership, taskDone <-
 	case <-termCtx.Done():
 	}
 	reason := demotionOf(context.Cause(termCtx), 0).Reason
-	if r.cfg.DrainTimeout == 0 || reason != Stopped && reason != Unhealthy {
+	if r.cfg.DrainTimeout == 0 || reason != Stopped && reason != Unhealthy && reason != HandedOff {
 		return
 	}
 	timer := time.NewTimer(r.cfg.DrainTimeout)
@@ -262,10 +290,14 @@ func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish
 	case st.lost():
 	case finish != nil:
 		finish(ctx, st.tenure(), &d)
+	case d.Reason == HandedOff:
+		d.Released = r.endTerm(ctx, st.tenure(), "handed over", func(ctx context.Context, t lease.Term) error {
+			return r.cfg.Lease.(lease.Handoffer).ReleaseTo(ctx, t, d.Successor)
+		})
 	default:
 		d.Released = r.release(ctx, st.tenure())
 	}
-	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released)
+	r.cfg.Logger.Info("demoted", "token", d.Token, "reason", d.Reason.String(), "err", d.Err, "released", d.Released, "successor", d.Successor)
 	if r.cfg.OnDemoted != nil {
 		r.cfg.OnDemoted(d)
 	}
@@ -279,21 +311,27 @@ func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish
 // a restore may have put tn's record back under it, which a release would
 // free for a third contender while the successor leads.
 func (r *Runner) release(ctx context.Context, tn tenure) bool {
+	return r.endTerm(ctx, tn, "released", r.cfg.Lease.Release)
+}
+
+// endTerm ends tn's term with end (a release, or a handoff), as release
+// says; what names it in the log lines ("released").
+func (r *Runner) endTerm(ctx context.Context, tn tenure, what string, end func(context.Context, lease.Term) error) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
 	defer cancel()
 	from, until := tn.releasable(r.cfg.RenewDeadline)
 	if time.Now().Before(from) {
-		r.cfg.Logger.Warn("not released: a write of the term landed too late to show that no successor took the lease over meanwhile; the lease lapses", "token", tn.term.Token)
+		r.cfg.Logger.Warn("not "+what+": a write of the term landed too late to show that no successor took the lease over meanwhile; the lease lapses", "token", tn.term.Token)
 		return false
 	}
 	rctx, cancelHeld, err := byDeadline(rctx, until)
 	if err != nil {
-		r.cfg.Logger.Warn("not released: a TTL has passed since the term's write before its latest; the lease lapses", "token", tn.term.Token)
+		r.cfg.Logger.Warn("not "+what+": a TTL has passed since the term's write before its latest; the lease lapses", "token", tn.term.Token)
 		return false
 	}
 	defer cancelHeld()
-	if err := r.cfg.Lease.Release(rctx, tn.term); err != nil {
-		r.cfg.Logger.Warn("release failed; the lease will lapse after its TTL", "token", tn.term.Token, "err", err)
+	if err := end(rctx, tn.term); err != nil {
+		r.cfg.Logger.Warn("not "+what+": the write failed; the lease will lapse after its TTL", "token", tn.term.Token, "err", err)
 		return false
 	}
 	return true

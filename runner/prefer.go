@@ -1,0 +1,221 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/ctxtime"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// AnnotationPrefer is the key under which a leader with a Config.Prefer
+// writes it into its lease's record, and a candidate into its record of
+// Config.Candidates, so that each reads the other's.
+const AnnotationPrefer = "runner/prefer"
+
+// ComparePrefer orders two Config.Prefer values as the runner does: -1
+// when a orders before b, +1 after, 0 when equal. It compares them in
+// natural order: runs of digits as numbers, everything else byte by
+// byte, so that "1.10.0" orders after "1.9.3" and "v12" after "v9"; "", no
+// preference, orders before everything.
+func ComparePrefer(a, b string) int {
+	for a != "" && b != "" {
+		ca, ra := chunk(a)
+		cb, rb := chunk(b)
+		if c := compareChunk(ca, cb); c != 0 {
+			return c
+		}
+		a, b = ra, rb
+	}
+	switch {
+	case a == b:
+		return 0
+	case a == "":
+		return -1
+	}
+	return 1
+}
+
+// chunk splits s into its first run of digits or of other bytes, and the
+// rest.
+func chunk(s string) (string, string) {
+	digit := isDigit(s[0])
+	i := 1
+	for i < len(s) && isDigit(s[i]) == digit {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// compareChunk compares two chunks: as numbers when both are digits
+// (leading zeros aside, the longer is greater), byte by byte otherwise.
+func compareChunk(a, b string) int {
+	if isDigit(a[0]) && isDigit(b[0]) {
+		a, b = trimZeros(a), trimZeros(b)
+		if len(a) != len(b) {
+			return cmpInt(len(a), len(b))
+		}
+	}
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func trimZeros(s string) string {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
+	return s
+}
+
+func cmpInt(a, b int) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// checkPrefer refuses a Prefer without Candidates or the reverse, a Prefer
+// that cannot be stored, a Lease that cannot hand off, and a Candidates
+// opened for another identity.
+func checkPrefer(cfg Config) error {
+	switch {
+	case cfg.Prefer == "" && cfg.Candidates == nil:
+		return nil
+	case cfg.Candidates == nil:
+		return invalid("Candidates", nil, "is required with Prefer ("+cfg.Prefer+"): the lease on which a better candidate announces itself")
+	case cfg.Prefer == "":
+		return invalid("Prefer", `""`, "is required with Candidates")
+	}
+	if err := lease.NewAnnotations(map[string]string{AnnotationPrefer: cfg.Prefer}).Validate(); err != nil {
+		return invalid("Prefer", cfg.Prefer, "cannot be stored in a record: "+err.Error())
+	}
+	if _, ok := cfg.Lease.(lease.Handoffer); !ok {
+		return invalid("Lease", fmt.Sprintf("%T", cfg.Lease), "cannot hand the lease to a named contender (lease.Handoffer), which Prefer needs: a compare-and-swap store or a quorum of them can, Azure Blob cannot yet")
+	}
+	if id, cid := cfg.Lease.Options().Identity, cfg.Candidates.Options().Identity; id != cid {
+		return invalid("Candidates", cid, "must be opened with the Lease's Identity ("+id+")")
+	}
+	return nil
+}
+
+// preferOf is the Prefer a record of the lease, or of Candidates, carries.
+func preferOf(rec lease.Record) string { return rec.Annotations.Get(AnnotationPrefer) }
+
+// watchCandidates reads Candidates every RenewInterval while this runner
+// leads, and ends the term (HandedOff) once it has seen a contender whose
+// Prefer orders after this runner's hold it, renewed between two reads: a
+// candidate alive within the last renew interval or two.
+func (r *Runner) watchCandidates(ctx context.Context, stopTerm context.CancelCauseFunc) {
+	var prev lease.Record
+	for {
+		if ctxtime.Sleep(ctx, r.cfg.RenewInterval); ctx.Err() != nil {
+			return
+		}
+		rec, err := r.cfg.Candidates.Observe(ctx)
+		if err != nil {
+			prev = lease.Record{}
+			continue
+		}
+		better := rec.Held() && rec.Holder != r.cfg.Lease.Options().Identity && ComparePrefer(preferOf(rec), r.cfg.Prefer) > 0
+		if better && prev.Held() && prev.Holder == rec.Holder && prev.Version != rec.Version {
+			r.cfg.Logger.Info("handing the lease to a preferred candidate", "candidate", rec.Holder, "candidate_prefer", preferOf(rec), "prefer", r.cfg.Prefer)
+			stopTerm(&stepDown{reason: HandedOff, successor: rec.Holder})
+			return
+		}
+		prev = rec
+	}
+}
+
+// candidacy is a follower's announcement of itself on Candidates, while
+// its Prefer orders after the leader's: a runner of its own on Candidates
+// whose task waits, holding it, until the announcement is withdrawn.
+type candidacy struct {
+	r       *Runner
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	done    chan struct{}
+	leading bool
+}
+
+// want starts the announcement (on) or withdraws it (off), once.
+func (c *candidacy) want(ctx context.Context, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case on && c.cancel == nil:
+		cr, err := New(Config{
+			Lease:         c.r.cfg.Candidates,
+			RenewInterval: c.r.cfg.Candidates.Options().RenewInterval,
+			Rand:          c.r.cfg.Rand,
+			Logger:        c.r.cfg.Logger.With("role", "candidate"),
+			Task:          c.hold,
+			Annotate: func(won lease.Term) lease.Annotations {
+				return won.Annotations.With(AnnotationPrefer, c.r.cfg.Prefer)
+			},
+		})
+		if err != nil {
+			c.r.cfg.Logger.Warn("cannot announce this contender as a preferred candidate", "err", err)
+			return
+		}
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		c.cancel, c.done = cancel, make(chan struct{})
+		go func(done chan struct{}) {
+			defer close(done)
+			cr.Run(cctx)
+		}(c.done)
+	case !on && c.cancel != nil:
+		c.cancel()
+		c.cancel = nil
+	}
+}
+
+// hold is the announcement's task: it holds Candidates until withdrawn.
+func (c *candidacy) hold(ctx context.Context) error {
+	c.setLeading(true)
+	defer c.setLeading(false)
+	<-ctx.Done()
+	return nil
+}
+
+func (c *candidacy) setLeading(v bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.leading = v
+}
+
+// announced reports whether this contender holds Candidates: the leader
+// may hand it the lease at any moment.
+func (c *candidacy) announced() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leading
+}
+
+// wait withdraws the announcement and waits until its runner has released
+// Candidates.
+func (c *candidacy) wait() {
+	c.mu.Lock()
+	if c.cancel != nil {
+		c.cancel()
+		c.cancel = nil
+	}
+	done := c.done
+	c.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// announceStep is how often a follower that has announced itself reads
+// the lease, so that it takes a handoff soon after it was written: a
+// twentieth of the TTL, as a follower that has just started reads.
+func (r *Runner) announceStep() time.Duration { return r.cfg.Lease.Options().TTL / burstStep }
