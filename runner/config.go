@@ -152,11 +152,15 @@ type Config struct {
 	// the operator gives each place ("2" in the zone to lead from, "1"
 	// elsewhere). A leader writes its Prefer into its record
 	// (AnnotationPrefer). A follower whose Prefer orders after the
-	// leader's announces itself by holding Candidates, a lease of its own
-	// (another key of the same store), opened with the same Identity,
-	// with a runner's renewals, and reads the lease every TTL/20
-	// meanwhile; a follower
-	// that does not announce itself writes nothing more than before. The
+	// leader's (a leader without one, or of an earlier version, reads no
+	// Candidates: none announces to it) announces itself by holding
+	// Candidates, a lease of its own at another key (New refuses the Lease
+	// itself, and Run, at start, a lease that reads the Lease's record),
+	// opened with the same Identity, with a runner's renewals, and reads
+	// the lease every TTL/20 meanwhile; it withdraws when the leader no
+	// longer orders before it, and when it fails to reach the lease (a
+	// candidate that cannot take it is not handed it). A follower that
+	// does not announce itself writes nothing more than before. The
 	// leader reads Candidates every RenewInterval (one read more per
 	// renewal), and once it has seen a better candidate hold it, renewed
 	// between two reads, it hands the lease to that candidate: its task's

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -17,9 +18,9 @@ const AnnotationPrefer = "runner/prefer"
 
 // ComparePrefer orders two Config.Prefer values as the runner does: -1
 // when a orders before b, +1 after, 0 when equal. It compares them in
-// natural order: runs of digits as numbers, everything else byte by
-// byte, so that "1.10.0" orders after "1.9.3" and "v12" after "v9"; "", no
-// preference, orders before everything.
+// natural order: runs of ASCII digits as numbers, everything else byte by
+// byte (other scripts' digits too), so that "1.10.0" orders after "1.9.3"
+// and "v12" after "v9"; "", no preference, orders before everything.
 func ComparePrefer(a, b string) int {
 	for a != "" && b != "" {
 		ca, ra := chunk(a)
@@ -104,6 +105,34 @@ func checkPrefer(cfg Config) error {
 	if id, cid := cfg.Lease.Options().Identity, cfg.Candidates.Options().Identity; id != cid {
 		return invalid("Candidates", cid, "must be opened with the Lease's Identity ("+id+")")
 	}
+	if same(cfg.Lease, cfg.Candidates) {
+		return invalid("Candidates", fmt.Sprintf("%T", cfg.Candidates), "is the Lease itself: open it at another key")
+	}
+	if !lease.RenewalsShow(cfg.Candidates) {
+		return invalid("Candidates", fmt.Sprintf("%T", cfg.Candidates), "does not show its holder's renewals (lease.RenewalsShow), by which the leader tells a live candidate")
+	}
+	return nil
+}
+
+// same reports whether a and b are one value, without comparing values of
+// a type that cannot be compared (which would panic).
+func same(a, b lease.Lease) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Type() == vb.Type() && va.Comparable() && va.Equal(vb)
+}
+
+// distinctCandidates refuses a Candidates at the Lease's own key, which
+// New cannot see (another value on the same key): its record is the
+// lease's, the same nonce (every write draws one afresh). Announcements
+// on it would campaign for the lease itself, as a second contender of
+// this identity, and the leader would read its own record as the
+// candidates'. It reads each once; with no record yet it cannot tell.
+func (r *Runner) distinctCandidates(ctx context.Context) error {
+	a, errA := r.cfg.Lease.Observe(ctx)
+	b, errB := r.cfg.Candidates.Observe(ctx)
+	if errA == nil && errB == nil && a.Nonce != "" && a.Nonce == b.Nonce {
+		return invalid("Candidates", fmt.Sprintf("%T", r.cfg.Candidates), "reads the Lease's own record: open it at another key")
+	}
 	return nil
 }
 
@@ -152,6 +181,13 @@ func (c *candidacy) want(ctx context.Context, on bool) {
 	defer c.mu.Unlock()
 	switch {
 	case on && c.cancel == nil:
+		if c.done != nil {
+			select {
+			case <-c.done:
+			default:
+				return // the announcement withdrawn last is still releasing Candidates: one runner at a time on it
+			}
+		}
 		cr, err := New(Config{
 			Lease:         c.r.cfg.Candidates,
 			RenewInterval: c.r.cfg.Candidates.Options().RenewInterval,
@@ -201,7 +237,8 @@ func (c *candidacy) announced() bool {
 }
 
 // wait withdraws the announcement and waits until its runner has released
-// Candidates.
+// Candidates (want starts no runner while the one before still runs, so
+// that is the only one).
 func (c *candidacy) wait() {
 	c.mu.Lock()
 	if c.cancel != nil {

@@ -60,6 +60,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		return invalid("MinHold", r.cfg.MinHold, "is for RunOnce: Run holds the lease while it runs")
 	}
 	if r.cands != nil {
+		if err := r.distinctCandidates(ctx); err != nil {
+			return err
+		}
 		defer r.cands.wait()
 	}
 	failures := 0 // tasks in a row that failed quickly (see restartDelay)
@@ -130,13 +133,22 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 			}
 			if r.cands != nil {
 				rec := held.Record
-				r.cands.want(ctx, rec.Held() && rec.Successor() == "" && ComparePrefer(r.cfg.Prefer, preferOf(rec)) > 0)
+				// A leader without a Prefer (or of a version without it)
+				// reads no Candidates: announcing to it costs and does
+				// nothing.
+				r.cands.want(ctx, rec.Held() && rec.Successor() == "" && preferOf(rec) != "" && ComparePrefer(r.cfg.Prefer, preferOf(rec)) > 0)
 				if r.cands.announced() {
 					wait = min(wait, r.announceStep())
 				}
 			}
 		default:
 			r.cfg.Logger.Warn("campaign: acquire failed; will retry", "err", err, "retry_in", wait)
+			if r.cands != nil {
+				// A candidate that cannot take the lease withdraws, or
+				// every leader would hand it the lease, to lapse a TTL
+				// later (red team 28).
+				r.cands.want(ctx, false)
+			}
 		}
 		if giveUp != nil && giveUp(err) {
 			return lease.Term{}, err

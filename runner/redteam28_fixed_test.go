@@ -1,9 +1,10 @@
-//go:build redteam28open
-
 package runner_test
 
-// Red team 28, open: the Prefer/Candidates findings that fail at 2babf08.
-// Run with -tags redteam28open.
+// Red team 28's Prefer/Candidates findings, which failed at 2babf08: a
+// candidate that cannot take the lease now withdraws; a withdrawn
+// candidacy's runner is waited for before another starts; New refuses
+// Candidates equal to the Lease, and Run one on the Lease's key; a
+// follower does not announce itself to a leader without a Prefer.
 
 import (
 	"context"
@@ -134,18 +135,22 @@ func TestRedTeam28NoAnnouncementToALeaderThatCannotHandOff(t *testing.T) {
 }
 
 // TestRedTeam28CandidatesSameKeyAsLease: Candidates opened on the lease's
-// own key: the announcement campaigns on the lease itself, a second
-// contender with the follower's identity; nothing may run two tasks at
-// once, and the better follower should still lead in the end.
+// own key: the announcement would campaign on the lease itself, a second
+// contender with the follower's identity, and the better follower never
+// led; Run now refuses it at start, naming Candidates, when the lease
+// has a record.
 func TestRedTeam28CandidatesSameKeyAsLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, j := memlease.NewStore(), newJournal()
 		startPreferring(t, store, j, "old", "1", nil)
 		advance(ttl)
-		start(t, runner.Config{Lease: openLease(t, store, "new"), Task: j.task("new"), Prefer: "2", Candidates: openLease(t, store, "new"), FollowerReads: 6, OnDemoted: j.demoted("new")})
-		advance(8 * ttl)
-		if j.leader() != "new" {
-			t.Errorf("leading %q after 8 TTLs, want new, or New refusing the Config", j.leader())
+		r, err := runner.New(runner.Config{Lease: openLease(t, store, "new"), Task: j.task("new"), Prefer: "2", Candidates: openLease(t, store, "new"), FollowerReads: 6, OnDemoted: j.demoted("new")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.Run(t.Context())
+		if oe, ok := errors.AsType[*lease.OptionError](err); !ok || oe.Field != "Candidates" {
+			t.Errorf("Run with Candidates on the lease's own key: %v, want an *lease.OptionError naming Candidates", err)
 		}
 		j.checkSafety(t)
 	})
