@@ -346,6 +346,20 @@ crash). Every instance must give the same --holders (a group of --shards,
 or of another N, exits 78); "leasehold status --holders N --lease URL"
 shows who holds which slot and who waits.
 
+Preferred leaders (--prefer VALUE): leadership goes to the instance whose
+VALUE orders last, in natural order ("1.10.0" after "1.9.3"): give the
+build's version, and a rolling deploy that starts each new instance before
+it stops an old one moves leadership once, to the first new instance,
+instead of to whichever instance reads first at each old leader's stop.
+An instance whose VALUE orders after the leader's announces itself in the
+key beside the lease's (KEY.candidates, in the same store); the leader,
+which reads that key once per renewal, stops its command as for a
+voluntary step-down (SIGTERM, --grace) and then hands the lease to that
+instance, which takes it at once: no other instance can in between, and
+if the chosen one has gone, another takes the lease a TTL later, as after
+a crash. Instances that do not order after the leader cost what they did.
+Not with --once, --shards or --holders, nor on Azure Blob yet.
+
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
 the lease and waits --cool-down before campaigning again):

@@ -118,6 +118,8 @@ type runOptions struct {
 	// once, each holding one of N slots: a group of N shards of which each
 	// instance owns at most one (shard.Config.MaxPerWorker 1).
 	holders int
+	// prefer is --prefer: this instance's preference (runner.Config.Prefer).
+	prefer string
 
 	command []string
 
@@ -142,6 +144,7 @@ func runFlags(o *runOptions) *flagSet {
 	f.Bool(&o.rerun, "rerun", "when the command exits by itself, release the lease and campaign again\ninstead of exiting with its status (after a wait that grows while it keeps failing)")
 	f.Duration(&o.grace, "grace", 10*time.Second, "on a voluntary step-down, how long the command has between SIGTERM and\nSIGKILL; the lease is kept renewed meanwhile")
 	f.Duration(&o.killMargin, "kill-margin", 0, "the command is killed at the latest this long before the lease could be\ntaken over")
+	f.String(&o.prefer, "prefer", "", "lead in preference to instances whose `value` orders before this one (natural\norder: give the build's version); the leader hands the lease to such an\ninstance (see Preferred leaders above)")
 
 	f.group("Scheduled jobs (with --once)")
 	f.String(&o.period, "period", "", "run the command at most once for this period `key`, the tick the job fires\nfor (e.g. its scheduled time in RFC 3339); exit 76 if it already ran")
@@ -251,6 +254,8 @@ func (o *runOptions) validate(f *flagSet) error {
 		// was found only once its lease was won (red team 17: a quorum
 		// of thousands of members, written to every one of them).
 		return fmt.Errorf("--lease is %d bytes long: the command is given it in LEASEHOLD_LEASE, and a variable of %d bytes or more cannot be given to a command (Linux's MAX_ARG_STRLEN); name fewer quorum members, or shorter URLs", len(o.lease), maxVariable)
+	case o.prefer != "" && (o.once || o.shards != 0 || o.holders != 0):
+		return fmt.Errorf("--prefer %s is for run without --once, --shards or --holders: only one leader's lease is handed over", o.prefer)
 	case (o.holders != 0 || f.set("holders")) && (o.shards != 0 || f.set("shards")):
 		return fmt.Errorf("--holders (%d) and --shards (%d) exclude each other: --holders N is a group of N slots, each instance holding at most one", o.holders, o.shards)
 	case o.holders != 0 || f.set("holders"):

@@ -160,7 +160,7 @@ var isLeaderOpts = prometheus.GaugeOpts{
 // and each runner.Reason a term can end with.
 var transitionLabels = func() []string {
 	labels := []string{"elected"}
-	for r := runner.TaskEnded; r <= runner.Stopped; r++ {
+	for r := runner.TaskEnded; r <= runner.HandedOff; r++ {
 		labels = append(labels, reasonLabel(r))
 	}
 	return labels

@@ -84,13 +84,13 @@ func TestFreshLeaderHasEverySeries(t *testing.T) {
 			t.Errorf("/metrics of a fresh leader lacks %q", want)
 		}
 	}
-	for r := runner.TaskEnded; r <= runner.Stopped; r++ {
+	for r := runner.TaskEnded; r <= runner.HandedOff; r++ {
 		if want := `leasehold_transitions_total{reason="` + reasonLabel(r) + `"} 0`; !strings.Contains(metrics, want) {
 			t.Errorf("/metrics of a fresh leader lacks %q", want)
 		}
 	}
-	if r := runner.Stopped + 1; !strings.HasPrefix(r.String(), "Reason(") {
-		t.Errorf("runner.Reason %d (%s) is past runner.Stopped: leasehold_transitions_total has no series for it", r, r)
+	if r := runner.HandedOff + 1; !strings.HasPrefix(r.String(), "Reason(") {
+		t.Errorf("runner.Reason %d (%s) is past runner.HandedOff: leasehold_transitions_total has no series for it", r, r)
 	}
 }
 
