@@ -24,8 +24,10 @@ const (
 	// Stopped: the context given to Run or RunOnce ended.
 	Stopped
 	// HandedOff: a candidate whose Config.Prefer orders after the leader's
-	// announced itself, and the leader handed the lease to it
-	// (Demotion.Successor) once its task had returned.
+	// announced itself, or an operator asked (AnnotationHandoffTo), and the
+	// leader handed the lease to the candidate or the contender named
+	// (Demotion.Successor) once its task had returned; or, asked to hand
+	// it to any other contender, released it and waited CoolDown.
 	HandedOff
 )
 
@@ -61,7 +63,8 @@ type Demotion struct {
 	// Released reports whether the lease was released afterwards (for
 	// HandedOff: handed to Successor).
 	Released bool
-	// Successor is the candidate a HandedOff term was handed to.
+	// Successor is the contender a HandedOff term was handed to; "" when
+	// it was released for any other.
 	Successor string
 }
 

@@ -16,6 +16,20 @@ import (
 // Config.Candidates, so that each reads the other's.
 const AnnotationPrefer = "runner/prefer"
 
+// AnnotationHandoffTo, in a record of Config.Candidates, asks the leader
+// to hand the lease over (leasehold handoff): to the contender it names,
+// or, for "*", to any other, by a release after which the leader waits
+// CoolDown before it campaigns again. A leader that reads Candidates (one
+// with a Prefer) does so once it has seen that record renewed between two
+// of its reads, whatever its Prefer; it ignores a request naming itself.
+// A leader that handed the lease over, either way, does not announce
+// itself as a candidate for CoolDown: preference takes the lease back
+// from a contender an operator named only after that.
+const AnnotationHandoffTo = "runner/handoff-to"
+
+// anyOther is AnnotationHandoffTo's value for any contender but the leader.
+const anyOther = "*"
+
 // ComparePrefer orders two Config.Prefer values as the runner does: -1
 // when a orders before b, +1 after, 0 when equal. It compares them in
 // natural order: runs of ASCII digits as numbers, everything else byte by
@@ -154,14 +168,37 @@ func (r *Runner) watchCandidates(ctx context.Context, stopTerm context.CancelCau
 			prev = lease.Record{}
 			continue
 		}
-		better := rec.Held() && rec.Holder != r.cfg.Lease.Options().Identity && ComparePrefer(preferOf(rec), r.cfg.Prefer) > 0
-		if better && prev.Held() && prev.Holder == rec.Holder && prev.Version != rec.Version {
-			r.cfg.Logger.Info("handing the lease to a preferred candidate", "candidate", rec.Holder, "candidate_prefer", preferOf(rec), "prefer", r.cfg.Prefer)
-			stopTerm(&stepDown{reason: HandedOff, successor: rec.Holder})
+		if to, ok := r.handoffTo(rec); ok && prev.Held() && prev.Holder == rec.Holder && prev.Version != rec.Version {
+			stopTerm(&stepDown{reason: HandedOff, successor: to})
 			return
 		}
 		prev = rec
 	}
+}
+
+// handoffTo says whether rec, Candidates' record, asks this leader to hand
+// the lease over, and to whom ("" for any other contender, by a release):
+// an operator's request (AnnotationHandoffTo), or a candidate whose
+// Prefer orders after this runner's.
+func (r *Runner) handoffTo(rec lease.Record) (string, bool) {
+	self := r.cfg.Lease.Options().Identity
+	if !rec.Held() || rec.Holder == self {
+		return "", false
+	}
+	switch to := rec.Annotations.Get(AnnotationHandoffTo); {
+	case to == anyOther:
+		r.cfg.Logger.Info("handing the lease over, as asked, to any other contender", "asked_by", rec.Holder)
+		return "", true
+	case to == self:
+		return "", false
+	case to != "":
+		r.cfg.Logger.Info("handing the lease over, as asked", "to", to, "asked_by", rec.Holder)
+		return to, true
+	case ComparePrefer(preferOf(rec), r.cfg.Prefer) > 0:
+		r.cfg.Logger.Info("handing the lease to a preferred candidate", "candidate", rec.Holder, "candidate_prefer", preferOf(rec), "prefer", r.cfg.Prefer)
+		return rec.Holder, true
+	}
+	return "", false
 }
 
 // candidacy is a follower's announcement of itself on Candidates, while
@@ -173,12 +210,14 @@ type candidacy struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	leading bool
+	quiet   time.Time // no announcement before then
 }
 
 // want starts the announcement (on) or withdraws it (off), once.
 func (c *candidacy) want(ctx context.Context, on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	on = on && !time.Now().Before(c.quiet)
 	switch {
 	case on && c.cancel == nil:
 		if c.done != nil {
@@ -195,7 +234,9 @@ func (c *candidacy) want(ctx context.Context, on bool) {
 			Logger:        c.r.cfg.Logger.With("role", "candidate"),
 			Task:          c.hold,
 			Annotate: func(won lease.Term) lease.Annotations {
-				return won.Annotations.With(AnnotationPrefer, c.r.cfg.Prefer)
+				// An operator's request, carried over from the record
+				// it released, is not this candidate's.
+				return won.Annotations.With(AnnotationHandoffTo, "").With(AnnotationPrefer, c.r.cfg.Prefer)
 			},
 		})
 		if err != nil {
@@ -212,6 +253,15 @@ func (c *candidacy) want(ctx context.Context, on bool) {
 		c.cancel()
 		c.cancel = nil
 	}
+}
+
+// quietFor keeps this contender from announcing itself for d: a leader
+// that handed the lease over, as an operator asked, does not ask for it
+// back at once.
+func (c *candidacy) quietFor(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.quiet = time.Now().Add(d)
 }
 
 // hold is the announcement's task: it holds Candidates until withdrawn.

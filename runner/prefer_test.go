@@ -178,3 +178,72 @@ func TestPreferRollingDeploy(t *testing.T) {
 		j.checkSafety(t)
 	})
 }
+
+// operatorAsks holds Candidates as "operator", asking the leader to hand
+// the lease to `to` ("*": any other), renewing it every renew interval
+// until stop is closed.
+func operatorAsks(t *testing.T, store *memlease.Store, to string, stop <-chan struct{}) {
+	t.Helper()
+	l := openCandidates(t, store, "operator")
+	term, err := l.Acquire(t.Context())
+	if err != nil {
+		t.Fatalf("operator's Acquire of Candidates: %v", err)
+	}
+	term = term.Annotate(runner.AnnotationHandoffTo, to)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				_ = l.Release(context.Background(), term)
+				return
+			case <-time.After(renewInterval):
+			}
+			var err error
+			if term, err = l.Renew(context.Background(), term); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// TestPreferOperatorHandoff: an operator's request on Candidates
+// (AnnotationHandoffTo) makes the leader hand the lease to the contender
+// it names, whatever their Prefers, or, for "*", release it and cool down,
+// so that another contender leads; the old leader, which orders after the
+// new one, does not announce itself for CoolDown, and then takes the lease
+// back by preference, once.
+func TestPreferOperatorHandoff(t *testing.T) {
+	for _, to := range []string{"b", "*"} {
+		t.Run(to, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store, j := memlease.NewStore(), newJournal()
+				startPreferring(t, store, j, "a", "2", nil)
+				advance(ttl)
+				startPreferring(t, store, j, "b", "1", nil)
+				startPreferring(t, store, j, "c", "1", nil)
+				advance(ttl)
+				stop := make(chan struct{})
+				operatorAsks(t, store, to, stop)
+				for j.leader() == "a" {
+					advance(time.Millisecond)
+				}
+				close(stop)
+				advance(ttl / 2)
+				d := j.demotionsOf("a")
+				switch lead := j.leader(); {
+				case len(d) != 1 || d[0].Reason != runner.HandedOff:
+					t.Errorf("a's demotions %+v, want one, handed off", d)
+				case to == "b" && (lead != "b" || d[0].Successor != "b"):
+					t.Errorf("leading %q, a handed to %q, want b", lead, d[0].Successor)
+				case to == "*" && (lead == "a" || lead == "" || d[0].Successor != ""):
+					t.Errorf("leading %q, a handed to %q, want another contender, by a release", lead, d[0].Successor)
+				}
+				advance(4 * ttl)
+				if terms := j.recorded(); len(terms) != 2 || j.leader() != "a" {
+					t.Errorf("terms ended %+v, leading %q: want a's and one other's, then a leading again by preference", terms, j.leader())
+				}
+				j.checkSafety(t)
+			})
+		})
+	}
+}

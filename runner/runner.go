@@ -86,6 +86,12 @@ func (r *Runner) Run(ctx context.Context) error {
 			wait, failures = r.restartDelay(d.Err, time.Since(elected), failures)
 			r.cfg.Logger.Info("task ended; campaigning again after a wait", "err", d.Err, "wait", wait, "failures_in_a_row", failures)
 			ctxtime.Sleep(ctx, wait)
+		case d.Reason == HandedOff && r.cands != nil:
+			r.cands.quietFor(r.cfg.CoolDown)
+			if d.Successor == "" {
+				r.cfg.Logger.Info("cooling down before campaigning again", "cool_down", r.cfg.CoolDown)
+				ctxtime.Sleep(ctx, r.cfg.CoolDown)
+			}
 		case d.Reason == Unhealthy:
 			r.cfg.Logger.Info("cooling down before campaigning again", "cool_down", r.cfg.CoolDown)
 			ctxtime.Sleep(ctx, r.cfg.CoolDown)
@@ -302,6 +308,8 @@ func (r *Runner) demoted(ctx context.Context, st *leadership, d Demotion, finish
 	case st.lost():
 	case finish != nil:
 		finish(ctx, st.tenure(), &d)
+	case d.Reason == HandedOff && d.Successor == "":
+		d.Released = r.release(ctx, st.tenure())
 	case d.Reason == HandedOff:
 		d.Released = r.endTerm(ctx, st.tenure(), "handed over", func(ctx context.Context, t lease.Term) error {
 			return r.cfg.Lease.(lease.Handoffer).ReleaseTo(ctx, t, d.Successor)
