@@ -65,6 +65,7 @@ func cliCommands() []cliCommand {
 		{"status", statusFlags(&statusOptions{}), commonDefaults, printStatusHelp},
 		{"check", checkFlags(&checkOptions{}), commonDefaults, printCheckHelp},
 		{"break", breakFlags(&breakOptions{}), commonDefaults, printBreakHelp},
+		{"handoff", handoffFlags(&handoffOptions{}), commonDefaults, printHandoffHelp},
 		{"version", nil, nil, func(w io.Writer, _ *flagSet) { printVersionHelp(w) }},
 	}
 }

@@ -33,8 +33,9 @@ Usage:
   leasehold status --holders N --lease URL [--watch DURATION] [-o json]
   leasehold check --lease URL [--ttl DURATION] [-o json]
   leasehold break --lease URL [--force] [-o json]
+  leasehold handoff --lease URL [--to IDENTITY] [-o json]
   leasehold version
-  leasehold help [run | status | check | break | version]
+  leasehold help [run | status | check | break | handoff | version]
 
 Lease URLs (schemes in this build: %s):
   s3://BUCKET/KEY?region=REGION
@@ -358,7 +359,9 @@ voluntary step-down (SIGTERM, --grace) and then hands the lease to that
 instance, which takes it at once: no other instance can in between, and
 if the chosen one has gone, another takes the lease a TTL later, as after
 a crash. Instances that do not order after the leader cost what they did.
-Not with --once, --shards or --holders, nor on Azure Blob yet.
+"leasehold handoff --lease URL [--to IDENTITY]" asks such a leader to hand
+over on purpose (give every instance the same VALUE to hand over only on
+request). Not with --once, --shards or --holders, nor on Azure Blob yet.
 
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases

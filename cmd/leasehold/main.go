@@ -172,7 +172,7 @@ func oneLine(msg string) string {
 
 func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *environment) error {
 	if len(args) == 0 {
-		return exitf(exitUsage, "no command given: want run, status, check, break, version or help (see leasehold help)")
+		return exitf(exitUsage, "no command given: want run, status, check, break, handoff, version or help (see leasehold help)")
 	}
 	var err error
 	switch args[0] {
@@ -184,12 +184,14 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 		err = cmdCheck(ctx, args[1:], env)
 	case "break":
 		err = cmdBreak(ctx, args[1:], env)
+	case "handoff":
+		err = cmdHandoff(ctx, args[1:], env)
 	case "version", "-version", "--version":
 		err = cmdVersion(args[1:], env)
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], env)
 	default:
-		return exitf(exitUsage, "unknown command %q: want run, status, check, break, version or help (see leasehold help)", args[0])
+		return exitf(exitUsage, "unknown command %q: want run, status, check, break, handoff, version or help (see leasehold help)", args[0])
 	}
 	if err == errHelp {
 		return nil
@@ -197,7 +199,7 @@ func dispatch(ctx context.Context, hurry <-chan struct{}, args []string, env *en
 	return err
 }
 
-// help is leasehold help [run|status|check|break|version].
+// help is leasehold help [run|status|check|break|handoff|version].
 func help(args []string, env *environment) error {
 	if len(args) == 0 {
 		printHelp(env.stdout)
@@ -212,10 +214,12 @@ func help(args []string, env *environment) error {
 		printCheckHelp(env.stdout, checkFlags(&checkOptions{}))
 	case "break":
 		printBreakHelp(env.stdout, breakFlags(&breakOptions{}))
+	case "handoff":
+		printHandoffHelp(env.stdout, handoffFlags(&handoffOptions{}))
 	case "version":
 		printVersionHelp(env.stdout)
 	default:
-		return exitf(exitUsage, "help: unknown command %q: want run, status, check, break or version", args[0])
+		return exitf(exitUsage, "help: unknown command %q: want run, status, check, break, handoff or version", args[0])
 	}
 	return nil
 }

@@ -45,3 +45,57 @@ func TestEndToEndPrefer(t *testing.T) {
 	}
 	e.checkNoOverlap()
 }
+
+// TestEndToEndHandoff: leasehold handoff on MinIO. Three instances with the
+// same --prefer; handoff --to one of the followers moves leadership to it,
+// the old leader's command ended first; handoff without --to moves it to
+// another instance; a leader without --prefer is refused (exit 78), as is
+// a lease nobody holds (exit 69).
+func TestEndToEndHandoff(t *testing.T) {
+	e := newE2E(t)
+	url := e.leaseURL(e.endpoint)
+	code, stderr := e.run(30*time.Second, "handoff", "--lease", url)
+	if code != exitUnavailable || !strings.Contains(stderr, "nobody leads") {
+		t.Errorf("handoff of a lease nobody holds: exit %d, %q; want %d, nobody leads", code, stderr, exitUnavailable)
+	}
+	for _, who := range []string{"i1", "i2", "i3"} {
+		e.start(who, "run", "--lease", url, "--identity", who, "--ttl", e2eTTL.String(), "--grace", "5s", "--prefer", "7", "--", e.script)
+	}
+	first := e.waitSpans(1, 20*time.Second)[0]
+	time.Sleep(e2eTTL)
+	to := "i1"
+	if first.who == to {
+		to = "i2"
+	}
+	code, stderr = e.run(time.Minute, "handoff", "--lease", url, "--to", to, "--ttl", e2eTTL.String())
+	if code != 0 {
+		t.Fatalf("handoff --to %s: exit %d; stderr:\n%s", to, code, stderr)
+	}
+	spans := e.waitSpans(2, 10*time.Second)
+	if spans[1].who != to || !spans[0].ended {
+		t.Fatalf("runs %+v: want %s's ended by SIGTERM, then %s's", spans, first.who, to)
+	}
+	t.Logf("handoff --to: %s's command ended; %s's started %s later", first.who, to, ms(spans[1].start-spans[0].end))
+	time.Sleep(e2eTTL)
+	code, stderr = e.run(time.Minute, "handoff", "--lease", url, "--ttl", e2eTTL.String())
+	if code != 0 {
+		t.Fatalf("handoff to any other: exit %d; stderr:\n%s", code, stderr)
+	}
+	spans = e.waitSpans(3, 10*time.Second)
+	if spans[2].who == to {
+		t.Errorf("runs %+v: want another instance than %s to lead after handoff without --to", spans, to)
+	}
+	e.checkNoOverlap()
+
+	plain := e.leaseURL(e.endpoint)
+	e.start("p1", "run", "--lease", plain, "--identity", "p1", "--ttl", e2eTTL.String(), "--", "sleep", "600")
+	eventually(t, 20*time.Second, "p1 leads", func() bool {
+		p := e.start("status", "status", "--lease", plain, "-o", "json")
+		p.wait(t, 20*time.Second)
+		return strings.Contains(p.stdout.String(), `"holder": "p1"`)
+	})
+	code, stderr = e.run(30*time.Second, "handoff", "--lease", plain)
+	if code != exitConfig || !strings.Contains(stderr, "without --prefer") {
+		t.Errorf("handoff of a leader without --prefer: exit %d, %q; want %d, without --prefer", code, stderr, exitConfig)
+	}
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/ctxtime"
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
+)
+
+// handoffOptions are the flags of leasehold handoff.
+type handoffOptions struct {
+	reportOptions
+	to      string
+	timeout time.Duration
+}
+
+func handoffFlags(o *handoffOptions) *flagSet {
+	f := newFlagSet("handoff")
+	f.group("Lease")
+	o.defineLease(f)
+	f.group("Handoff")
+	f.String(&o.to, "to", "", "the `identity` of the instance to hand the lease to (default: any other)")
+	f.Duration(&o.timeout, "timeout", 0, "give up when the leader has not handed the lease over by then (default: 3\ntimes the lease's TTL)")
+	o.defineOutput(f)
+	f.group("Logs")
+	o.defineLogs(f)
+	return f
+}
+
+// handoffReport is what leasehold handoff prints.
+type handoffReport struct {
+	// From and FromToken are the leader found, To and ToToken the one
+	// that leads after it ("" when none did in time).
+	From      string `json:"from"`
+	FromToken uint64 `json:"from_token"`
+	To        string `json:"to,omitempty"`
+	ToToken   uint64 `json:"to_token,omitempty"`
+	// Took is how long the handoff took, from the request.
+	Took string `json:"took"`
+}
+
+// cmdHandoff is leasehold handoff: it asks the leader, through the
+// candidates' key beside the lease (runner.AnnotationHandoffTo), to hand
+// the lease to another instance, and waits until another leads.
+func cmdHandoff(ctx context.Context, args []string, env *environment) error {
+	o := &handoffOptions{}
+	l, log, err := reporter{"handoff", handoffFlags(o), printHandoffHelp, &o.reportOptions}.open(ctx, args, env)
+	if err != nil {
+		return err
+	}
+	if o.to != "" {
+		if err := lease.ValidateIdentity(o.to); err != nil {
+			return usageError("handoff", fmt.Errorf("--to: %w", err))
+		}
+	}
+	rec, err := l.Observe(ctx)
+	switch {
+	case err != nil && !errors.Is(err, lease.ErrNoRecord):
+		return exitf(storeExit(err), "handoff: %v", err)
+	case !rec.Held():
+		return exitf(exitUnavailable, "handoff: nobody leads %s: there is nothing to hand over", lease.RedactURL(o.lease))
+	case rec.Annotations.Get(runner.AnnotationPrefer) == "":
+		return exitf(exitConfig, "handoff: the leader %s runs without --prefer, so it does not read the candidates' key and would not hear the request: run every instance with --prefer (the same value for all, to hand over only on request)", rec.Holder)
+	case o.to == rec.Holder:
+		return exitf(exitConfig, "handoff: --to %s is the leader already", o.to)
+	}
+	timeout := o.timeout
+	if timeout == 0 {
+		timeout = 3 * rec.TTL
+	}
+	ro := &runOptions{commonOptions: o.commonOptions}
+	cands, err := openCandidates(ctx, ro)
+	if err != nil {
+		return err
+	}
+	to := o.to
+	if to == "" {
+		to = "*"
+	}
+	began := time.Now()
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var after lease.Record
+	r, err := runner.New(runner.Config{
+		Lease:            cands,
+		Logger:           log,
+		StopWhenTaskEnds: true,
+		Annotate: func(won lease.Term) lease.Annotations {
+			return won.Annotations.With(runner.AnnotationHandoffTo, to)
+		},
+		Task: func(tctx context.Context) error {
+			after = waitForHandoff(tctx, l, rec, o.to)
+			return nil
+		},
+	})
+	if err != nil {
+		return usageError("handoff", err)
+	}
+	if err := r.Run(hctx); err != nil {
+		return exitf(storeExit(err), "handoff: %v", err)
+	}
+	out := handoffReport{From: rec.Holder, FromToken: rec.Token, Took: time.Since(began).Round(time.Millisecond).String()}
+	if after.Holder == "" {
+		if err := o.print(env.stdout, out, func() {
+			fmt.Fprintf(env.stdout, "not handed over: %s (token %d) still leads after %s\n", rec.Holder, rec.Token, out.Took)
+		}); err != nil {
+			return err
+		}
+		return exitf(exitRefused, "handoff: the leader %s did not hand the lease over within %v", rec.Holder, timeout)
+	}
+	out.To, out.ToToken = after.Holder, after.Token
+	return o.print(env.stdout, out, func() { printHandoff(env.stdout, out) })
+}
+
+// waitForHandoff reads l every TTL/20 until another contender than from's
+// holder (to, if not "") holds it, or ctx ends (the zero Record).
+func waitForHandoff(ctx context.Context, l lease.Lease, from lease.Record, to string) lease.Record {
+	for {
+		if rec, err := l.Observe(ctx); err == nil && rec.Held() && rec.Token != from.Token && (to == "" || rec.Holder == to) {
+			return rec
+		}
+		if ctxtime.Sleep(ctx, from.TTL/20); ctx.Err() != nil {
+			return lease.Record{}
+		}
+	}
+}
+
+func printHandoff(w io.Writer, out handoffReport) {
+	fmt.Fprintf(w, "handed over: %s (token %d) -> %s (token %d) in %s\n", out.From, out.FromToken, out.To, out.ToToken, out.Took)
+}
+
+func printHandoffHelp(w io.Writer, f *flagSet) {
+	fmt.Fprint(w, `Usage: leasehold handoff --lease URL [--to IDENTITY] [-o json]
+
+Asks the leader to hand the lease over, for maintenance of its host or to
+move leadership on purpose, and waits until another instance leads. The
+leader must run with --prefer (it reads the candidates' key beside the
+lease, KEY.candidates, where this command writes the request; give every
+instance the same value to hand over only on request). Once it has seen
+the request renewed, the leader stops its command as for a voluntary
+step-down (SIGTERM, --grace) and then hands the lease to the instance
+named by --to, which takes it at once while every other instance sees it
+held (if that instance has gone, another takes the lease a TTL later, as
+after a crash); without --to it releases the lease and waits --cool-down
+before it campaigns again, so another instance takes it. The old leader
+does not ask for the lease back by its --prefer for --cool-down.
+
+Fields:
+  from, from token   the leader found, and its token
+  to, to token       the instance that leads after it, and its token
+  took               from the request to the new leader's election
+
+Exit status: 0 when another instance leads; 75 the leader did not hand the
+lease over within --timeout; 69 nobody leads, or the store is unreachable
+within --start-timeout; 78 the leader runs without --prefer, --to names the
+leader, or an unusable lease URL; 64 bad flags.
+`)
+	f.usage(w, commonDefaults)
+}
