@@ -68,7 +68,7 @@ func TestExitStatus(t *testing.T) {
 			"--", "sleep", "30"}, exitSteppedDown, "disk full"},
 		{"usage: no command", []string{"run", "--lease", "mem://x"}, exitUsage, "no command given"},
 		{"usage: unknown subcommand", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
-		{"usage: no subcommand", nil, exitUsage, "no command given: want run, status, check, break, version or help"},
+		{"usage: no subcommand", nil, exitUsage, "no command given: want run, status, check, break, handoff, version or help"},
 		{"usage: malformed duration", []string{"status", "--lease", "mem://x", "--watch", "5"}, exitUsage, `invalid value "5" for flag --watch`},
 		{"config: unknown scheme", []string{"run", "--lease", "etcd://host/key", "--", "true"}, exitConfig, `unknown scheme "etcd" (registered: azblob, dynamodb, gs, mem, quorum, s3)`},
 		{"config: malformed lease URL", []string{"status", "--lease", "s3://bucket"}, exitConfig, "names no key"},

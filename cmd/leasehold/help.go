@@ -546,6 +546,10 @@ Fields (text and -o json):
   token          the fencing token of that acquisition
   ttl            the holder's time to live
   released       whether the holder gave it up
+  prefer         the holder's --prefer, if it runs with one
+  successor      the instance the holder handed the lease to (leasehold
+                 handoff, or a preferred candidate), which takes it at
+                 once; the others wait for it as held
   version        the store's version of the record (an ETag); every write,
                  every renewal, changes it
   changed        whether the record changed during the watch (json: changed)

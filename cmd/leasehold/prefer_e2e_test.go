@@ -6,7 +6,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // TestEndToEndPrefer: a rolling deploy on MinIO. Three instances run with
@@ -98,4 +102,28 @@ func TestEndToEndHandoff(t *testing.T) {
 	if code != exitConfig || !strings.Contains(stderr, "without --prefer") {
 		t.Errorf("handoff of a leader without --prefer: exit %d, %q; want %d, without --prefer", code, stderr, exitConfig)
 	}
+}
+
+// TestStatusShowsHandoff: leasehold status of a lease handed to another
+// instance names the successor, and the holder's --prefer, and says that
+// the successor takes it at once while the others wait.
+func TestStatusShowsHandoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		url := "mem://" + memName("handoff")
+		a := openLeaseAs(t, url, "a", e2eTTL)
+		term, err := a.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if term, err = a.Renew(t.Context(), term.Annotate(runner.AnnotationPrefer, "7")); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.(lease.Handoffer).ReleaseTo(t.Context(), term, "b"); err != nil {
+			t.Fatal(err)
+		}
+		code, rep, stderr := reportJSON[statusReport](t, "status", "--lease", url, "--ttl", e2eTTL.String())
+		if code != 0 || rep.State != "held" || rep.Successor != "b" || rep.Prefer != "7" || !strings.Contains(rep.Meaning, "handed by a to b") {
+			t.Errorf("status of a lease handed to b: exit %d, %+v; stderr:\n%s", code, rep, stderr)
+		}
+	})
 }

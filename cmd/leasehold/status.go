@@ -72,6 +72,11 @@ type statusReport struct {
 	// names (leasehold run --once --period or --every), if any.
 	Period     string `json:"period,omitempty"`
 	PeriodDone bool   `json:"period_done,omitempty"`
+	// Prefer is the holder's --prefer, if any; Successor the instance it
+	// handed the lease to (leasehold handoff, or a preferred candidate),
+	// which takes it at once, while every other waits for it as held.
+	Prefer    string `json:"prefer,omitempty"`
+	Successor string `json:"successor,omitempty"`
 	// Version is the store's version of the record (an ETag); it changes
 	// with every write, renewals included.
 	Version string `json:"version,omitempty"`
@@ -201,6 +206,8 @@ func describe(leaseURL string, w watch.Watch) statusReport {
 		Token:      last.Token,
 		Released:   last.Released,
 		Period:     sched.Period,
+		Prefer:     last.Annotations.Get(runner.AnnotationPrefer),
+		Successor:  last.Successor(),
 		Version:    last.Version,
 		Watch:      w.For.String(),
 		Changed:    w.Changed(),
@@ -222,6 +229,9 @@ func describe(leaseURL string, w watch.Watch) statusReport {
 	case last.Released:
 		rep.State = "released"
 		rep.Meaning = fmt.Sprintf("released by %s: the next contender takes it at once, with token %d", last.Holder, last.Token+1)
+	case rep.Successor != "":
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("handed by %s to %s, which takes it at once with token %d; every other instance waits for it as held (a TTL, %v, if %s does not come)", last.Holder, rep.Successor, last.Token+1, last.TTL, rep.Successor)
 	case rep.Changed && last.Token < first.Token:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("went back during the watch (token %d to %d: restored from a backup?), now names %s: the holder of token %d may still be alive", first.Token, last.Token, last.Holder, first.Token)
@@ -282,6 +292,12 @@ func printStatus(w io.Writer, r statusReport) {
 				state = "done"
 			}
 			row("period", r.Period+" ("+state+")")
+		}
+		if r.Prefer != "" {
+			row("prefer", r.Prefer)
+		}
+		if r.Successor != "" {
+			row("successor", r.Successor)
 		}
 		row("version", r.Version)
 	}
