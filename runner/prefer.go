@@ -182,10 +182,11 @@ func (r *Runner) watchCandidates(ctx context.Context, stopTerm context.CancelCau
 // Prefer orders after this runner's.
 func (r *Runner) handoffTo(rec lease.Record) (string, bool) {
 	self := r.cfg.Lease.Options().Identity
-	if !rec.Held() || rec.Holder == self {
+	to := rec.Annotations.Get(AnnotationHandoffTo)
+	if !rec.Held() || rec.Holder == self && to == "" {
 		return "", false
 	}
-	switch to := rec.Annotations.Get(AnnotationHandoffTo); {
+	switch {
 	case to == anyOther:
 		r.cfg.Logger.Info("handing the lease over, as asked, to any other contender", "asked_by", rec.Holder)
 		return "", true
