@@ -192,7 +192,7 @@
 // removed from Acquire's anchor loop) fails the second; see
 // docs/testing.md for the seeds:
 //
-//	go test ./sim -run TestQuorumSimulation -qseed 1000855   fails with the mutation, passes on 3b3d377
+//	go test ./sim -run TestQuorumSimulation -qseed 1002945   fails with the mutation, passes on 3b3d377
 //
 //	go test ./sim -run TestQuorumSimulation                  10,000 schedules (200 under -race)
 //	LEASEHOLD_QSIM_SCHEDULES=100000 LEASEHOLD_QSIM_BASE=N go test ./sim -run TestQuorumSimulation
