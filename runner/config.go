@@ -173,6 +173,11 @@ type Config struct {
 	// Azure Blob yet). Default: no preference.
 	Prefer     string
 	Candidates lease.Lease
+	// announce is the Prefer a candidacy's runner (on Candidates) writes
+	// into its record, though it has no Prefer of its own: every runner
+	// writes its Prefer, or this, or none, whatever the record it took
+	// over said.
+	announce string
 
 	// For RunOnce only: Run refuses a Config with a Period or a MinHold.
 

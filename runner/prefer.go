@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,9 +24,18 @@ const AnnotationPrefer = "runner/prefer"
 // with a Prefer) does so once it has seen that record renewed between two
 // of its reads, whatever its Prefer; it ignores a request naming itself.
 // A leader that handed the lease over, either way, does not announce
-// itself as a candidate for CoolDown: preference takes the lease back
-// from a contender an operator named only after that.
+// itself as a candidate for CoolDown, so that it does not take the lease
+// straight back by its Prefer; a contender whose Prefer orders after the
+// one named still does, as preference always does.
 const AnnotationHandoffTo = "runner/handoff-to"
+
+// AnnotationHandoffTerm, beside AnnotationHandoffTo, is the fencing token
+// of the term the request is for: a leader of another term ignores it, so
+// that a request left renewed (an operator waiting for a contender that
+// has gone) is obeyed once, by the leader it was made to, and not by each
+// leader after it. leasehold handoff writes it; a request without it is
+// any leader's.
+const AnnotationHandoffTerm = "runner/handoff-term"
 
 // anyOther is AnnotationHandoffTo's value for any contender but the leader.
 const anyOther = "*"
@@ -154,10 +164,11 @@ func (r *Runner) distinctCandidates(ctx context.Context) error {
 func preferOf(rec lease.Record) string { return rec.Annotations.Get(AnnotationPrefer) }
 
 // watchCandidates reads Candidates every RenewInterval while this runner
-// leads, and ends the term (HandedOff) once it has seen a contender whose
-// Prefer orders after this runner's hold it, renewed between two reads: a
-// candidate alive within the last renew interval or two.
-func (r *Runner) watchCandidates(ctx context.Context, stopTerm context.CancelCauseFunc) {
+// leads the term of token, and ends it (HandedOff) once it has seen a
+// record there that asks it to hand over (handoffTo) renewed between two
+// reads: a candidate, or an operator, alive within the last renew
+// interval or two.
+func (r *Runner) watchCandidates(ctx context.Context, token uint64, stopTerm context.CancelCauseFunc) {
 	var prev lease.Record
 	for {
 		if ctxtime.Sleep(ctx, r.cfg.RenewInterval); ctx.Err() != nil {
@@ -168,7 +179,8 @@ func (r *Runner) watchCandidates(ctx context.Context, stopTerm context.CancelCau
 			prev = lease.Record{}
 			continue
 		}
-		if to, ok := r.handoffTo(rec); ok && prev.Held() && prev.Holder == rec.Holder && prev.Version != rec.Version {
+		if to, why, ok := r.handoffTo(rec, token); ok && prev.Held() && prev.Holder == rec.Holder && prev.Version != rec.Version {
+			r.cfg.Logger.Info("handing the lease over", "to", to, "why", why, "by", rec.Holder)
 			stopTerm(&stepDown{reason: HandedOff, successor: to})
 			return
 		}
@@ -176,30 +188,30 @@ func (r *Runner) watchCandidates(ctx context.Context, stopTerm context.CancelCau
 	}
 }
 
-// handoffTo says whether rec, Candidates' record, asks this leader to hand
-// the lease over, and to whom ("" for any other contender, by a release):
-// an operator's request (AnnotationHandoffTo), or a candidate whose
-// Prefer orders after this runner's.
-func (r *Runner) handoffTo(rec lease.Record) (string, bool) {
+// handoffTo says whether rec, Candidates' record, asks this leader, of
+// the term of token, to hand the lease over, to whom ("" for any other
+// contender, by a release), and why: an operator's request
+// (AnnotationHandoffTo, for this term if AnnotationHandoffTerm says), or a
+// candidate whose Prefer orders after this runner's.
+func (r *Runner) handoffTo(rec lease.Record, token uint64) (to, why string, ok bool) {
 	self := r.cfg.Lease.Options().Identity
-	to := rec.Annotations.Get(AnnotationHandoffTo)
-	if !rec.Held() || rec.Holder == self && to == "" {
-		return "", false
-	}
+	asked := rec.Annotations.Get(AnnotationHandoffTo)
+	term := rec.Annotations.Get(AnnotationHandoffTerm)
 	switch {
-	case to == anyOther:
-		r.cfg.Logger.Info("handing the lease over, as asked, to any other contender", "asked_by", rec.Holder)
-		return "", true
-	case to == self:
-		return "", false
-	case to != "":
-		r.cfg.Logger.Info("handing the lease over, as asked", "to", to, "asked_by", rec.Holder)
-		return to, true
+	case !rec.Held() || rec.Holder == self && asked == "":
+		return "", "", false
+	case asked != "" && term != "" && term != strconv.FormatUint(token, 10):
+		return "", "", false // a request for another leader's term
+	case asked == anyOther:
+		return "", "asked, to any other contender", true
+	case asked == self:
+		return "", "", false
+	case asked != "":
+		return asked, "asked", true
 	case ComparePrefer(preferOf(rec), r.cfg.Prefer) > 0:
-		r.cfg.Logger.Info("handing the lease to a preferred candidate", "candidate", rec.Holder, "candidate_prefer", preferOf(rec), "prefer", r.cfg.Prefer)
-		return rec.Holder, true
+		return rec.Holder, "a preferred candidate (" + preferOf(rec) + " after " + r.cfg.Prefer + ")", true
 	}
-	return "", false
+	return "", "", false
 }
 
 // candidacy is a follower's announcement of itself on Candidates, while
@@ -237,8 +249,9 @@ func (c *candidacy) want(ctx context.Context, on bool) {
 			Annotate: func(won lease.Term) lease.Annotations {
 				// An operator's request, carried over from the record
 				// it released, is not this candidate's.
-				return won.Annotations.With(AnnotationHandoffTo, "").With(AnnotationPrefer, c.r.cfg.Prefer)
+				return won.Annotations.With(AnnotationHandoffTo, "").With(AnnotationHandoffTerm, "")
 			},
+			announce: c.r.cfg.Prefer,
 		})
 		if err != nil {
 			c.r.cfg.Logger.Warn("cannot announce this contender as a preferred candidate", "err", err)

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,11 +12,11 @@ import (
 )
 
 // asks holds Candidates as identity as, once it can take it, asking the
-// leader to hand the lease to `to` ("*": any other), as leasehold handoff
-// does; it renews the request `renewals` times (-1: until stop is
-// closed), then releases it on stop, or, when killed is set, stops writing
-// altogether (SIGKILL).
-func asks(t *testing.T, store *memlease.Store, as, to string, renewals int, killed bool, stop <-chan struct{}) {
+// leader to hand the lease to `to` ("*": any other), for the term of
+// token (0: any leader's), as leasehold handoff does; it renews the
+// request `renewals` times (-1: until stop is closed), then releases it on
+// stop, or, when killed is set, stops writing altogether (SIGKILL).
+func asks(t *testing.T, store *memlease.Store, as, to string, token uint64, renewals int, killed bool, stop <-chan struct{}) {
 	t.Helper()
 	l := openCandidates(t, store, as)
 	go func() {
@@ -24,6 +25,9 @@ func asks(t *testing.T, store *memlease.Store, as, to string, renewals int, kill
 			advance(renewInterval / 4)
 		}
 		term = term.Annotate(runner.AnnotationHandoffTo, to)
+		if token != 0 {
+			term = term.Annotate(runner.AnnotationHandoffTerm, strconv.FormatUint(token, 10))
+		}
 		for n := 0; renewals < 0 || n < renewals; n++ {
 			select {
 			case <-stop:
@@ -71,7 +75,7 @@ func TestRedTeam29KilledOperatorsRequest(t *testing.T) {
 		startPreferring(t, store, j, "b", "1", nil)
 		startPreferring(t, store, j, "c", "1", nil)
 		advance(ttl)
-		asks(t, store, "operator", "gone", 1, true, nil)
+		asks(t, store, "operator", "gone", 0, 1, true, nil)
 		advance(10 * ttl)
 		if n := handoffsTo(j, "gone", whos...); n > 1 {
 			t.Errorf("a killed operator's request for a gone contender was obeyed %d times, want at most once", n)
@@ -99,7 +103,7 @@ func TestRedTeam29HandBackOncePerCoolDown(t *testing.T) {
 		startPreferring(t, store, j, "b", "1", nil)
 		advance(ttl)
 		stop := make(chan struct{})
-		asks(t, store, "operator", "b", -1, false, stop)
+		asks(t, store, "operator", "b", 0, -1, false, stop)
 		advance(3 * ttl)
 		close(stop)
 		advance(10 * ttl)
@@ -128,7 +132,7 @@ func TestRedTeam29OperatorRacesAPreferenceHandoff(t *testing.T) {
 		startPreferring(t, store, j, "c", "2", nil)
 		advance(renewInterval / 3)
 		stop := make(chan struct{})
-		asks(t, store, "operator", "b", -1, false, stop)
+		asks(t, store, "operator", "b", 0, -1, false, stop)
 		for j.leader() != "b" {
 			advance(time.Second)
 		}
@@ -153,7 +157,7 @@ func TestRedTeam29AnyOtherToTheLeadersTwin(t *testing.T) {
 		start(t, runner.Config{Lease: openLease(t, store, "a"), Task: j.task("a'"), Prefer: "1", Candidates: openCandidates(t, store, "a"), FollowerReads: 6, OnDemoted: j.demoted("a'")})
 		advance(ttl)
 		stop := make(chan struct{})
-		asks(t, store, "operator", "*", -1, false, stop)
+		asks(t, store, "operator", "*", 0, -1, false, stop)
 		for j.leader() != "a'" {
 			advance(time.Second)
 		}
@@ -181,7 +185,7 @@ func TestRedTeam29RequestUnderTheLeadersIdentity(t *testing.T) {
 		startPreferring(t, store, j, "b", "1", nil)
 		advance(ttl)
 		stop := make(chan struct{})
-		asks(t, store, "a", "*", -1, false, stop)
+		asks(t, store, "a", "*", 0, -1, false, stop)
 		advance(3 * ttl)
 		close(stop)
 		if d := j.demotionsOf("a"); len(d) == 0 || d[0].Reason != runner.HandedOff {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -212,8 +213,11 @@ func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context)
 	if starts && r.cfg.Annotate != nil {
 		tn.term.Annotations = r.cfg.Annotate(lt)
 	}
-	if starts && r.cfg.Prefer != "" {
-		tn.term.Annotations = tn.term.Annotations.With(AnnotationPrefer, r.cfg.Prefer)
+	if p := cmp.Or(r.cfg.Prefer, r.cfg.announce); starts && tn.term.Annotations.Get(AnnotationPrefer) != p {
+		// Its own, not one carried over from a leader with a Prefer:
+		// followers announce themselves only to a leader that reads
+		// Candidates (red team 29).
+		tn.term.Annotations = tn.term.Annotations.With(AnnotationPrefer, p)
 	}
 	r.elected(lt)
 	if !time.Now().Before(tn.leadsUntil(r.cfg.RenewDeadline)) {
@@ -230,7 +234,7 @@ func (r *Runner) lead(ctx context.Context, tn tenure, task func(context.Context)
 	wg.Go(func() { r.keepRenewing(renewCtx, st, stopTerm) })
 	wg.Go(func() { r.watchHealth(termCtx, st, stopTerm) })
 	if r.cfg.Candidates != nil && starts {
-		wg.Go(func() { r.watchCandidates(termCtx, stopTerm) })
+		wg.Go(func() { r.watchCandidates(termCtx, lt.Token, stopTerm) })
 	}
 	var taskErr error
 	if starts {

