@@ -272,7 +272,9 @@ func trials(ctx context.Context, n, parallel int, trial func(context.Context) (t
 // store's TTL to lease.DefaultTTL (every interval of the runner is a fixed
 // fraction of the TTL, so the rate is inversely proportional to it); and
 // the requests the follower sent in its first startWindow renew intervals,
-// where what it does to learn the holder's schedule shows.
+// where what it does to learn the holder's schedule shows. With v's
+// Prefer, both have the same one, and their Candidates' requests count as
+// theirs.
 func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (leader, follower map[string]float64, startReads int, err error) {
 	run := randomHex(6)
 	name := "requests-" + run
@@ -292,12 +294,7 @@ func requestRates(ctx context.Context, st *store, d time.Duration, v variant) (l
 			return nil, nil, 0, err
 		}
 		defer done()
-		l, err := open(ctx, name, v.options(role, st.ttl))
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		pr := newProbe(l)
-		c, err := v.start(ctx, pr)
+		pr, c, err := v.contend(ctx, open, name, role, st.ttl)
 		if err != nil {
 			return nil, nil, 0, err
 		}

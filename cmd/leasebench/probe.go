@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -136,15 +137,61 @@ type contender struct {
 }
 
 // tenure is one term a contender led, as its task saw it: from the task's
-// start to its context's end (zero while it leads).
-type tenure struct{ start, end time.Time }
+// start to its context's end (zero while it leads), and its token.
+type tenure struct {
+	start, end time.Time
+	token      uint64
+}
 
 // variant is how a pair's contenders run: runners with a renew interval
 // (zero for the default), written into their records as
 // lease.Options.RenewInterval, and a renew deadline that leaves a
-// sixteenth of the TTL, as the defaults do.
+// sixteenth of the TTL, as the defaults do; and with a Prefer (empty:
+// none), their Candidates the lease's name and candidatesSuffix, as
+// leasehold run --prefer opens it.
 type variant struct {
-	renew time.Duration
+	renew  time.Duration
+	prefer string
+}
+
+// candidatesSuffix names the lease beside a contender's on which a
+// variant with a Prefer announces itself (leasehold run's).
+const candidatesSuffix = ".candidates"
+
+// handoffProbe is a probe of a lease.Handoffer that hands off too, so
+// that a runner with a Prefer takes it.
+type handoffProbe struct{ *probe }
+
+func (p handoffProbe) ReleaseTo(ctx context.Context, t lease.Term, successor string) error {
+	if p.dead() {
+		return hang(ctx)
+	}
+	return p.Lease.(lease.Handoffer).ReleaseTo(ctx, t, successor)
+}
+
+// contend opens the lease name for the contender role with open, in a
+// probe, and starts its runner; with a Prefer, its Candidates through
+// open too, so that a counting opener counts their requests as the
+// contender's.
+func (v variant) contend(ctx context.Context, open opener, name, role string, ttl time.Duration) (*probe, *contender, error) {
+	l, err := open(ctx, name, v.options(role, ttl))
+	if err != nil {
+		return nil, nil, err
+	}
+	pr := newProbe(l)
+	if v.prefer == "" {
+		c, err := v.start(ctx, pr)
+		return pr, c, err
+	}
+	if _, ok := l.(lease.Handoffer); !ok {
+		return nil, nil, fmt.Errorf("%T cannot hand off (lease.Handoffer), which Prefer needs", l)
+	}
+	cands, err := open(ctx, name+candidatesSuffix, v.options(role, ttl))
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := v.startWith(ctx, handoffProbe{pr}, cands)
+	return pr, c, err
 }
 
 // options are the lease options of a contender called role.
@@ -155,20 +202,27 @@ func (v variant) options(role string, ttl time.Duration) lease.Options {
 // start starts l's contender: a runner's campaign in the background,
 // until stopped.
 func (v variant) start(ctx context.Context, l lease.Lease) (*contender, error) {
+	return v.startWith(ctx, l, nil)
+}
+
+// startWith is start with v.prefer and cands as the runner's Prefer and
+// Candidates, when v has a Prefer.
+func (v variant) startWith(ctx context.Context, l, cands lease.Lease) (*contender, error) {
 	c := &contender{done: make(chan struct{})}
 	ttl := l.Options().TTL
 	var deadline time.Duration
 	if v.renew > 0 {
 		deadline = min(runner.DefaultRenewDeadline(ttl), ttl-v.renew-ttl/16)
 	}
-	r, err := runner.New(runner.Config{
+	cfg := runner.Config{
 		Lease:         l,
 		RenewInterval: v.renew,
 		RenewDeadline: deadline,
 		Logger:        quiet,
 		Task: func(ctx context.Context) error {
+			t, _ := runner.Term(ctx)
 			c.mu.Lock()
-			c.led = append(c.led, tenure{start: time.Now()})
+			c.led = append(c.led, tenure{start: time.Now(), token: t.Token})
 			i := len(c.led) - 1
 			c.mu.Unlock()
 			<-ctx.Done()
@@ -182,7 +236,11 @@ func (v variant) start(ctx context.Context, l lease.Lease) (*contender, error) {
 			c.demoted = append(c.demoted, d)
 			c.mu.Unlock()
 		},
-	})
+	}
+	if v.prefer != "" {
+		cfg.Prefer, cfg.Candidates = v.prefer, cands
+	}
+	r, err := runner.New(cfg)
 	if err != nil {
 		return nil, err
 	}
