@@ -161,6 +161,35 @@
 //
 //	go run ./cmd/leasebench -footprint -footprint-after main -markdown
 //
+// With -deploy it measures instead, and only, rolling deploys with and
+// without preference (runner.Config.Prefer and Candidates, as leasehold
+// run --prefer opens them: the lease's name and ".candidates" in the same
+// store), on each store of -backends (by default mem, minio, moto-s3,
+// dynalite, moto-dynamodb, azurite, gcs; quorums are skipped), at -ttl
+// as above:
+//
+//   - a rolling deploy: 5 runners at the defaults, each on a connection
+//     of its own (Prefer "1" with preference), once one leads, are
+//     replaced one at a time by new ones (Prefer "2"): a new one started,
+//     two TTLs later an old one stopped, a TTL later the next; and, as a
+//     second order, an old one stopped, a TTL later a new one started,
+//     two TTLs later the next. -deploy-trials deploys per store, order and
+//     preference, every column at once; the leadership changes of each
+//     (terms begun after the first election, until a TTL after a new
+//     instance leads), the leaderless time of each change (from the end of
+//     the latest term's task to the start of the next one's) and of each
+//     handoff, terms lost otherwise, and terms that overlapped;
+//   - requests: a leader and a follower, both without preference and both
+//     with Prefer "1" (the follower does not announce itself; the leader
+//     reads Candidates once per renewal), counted as above for -count-for,
+//     their Candidates' requests included.
+//
+// Azure Blob's leases cannot hand off (lease.Handoffer), so the runner
+// refuses Prefer there: only the deploys without preference run, and the
+// table shows "–" for the rest.
+//
+//	go run ./cmd/leasebench -deploy -deploy-trials 5 -markdown
+//
 // With -data FILE a run also writes the samples its figures draw (crash
 // failovers and handovers; or the shard groups' times and requests per
 // worker) to FILE as JSON, and
@@ -216,6 +245,7 @@ type config struct {
 	data           string
 	outage         time.Duration
 	footprint      footprintConfig
+	deployTrials   int
 }
 
 func main() {
@@ -253,6 +283,8 @@ func main() {
 	flag.DurationVar(&c.footprint.idle, "footprint-idle", 20*time.Second, "-footprint: how long the idle leader and follower run before their memory is read")
 	flag.DurationVar(&c.footprint.steady, "footprint-steady", 30*time.Second, "-footprint: how long a leader's CPU time is measured at the default TTL (rounded up to whole renew intervals)")
 	flag.IntVar(&c.footprint.runs, "footprint-runs", 5, "-footprint: runs of leasehold version and of run --once per build and store, whose medians are shown")
+	deploy := flag.Bool("deploy", false, "measure only rolling deploys of 5 instances without and with preference (runner.Config.Prefer), and a follower's requests with it, on each store of -backends")
+	flag.IntVar(&c.deployTrials, "deploy-trials", 5, "-deploy: rolling deploys per store, order and preference")
 	var shards, shardBaseline, shardScenarios string
 	flag.StringVar(&shards, "shards", "", "run only the shard scenarios, for these numbers of shards, comma-separated (\"10,100,1000\"; not given, and no -shard-baseline: the lease scenarios)")
 	flag.StringVar(&shardBaseline, "shard-baseline", "10,100", "numbers of shards of the KCL-style baseline; given without -shards, only the baseline runs")
@@ -282,8 +314,15 @@ func main() {
 		os.Exit(2)
 	}
 	c.backends = splitList(backends)
-	if *footprint && !flagSet(flag.CommandLine, "backends") {
+	switch {
+	case *footprint && !flagSet(flag.CommandLine, "backends"):
 		c.backends = footprintStores
+	case *deploy && !flagSet(flag.CommandLine, "backends"):
+		c.backends = storeNames
+	}
+	if *deploy && c.deployTrials <= 0 {
+		fmt.Fprintf(os.Stderr, "leasebench: -deploy-trials %d: want at least 1\n", c.deployTrials)
+		os.Exit(2)
 	}
 	c.resources = splitList(resourceStores)
 	if c.parallel <= 0 {
@@ -294,6 +333,13 @@ func main() {
 	defer stop()
 	if *footprint {
 		if err := footprintMain(ctx, c); err != nil {
+			fmt.Fprintln(os.Stderr, "leasebench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *deploy {
+		if err := deployMain(ctx, c); err != nil {
 			fmt.Fprintln(os.Stderr, "leasebench:", err)
 			os.Exit(1)
 		}
