@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
 )
@@ -174,7 +175,7 @@ func (p handoffProbe) ReleaseTo(ctx context.Context, t lease.Term, successor str
 // open too, so that a counting opener counts their requests as the
 // contender's.
 func (v variant) contend(ctx context.Context, open opener, name, role string, ttl time.Duration) (*probe, *contender, error) {
-	l, err := open(ctx, name, v.options(role, ttl))
+	l, err := openRetrying(ctx, open, name, v.options(role, ttl))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -186,7 +187,7 @@ func (v variant) contend(ctx context.Context, open opener, name, role string, tt
 	if _, ok := l.(lease.Handoffer); !ok {
 		return nil, nil, fmt.Errorf("%T cannot hand off (lease.Handoffer), which Prefer needs", l)
 	}
-	cands, err := open(ctx, name+candidatesSuffix, v.options(role, ttl))
+	cands, err := openRetrying(ctx, open, name+candidatesSuffix, v.options(role, ttl))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -197,6 +198,20 @@ func (v variant) contend(ctx context.Context, open opener, name, role string, tt
 // options are the lease options of a contender called role.
 func (v variant) options(role string, ttl time.Duration) lease.Options {
 	return lease.Options{Identity: role, TTL: ttl, RenewInterval: v.renew}
+}
+
+// openRetrying opens the lease name with open, retrying a transient
+// failure (dynamolease describes its table within the CallTimeout, which
+// a busy emulator misses) every TTL/3, for up to three TTLs.
+func openRetrying(ctx context.Context, open opener, name string, opts lease.Options) (lease.Lease, error) {
+	deadline := time.Now().Add(3 * opts.TTL)
+	for {
+		l, err := open(ctx, name, opts)
+		if err == nil || !lease.Retryable(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return l, err
+		}
+		ctxtime.Sleep(ctx, opts.TTL/3)
+	}
 }
 
 // start starts l's contender: a runner's campaign in the background,
