@@ -65,6 +65,10 @@ type backend struct {
 	// storeJudged: the store, not the object, decides who holds the lease
 	// (Azure's native blob lease); there is no restore fault.
 	storeJudged bool
+	// prefer are the modes whose contenders run with a preference
+	// (runner.Config.Prefer, leasehold run --prefer), the deploy fault
+	// among the faults: handoffs mixed into them.
+	prefer []mode
 	// http, if set, puts a fault proxy (internal/faultproxy) between each
 	// contender and its toxiproxy proxy, and adds the HTTP faults to the
 	// run: the service's answers under strain, and writes applied whose
@@ -85,7 +89,7 @@ type httpFaults struct {
 var backends = []backend{
 	{name: "minio", variable: "LEASEHOLD_MINIO_ENDPOINT", ttl: 2 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string), rawStore) {
 		return prepareS3(t, ep, os.Getenv("LEASEHOLD_MINIO_ACCESS_KEY"), os.Getenv("LEASEHOLD_MINIO_SECRET_KEY"))
-	}, http: &httpFaults{throttled: faultproxy.S3SlowDown, write: faultproxy.S3PutObject, failed: faultproxy.S3InternalError}},
+	}, http: &httpFaults{throttled: faultproxy.S3SlowDown, write: faultproxy.S3PutObject, failed: faultproxy.S3InternalError}, prefer: []mode{runnerMode, leaseholdMode}},
 	// moto serves S3 and DynamoDB from one Python process, shared by the
 	// runs beside this one, and its answers under CI's load are slow enough
 	// to restart a follower's count (rule 2: a read returning more than R
@@ -95,7 +99,10 @@ var backends = []backend{
 	{name: "moto-s3", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 4 * time.Second, prepare: func(t *testing.T, ep string) (string, func(string) (string, []string), rawStore) {
 		return prepareS3(t, ep, "chaos", "chaos")
 	}},
-	{name: "dynalite", variable: "LEASEHOLD_DYNALITE_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo},
+	// leasehold run --prefer cannot open its candidates in a lease table
+	// yet (cmd/leasehold's TestPreferOnADynamoDBLeaseTable, build tag
+	// preferdynamoopen): the runner's contenders only.
+	{name: "dynalite", variable: "LEASEHOLD_DYNALITE_ENDPOINT", ttl: 2 * time.Second, prepare: prepareDynamo, prefer: []mode{runnerMode}},
 	{name: "moto-dynamodb", variable: "LEASEHOLD_MOTO_ENDPOINT", ttl: 4 * time.Second, prepare: prepareDynamo},
 	{name: "azurite", variable: "LEASEHOLD_AZURITE_CONNECTION_STRING", ttl: 15 * time.Second, prepare: prepareAzure, storeJudged: true},
 	// gcslease.MinTTL: Cloud Storage allows about one write per second to an object.
@@ -137,7 +144,12 @@ func TestMain(m *testing.M) {
 // On MinIO, a fault proxy between each contender and its toxiproxy proxy
 // adds HTTP faults: the leader throttled (503 SlowDown to every request),
 // and the leader's writes applied with their answers lost or replaced by
-// a 500 InternalError.
+// a 500 InternalError. On MinIO and dynalite (backend.prefer) the
+// contenders run with a preference, and a deploy fault restarts a follower
+// with a greater one, which the leader hands the lease to: handoffs among
+// the kills, pauses and partitions (a killed leader of the greatest
+// preference, restarted, is handed the lease back too); the run logs how
+// many.
 func TestChaos(t *testing.T) {
 	t.Parallel()
 	tp, bins, duration := setup(t)
@@ -167,10 +179,25 @@ func TestChaos(t *testing.T) {
 						d *= 2 // a TTL of 15s: fewer faults fit in the time
 					}
 					upstream, contender, _ := b.prepare(t, value)
-					c := newChaos(t, tp, bins, m, b, upstream, contender, 0)
-					c.run(d, faultsOf(b))
+					kinds := faultsOf(b)
+					var c *chaosRun
+					if slices.Contains(b.prefer, m) {
+						// Twice as likely as another fault: a few handoffs in a short run.
+						kinds = append(kinds, deployFollower, deployFollower)
+						c = newPreferring(t, tp, bins, m, b, upstream, contender)
+					} else {
+						c = newChaos(t, tp, bins, m, b, upstream, contender, 0)
+					}
+					c.run(d, kinds)
 					res := c.check()
 					t.Logf("%s contenders on %s, TTL %v, %v:\n%s", m, b.name, b.ttl, d, res.Summary(c.faults))
+					if c.prefer {
+						n := c.handoffs()
+						t.Logf("%s contenders on %s: %d handoffs completed (the leader's ReleaseTo to a contender of a greater preference)", m, b.name, n)
+						if n == 0 && strict() {
+							t.Errorf("%s: no handoff in a run that began with a deploy, and LEASEHOLD_CHAOS_STRICT=1; logs in %s", b.name, c.dir)
+						}
+					}
 					verdict(t, b.name, "leaders' records", c.dir, res.Safe(), res.OK())
 				})
 			}
@@ -325,6 +352,11 @@ const (
 	// comes back, nor lose track of a takeover whose answer it never got.
 	hangFollower      faultKind = "hang-follower"      // as hang-leader, on a follower
 	partitionFollower faultKind = "partition-follower" // a follower's proxy disabled
+	// A deploy, where contenders run with a preference (backend.prefer): a
+	// follower stopped (SIGTERM) and started again with a preference
+	// greater than every other contender's, which the leader then hands
+	// the lease to.
+	deployFollower faultKind = "deploy"
 	// HTTP faults, on backends with a fault proxy (backend.http).
 	throttleLeader faultKind = "throttle-leader"     // every request answered as throttled (503 SlowDown, ...)
 	loseAnswers    faultKind = "lost-answers-leader" // every write applied, its answer lost or a 500
@@ -370,6 +402,7 @@ type slot struct {
 	// each member, in the members' order (TestChaosQuorum).
 	members  []string
 	http     *faultproxy.Proxy // in front of the toxiproxy proxy, when the backend has HTTP faults
+	prefer   int               // its process's preference, when the run has them
 	leaseURL string
 	env      []string
 
@@ -389,6 +422,9 @@ type chaosRun struct {
 	b      backend
 	dir    string
 	unsafe float64
+	// prefer: the contenders run with a preference (-prefer, --prefer),
+	// 1 until a deploy fault gives one a greater one.
+	prefer bool
 	shards int // leasehold run --shards N, if not 0
 	// holders makes shards leasehold run --holders N: slots, at most one
 	// a member.
@@ -407,6 +443,18 @@ func newChaos(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, ups
 	c := newRun(t, tp, bins, m, b, upstream, contender, contenders)
 	c.unsafe = unsafe
 	for _, s := range c.slots {
+		c.start(s)
+	}
+	return c
+}
+
+// newPreferring is newChaos of contenders with a preference.
+func newPreferring(t *testing.T, tp *toxiproxy, bins binaries, m mode, b backend, upstream string, contender func(string) (string, []string)) *chaosRun {
+	t.Helper()
+	c := newRun(t, tp, bins, m, b, upstream, contender, contenders)
+	c.prefer = true
+	for _, s := range c.slots {
+		s.prefer = 1
 		c.start(s)
 	}
 	return c
@@ -474,10 +522,16 @@ func (c *chaosRun) start(s *slot) {
 	if c.unsafe > 0 {
 		args = append(args, "-unsafe-renew-deadline", strconv.FormatFloat(c.unsafe, 'f', -1, 64))
 	}
+	if c.prefer {
+		args = append(args, "-prefer", strconv.Itoa(s.prefer))
+	}
 	if c.mode == leaseholdMode {
 		run := []string{"run"}
 		if c.shards > 0 {
 			run = append(run, "--"+c.groupFlag(), strconv.Itoa(c.shards))
+		}
+		if c.prefer {
+			run = append(run, "--prefer", strconv.Itoa(s.prefer))
 		}
 		bin, args = c.bins.leasehold, append(run, "--lease", s.leaseURL, "--identity", s.id, "--ttl", c.b.ttl.String(),
 			"--grace", "1s", "--", c.bins.contender, "-child", "-log", s.log)
@@ -513,6 +567,33 @@ func (c *chaosRun) kill(s *slot) {
 	_ = s.cmd.Process.Kill()
 	<-s.done
 	s.kills[s.log] = monotonic()
+}
+
+// stop stops s's process gracefully (SIGTERM), killing it if it does not
+// stop.
+func (c *chaosRun) stop(s *slot) {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(2*c.b.ttl + 10*time.Second):
+		c.t.Errorf("%s: %s did not stop within %v of SIGTERM; killing it", c.b.name, s.id, 2*c.b.ttl+10*time.Second)
+		c.kill(s)
+	}
+}
+
+// handoffs counts the terms that the contenders' logs (the runner's, in
+// their stderr) say were handed off, the lease handed to the successor.
+func (c *chaosRun) handoffs() int {
+	n := 0
+	files, _ := filepath.Glob(filepath.Join(c.dir, "*.stderr"))
+	for _, f := range files {
+		for _, line := range readLines(f) {
+			if strings.Contains(line, "msg=demoted") && strings.Contains(line, `reason="handed off"`) && strings.Contains(line, "released=true") {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // stopAll stops every process gracefully (SIGTERM: the leader releases),
@@ -570,12 +651,17 @@ func (c *chaosRun) between(lo, hi float64) time.Duration {
 }
 
 // run injects faults of the given kinds, one at a time with quiet spells
-// between them, for d; then stops every contender.
+// between them, for d; then stops every contender. Contenders with a
+// preference meet a deploy first, so that every such run hands off.
 func (c *chaosRun) run(d time.Duration, kinds []faultKind) {
 	deadline := time.Now().Add(d)
 	time.Sleep(c.between(1, 1.5)) // the first election
-	for time.Now().Before(deadline) {
-		c.inject(kinds[c.rng.IntN(len(kinds))])
+	for i := 0; time.Now().Before(deadline); i++ {
+		kind := kinds[c.rng.IntN(len(kinds))]
+		if i == 0 && c.prefer {
+			kind = deployFollower
+		}
+		c.inject(kind)
 		time.Sleep(c.between(1, 2)) // a new leader settles in
 	}
 	c.stopAll()
@@ -590,7 +676,7 @@ func (c *chaosRun) inject(kind faultKind) {
 		return
 	}
 	target := c.leader()
-	if kind == hangFollower || kind == partitionFollower {
+	if kind == hangFollower || kind == partitionFollower || kind == deployFollower {
 		var followers []*slot
 		for _, s := range c.slots {
 			if s != target && s.alive() {
@@ -634,6 +720,18 @@ func (c *chaosRun) apply(kind faultKind, target *slot) {
 		c.faults = append(c.faults, f)
 		time.Sleep(c.between(0.5, 2))
 		c.start(target)
+		return
+	case deployFollower:
+		if !target.alive() {
+			return
+		}
+		c.stop(target)
+		for _, s := range c.slots {
+			target.prefer = max(target.prefer, s.prefer+1)
+		}
+		c.start(target)
+		f.End = monotonic()
+		c.faults = append(c.faults, f)
 		return
 	case stopMember:
 		if !target.alive() {

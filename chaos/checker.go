@@ -2,8 +2,11 @@
 // processes (chaos/contender: a runner on lease.Open) compete for one lease
 // on a real store, each reaching it through a toxiproxy proxy of its own,
 // while the test kills and restarts the leader, delays, hangs and resets
-// its connection, cuts it off alone, and hangs or cuts off a follower;
-// on the CAS stores, TestChaosRestore puts an earlier write of the holder's
+// its connection, cuts it off alone, and hangs or cuts off a follower; on
+// MinIO and dynalite the contenders run with a preference
+// (runner.Config.Prefer, leasehold run --prefer), and a deploy restarts a
+// follower with a greater one, which the leader hands the lease to, so
+// that handoffs mix with the faults; on the CAS stores, TestChaosRestore puts an earlier write of the holder's
 // term back, straight at the store, while the followers are cut off.
 // Every leader records its own
 // leadership intervals on CLOCK_MONOTONIC with its fencing token, and Check

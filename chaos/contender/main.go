@@ -19,6 +19,11 @@
 // appends "cont <ns> <token> <pid> [<shard>]" first thing, so that the test
 // knows a command it saw stopped, and then killed, did not run again.
 //
+// -prefer VALUE runs the runner with that Config.Prefer, its Candidates
+// the lease at -lease's path and ".candidates" (what leasehold run
+// --prefer names KEY.candidates), so that the leader hands the lease to a
+// contender whose VALUE orders after its own.
+//
 // -unsafe-renew-deadline F breaks the safety rule RenewDeadline < TTL on
 // purpose, for the test that shows the checker catches an overlap: the
 // runner sees a lease whose Options report a TTL ten times the real one,
@@ -34,6 +39,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -58,12 +64,13 @@ func main() {
 	logPath := flag.String("log", "", "file the leadership intervals are appended to")
 	unsafe := flag.Float64("unsafe-renew-deadline", 0, "if set, RenewDeadline = this × TTL, on purpose beyond the TTL (see the doc)")
 	child := flag.Bool("child", false, "be the command of leasehold run instead (see the doc)")
+	prefer := flag.String("prefer", "", "the runner's Prefer, its Candidates beside the lease (see the doc)")
 	flag.Parse()
 	var err error
 	if *child {
 		err = runChild(*logPath)
 	} else {
-		err = run(*leaseURL, *identity, *ttl, *logPath, *unsafe)
+		err = run(*leaseURL, *identity, *ttl, *logPath, *unsafe, *prefer)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "contender:", err)
@@ -71,7 +78,7 @@ func main() {
 	}
 }
 
-func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe float64) error {
+func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe float64, prefer string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rec, err := newRecorder(logPath)
@@ -80,23 +87,10 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	// Open may need the store (dynamodb describes its table): retry while
-	// faults are injected.
-	var l lease.Lease
-	for {
-		l, err = lease.Open(ctx, leaseURL, lease.Options{Identity: identity, TTL: ttl})
-		if err == nil {
-			break
-		}
-		if !lease.Retryable(err) || ctx.Err() != nil {
-			return err
-		}
-		logger.Warn("open failed; retrying", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(ttl / 3):
-		}
+	opts := lease.Options{Identity: identity, TTL: ttl}
+	l, err := open(ctx, leaseURL, opts, logger)
+	if l == nil {
+		return err
 	}
 	cfg := runner.Config{
 		Lease:  l,
@@ -110,6 +104,17 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 			rec.line("end", t.Token)
 			return nil
 		},
+	}
+	if prefer != "" {
+		u, err := url.Parse(leaseURL)
+		if err != nil {
+			return err
+		}
+		u.Path += ".candidates"
+		if cfg.Candidates, err = open(ctx, u.String(), opts, logger); cfg.Candidates == nil {
+			return err
+		}
+		cfg.Prefer = prefer
 	}
 	if unsafe > 0 {
 		// The runner's timing at the real TTL, not at the TTL the lie
@@ -129,6 +134,28 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 		return err
 	}
 	return r.Run(ctx)
+}
+
+// open opens the lease at leaseURL. Open may need the store (dynamodb
+// describes its table): it retries while faults are injected, and returns
+// a nil Lease once ctx ends (err nil) or on an error that is not
+// transient.
+func open(ctx context.Context, leaseURL string, opts lease.Options, logger *slog.Logger) (lease.Lease, error) {
+	for {
+		l, err := lease.Open(ctx, leaseURL, opts)
+		if err == nil {
+			return l, nil
+		}
+		if !lease.Retryable(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		logger.Warn("open failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(opts.TTL / 3):
+		}
+	}
 }
 
 // runChild is the command of "leasehold run": it records its start with
