@@ -225,7 +225,7 @@ func canHandOff(ctx context.Context, st *store) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	l, err := open(ctx, "handoff-"+randomHex(6), lease.Options{Identity: "bench-handoff", TTL: st.ttl})
+	l, err := openRetrying(ctx, open, "handoff-"+randomHex(6), lease.Options{Identity: "bench-handoff", TTL: st.ttl})
 	if err != nil {
 		return false, err
 	}
