@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runner"
-	"github.com/leasehold/leasehold/shard"
 )
 
 // handoffOptions are the flags of leasehold handoff.
@@ -132,17 +132,42 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 const candidatesSuffix = ".candidates"
 
 // openCandidates opens the lease of the candidates beside o's lease: its
-// key and candidatesSuffix, in the same store; what prefixes its errors.
+// key and candidatesSuffix, in the same store, with the same parameters
+// (candidatesURL); what prefixes its errors.
 func openCandidates(ctx context.Context, what string, o *commonOptions) (lease.Lease, error) {
-	objs, key, err := shard.OpenStore(ctx, o.lease, o.leaseOptions())
+	cu, err := candidatesURL(o.lease)
 	if err != nil {
 		return nil, exitf(exitConfig, "%s: the candidates' lease beside --lease %s: %v", what, lease.RedactURL(o.lease), err)
 	}
-	l, err := objs.Lease(key+candidatesSuffix, o.leaseOptions())
+	l, err := lease.Open(ctx, cu, o.leaseOptions())
 	if err != nil {
-		return nil, exitf(exitConfig, "%s: the candidates' lease at %s%s: %v", what, key, candidatesSuffix, err)
+		return nil, exitf(exitConfig, "%s: the candidates' lease %s: %v", what, lease.RedactURL(cu), err)
 	}
 	return l, nil
+}
+
+// candidatesURL is leaseURL with candidatesSuffix after its key: its path
+// (s3://BUCKET/KEY, dynamodb://TABLE/NAME, gs://BUCKET/OBJECT), or its
+// host (mem://NAME). A quorum's (quorum:URL,...) is refused: its members'
+// candidates are not opened yet.
+func candidatesURL(leaseURL string) (string, error) {
+	u, err := url.Parse(leaseURL)
+	switch {
+	case err != nil:
+		return "", err
+	case u.Opaque != "":
+		return "", fmt.Errorf("a %s: lease cannot hand over yet (its members' candidates' keys are not opened)", u.Scheme)
+	case u.Path != "" && u.Path != "/":
+		u.Path += candidatesSuffix
+		if u.RawPath != "" {
+			u.RawPath += candidatesSuffix
+		}
+	case u.Host != "":
+		u.Host += candidatesSuffix
+	default:
+		return "", errors.New("it names no key")
+	}
+	return u.String(), nil
 }
 
 // waitForHandoff reads l every TTL/20 until another contender than from's

@@ -1,10 +1,9 @@
-//go:build preferdynamoopen
-
-// Open (build tag preferdynamoopen): openCandidates opens the candidates'
-// lease through shard.OpenStore, which reads a dynamodb:// URL's table as
-// a shard group's (HASH "group", RANGE "key"), so --prefer fails on every
-// lease in a lease table (HASH "lease"), the table the docs and Terraform
-// make.
+// Found by the leasebench -deploy helper: openCandidates opened the
+// candidates' lease through shard.OpenStore, which reads a dynamodb://
+// URL's table as a shard group's (HASH "group", RANGE "key"), so --prefer
+// failed on every lease in a lease table (HASH "lease"), the table the
+// docs and Terraform make. It now opens the lease URL with the suffix
+// after its key.
 
 package main
 
@@ -28,7 +27,7 @@ func TestPreferOnADynamoDBLeaseTable(t *testing.T) {
 		lease:    fmt.Sprintf("dynamodb://%s/jobs/nightly?endpoint=%s&region=us-east-1", table, url.QueryEscape(endpoint)),
 		identity: "a", ttl: 2 * time.Second,
 	}}
-	l, err := openCandidates(t.Context(), o)
+	l, err := openCandidates(t.Context(), "run: --prefer", &o.commonOptions)
 	if err != nil {
 		t.Fatalf("openCandidates: %v", err)
 	}
@@ -38,5 +37,23 @@ func TestPreferOnADynamoDBLeaseTable(t *testing.T) {
 	}
 	if err := l.Release(t.Context(), term); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestCandidatesURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"s3://b/jobs/nightly?region=eu-west-1", "s3://b/jobs/nightly.candidates?region=eu-west-1"},
+		{"dynamodb://t/nightly?endpoint=http%3A%2F%2F127.0.0.1%3A8000", "dynamodb://t/nightly.candidates?endpoint=http%3A%2F%2F127.0.0.1%3A8000"},
+		{"gs://b/a%2Fb", "gs://b/a%2Fb.candidates"},
+		{"mem://nightly", "mem://nightly.candidates"},
+	} {
+		if got, err := candidatesURL(c.in); err != nil || got != c.want {
+			t.Errorf("candidatesURL(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"quorum:mem://a,mem://b,mem://c", "s3://", "%zz"} {
+		if got, err := candidatesURL(bad); err == nil {
+			t.Errorf("candidatesURL(%q) = %q, want an error", bad, got)
+		}
 	}
 }
