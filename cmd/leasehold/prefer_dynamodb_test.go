@@ -1,3 +1,5 @@
+//go:build linux
+
 // Found by the leasebench -deploy helper: openCandidates opened the
 // candidates' lease through shard.OpenStore, which reads a dynamodb://
 // URL's table as a shard group's (HASH "group", RANGE "key"), so --prefer
