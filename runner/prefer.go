@@ -37,8 +37,9 @@ const AnnotationHandoffTo = "runner/handoff-to"
 // any leader's.
 const AnnotationHandoffTerm = "runner/handoff-term"
 
-// anyOther is AnnotationHandoffTo's value for any contender but the leader.
-const anyOther = "*"
+// HandoffToAnyOther is AnnotationHandoffTo's value that asks for any
+// contender but the leader.
+const HandoffToAnyOther = "*"
 
 // ComparePrefer orders two Config.Prefer values as the runner does: -1
 // when a orders before b, +1 after, 0 when equal. It compares them in
@@ -202,7 +203,7 @@ func (r *Runner) handoffTo(rec lease.Record, token uint64) (to, why string, ok b
 		return "", "", false
 	case asked != "" && term != "" && term != strconv.FormatUint(token, 10):
 		return "", "", false // a request for another leader's term
-	case asked == anyOther:
+	case asked == HandoffToAnyOther:
 		return "", "asked, to any other contender", true
 	case asked == self:
 		return "", "", false
@@ -226,8 +227,25 @@ type candidacy struct {
 	quiet   time.Time // no announcement before then
 }
 
+// follow announces this contender, or withdraws its announcement, as the
+// lease's record rec, just read, says: on while its leader, not handing
+// off, has a Prefer that orders before this runner's (a leader without one
+// reads no Candidates: announcing to it costs and does nothing). It
+// reports whether this contender is announced. A nil candidacy (no
+// Prefer) does nothing, as do all its methods.
+func (c *candidacy) follow(ctx context.Context, rec lease.Record) bool {
+	if c == nil {
+		return false
+	}
+	c.want(ctx, rec.Held() && rec.Successor() == "" && preferOf(rec) != "" && ComparePrefer(c.r.cfg.Prefer, preferOf(rec)) > 0)
+	return c.announced()
+}
+
 // want starts the announcement (on) or withdraws it (off), once.
 func (c *candidacy) want(ctx context.Context, on bool) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	on = on && !time.Now().Before(c.quiet)
@@ -273,6 +291,9 @@ func (c *candidacy) want(ctx context.Context, on bool) {
 // that handed the lease over, as an operator asked, does not ask for it
 // back at once.
 func (c *candidacy) quietFor(d time.Duration) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.quiet = time.Now().Add(d)

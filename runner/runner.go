@@ -87,7 +87,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			wait, failures = r.restartDelay(d.Err, time.Since(elected), failures)
 			r.cfg.Logger.Info("task ended; campaigning again after a wait", "err", d.Err, "wait", wait, "failures_in_a_row", failures)
 			ctxtime.Sleep(ctx, wait)
-		case d.Reason == HandedOff && r.cands != nil:
+		case d.Reason == HandedOff:
 			r.cands.quietFor(r.cfg.CoolDown)
 			if d.Successor == "" {
 				r.cfg.Logger.Info("cooling down before campaigning again", "cool_down", r.cfg.CoolDown)
@@ -114,9 +114,7 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 		began := time.Now()
 		t, err := r.cfg.Lease.Acquire(ctx)
 		if err == nil {
-			if r.cands != nil {
-				r.cands.want(ctx, false)
-			}
+			r.cands.want(ctx, false)
 			// A minimum hold is the previous holder's alone: the
 			// package's backends do not carry its mark over
 			// (driver.CarriedOver), and a Lease that does never has this
@@ -138,24 +136,15 @@ func (r *Runner) campaign(ctx context.Context, giveUp func(error) bool) (lease.T
 			if held.Wait > 0 {
 				wait = min(wait, held.Wait)
 			}
-			if r.cands != nil {
-				rec := held.Record
-				// A leader without a Prefer (or of a version without it)
-				// reads no Candidates: announcing to it costs and does
-				// nothing.
-				r.cands.want(ctx, rec.Held() && rec.Successor() == "" && preferOf(rec) != "" && ComparePrefer(r.cfg.Prefer, preferOf(rec)) > 0)
-				if r.cands.announced() {
-					wait = min(wait, r.announceStep())
-				}
+			if r.cands.follow(ctx, held.Record) {
+				wait = min(wait, r.announceStep())
 			}
 		default:
 			r.cfg.Logger.Warn("campaign: acquire failed; will retry", "err", err, "retry_in", wait)
-			if r.cands != nil {
-				// A candidate that cannot take the lease withdraws, or
-				// every leader would hand it the lease, to lapse a TTL
-				// later (red team 28).
-				r.cands.want(ctx, false)
-			}
+			// A candidate that cannot take the lease withdraws, or every
+			// leader would hand it the lease, to lapse a TTL later (red
+			// team 28).
+			r.cands.want(ctx, false)
 		}
 		if giveUp != nil && giveUp(err) {
 			return lease.Term{}, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 		if err := lease.ValidateIdentity(o.to); err != nil {
 			return usageError("handoff", fmt.Errorf("--to: %w", err))
 		}
-		if o.to == "*" {
+		if o.to == runner.HandoffToAnyOther {
 			return usageError("handoff", errors.New(`--to "*": give an instance's identity, or no --to for any other instance`))
 		}
 	}
@@ -82,14 +83,10 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	if err != nil {
 		return err
 	}
-	to := o.to
-	if to == "" {
-		to = "*"
-	}
+	to := cmp.Or(o.to, runner.HandoffToAnyOther)
 	began := time.Now()
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var after lease.Record
 	r, err := runner.New(runner.Config{
 		Lease:            cands,
 		Logger:           log,
@@ -112,7 +109,7 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	if err := r.Run(hctx); err != nil {
 		return exitf(storeExit(err), "handoff: %v", err)
 	}
-	after = waitForHandoff(hctx, l, rec, o.to)
+	after := waitForHandoff(hctx, l, rec, o.to)
 	out := handoffReport{From: rec.Holder, FromToken: rec.Token, Took: time.Since(began).Round(time.Millisecond).String()}
 	if after.Holder == "" {
 		if err := o.print(env.stdout, out, func() {
