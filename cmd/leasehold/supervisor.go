@@ -329,7 +329,7 @@ func (s *supervisor) start(ctx context.Context, j job) (*child, error) {
 // givenVars are the variables leasehold gives the command to say what its
 // run is (start, and the shard's job).
 var givenVars = []string{"LEASEHOLD_TOKEN", "LEASEHOLD_LEASE", "LEASEHOLD_IDENTITY", "LEASEHOLD_PROGRESS_FILE",
-	"LEASEHOLD_PERIOD", "LEASEHOLD_SHARD", "LEASEHOLD_SHARDS"}
+	"LEASEHOLD_PERIOD", "LEASEHOLD_SHARD", "LEASEHOLD_SHARDS", "LEASEHOLD_SLOT", "LEASEHOLD_SLOTS"}
 
 // withoutGiven returns a copy of env without givenVars: the command gets
 // only those of its own run, never those leasehold's own environment
