@@ -255,7 +255,7 @@ func (o *runOptions) validate(f *flagSet) error {
 		// of thousands of members, written to every one of them).
 		return fmt.Errorf("--lease is %d bytes long: the command is given it in LEASEHOLD_LEASE, and a variable of %d bytes or more cannot be given to a command (Linux's MAX_ARG_STRLEN); name fewer quorum members, or shorter URLs", len(o.lease), maxVariable)
 	case o.prefer != "" && (o.once || o.shards != 0 || o.holders != 0):
-		return fmt.Errorf("--prefer %s is for run without --once, --shards or --holders: only one leader's lease is handed over", o.prefer)
+		return fmt.Errorf("--prefer %q is for run without --once, --shards or --holders: only one leader's lease is handed over", o.prefer)
 	case (o.holders != 0 || f.set("holders")) && (o.shards != 0 || f.set("shards")):
 		return fmt.Errorf("--holders (%d) and --shards (%d) exclude each other: --holders N is a group of N slots, each instance holding at most one", o.holders, o.shards)
 	case o.holders != 0 || f.set("holders"):
