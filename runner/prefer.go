@@ -117,12 +117,12 @@ func checkPrefer(cfg Config) error {
 	case cfg.Prefer == "" && cfg.Candidates == nil:
 		return nil
 	case cfg.Candidates == nil:
-		return invalid("Candidates", nil, "is required with Prefer ("+cfg.Prefer+"): the lease on which a better candidate announces itself")
+		return invalid("Candidates", nil, "is required with Prefer ("+strconv.Quote(cfg.Prefer)+"): the lease on which a better candidate announces itself")
 	case cfg.Prefer == "":
 		return invalid("Prefer", `""`, "is required with Candidates")
 	}
 	if err := lease.NewAnnotations(map[string]string{AnnotationPrefer: cfg.Prefer}).Validate(); err != nil {
-		return invalid("Prefer", cfg.Prefer, "cannot be stored in a record: "+err.Error())
+		return invalid("Prefer", strconv.Quote(cfg.Prefer), "cannot be stored in a record: "+err.Error())
 	}
 	if _, ok := cfg.Lease.(lease.Handoffer); !ok {
 		return invalid("Lease", fmt.Sprintf("%T", cfg.Lease), "cannot hand the lease to a named contender (lease.Handoffer), which Prefer needs: a compare-and-swap store or a quorum of them can, Azure Blob cannot yet")

@@ -140,8 +140,10 @@ func (d *durationValue) Set(s string) error {
 // job): in a command's environment they describe its parent, and would
 // configure a leasehold the command runs as the parent is (red team 14: a
 // shard's command that ran leasehold run --lease URL started a group of
-// two shards, and ran its step twice at once).
-var givenToCommand = map[string]bool{"lease": true, "identity": true, "progress-file": true, "period": true, "shards": true, "holders": true}
+// two shards, and ran its step twice at once). LEASEHOLD_PREFER is not
+// given but inherited, and describes the parent all the same (red team
+// 30: a nested run --once refused the parent's preference).
+var givenToCommand = map[string]bool{"lease": true, "identity": true, "progress-file": true, "period": true, "shards": true, "holders": true, "prefer": true}
 
 // parse sets flags from their environment variables (lookupEnv), then
 // from args, and returns the arguments after the flags. A variable that is

@@ -240,7 +240,8 @@ The command gets:
   leasehold's own environment.
 Those of them that are also leasehold's flags' variables (LEASEHOLD_LEASE,
 LEASEHOLD_IDENTITY, LEASEHOLD_PROGRESS_FILE, LEASEHOLD_PERIOD,
-LEASEHOLD_SHARDS, and LEASEHOLD_HOLDERS) describe this run: a leasehold
+LEASEHOLD_SHARDS, and LEASEHOLD_HOLDERS), and LEASEHOLD_PREFER, inherited,
+describe this run: a leasehold
 that the command runs (LEASEHOLD_TOKEN set) does not read them; give it its
 flags.
 It runs in a process group of its own: signals go to the whole group,

@@ -1,4 +1,4 @@
-//go:build linux && redteam30open
+//go:build linux
 
 package main
 
@@ -11,7 +11,7 @@ import (
 // TestRedTeam30PreferControlBytesAlone: a --prefer with a terminal escape is
 // refused (exit 64) without writing the escape to stderr raw, without
 // --once: runner.checkPrefer puts the raw value in its OptionError (rule 8:
-// a clear error). Fails at HEAD.
+// a clear error). Failed at 6083802; the runner now quotes it.
 func TestRedTeam30PreferControlBytesAlone(t *testing.T) {
 	url := "mem://" + memName("rt30pref")
 	for _, extra := range [][]string{nil} {
