@@ -12,6 +12,12 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
+// CandidatesSuffix follows a lease's key in the key of its Candidates, as
+// leasehold run --prefer and leasehold handoff open them (NAME.candidates
+// beside NAME, in the same store), and the Terraform modules grant them
+// (prefer = true).
+const CandidatesSuffix = ".candidates"
+
 // AnnotationPrefer is the key under which a leader with a Config.Prefer
 // writes it into its lease's record, and a candidate into its record of
 // Config.Candidates, so that each reads the other's.
@@ -125,7 +131,7 @@ func checkPrefer(cfg Config) error {
 		return invalid("Prefer", strconv.Quote(cfg.Prefer), "cannot be stored in a record: "+err.Error())
 	}
 	if _, ok := cfg.Lease.(lease.Handoffer); !ok {
-		return invalid("Lease", fmt.Sprintf("%T", cfg.Lease), "cannot hand the lease to a named contender (lease.Handoffer), which Prefer needs: a compare-and-swap store or a quorum of them can, Azure Blob cannot yet")
+		return invalid("Lease", fmt.Sprintf("%T", cfg.Lease), "cannot hand the lease to a named contender (lease.Handoffer), which Prefer needs: every leasehold backend's lease can, and a quorum of them")
 	}
 	if id, cid := cfg.Lease.Options().Identity, cfg.Candidates.Options().Identity; id != cid {
 		return invalid("Candidates", cid, "must be opened with the Lease's Identity ("+id+")")

@@ -392,7 +392,7 @@ func deployTables(c config, results []*deployResult) (deploys, reqs *table, note
 		}
 		reqs.rows = append(reqs.rows, []string{r.st.name, requests(r.rates[0][1]), requests(r.rates[1][1]), ratio, requests(r.rates[0][0]), requests(r.rates[1][0])})
 		if r.asked && !r.handoff {
-			notes = append(notes, fmt.Sprintf("%s: its leases cannot hand off (no lease.Handoffer: Azure Blob's native lease cannot name a successor), so runner.Config.Prefer is refused and only the deploys without preference ran", r.st.name))
+			notes = append(notes, fmt.Sprintf("%s: its leases cannot hand off (no lease.Handoffer), so runner.Config.Prefer is refused and only the deploys without preference ran", r.st.name))
 		}
 		notes = append(notes, r.errs...)
 	}

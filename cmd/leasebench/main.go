@@ -184,8 +184,8 @@
 //     reads Candidates once per renewal), counted as above for -count-for,
 //     their Candidates' requests included.
 //
-// Azure Blob's leases cannot hand off (lease.Handoffer), so the runner
-// refuses Prefer there: only the deploys without preference run, and the
+// A store whose leases cannot hand off (no lease.Handoffer) has its Prefer
+// refused by the runner: only the deploys without preference run, and the
 // table shows "–" for the rest.
 //
 //	go run ./cmd/leasebench -deploy -deploy-trials 5 -markdown

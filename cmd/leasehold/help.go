@@ -362,7 +362,7 @@ if the chosen one has gone, another takes the lease a TTL later, as after
 a crash. Instances that do not order after the leader cost what they did.
 "leasehold handoff --lease URL [--to IDENTITY]" asks such a leader to hand
 over on purpose (give every instance the same VALUE to hand over only on
-request). Not with --once, --shards or --holders, nor on Azure Blob yet.
+request). Not with --once, --shards or --holders.
 
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases

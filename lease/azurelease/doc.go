@@ -24,10 +24,18 @@
 // the error. Release marks the record released and keeps the token; the
 // blob is never deleted.
 //
-// A contender that calls Acquire again while it holds the lease gets a new
-// term with a new token: the Azure lease moves to a new lease ID (Lease
-// Blob change, then renew), so the earlier term's Renew and Release find
-// it lost.
+// A holder hands the lease to a named contender (lease.Handoffer's
+// ReleaseTo) without its ever being free: it writes, under its lease, the
+// record naming the successor and a new lease ID, then changes its Azure
+// lease to that ID (LeaseBlob change), which ends its own term. The
+// successor's Acquire renews the lease under the ID the record names, on
+// condition that the blob is unchanged, and writes its term's record, with
+// the next token; every other contender sees the blob leased and waits, and
+// if the successor never comes Azure ends the lease a TTL after the
+// holder's last renewal. Status and Observe do not show the new ID, but the
+// blob's metadata holds it until the successor's record replaces it: who
+// can read the blob can take the lease handed over, as who can write it can
+// break any lease.
 //
 // It does not guarantee anything if something other than leasehold writes
 // the blob's metadata or breaks its lease, other than that the contender

@@ -174,7 +174,10 @@ func (l *blobLease) create(ctx context.Context) error {
 func (l *blobLease) view(st state) (lease.Record, error) {
 	switch {
 	case st.leased && st.rec != nil && !st.rec.Released:
-		return *st.rec, nil
+		// The lease ID a handoff names is for its successor alone.
+		r := *st.rec
+		r.Annotations = r.Annotations.With(annotationHandoffLease, "")
+		return r, nil
 	case st.leased && st.infinite:
 		return lease.Record{Version: string(st.etag)}, nil
 	case st.leased:
@@ -253,6 +256,15 @@ func (l *blobLease) Acquire(ctx context.Context) (lease.Term, error) {
 		}
 		if _, err := l.highest.Next(st.record()); err != nil {
 			return lease.Term{}, fmt.Errorf("%w (%s)", err, l.where)
+		}
+		if st.leased && st.record().Successor() == l.opts.Identity {
+			t, ok, err := l.takeHanded(ctx, st)
+			switch {
+			case errors.Is(err, errChanged):
+				continue
+			case ok:
+				return t, err
+			}
 		}
 		if st.leased { // by someone, or by a term of this Lease's: both are live
 			return lease.Term{}, l.heldError(st)
@@ -333,7 +345,7 @@ func (l *blobLease) lapsing(err, rerr error) error {
 func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent time.Time) (lease.Term, error) {
 	prev := st.record()
 	token, err := l.highest.Next(prev)
-	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Annotations: brokenMark(driver.CarriedOver(prev.Annotations), st.broken)}
+	t := lease.Term{Holder: l.opts.Identity, Token: token, TTL: l.opts.TTL, Sent: sent, Version: id, Annotations: brokenMark(driver.CarriedOver(prev.Annotations), st.broken).With(annotationHandoffLease, "")}
 	if err == nil {
 		l.highest.Note(token)
 		rec := termRecord(t, false)
@@ -495,6 +507,9 @@ func (l *blobLease) Release(ctx context.Context, t lease.Term) error {
 			return fmt.Errorf("%w: azurelease: release of token %d: %v; reading the blob back failed: %v", lease.ErrUnavailable, t.Token, err, rerr)
 		case rerr != nil || st.rec == nil || st.rec.Holder != t.Holder || st.rec.Token != t.Token:
 			return l.lostTo(st, t, err)
+		case handedBy(st, t) != "":
+			// Handed over by ReleaseTo: the handoff stays in place.
+			return nil
 		case st.rec.Released && !st.leased:
 			// Released by this term, and no Azure lease holds the blob.
 			return nil

@@ -1,0 +1,129 @@
+package azurelease_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/leasehold/leasehold/internal/faultproxy"
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/azurelease"
+	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
+	"github.com/leasehold/leasehold/lease/leasetest"
+)
+
+// TestHandoffAnswersLost: a handoff whose requests Azure applied but whose
+// answers were lost (500 OperationTimedOut after the fact) still hands the
+// lease to the successor alone. The holder's LeaseBlob change lost: its
+// ReleaseTo fails, and called again says handed, as its record and the
+// Azure lease show; a third contender is refused meanwhile. The
+// successor's renewal under the handed ID lost: its Acquire fails, and
+// called again takes the term, with the next token.
+func TestHandoffAnswersLost(t *testing.T) {
+	t.Parallel()
+	cs, upstream := azurite(t)
+	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
+	p := faultproxy.Start(t, upstream)
+	blobName := leasetest.UniqueName("handoff")
+	open := func(endpoint, identity string) lease.Lease {
+		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, endpoint))},
+			lease.Options{Identity: identity, TTL: testTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	a, b, c := open(p.URL, "a"), open(p.URL, "b"), open(upstream, "c")
+	ta, err := leasetest.Acquire(t, t.Context(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := p.Add(faultproxy.Rule{Match: faultproxy.AzureComp("lease"), Fault: faultproxy.Replace(faultproxy.AzureOperationTimedOut), Times: 1})[0]
+	if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); err == nil || errors.Is(err, lease.ErrLost) {
+		t.Errorf("ReleaseTo whose change's answer was lost: %v, want an unknown outcome", err)
+	}
+	if p.Applied(lost) != 1 {
+		t.Fatalf("the change's answer was replaced %d times, want once", p.Applied(lost))
+	}
+	if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); err != nil {
+		t.Errorf("ReleaseTo again, after the change landed: %v, want nil", err)
+	}
+	if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "c"); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("ReleaseTo c after the handoff to b: %v, want lease.ErrLost", err)
+	}
+	if _, err := a.Renew(t.Context(), ta); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Renew of the handed term: %v, want lease.ErrLost", err)
+	}
+	if err := a.Release(t.Context(), ta); err != nil {
+		t.Errorf("Release of the handed term: %v, want nil", err)
+	}
+	if _, err := c.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("c's Acquire of the lease handed to b: %v, want lease.ErrHeld", err)
+	}
+	rec, err := c.Observe(t.Context())
+	if err != nil || rec.Holder != "a" || rec.Successor() != "b" || rec.Annotations.Get("azurelease/handoff-lease") != "" {
+		t.Errorf("Observe of the handed lease: %+v, %v; want a's record naming b, without the handed lease ID", rec, err)
+	}
+
+	lost = p.Add(faultproxy.Rule{Match: faultproxy.AzureComp("lease"), Fault: faultproxy.Replace(faultproxy.AzureOperationTimedOut), Times: 1})[0]
+	if _, err := b.Acquire(t.Context()); !errors.Is(err, lease.ErrUnavailable) {
+		t.Errorf("b's Acquire whose renewal's answer was lost: %v, want lease.ErrUnavailable", err)
+	}
+	if p.Applied(lost) != 1 {
+		t.Fatalf("the renewal's answer was replaced %d times, want once", p.Applied(lost))
+	}
+	tb, err := b.Acquire(t.Context())
+	if err != nil {
+		t.Fatalf("b's Acquire again: %v, want the term", err)
+	}
+	if tb.Token != ta.Token+1 || tb.Annotations.Get(lease.AnnotationSuccessor) != "" {
+		t.Errorf("b's term: token %d, annotations %q; want token %d and no successor", tb.Token, tb.Annotations, ta.Token+1)
+	}
+	if _, err := c.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("c's Acquire of b's lease: %v, want lease.ErrHeld", err)
+	}
+	if _, err := b.Renew(t.Context(), tb); err != nil {
+		t.Errorf("b's Renew: %v", err)
+	}
+}
+
+// TestHandoffChangeRefused: a handoff whose LeaseBlob change Azure refused
+// leaves the term the holder's: its Release then frees the lease, and the
+// successor named, whose renewal under the ID the record named fails,
+// waits as any contender does and takes the lease once free.
+func TestHandoffChangeRefused(t *testing.T) {
+	t.Parallel()
+	cs, upstream := azurite(t)
+	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
+	p := faultproxy.Start(t, upstream)
+	blobName := leasetest.UniqueName("handoff-refused")
+	open := func(identity string) lease.Lease {
+		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, p.URL))},
+			lease.Options{Identity: identity, TTL: testTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	a, b := open("a"), open("b")
+	ta, err := leasetest.Acquire(t, t.Context(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := p.Add(faultproxy.Rule{Match: faultproxy.AzureComp("lease"), Fault: faultproxy.Refuse(faultproxy.AzureServerBusy), Times: 1})[0]
+	if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); !errors.Is(err, lease.ErrUnavailable) {
+		t.Errorf("ReleaseTo whose change was refused: %v, want lease.ErrUnavailable", err)
+	}
+	if p.Applied(refused) != 1 {
+		t.Fatalf("the change was refused %d times, want once", p.Applied(refused))
+	}
+	if _, err := b.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("b's Acquire while the change did not land: %v, want lease.ErrHeld (a still holds it)", err)
+	}
+	if err := a.Release(t.Context(), ta); err != nil {
+		t.Fatalf("a's Release: %v", err)
+	}
+	tb, err := b.Acquire(t.Context())
+	if err != nil || tb.Token <= ta.Token {
+		t.Errorf("b's Acquire once a released: %+v, %v; want a term with a token above %d", tb, err, ta.Token)
+	}
+}
