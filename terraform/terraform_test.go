@@ -29,6 +29,7 @@ import (
 	"github.com/leasehold/leasehold/lease/gcslease"
 	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/lease/s3lease"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // The modules and examples, as directories under terraform/.
@@ -496,7 +497,7 @@ func TestGCSRoleIsTheBackendsOnTheLeaseObjectsOnly(t *testing.T) {
 		}
 	}
 	objects := squeeze(m.source(m.local(t, "lease_objects")))
-	if want := squeeze(`flatten([for n in var.lease_names : ["${local.object_prefix}${n}", "${local.object_prefix}${n}${local.probe_suffix}"]])`); objects != want {
+	if want := squeeze(`flatten([for n in local.names : ["${local.object_prefix}${n}", "${local.object_prefix}${n}${local.probe_suffix}"]])`); objects != want {
 		t.Errorf("local.lease_objects = %s, want each lease object and its probe object, %s", objects, want)
 	}
 	if got := m.stringOf(t, m.local(t, "probe_suffix")); got != gcslease.ProbeSuffix {
@@ -1232,4 +1233,81 @@ func show(v cty.Value) string {
 		items = append(items, show(e))
 	}
 	return "[" + strings.Join(items, ", ") + "]"
+}
+
+// TestPreferGrantsTheCandidatesKeys: with prefer = true, aws-lease-iam and
+// gcp-gcs-lease grant, beside each lease they name, the key leasehold run
+// --prefer and leasehold handoff open beside it (runner.CandidatesSuffix),
+// with its probe; without, the lease alone.
+func TestPreferGrantsTheCandidatesKeys(t *testing.T) {
+	strs := func(ss ...string) cty.Value {
+		if len(ss) == 0 {
+			return cty.ListValEmpty(cty.String)
+		}
+		var vs []cty.Value
+		for _, s := range ss {
+			vs = append(vs, cty.StringVal(s))
+		}
+		return cty.TupleVal(vs)
+	}
+	cand := runner.CandidatesSuffix
+	for _, prefer := range []bool{false, true} {
+		names := []string{"job"}
+		if prefer {
+			names = append(names, "job"+cand)
+		}
+		var keys, probes, objects []string
+		for _, n := range names {
+			keys = append(keys, "leases/"+n)
+			probes = append(probes, "leases/"+n+s3lease.ProbeSuffix)
+			objects = append(objects, "projects/_/buckets/b/objects/leases/"+n, "projects/_/buckets/b/objects/leases/"+n+gcslease.ProbeSuffix)
+		}
+
+		iam := evaluate(t, load(t, "modules/aws-lease-iam"), "eu-west-1", map[string]cty.Value{
+			"name":                 cty.StringVal("p"),
+			"s3_bucket_arn":        cty.StringVal("arn:aws:s3:::b"),
+			"s3_lease_names":       strs("job"),
+			"dynamodb_table_arn":   cty.StringVal("arn:aws:dynamodb:eu-west-1:123456789012:table/t"),
+			"dynamodb_lease_names": strs("job"),
+			"prefer":               cty.BoolVal(prefer),
+		}, nil)
+		var probeItems []string
+		for _, n := range names {
+			probeItems = append(probeItems, n+s3lease.ProbeSuffix)
+		}
+		for local, want := range map[string]cty.Value{
+			"s3_lease_keys":        strs(keys...),
+			"s3_probe_keys":        strs(probes...),
+			"dynamodb_names":       strs(names...),
+			"dynamodb_probe_names": strs(probeItems...),
+		} {
+			if got := show(iam.locals[local]); got != show(want) {
+				t.Errorf("aws-lease-iam, prefer %t: local.%s = %s, want %s", prefer, local, got, show(want))
+			}
+		}
+
+		gcs := evaluate(t, load(t, "modules/gcp-gcs-lease"), "", map[string]cty.Value{
+			"project_id":            cty.StringVal("p"),
+			"bucket_name":           cty.StringVal("b"),
+			"service_account_email": cty.StringVal("w@p.iam.gserviceaccount.com"),
+			"lease_names":           strs("job"),
+			"prefer":                cty.BoolVal(prefer),
+		}, func(vars map[string]cty.Value) map[string]cty.Value {
+			return map[string]cty.Value{"google_storage_bucket": cty.ObjectVal(map[string]cty.Value{
+				"leases": cty.TupleVal([]cty.Value{cty.ObjectVal(map[string]cty.Value{"name": vars["bucket_name"]})}),
+			})}
+		})
+		if got, want := show(gcs.locals["lease_objects"]), show(strs(objects...)); got != want {
+			t.Errorf("gcp-gcs-lease, prefer %t: local.lease_objects = %s, want %s", prefer, got, want)
+		}
+	}
+	for _, dir := range []string{"modules/aws-lease-iam", "modules/gcp-gcs-lease"} {
+		m := load(t, dir)
+		if got := m.stringOf(t, m.local(t, "candidates_suffix")); got != cand {
+			t.Errorf("%s: local.candidates_suffix is %q, want runner.CandidatesSuffix %q", dir, got, cand)
+		}
+		if v := m.variableDefault(t, "prefer"); !v.RawEquals(cty.False) {
+			t.Errorf("%s: var.prefer defaults to %#v, want false", dir, v)
+		}
+	}
 }

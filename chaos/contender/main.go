@@ -110,7 +110,7 @@ func run(leaseURL, identity string, ttl time.Duration, logPath string, unsafe fl
 		if err != nil {
 			return err
 		}
-		u.Path += ".candidates"
+		u.Path += runner.CandidatesSuffix
 		if cfg.Candidates, err = open(ctx, u.String(), opts, logger); cfg.Candidates == nil {
 			return err
 		}

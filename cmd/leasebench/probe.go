@@ -148,16 +148,12 @@ type tenure struct {
 // (zero for the default), written into their records as
 // lease.Options.RenewInterval, and a renew deadline that leaves a
 // sixteenth of the TTL, as the defaults do; and with a Prefer (empty:
-// none), their Candidates the lease's name and candidatesSuffix, as
+// none), their Candidates the lease's name and runner.CandidatesSuffix, as
 // leasehold run --prefer opens it.
 type variant struct {
 	renew  time.Duration
 	prefer string
 }
-
-// candidatesSuffix names the lease beside a contender's on which a
-// variant with a Prefer announces itself (leasehold run's).
-const candidatesSuffix = ".candidates"
 
 // handoffProbe is a probe of a lease.Handoffer that hands off too, so
 // that a runner with a Prefer takes it.
@@ -187,7 +183,7 @@ func (v variant) contend(ctx context.Context, open opener, name, role string, tt
 	if _, ok := l.(lease.Handoffer); !ok {
 		return nil, nil, fmt.Errorf("%T cannot hand off (lease.Handoffer), which Prefer needs", l)
 	}
-	cands, err := openRetrying(ctx, open, name+candidatesSuffix, v.options(role, ttl))
+	cands, err := openRetrying(ctx, open, name+runner.CandidatesSuffix, v.options(role, ttl))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/lease/quorumlease"
 	"github.com/leasehold/leasehold/runner"
 )
 
@@ -71,7 +74,7 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	case !rec.Held():
 		return exitf(exitUnavailable, "handoff: nobody leads %s: there is nothing to hand over", lease.RedactURL(o.lease))
 	case rec.Annotations.Get(runner.AnnotationPrefer) == "":
-		return exitf(exitConfig, "handoff: the leader %s runs without --prefer, so it does not read the candidates' key and would not hear the request: run every instance with --prefer (the same value for all, to hand over only on request; not available on Azure Blob yet)", rec.Holder)
+		return exitf(exitConfig, "handoff: the leader %s runs without --prefer, so it does not read the candidates' key and would not hear the request: run every instance with --prefer (the same value for all, to hand over only on request)", rec.Holder)
 	case o.to == rec.Holder:
 		return exitf(exitConfig, "handoff: --to %s is the leader already", o.to)
 	}
@@ -123,13 +126,8 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	return o.print(env.stdout, out, func() { printHandoff(env.stdout, out) })
 }
 
-// candidatesSuffix names the key beside the lease's where --prefer's
-// candidates announce themselves, and leasehold handoff asks
-// (runner.Config.Candidates).
-const candidatesSuffix = ".candidates"
-
 // openCandidates opens the lease of the candidates beside o's lease: its
-// key and candidatesSuffix, in the same store, with the same parameters
+// key and runner.CandidatesSuffix, in the same store, with the same parameters
 // (candidatesURL); what prefixes its errors.
 func openCandidates(ctx context.Context, what string, o *commonOptions) (lease.Lease, error) {
 	cu, err := candidatesURL(o.lease)
@@ -143,28 +141,53 @@ func openCandidates(ctx context.Context, what string, o *commonOptions) (lease.L
 	return l, nil
 }
 
-// candidatesURL is leaseURL with candidatesSuffix after its key: its path
-// (s3://BUCKET/KEY, dynamodb://TABLE/NAME, gs://BUCKET/OBJECT), or its
-// host (mem://NAME). A quorum's (quorum:URL,...) is refused: its members'
-// candidates are not opened yet.
+// candidatesURL is leaseURL with runner.CandidatesSuffix after its key:
+// its path (s3://BUCKET/KEY, dynamodb://TABLE/NAME, gs://BUCKET/OBJECT),
+// or its host (mem://NAME); for a quorum (quorum:URL,...), the quorum of
+// its members' candidates' keys, each in its member's store.
 func candidatesURL(leaseURL string) (string, error) {
 	u, err := url.Parse(leaseURL)
 	switch {
 	case err != nil:
 		return "", err
+	case u.Scheme == quorumlease.Scheme:
+		members, err := quorumlease.MemberURLs(u)
+		if err != nil {
+			return "", err
+		}
+		for i, m := range members {
+			if members[i], err = candidatesURL(m); err != nil {
+				return "", fmt.Errorf("member %d: %w", i+1, err)
+			}
+		}
+		return quorumlease.Scheme + ":" + strings.Join(members, ","), nil
 	case u.Opaque != "":
-		return "", fmt.Errorf("a %s: lease cannot hand over yet (its members' candidates' keys are not opened)", u.Scheme)
+		return "", fmt.Errorf("a %s: URL names no key", u.Scheme)
 	case u.Path != "" && u.Path != "/":
-		u.Path += candidatesSuffix
+		u.Path += runner.CandidatesSuffix
 		if u.RawPath != "" {
-			u.RawPath += candidatesSuffix
+			u.RawPath += runner.CandidatesSuffix
 		}
 	case u.Host != "":
-		u.Host += candidatesSuffix
+		u.Host += runner.CandidatesSuffix
 	default:
 		return "", errors.New("it names no key")
 	}
 	return u.String(), nil
+}
+
+// namesCandidates reports whether leaseURL's key, or a quorum member's,
+// ends in runner.CandidatesSuffix: it is another lease's candidates' key.
+func namesCandidates(leaseURL string) bool {
+	u, err := url.Parse(leaseURL)
+	if err != nil {
+		return false // refused where it is opened, with the parse error
+	}
+	if u.Scheme == quorumlease.Scheme {
+		members, err := quorumlease.MemberURLs(u)
+		return err == nil && slices.ContainsFunc(members, namesCandidates)
+	}
+	return strings.HasSuffix(cmp.Or(strings.TrimSuffix(u.Path, "/"), u.Host), runner.CandidatesSuffix)
 }
 
 // waitForHandoff reads l every TTL/20 until another contender than from's

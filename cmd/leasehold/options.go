@@ -254,6 +254,8 @@ func (o *runOptions) validate(f *flagSet) error {
 		// was found only once its lease was won (red team 17: a quorum
 		// of thousands of members, written to every one of them).
 		return fmt.Errorf("--lease is %d bytes long: the command is given it in LEASEHOLD_LEASE, and a variable of %d bytes or more cannot be given to a command (Linux's MAX_ARG_STRLEN); name fewer quorum members, or shorter URLs", len(o.lease), maxVariable)
+	case namesCandidates(o.lease):
+		return fmt.Errorf("--lease %q names a candidates' key (its key ends in %s): leasehold run --prefer on the lease named without it announces instances there; run on the lease's own key", lease.RedactURL(o.lease), runner.CandidatesSuffix)
 	case o.prefer != "" && (o.once || o.shards != 0 || o.holders != 0):
 		return fmt.Errorf("--prefer %q is for run without --once, --shards or --holders: only one leader's lease is handed over", o.prefer)
 	case (o.holders != 0 || f.set("holders")) && (o.shards != 0 || f.set("shards")):

@@ -12,10 +12,13 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/leasehold/leasehold/runner"
 )
 
 // TestPreferOnADynamoDBLeaseTable: --prefer on a lease in a DynamoDB lease
@@ -48,14 +51,34 @@ func TestCandidatesURL(t *testing.T) {
 		{"dynamodb://t/nightly?endpoint=http%3A%2F%2F127.0.0.1%3A8000", "dynamodb://t/nightly.candidates?endpoint=http%3A%2F%2F127.0.0.1%3A8000"},
 		{"gs://b/a%2Fb", "gs://b/a%2Fb.candidates"},
 		{"mem://nightly", "mem://nightly.candidates"},
+		{"quorum:mem://a,s3://b/k?region=eu-west-1,gs://c/d%2Fe", "quorum:mem://a.candidates,s3://b/k.candidates?region=eu-west-1,gs://c/d%2Fe.candidates"},
 	} {
 		if got, err := candidatesURL(c.in); err != nil || got != c.want {
 			t.Errorf("candidatesURL(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{"quorum:mem://a,mem://b,mem://c", "s3://", "%zz"} {
+	for _, bad := range []string{"quorum:mem://a,mem://b", "quorum:mem://a,s3://,mem://c", "quorum:mem://a,quorum:mem://b,mem://c", "s3://", "%zz"} {
 		if got, err := candidatesURL(bad); err == nil {
 			t.Errorf("candidatesURL(%q) = %q, want an error", bad, got)
 		}
+	}
+}
+
+// TestRunRefusesACandidatesKey: run on another lease's candidates' key,
+// alone or as a quorum's member, is refused by name before it campaigns;
+// a key that only contains the suffix is not.
+func TestRunRefusesACandidatesKey(t *testing.T) {
+	for _, u := range []string{
+		"mem://" + memName("job") + runner.CandidatesSuffix,
+		"quorum:mem://" + memName("a") + ",mem://" + memName("b") + runner.CandidatesSuffix + ",mem://" + memName("c"),
+	} {
+		code, stderr := leasehold(t, t.Context(), "run", "--once", "--lease", u, "--", "true")
+		if code != exitUsage || !strings.Contains(stderr, "names a candidates' key") {
+			t.Errorf("run --lease %s: exit %d, want %d and a refusal naming the candidates' key; stderr:\n%s", u, code, exitUsage, stderr)
+		}
+	}
+	u := "mem://" + memName("job.candidates-not")
+	if code, stderr := leasehold(t, t.Context(), "run", "--once", "--lease", u, "--", "true"); code != 0 {
+		t.Errorf("run --lease %s: exit %d, want 0; stderr:\n%s", u, code, stderr)
 	}
 }

@@ -6,7 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 // TestRunOnAQuorum: leasehold run leads on a quorum of stores as on one,
@@ -74,5 +78,58 @@ func TestCheckOfAQuorum(t *testing.T) {
 	}
 	if code, stderr := leasehold(t, context.Background(), "check", "--lease", "quorum:mem://a,mem://a,mem://b"); code != exitConfig || !strings.Contains(stderr, "names the same store and key as member 1") {
 		t.Errorf("check of a quorum naming one member twice: exit %d, want %d\n%s", code, exitConfig, stderr)
+	}
+}
+
+// TestPreferAndHandoffOnAQuorum: run --prefer on a quorum opens the
+// quorum of its members' candidates' keys, so a better instance takes
+// leadership over from the leader, with a greater token, and leasehold
+// handoff --to moves it on to the instance named.
+func TestPreferAndHandoffOnAQuorum(t *testing.T) {
+	q := "quorum:mem://" + memName("pa") + ",mem://" + memName("pb") + ",mem://" + memName("pc")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	stderrs := map[string]*string{}
+	run := func(who, prefer string) {
+		out := new(string)
+		stderrs[who] = out
+		wg.Go(func() {
+			_, *out = leasehold(t, ctx, "run", "--lease", q, "--identity", who, "--ttl", "2s", "--grace", "5s", "--prefer", prefer, "--", "sleep", "600")
+		})
+	}
+	defer func() { cancel(); wg.Wait() }()
+	watcher := openLeaseAs(t, q, "watcher", 2*time.Second)
+	leads := func(who string) lease.Record {
+		t.Helper()
+		var rec lease.Record
+		eventually(t, 30*time.Second, who+" leads", func() bool {
+			r, err := watcher.Observe(ctx)
+			rec = r
+			return err == nil && r.Holder == who && !r.Released
+		})
+		return rec
+	}
+	run("old", "1")
+	first := leads("old")
+	run("new", "2")
+	second := leads("new")
+	if second.Token <= first.Token {
+		t.Errorf("new's token %d after old's %d: want greater", second.Token, first.Token)
+	}
+	run("peer", "2")
+	time.Sleep(2 * time.Second) // peer's candidacy starts; it does not announce itself to an equal
+	code, stderr := leasehold(t, ctx, "handoff", "--lease", q, "--to", "peer", "--ttl", "2s")
+	if code != 0 {
+		t.Fatalf("handoff --to peer: exit %d; stderr:\n%s", code, stderr)
+	}
+	if third := leads("peer"); third.Token <= second.Token {
+		t.Errorf("peer's token %d after new's %d: want greater", third.Token, second.Token)
+	}
+	cancel()
+	wg.Wait()
+	for _, who := range []string{"old", "new"} {
+		if !strings.Contains(*stderrs[who], `reason="handed off"`) {
+			t.Errorf("%s did not log a handoff:\n%s", who, *stderrs[who])
+		}
 	}
 }

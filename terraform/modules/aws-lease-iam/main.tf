@@ -9,7 +9,14 @@
 locals {
   s3_enabled       = var.s3_bucket_arn != null
   dynamodb_enabled = var.dynamodb_table_arn != null
-  s3_lease_keys    = [for n in var.s3_lease_names : "${var.s3_prefix}/${n}"]
+  # runner.CandidatesSuffix: with prefer, each lease's candidates' key
+  # beside it (NAME.candidates), where leasehold run --prefer's instances
+  # announce themselves and leasehold handoff asks, is granted as a lease
+  # of its own, with its probe.
+  candidates_suffix = ".candidates"
+  s3_names          = concat(var.s3_lease_names, var.prefer ? [for n in var.s3_lease_names : "${n}${local.candidates_suffix}"] : [])
+  dynamodb_names    = concat(var.dynamodb_lease_names, var.prefer ? [for n in var.dynamodb_lease_names : "${n}${local.candidates_suffix}"] : [])
+  s3_lease_keys     = [for n in local.s3_names : "${var.s3_prefix}/${n}"]
   # Each shard group's key prefix: its objects' keys begin with it.
   s3_group_prefixes = [for g in var.s3_shard_groups : "${var.s3_prefix}/${g}/"]
   # s3lease.ProbeSuffix: the object next to each lease that leasehold reads
@@ -19,7 +26,7 @@ locals {
   s3_probe_keys   = [for k in local.s3_lease_keys : "${k}${local.s3_probe_suffix}"]
   # dynamodb's probe items are named the same way, in the lease table
   # (driver.ProbeSuffix).
-  dynamodb_probe_names = [for n in var.dynamodb_lease_names : "${n}${local.s3_probe_suffix}"]
+  dynamodb_probe_names = [for n in local.dynamodb_names : "${n}${local.s3_probe_suffix}"]
   # A shard group's partitions: its items, its large objects' parts
   # (GROUP#parts) and its leases' probe items (GROUP.leasehold-probe).
   dynamodb_shard_partitions = flatten([for g in var.dynamodb_shard_groups : [g, "${g}#parts", "${g}${local.s3_probe_suffix}"]])
@@ -155,7 +162,7 @@ data "aws_iam_policy_document" "this" {
         content {
           test     = "ForAllValues:StringEquals"
           variable = "dynamodb:LeadingKeys"
-          values   = concat(var.dynamodb_lease_names, local.dynamodb_probe_names)
+          values   = concat(local.dynamodb_names, local.dynamodb_probe_names)
         }
       }
     }

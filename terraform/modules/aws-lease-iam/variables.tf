@@ -62,6 +62,12 @@ variable "s3_lease_names" {
   }
 }
 
+variable "prefer" {
+  type        = bool
+  description = "The workers run with leasehold run --prefer, or are asked to hand over by leasehold handoff: also grant, beside each lease of s3_lease_names and dynamodb_lease_names, its candidates' key NAME.candidates (and its probe), where they announce themselves. Under s3_whole_prefix, or with no dynamodb_lease_names, they are granted already."
+  default     = false
+}
+
 variable "s3_shard_groups" {
   type        = list(string)
   description = "Names of the shard groups (leasehold run --shards, package shard) whose workers the policy serves: each group's objects (keys under PREFIX/GROUP/, named by the workers at run time) and the listing of exactly that prefix."

@@ -26,8 +26,14 @@ locals {
   # creates, reads and overwrites, once per process and bucket, to check
   # that the store enforces generation preconditions.
   probe_suffix = ".leasehold-probe"
+  # runner.CandidatesSuffix: with prefer, each lease's candidates' object
+  # beside it (NAME.candidates), where leasehold run --prefer's instances
+  # announce themselves and leasehold handoff asks, is granted as a lease
+  # of its own, with its probe.
+  candidates_suffix = ".candidates"
+  names             = concat(var.lease_names, var.prefer ? [for n in var.lease_names : "${n}${local.candidates_suffix}"] : [])
   # Each lease object and its probe object, by IAM resource name.
-  lease_objects = flatten([for n in var.lease_names : ["${local.object_prefix}${n}", "${local.object_prefix}${n}${local.probe_suffix}"]])
+  lease_objects = flatten([for n in local.names : ["${local.object_prefix}${n}", "${local.object_prefix}${n}${local.probe_suffix}"]])
 
   # Each shard group's objects begin with PREFIX/GROUP/: the workers name
   # theirs by their identities at run time.

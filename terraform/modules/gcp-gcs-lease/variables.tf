@@ -73,6 +73,12 @@ variable "whole_prefix" {
   default     = false
 }
 
+variable "prefer" {
+  type        = bool
+  description = "The workers run with leasehold run --prefer, or are asked to hand over by leasehold handoff: also grant, beside each lease of lease_names, its candidates' object NAME.candidates (and its probe), where they announce themselves. Under whole_prefix they are granted already."
+  default     = false
+}
+
 variable "shard_groups" {
   type        = list(string)
   description = "Names of the shard groups (leasehold run --shards, package shard; gs://BUCKET/PREFIX/GROUP) whose workers the grant serves: every object under PREFIX/GROUP/ (the workers name theirs at run time), and, through a second custom role (ROLE_IDGroupList, storage.objects.list), listings of exactly that prefix."
