@@ -112,9 +112,18 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	if err := r.Run(hctx); err != nil {
 		return exitf(storeExit(err), "handoff: %v", err)
 	}
-	after := waitForHandoff(hctx, l, rec, o.to)
+	after, last := waitForHandoff(hctx, l, rec, o.to)
 	out := handoffReport{From: rec.Holder, FromToken: rec.Token, Took: time.Since(began).Round(time.Millisecond).String()}
 	if after.Holder == "" {
+		if last.Held() && last.Token != rec.Token {
+			// Another request, or a better candidate, came first.
+			if err := o.print(env.stdout, out, func() {
+				fmt.Fprintf(env.stdout, "not handed over to %s: %s (token %d) leads after %s (token %d)\n", o.to, last.Holder, last.Token, rec.Holder, rec.Token)
+			}); err != nil {
+				return err
+			}
+			return exitf(exitRefused, "handoff: the lease went from %s to %s, not to %s: another handoff, or an instance run with a greater --prefer, came first", rec.Holder, last.Holder, o.to)
+		}
 		if err := o.print(env.stdout, out, func() {
 			fmt.Fprintf(env.stdout, "not handed over: %s (token %d) still leads after %s\n", rec.Holder, rec.Token, out.Took)
 		}); err != nil {
@@ -191,17 +200,18 @@ func namesCandidates(leaseURL string) bool {
 }
 
 // waitForHandoff reads l every TTL/20 until another contender than from's
-// holder (to, if not "") holds it, or ctx ends (the zero Record).
-func waitForHandoff(ctx context.Context, l lease.Lease, from lease.Record, to string) lease.Record {
-	var found lease.Record
+// holder (to, if not "") holds it, found, or ctx ends (found is then the
+// zero Record); last is the last record it read.
+func waitForHandoff(ctx context.Context, l lease.Lease, from lease.Record, to string) (found, last lease.Record) {
 	poll(ctx, l, from.TTL/20, func(rec lease.Record) bool {
+		last = rec
 		if rec.Held() && rec.Token != from.Token && rec.Holder != from.Holder && (to == "" || rec.Holder == to) {
 			found = rec
 			return true
 		}
 		return false
 	})
-	return found
+	return found, last
 }
 
 // waitForTermEnd reads l every TTL/20 until from's term has ended (its

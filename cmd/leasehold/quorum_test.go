@@ -133,3 +133,62 @@ func TestPreferAndHandoffOnAQuorum(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoHandoffsAtOnce: two leasehold handoff commands at once, to two
+// different followers: the first to hold the candidates' key is obeyed;
+// the other finds the term it asked about ended, and fails saying where
+// the lease went, not that the old leader still leads. The lease moves
+// once.
+func TestTwoHandoffsAtOnce(t *testing.T) {
+	q := "mem://" + memName("two-handoffs")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	watcher := openLeaseAs(t, q, "watcher", 2*time.Second)
+	var first lease.Record
+	for _, who := range []string{"leader", "f1", "f2"} {
+		wg.Go(func() {
+			leasehold(t, ctx, "run", "--lease", q, "--identity", who, "--ttl", "2s", "--prefer", "1", "--", "sleep", "600")
+		})
+		if who == "leader" {
+			eventually(t, 30*time.Second, "leader leads", func() bool {
+				r, err := watcher.Observe(ctx)
+				first = r
+				return err == nil && r.Holder == "leader" && r.Held()
+			})
+		}
+	}
+	time.Sleep(time.Second) // f1 and f2 follow
+	type result struct {
+		to     string
+		code   int
+		stderr string
+	}
+	results := make(chan result, 2)
+	for _, to := range []string{"f1", "f2"} {
+		if to == first.Holder {
+			t.Fatalf("%s leads, want the first instance started", to)
+		}
+		go func() {
+			code, stderr := leasehold(t, ctx, "handoff", "--lease", q, "--to", to, "--ttl", "2s", "--timeout", "8s")
+			results <- result{to, code, stderr}
+		}()
+	}
+	var won []string
+	var lost []result
+	for range 2 {
+		r := <-results
+		if r.code == 0 {
+			won = append(won, r.to)
+		} else {
+			lost = append(lost, r)
+		}
+	}
+	after, err := watcher.Observe(ctx)
+	if err != nil || len(won) != 1 || after.Holder != won[0] || after.Token <= first.Token {
+		t.Fatalf("handoffs obeyed %v, leader now %+v (%v); want exactly one, whose target leads with a greater token", won, after, err)
+	}
+	if l := lost[0]; l.code != exitRefused || !strings.Contains(l.stderr, "not to "+l.to) || !strings.Contains(l.stderr, "went from "+first.Holder+" to "+won[0]) {
+		t.Errorf("the other handoff (--to %s): exit %d, want %d saying the lease went to %s instead; stderr:\n%s", l.to, l.code, exitRefused, won[0], l.stderr)
+	}
+}
