@@ -80,7 +80,9 @@ func holdersStatus(t *testing.T, leaseURL string, n int, flags ...string) (group
 // (and no LEASEHOLD_SHARD), the third waits; status --holders shows it;
 // when a holder stops (SIGTERM) the waiting instance takes its slot. Never
 // more than two commands run at once, two of one slot, or two on one
-// instance. A run or a status of --shards on the group is refused (78).
+// instance. A run or a status of --shards on the group is refused (78), as
+// is a run of another --holders count, and a run of --holders on a live
+// --shards group.
 func TestHoldersRunAtMostN(t *testing.T) {
 	dir := t.TempDir()
 	leaseURL := "mem://" + memName("holders")
@@ -128,6 +130,37 @@ func TestHoldersRunAtMostN(t *testing.T) {
 	code, stderr := leasehold(t, t.Context(), "run", "--shards", "2", "--lease", leaseURL, "--identity", "d", "--ttl", "2s", "--", "true")
 	if code != exitConfig || !strings.Contains(stderr, "--shards: the group is one of --holders (a slot per instance), not of --shards") {
 		t.Errorf("run --shards 2 in a group of --holders 2: exit %d, stderr %q; want 78 naming both", code, stderr)
+	}
+	// Another count against the live group, or a count out of range: refused,
+	// the group untouched.
+	for n, want := range map[string]struct {
+		code int
+		says string
+	}{
+		"3":       {exitConfig, "Shards (3) differs from the group's 2"},
+		"1":       {exitConfig, "Shards (1) differs from the group's 2"},
+		"1000000": {exitUsage, "--holders (1000000) must be between 1 and 100000"},
+	} {
+		code, stderr := leasehold(t, t.Context(), "run", "--holders", n, "--lease", leaseURL, "--identity", "e", "--ttl", "2s", "--", "true")
+		if code != want.code || !strings.Contains(stderr, want.says) {
+			t.Errorf("run --holders %s in a group of --holders 2: exit %d, %q; want %d saying %q", n, code, errorLines(stderr), want.code, want.says)
+		}
+	}
+	// A --holders instance joining a live --shards group: refused by name.
+	shardURL := "mem://" + memName("shards")
+	sctx, sstop := context.WithCancelCause(context.Background())
+	swait, _ := started(t, sctx, append([]string{"run", "--shards", "2", "--lease", shardURL, "--identity", "s", "--ttl", "2s", "--grace", "1s", "--"}, slotScript(t.TempDir())...)...)
+	eventually(t, 20*time.Second, "the shard group is balanced", func() bool {
+		rep, code, _ := groupStatusExit(t, shardURL, 2)
+		return code == 0 && rep.Balanced
+	})
+	code, stderr = leasehold(t, t.Context(), "run", "--holders", "2", "--lease", shardURL, "--identity", "h", "--ttl", "2s", "--", "true")
+	if code != exitConfig || !strings.Contains(stderr, "the group is one of --shards (no cap on an instance's shards), not of --holders") {
+		t.Errorf("run --holders 2 in a group of --shards 2: exit %d, %q; want 78 naming both", code, errorLines(stderr))
+	}
+	sstop(&signalCause{sig: 15})
+	if code := swait(); code != 0 {
+		t.Errorf("the shard worker exited %d after SIGTERM, want 0", code)
 	}
 	var holder string
 	for id := range running() {
