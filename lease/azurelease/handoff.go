@@ -91,6 +91,10 @@ func handedBy(st state, t lease.Term) string {
 // term, written as after an acquisition. ok is false when the ID does not
 // hold the blob (the holder's change did not land, or the lease lapsed and
 // another contender took it): the lease is then waited for as any other.
+// A record write that fails leaves the lease held under the handed ID, not
+// given back: it stays handed to this contender, whose next Acquire takes
+// it, and no third contender slips in; and another caller of this Lease
+// may hold a term under that same ID, which a release would end.
 func (l *blobLease) takeHanded(ctx context.Context, st state) (t lease.Term, ok bool, err error) {
 	id := st.rec.Annotations.Get(annotationHandoffLease)
 	if id == "" {

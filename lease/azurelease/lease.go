@@ -318,7 +318,13 @@ func (l *blobLease) acquireFree(ctx context.Context, st state) (lease.Term, erro
 		}
 		return lease.Term{}, err
 	}
-	return l.writeTerm(ctx, st, id, sent)
+	t, err := l.writeTerm(ctx, st, id, sent)
+	if err != nil {
+		// Never reported: give the new lease back, so that it does not keep
+		// others waiting for its TTL.
+		l.abandon(ctx, id)
+	}
+	return t, err
 }
 
 // errHeldNow: the acquire found the blob leased.
@@ -340,8 +346,9 @@ func (l *blobLease) lapsing(err, rerr error) error {
 
 // writeTerm writes the record of a new term under lease id, on the blob as
 // st read it, and returns the term. If the write fails and a read does not
-// show it landed, it gives the lease back and returns the error: the
-// acquisition is reported only once its token is stored.
+// show it landed, it returns the error: the acquisition is reported only
+// once its token is stored. Whether to give lease id back is the caller's
+// call: a lease ID that a handoff named may hold another caller's term.
 func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent time.Time) (lease.Term, error) {
 	prev := st.record()
 	token, err := l.highest.Next(prev)
@@ -355,7 +362,6 @@ func (l *blobLease) writeTerm(ctx context.Context, st state, id string, sent tim
 		}
 	}
 	if err != nil {
-		l.abandon(ctx, id)
 		return lease.Term{}, l.notLost(err)
 	}
 	return t, nil
