@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -154,7 +155,10 @@ func (c *contender) leads() bool {
 }
 
 // fareDeploy is what the terms of cs did from from on: the terms that
-// began after it, each one's leaderless time, and overlaps.
+// began after it, each one's leaderless time, and overlaps. A term
+// overlaps an earlier one when it began (tenure.began) before that one
+// ended (tenure.ended), whatever their times say: equal times, in a
+// synctest bubble, do not order them.
 func fareDeploy(cs []*contender, from time.Time) deployRun {
 	var ts []tenure
 	ended := map[uint64]runner.Demotion{}
@@ -168,13 +172,17 @@ func fareDeploy(cs []*contender, from time.Time) deployRun {
 			}
 		}
 	}
-	slices.SortFunc(ts, func(a, b tenure) int { return a.start.Compare(b.start) })
+	slices.SortFunc(ts, func(a, b tenure) int { return cmp.Or(a.start.Compare(b.start), cmp.Compare(a.began, b.began)) })
+	var ledUntil uint64 // the latest tenure.ended so far; the largest while one leads
+	for _, t := range slices.SortedFunc(slices.Values(ts), func(a, b tenure) int { return cmp.Compare(a.began, b.began) }) {
+		if t.began < ledUntil {
+			run.overlaps++
+		}
+		ledUntil = max(ledUntil, cmp.Or(t.ended, math.MaxUint64))
+	}
 	var led time.Time // the latest end of a term so far; the far future while one leads
 	forever := time.Unix(1<<40, 0)
 	for i, t := range ts {
-		if i > 0 && t.start.Before(led) {
-			run.overlaps++
-		}
 		if i > 0 && t.start.After(from) {
 			run.changes++
 			gap := max(0, t.start.Sub(led))

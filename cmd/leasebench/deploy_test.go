@@ -81,9 +81,10 @@ func TestBenchDeploy(t *testing.T) {
 func TestFareDeploy(t *testing.T) {
 	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
 	ended := func(tok uint64, r runner.Reason) runner.Demotion { return runner.Demotion{Token: tok, Reason: r} }
-	old := &contender{led: []tenure{{at(1), at(10), 1}}, demoted: []runner.Demotion{ended(1, runner.HandedOff)}}
-	mid := &contender{led: []tenure{{at(12), at(20), 2}, {at(25), at(30), 4}}, demoted: []runner.Demotion{ended(2, runner.Stopped), ended(4, runner.LeaseLost)}}
-	late := &contender{led: []tenure{{at(21), at(26), 3}, {at(31), time.Time{}, 5}}, demoted: []runner.Demotion{ended(3, runner.Stopped)}}
+	// began and ended number the starts and ends in the order of their times.
+	old := &contender{led: []tenure{{at(1), at(10), 1, 1, 2}}, demoted: []runner.Demotion{ended(1, runner.HandedOff)}}
+	mid := &contender{led: []tenure{{at(12), at(20), 2, 3, 4}, {at(25), at(30), 4, 6, 8}}, demoted: []runner.Demotion{ended(2, runner.Stopped), ended(4, runner.LeaseLost)}}
+	late := &contender{led: []tenure{{at(21), at(26), 3, 5, 7}, {at(31), time.Time{}, 5, 9, 0}}, demoted: []runner.Demotion{ended(3, runner.Stopped)}}
 	run := fareDeploy([]*contender{late, old, mid}, at(5))
 	want := deployRun{changes: 4, gaps: []time.Duration{2 * time.Second, time.Second, 0, time.Second}, handoffs: []time.Duration{2 * time.Second}, lost: 1, overlaps: 1}
 	if !reflect.DeepEqual(run, want) {

@@ -7,6 +7,7 @@ import (
 	"log"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/internal/ctxtime"
@@ -138,11 +139,21 @@ type contender struct {
 }
 
 // tenure is one term a contender led, as its task saw it: from the task's
-// start to its context's end (zero while it leads), and its token.
+// start to its context's end (zero while it leads), and its token; began
+// and ended number those two moments among every tenure's starts and ends
+// in this process (ended 0 while it leads), which their times cannot
+// order when equal: in a synctest bubble, time stands still while
+// goroutines run, so that one term can begin and another end after it at
+// one instant.
 type tenure struct {
-	start, end time.Time
-	token      uint64
+	start, end   time.Time
+	token        uint64
+	began, ended uint64
 }
+
+// tenureEvents numbers the starts and ends of every tenure (tenure.began,
+// tenure.ended).
+var tenureEvents atomic.Uint64
 
 // variant is how a pair's contenders run: runners with a renew interval
 // (zero for the default), written into their records as
@@ -233,12 +244,12 @@ func (v variant) startWith(ctx context.Context, l, cands lease.Lease) (*contende
 		Task: func(ctx context.Context) error {
 			t, _ := runner.Term(ctx)
 			c.mu.Lock()
-			c.led = append(c.led, tenure{start: time.Now(), token: t.Token})
+			c.led = append(c.led, tenure{start: time.Now(), token: t.Token, began: tenureEvents.Add(1)})
 			i := len(c.led) - 1
 			c.mu.Unlock()
 			<-ctx.Done()
 			c.mu.Lock()
-			c.led[i].end = time.Now()
+			c.led[i].end, c.led[i].ended = time.Now(), tenureEvents.Add(1)
 			c.mu.Unlock()
 			return nil
 		},
