@@ -142,3 +142,75 @@ func TestRedTeam31HandoffTwoCallersOneSuccessor(t *testing.T) {
 		t.Errorf("the winning caller's Renew: %v", err)
 	}
 }
+
+// TestRedTeam31HandoffSequencesHold (an attack that held): a ReleaseTo
+// whose change Azure refused, repeated naming another successor, hands
+// the lease to that one only; the old holder's own Acquire after its
+// handoff is refused; two handoffs in a row (a to c, c back to a) take
+// strictly greater tokens; and a Break of a handed lease frees it, the
+// named successor's Acquire then taking it as any contender would, with
+// a greater token.
+func TestRedTeam31HandoffSequencesHold(t *testing.T) {
+	t.Parallel()
+	cs, upstream := azurite(t)
+	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
+	p := faultproxy.Start(t, upstream)
+	blobName := leasetest.UniqueName("rt31-sequences")
+	open := func(identity string) lease.Lease {
+		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, p.URL))},
+			lease.Options{Identity: identity, TTL: testTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	a, b, c := open("a"), open("b"), open("c")
+	ta, err := leasetest.Acquire(t, t.Context(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := p.Add(faultproxy.Rule{Match: faultproxy.AzureLeaseAction("change"), Fault: faultproxy.Refuse(faultproxy.AzureServerBusy), Times: 1})[0]
+	if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "b"); !errors.Is(err, lease.ErrUnavailable) {
+		t.Errorf("ReleaseTo b whose change was refused: %v, want lease.ErrUnavailable", err)
+	}
+	if p.Applied(refused) != 1 {
+		t.Fatalf("the change was refused %d times, want once", p.Applied(refused))
+	}
+	if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta, "c"); err != nil {
+		t.Fatalf("ReleaseTo c after the refused change: %v", err)
+	}
+	if _, err := b.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("b's Acquire of the lease handed to c: %v, want lease.ErrHeld", err)
+	}
+	if _, err := a.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("a's Acquire of the lease it handed to c: %v, want lease.ErrHeld", err)
+	}
+	tc, err := c.Acquire(t.Context())
+	if err != nil || tc.Token <= ta.Token {
+		t.Fatalf("c's Acquire: %+v, %v; want a token above %d", tc, err, ta.Token)
+	}
+	if err := c.(lease.Handoffer).ReleaseTo(t.Context(), tc, "a"); err != nil {
+		t.Fatalf("c's ReleaseTo a: %v", err)
+	}
+	ta2, err := a.Acquire(t.Context())
+	if err != nil || ta2.Token <= tc.Token {
+		t.Fatalf("a's Acquire of the lease c handed back: %+v, %v; want a token above %d", ta2, err, tc.Token)
+	}
+	if err := a.(lease.Handoffer).ReleaseTo(t.Context(), ta2, "b"); err != nil {
+		t.Fatalf("a's ReleaseTo b: %v", err)
+	}
+	rec, err := c.Observe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.(lease.Breaker).Break(t.Context(), rec); err != nil {
+		t.Fatalf("Break of the lease handed to b: %v", err)
+	}
+	tb, err := b.Acquire(t.Context())
+	if err != nil || tb.Token <= ta2.Token {
+		t.Errorf("b's Acquire after the break: %+v, %v; want a token above %d", tb, err, ta2.Token)
+	}
+	if _, err := c.Acquire(t.Context()); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("c's Acquire while b holds: %v, want lease.ErrHeld", err)
+	}
+}
