@@ -169,8 +169,8 @@ type Config struct {
 	// names the candidate, which takes the lease at once, while every
 	// other contender sees it held (and takes it over a TTL later, as
 	// after a crash, if the candidate never comes). Lease must be a
-	// lease.Handoffer (every leasehold backend's lease, and a quorum of
-	// them). Default: no preference.
+	// lease.Handoffer (every leasehold backend's lease but an Azure
+	// InfiniteLease, and a quorum of them). Default: no preference.
 	Prefer     string
 	Candidates lease.Lease
 	// announce is the Prefer a candidacy's runner (on Candidates) writes

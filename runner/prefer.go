@@ -131,7 +131,7 @@ func checkPrefer(cfg Config) error {
 		return invalid("Prefer", strconv.Quote(cfg.Prefer), "cannot be stored in a record: "+err.Error())
 	}
 	if _, ok := cfg.Lease.(lease.Handoffer); !ok {
-		return invalid("Lease", fmt.Sprintf("%T", cfg.Lease), "cannot hand the lease to a named contender (lease.Handoffer), which Prefer needs: every leasehold backend's lease can, and a quorum of them")
+		return invalid("Lease", fmt.Sprintf("%T", cfg.Lease), "cannot hand the lease to a named contender (lease.Handoffer), which Prefer needs: every leasehold backend's lease can but an Azure Blob lease of infinite duration, and a quorum of them")
 	}
 	if id, cid := cfg.Lease.Options().Identity, cfg.Candidates.Options().Identity; id != cid {
 		return invalid("Candidates", cid, "must be opened with the Lease's Identity ("+id+")")

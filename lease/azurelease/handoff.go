@@ -20,7 +20,13 @@ import (
 // acquisition drops it (writeTerm).
 const annotationHandoffLease = "azurelease/handoff-lease"
 
-var _ lease.Handoffer = (*blobLease)(nil)
+// handoffLease is the lease of fixed duration Open returns: a blobLease
+// that can hand off. An infinite lease cannot (Options.InfiniteLease): the
+// LeaseBlob change keeps its infinite duration, so a lease handed to a
+// successor that never comes would be held by nobody, for ever.
+type handoffLease struct{ *blobLease }
+
+var _ lease.Handoffer = handoffLease{}
 
 // ReleaseTo is lease.Handoffer's. It writes the record naming successor,
 // and the lease ID the successor is to take it under, under term t's
@@ -30,7 +36,7 @@ var _ lease.Handoffer = (*blobLease)(nil)
 // Azure ends it a TTL after t's last renewal unless successor renews it.
 // A ReleaseTo whose answer was lost is repeated safely: once the change
 // has been made, the record it wrote says so.
-func (l *blobLease) ReleaseTo(ctx context.Context, t lease.Term, successor string) error {
+func (l handoffLease) ReleaseTo(ctx context.Context, t lease.Term, successor string) error {
 	if err := driver.CheckTerm(t, l.opts); err != nil {
 		return err
 	}

@@ -75,6 +75,10 @@ type Options struct {
 	// lease accepts. All contenders of one lease must agree on this
 	// setting. Default false: the lease lasts the TTL, which must be a
 	// whole number of seconds from 15s to 60s.
+	//
+	// An infinite lease is not a lease.Handoffer: a lease handed to a
+	// successor that never came would never lapse either, so
+	// runner.Config.Prefer and leasehold handoff are refused on it.
 	InfiniteLease bool
 }
 
@@ -99,14 +103,18 @@ func Open(ctx context.Context, opts Options, lopts lease.Options) (lease.Lease, 
 	if opts.InfiniteLease {
 		duration = -1
 	}
-	return &blobLease{
+	bl := &blobLease{
 		opts:        lopts,
 		blob:        bb,
 		container:   opts.Container,
 		where:       redactedURL(bb.URL()),
 		duration:    duration,
 		credentials: creds,
-	}, nil
+	}
+	if opts.InfiniteLease {
+		return bl, nil
+	}
+	return handoffLease{bl}, nil
 }
 
 func invalid(field string, value any, reason string) error {

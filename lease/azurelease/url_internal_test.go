@@ -80,7 +80,13 @@ func TestURLOpener(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Open(%q): %v", row.url, err)
 			}
-			bl := l.(*blobLease)
+			bl, ok := l.(*blobLease)
+			if h, handoff := l.(handoffLease); handoff {
+				bl, ok = h.blobLease, !row.infinite
+			}
+			if !ok {
+				t.Fatalf("Open(%q) returned a %T (infinite %t): want a handoffLease for a lease of fixed duration, a *blobLease for an infinite one", row.url, l, row.infinite)
+			}
 			if bl.where != row.where || (bl.duration == -1) != row.infinite {
 				t.Errorf("Open(%q) reaches %s (duration %d), want %s (infinite %t)", row.url, bl.where, bl.duration, row.where, row.infinite)
 			}
