@@ -20,8 +20,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# The flags of scripts/release.
-RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -buildvcs=false \
+# The flags and build tags of scripts/release.
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -tags "$(cat scripts/release-tags)" -trimpath -buildvcs=false \
       -ldflags="-s -w -X main.stampedVersion=$VERSION" -o /rootfs/leasehold ./cmd/leasehold
 RUN mkdir -p /rootfs/etc/ssl/certs /rootfs/home/nonroot /rootfs/tmp \
  && go run ./scripts/cabundle >/rootfs/etc/ssl/certs/ca-certificates.crt \

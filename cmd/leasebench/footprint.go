@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -574,7 +575,8 @@ func parseVmRSS(status string) (int64, error) {
 
 // buildLeasehold builds cmd/leasehold at rev ("" the work tree) into dir as
 // scripts/release builds it for linux/amd64: static, -trimpath, stripped,
-// a version stamped in.
+// a version stamped in, with the build tags of that revision's
+// scripts/release-tags (none where it has no such file).
 func buildLeasehold(ctx context.Context, dir, label, rev string) (*leaseholdBuild, error) {
 	root, err := gitOutput(ctx, "", "rev-parse", "--show-toplevel")
 	if err != nil {
@@ -606,8 +608,12 @@ func buildLeasehold(ctx context.Context, dir, label, rev string) (*leaseholdBuil
 			return nil, fmt.Errorf("tar -xf %s: %w: %s", tar, err, out)
 		}
 	}
+	tags, err := os.ReadFile(filepath.Join(src, "scripts", "release-tags"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	out := filepath.Join(dir, "leasehold-"+label)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=auto",
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags="+strings.TrimSpace(string(tags)), "-trimpath", "-buildvcs=auto",
 		"-ldflags=-s -w -X main.stampedVersion=v0.0.0-footprint-"+label, "-o", out, "./cmd/leasehold")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")

@@ -1,6 +1,7 @@
 package depcheck
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -93,4 +94,42 @@ func names(fs []family) string {
 		n = append(n, f.name)
 	}
 	return strings.Join(n, ", ")
+}
+
+// TestReleaseBuildLinksNoNetTrace builds the CLI's package list with the
+// release's build tags (scripts/release-tags) and fails if it imports
+// golang.org/x/net/trace, which gRPC imports unless built with grpcnotrace.
+// Its init registers HTML debug pages on http.DefaultServeMux (leasehold
+// serves its own mux), and their templates call methods by name through
+// reflect: with that reachable the linker keeps every exported method of
+// every type, and the release binary is 38 MB instead of 25. It also fails
+// if a build of the release (scripts/release, the Dockerfile, leasebench
+// -footprint) stops reading the tags.
+func TestReleaseBuildLinksNoNetTrace(t *testing.T) {
+	root := filepath.Join("..", "..")
+	b, err := os.ReadFile(filepath.Join(root, "scripts", "release-tags"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := strings.TrimSpace(string(b))
+	if !slices.Contains(strings.Split(tags, ","), "grpcnotrace") {
+		t.Errorf("scripts/release-tags is %q; want grpcnotrace among its tags", tags)
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-deps", "-tags="+tags, "github.com/leasehold/leasehold/cmd/leasehold").Output()
+	if err != nil {
+		t.Fatalf("go list -deps -tags=%s cmd/leasehold: %v", tags, err)
+	}
+	if slices.Contains(strings.Fields(string(out)), "golang.org/x/net/trace") {
+		t.Errorf("cmd/leasehold built with -tags=%s imports golang.org/x/net/trace", tags)
+	}
+	for _, f := range []string{"scripts/release", "Dockerfile", "cmd/leasebench/footprint.go"} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "release-tags") {
+			t.Errorf("%s does not read scripts/release-tags: its build of leasehold would link golang.org/x/net/trace", f)
+		}
+	}
 }

@@ -5,6 +5,8 @@
 // that cloud alone (the weight of every cloud is the CLI's, which links
 // them all). No package, the CLI included, links a gRPC transport of
 // Cloud Storage (the storage library, xDS, ALTS, OpenTelemetry's SDK):
-// the Cloud Storage backend speaks the JSON API over HTTP. It has no code
-// of its own.
+// the Cloud Storage backend speaks the JSON API over HTTP. The CLI built
+// with the release's build tags (scripts/release-tags) imports no
+// golang.org/x/net/trace, whose reflect-driven templates keep every
+// exported method of every type in the binary. It has no code of its own.
 package depcheck
