@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,55 @@ func TestReleaseBuildLinksNoNetTrace(t *testing.T) {
 		if !strings.Contains(string(b), "release-tags") {
 			t.Errorf("%s does not read scripts/release-tags: its build of leasehold would link golang.org/x/net/trace", f)
 		}
+	}
+}
+
+// TestOwnPackagesAllocateLittleAtInit builds the CLI with the release's
+// build tags, runs leasehold version with GODEBUG=inittrace=1, and fails
+// if the package initialisation of any of the module's own packages
+// allocates more than 4 KB: every process pays it before its first
+// request. A regexp compiled into a package variable did (lease's ECS
+// task ID 14 KB, s3lease's CreateSession error 17 KB, dynamolease's table
+// name with a counted repetition 230 KB); they are compiled when first
+// used. Allocated bytes, not time: the same on every run.
+func TestOwnPackagesAllocateLittleAtInit(t *testing.T) {
+	const module, limit = "github.com/leasehold/leasehold", 4096
+	b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "release-tags"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "leasehold")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(goTool, "build", "-tags="+strings.TrimSpace(string(b)), "-o", bin, module+"/cmd/leasehold").CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/leasehold: %v: %s", err, out)
+	}
+	cmd := exec.Command(bin, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("leasehold version: %v: %s", err, stderr.String())
+	}
+	seen := 0
+	for line := range strings.Lines(stderr.String()) {
+		// init PKG @0.51 ms, 0.010 ms clock, 96 bytes, 2 allocs
+		f := strings.Fields(line)
+		if len(f) < 11 || f[0] != "init" || f[8] != "bytes," {
+			continue
+		}
+		if f[1] != module && !strings.HasPrefix(f[1], module+"/") {
+			continue
+		}
+		seen++
+		n, err := strconv.Atoi(f[7])
+		if err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		}
+		if n > limit {
+			t.Errorf("the init of %s allocates %d bytes; want at most %d (compile or build it when first used)", f[1], n, limit)
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("no init of the module's packages in leasehold version's inittrace:\n%s", stderr.String())
 	}
 }

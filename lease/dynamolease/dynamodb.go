@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,15 +36,16 @@ const (
 	maxAttrLen = 255  // a key attribute's name, in bytes
 )
 
-// tableChars are the characters DynamoDB allows in a table name.
-var tableChars = regexp.MustCompile(`^[a-zA-Z0-9_.-]*$`)
+// tableChars are the characters DynamoDB allows in a table name; compiled
+// when first used, not at every process's start.
+var tableChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_.-]*$`) })
 
 // validTable reports whether table is a valid DynamoDB table name: 3 to
 // 255 of tableChars. The length is counted apart: the counted repetition
 // {3,255} compiles into 255 copies of the class, 230 KB and some
 // milliseconds of every process's start-up (issue 38).
 func validTable(table string) bool {
-	return len(table) >= 3 && len(table) <= 255 && tableChars.MatchString(table)
+	return len(table) >= 3 && len(table) <= 255 && tableChars().MatchString(table)
 }
 
 // Options locate one lease item and the client that reaches it.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/driver"
@@ -92,13 +93,16 @@ func (d *conn) classify(ctx context.Context, o op, err error) error {
 
 // createSessionError is how the SDK reports, in text only, the failed
 // CreateSession that a request to a directory bucket needs first: its
-// S3 Express identity resolver does not wrap the error.
-var createSessionError = regexp.MustCompile(`operation error S3: CreateSession, https? response error StatusCode: (\d+),.*?api error (\w+):`)
+// S3 Express identity resolver does not wrap the error. Compiled when
+// first used, not at every process's start (17 KB at init, issue 38).
+var createSessionError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`operation error S3: CreateSession, https? response error StatusCode: (\d+),.*?api error (\w+):`)
+})
 
 // sessionFailure returns the error code and HTTP status of a failed
 // CreateSession named in err's text, or "" and 0.
 func sessionFailure(err error) (code string, status int) {
-	m := createSessionError.FindStringSubmatch(err.Error())
+	m := createSessionError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return "", 0
 	}
