@@ -20,19 +20,8 @@ import (
 // called again takes the term, with the next token.
 func TestHandoffAnswersLost(t *testing.T) {
 	t.Parallel()
-	cs, upstream := azurite(t)
-	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
-	p := faultproxy.Start(t, upstream)
-	blobName := leasetest.UniqueName("handoff")
-	open := func(endpoint, identity string) lease.Lease {
-		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, endpoint))},
-			lease.Options{Identity: identity, TTL: testTTL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	a, b, c := open(p.URL, "a"), open(p.URL, "b"), open(upstream, "c")
+	p, open, openDirect := proxiedBlob(t, "handoff")
+	a, b, c := open("a"), open("b"), openDirect("c")
 	ta, err := leasetest.Acquire(t, t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
@@ -92,18 +81,7 @@ func TestHandoffAnswersLost(t *testing.T) {
 // waits as any contender does and takes the lease once free.
 func TestHandoffChangeRefused(t *testing.T) {
 	t.Parallel()
-	cs, upstream := azurite(t)
-	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
-	p := faultproxy.Start(t, upstream)
-	blobName := leasetest.UniqueName("handoff-refused")
-	open := func(identity string) lease.Lease {
-		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, p.URL))},
-			lease.Options{Identity: identity, TTL: testTTL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
+	p, open, _ := proxiedBlob(t, "handoff-refused")
 	a, b := open("a"), open("b")
 	ta, err := leasetest.Acquire(t, t.Context(), a)
 	if err != nil {
@@ -126,4 +104,26 @@ func TestHandoffChangeRefused(t *testing.T) {
 	if err != nil || tb.Token <= ta.Token {
 		t.Errorf("b's Acquire once a released: %+v, %v; want a term with a token above %d", tb, err, ta.Token)
 	}
+}
+
+// proxiedBlob is a blob of its own (its name from prefix) behind a fault
+// proxy p in front of Azurite: open opens its lease for identity through
+// p, and openDirect straight at Azurite.
+func proxiedBlob(t *testing.T, prefix string) (p *faultproxy.Proxy, open, openDirect func(identity string) lease.Lease) {
+	t.Helper()
+	cs, upstream := azurite(t)
+	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
+	p = faultproxy.Start(t, upstream)
+	blobName := leasetest.UniqueName(prefix)
+	via := func(endpoint string) func(string) lease.Lease {
+		return func(identity string) lease.Lease {
+			l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, endpoint))},
+				lease.Options{Identity: identity, TTL: testTTL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+	}
+	return p, via(p.URL), via(upstream)
 }

@@ -25,18 +25,7 @@ import (
 // necessarily the next: the failed write's token counts as tried).
 func TestRedTeam31HandoffSuccessorWriteRefused(t *testing.T) {
 	t.Parallel()
-	cs, upstream := azurite(t)
-	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
-	p := faultproxy.Start(t, upstream)
-	blobName := leasetest.UniqueName("rt31-successor-refused")
-	open := func(identity string) lease.Lease {
-		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, p.URL))},
-			lease.Options{Identity: identity, TTL: testTTL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
+	p, open, _ := proxiedBlob(t, "rt31-successor-refused")
 	a, b, c := open("a"), open("b"), open("c")
 	ta, err := leasetest.Acquire(t, t.Context(), a)
 	if err != nil {
@@ -152,18 +141,7 @@ func TestRedTeam31HandoffTwoCallersOneSuccessor(t *testing.T) {
 // a greater token.
 func TestRedTeam31HandoffSequencesHold(t *testing.T) {
 	t.Parallel()
-	cs, upstream := azurite(t)
-	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
-	p := faultproxy.Start(t, upstream)
-	blobName := leasetest.UniqueName("rt31-sequences")
-	open := func(identity string) lease.Lease {
-		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blobName, Client: azureemu.NewClient(t, viaProxy(cs, p.URL))},
-			lease.Options{Identity: identity, TTL: testTTL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
+	p, open, _ := proxiedBlob(t, "rt31-sequences")
 	a, b, c := open("a"), open("b"), open("c")
 	ta, err := leasetest.Acquire(t, t.Context(), a)
 	if err != nil {
