@@ -354,7 +354,8 @@ build's version, and a rolling deploy that starts each new instance before
 it stops an old one moves leadership once, to the first new instance,
 instead of to whichever instance reads first at each old leader's stop.
 An instance whose VALUE orders after the leader's announces itself in the
-key beside the lease's (KEY.candidates, in the same store); the leader,
+key beside the lease's (KEY.candidates, in the same store; on a quorum,
+beside each member's); the leader,
 which reads that key once per renewal, stops its command as for a
 voluntary step-down (SIGTERM, --grace) and then hands the lease to that
 instance, which takes it at once: no other instance can in between, and
@@ -362,7 +363,9 @@ if the chosen one has gone, another takes the lease a TTL later, as after
 a crash. Instances that do not order after the leader cost what they did.
 "leasehold handoff --lease URL [--to IDENTITY]" asks such a leader to hand
 over on purpose (give every instance the same VALUE to hand over only on
-request). Not with --once, --shards or --holders.
+request). Not with --once, --shards or --holders, nor on an Azure lease of
+infinite duration (infinite_lease=true). A key that ends in .candidates is
+another lease's candidates' key: run refuses it as --lease.
 
 Health (optional; after --health-threshold failures in a row, or no
 progress within --stall-timeout, the leader steps down as above, releases
