@@ -569,18 +569,6 @@ func (c *chaosRun) kill(s *slot) {
 	s.kills[s.log] = monotonic()
 }
 
-// stop stops s's process gracefully (SIGTERM), killing it if it does not
-// stop.
-func (c *chaosRun) stop(s *slot) {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(2*c.b.ttl + 10*time.Second):
-		c.t.Errorf("%s: %s did not stop within %v of SIGTERM; killing it", c.b.name, s.id, 2*c.b.ttl+10*time.Second)
-		c.kill(s)
-	}
-}
-
 // handoffs counts the terms that the contenders' logs (the runner's, in
 // their stderr) say were handed off, the lease handed to the successor.
 func (c *chaosRun) handoffs() int {
@@ -725,7 +713,7 @@ func (c *chaosRun) apply(kind faultKind, target *slot) {
 		if !target.alive() {
 			return
 		}
-		c.stop(target)
+		c.leave(target)
 		for _, s := range c.slots {
 			target.prefer = max(target.prefer, s.prefer+1)
 		}

@@ -199,7 +199,8 @@ func (c *chaosRun) runShards(d time.Duration) {
 	}
 }
 
-// leave stops s with SIGTERM and waits for it to exit.
+// leave stops s with SIGTERM and waits for it to exit, killing it if it
+// does not stop within two TTLs and ten seconds.
 func (c *chaosRun) leave(s *slot) {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {

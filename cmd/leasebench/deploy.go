@@ -311,29 +311,10 @@ func benchDeploy(ctx context.Context, st *store, trials, parallel int, countFor 
 // on each (-deploy), every store at once, stores that share a server one
 // after the other.
 func deployMain(ctx context.Context, c config) error {
-	var (
-		stores []*store
-		notes  []string
-	)
-	defer func() {
-		for _, st := range stores {
-			st.cleanup(context.WithoutCancel(ctx))
-		}
-	}()
-	for _, name := range c.backends {
-		if _, ok := quorumMembers[name]; ok {
-			notes = append(notes, name+": skipped: rolling deploys over a quorum are not measured")
-			continue
-		}
-		st, why, err := setupStore(ctx, name, c.ttl)
-		if err != nil {
-			return err
-		}
-		if st == nil {
-			notes = append(notes, name+": skipped: "+why)
-			continue
-		}
-		stores = append(stores, st)
+	stores, notes, err := setupSingleStores(ctx, c, "rolling deploys over a quorum are not measured")
+	defer cleanupStores(ctx, stores)
+	if err != nil {
+		return err
 	}
 	began := time.Now()
 	results := make([]*deployResult, len(stores))

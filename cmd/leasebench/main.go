@@ -408,29 +408,43 @@ func splitInts(s string) ([]int, error) {
 	return out, nil
 }
 
-// shardsMain sets up the stores and runs the shard scenarios (-shards).
-func shardsMain(ctx context.Context, c config) error {
-	var stores []*store
-	defer func() {
-		for _, st := range stores {
-			st.cleanup(context.WithoutCancel(ctx))
-		}
-	}()
-	var skipped []string
+// setupSingleStores sets up the stores of c.backends at c.ttl, but for the
+// quorums, with a note for each saying quorumWhy, and a note for each
+// store not configured here. On an error, stores holds those set up so
+// far, for cleanupStores.
+func setupSingleStores(ctx context.Context, c config, quorumWhy string) (stores []*store, notes []string, err error) {
 	for _, name := range c.backends {
 		if _, ok := quorumMembers[name]; ok {
-			skipped = append(skipped, name+": skipped: shard groups over a quorum are not measured (leasehold run --shards does not take one yet)")
+			notes = append(notes, name+": skipped: "+quorumWhy)
 			continue
 		}
 		st, why, err := setupStore(ctx, name, c.ttl)
 		if err != nil {
-			return err
+			return stores, notes, err
 		}
 		if st == nil {
-			skipped = append(skipped, name+": skipped: "+why)
+			notes = append(notes, name+": skipped: "+why)
 			continue
 		}
 		stores = append(stores, st)
+	}
+	return stores, notes, nil
+}
+
+// cleanupStores removes what setupStore made on each of stores, even once
+// ctx has ended.
+func cleanupStores(ctx context.Context, stores []*store) {
+	for _, st := range stores {
+		st.cleanup(context.WithoutCancel(ctx))
+	}
+}
+
+// shardsMain sets up the stores and runs the shard scenarios (-shards).
+func shardsMain(ctx context.Context, c config) error {
+	stores, skipped, err := setupSingleStores(ctx, c, "shard groups over a quorum are not measured (leasehold run --shards does not take one yet)")
+	defer cleanupStores(ctx, stores)
+	if err != nil {
+		return err
 	}
 	rep := benchShardsAll(ctx, c, stores)
 	rep.notes = append(rep.notes, skipped...)

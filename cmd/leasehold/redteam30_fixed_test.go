@@ -4,27 +4,8 @@ package main
 
 import (
 	"context"
-	"strings"
 	"testing"
 )
-
-// TestRedTeam30PreferControlBytesAlone: a --prefer with a terminal escape is
-// refused (exit 64) without writing the escape to stderr raw, without
-// --once: runner.checkPrefer puts the raw value in its OptionError (rule 8:
-// a clear error). Failed at 6083802; the runner now quotes it.
-func TestRedTeam30PreferControlBytesAlone(t *testing.T) {
-	url := "mem://" + memName("rt30pref")
-	for _, extra := range [][]string{nil} {
-		args := append(append([]string{"run", "--lease", url, "--prefer", "v\x1b[2J"}, extra...), "--", "true")
-		code, stderr := leasehold(t, context.Background(), args...)
-		if code != exitUsage {
-			t.Errorf("run --prefer with ESC %v: exit %d, want %d; stderr:\n%q", extra, code, exitUsage, stderr)
-		}
-		if strings.Contains(stderr, "\x1b") {
-			t.Errorf("run --prefer with ESC %v: stderr has the raw escape: %q", extra, stderr)
-		}
-	}
-}
 
 // TestRedTeam30NestedOnceUnderPreferEnv: a leasehold run --once started
 // inside the command of a leasehold configured by LEASEHOLD_PREFER (which

@@ -72,13 +72,14 @@ func TestRedTeam30HoldersBadValues(t *testing.T) {
 	}
 }
 
-// TestRedTeam30PreferControlBytes: a --prefer with a terminal escape given
-// with --once or --holders is refused (exit 64) without writing the escape
-// to stderr raw (rule 8: a clear error). Failed before the fix (validate
-// printed it with %s).
+// TestRedTeam30PreferControlBytes: a --prefer with a terminal escape, alone
+// or with --once or --holders, is refused (exit 64) without writing the
+// escape to stderr raw (rule 8: a clear error). Failed before the fixes:
+// validate printed it with %s, and, alone, runner.checkPrefer put the raw
+// value in its OptionError (6083802).
 func TestRedTeam30PreferControlBytes(t *testing.T) {
 	url := "mem://" + memName("rt30pref")
-	for _, extra := range [][]string{{"--once"}, {"--holders", "2"}} {
+	for _, extra := range [][]string{nil, {"--once"}, {"--holders", "2"}} {
 		args := append(append([]string{"run", "--lease", url, "--prefer", "v\x1b[2J"}, extra...), "--", "true")
 		code, stderr := leasehold(t, context.Background(), args...)
 		if code != exitUsage {
@@ -90,10 +91,10 @@ func TestRedTeam30PreferControlBytes(t *testing.T) {
 	}
 }
 
-// TestRedTeam30HandoffCandidatesKey: leasehold handoff and run --prefer on
-// a lease whose key already ends with .candidates: the candidates' key of
-// another lease. Handoff on a lease nobody leads is exit 69, whatever the
-// key; odd flags fail. Holds.
+// TestRedTeam30HandoffCandidatesKey: leasehold handoff on a lease whose key
+// already ends with .candidates: the candidates' key of another lease (run
+// refuses it: TestRunRefusesACandidatesKey). Handoff on a lease nobody
+// leads is exit 69, whatever the key; odd flags fail. Holds.
 func TestRedTeam30HandoffCandidatesKey(t *testing.T) {
 	url := "mem://" + memName("rt30") + ".candidates"
 	code, stderr := leasehold(t, context.Background(), "handoff", "--lease", url)
