@@ -205,7 +205,7 @@ func (r *Runner) handoffTo(rec lease.Record, token uint64) (to, why string, ok b
 	asked := rec.Annotations.Get(AnnotationHandoffTo)
 	term := rec.Annotations.Get(AnnotationHandoffTerm)
 	switch {
-	case !rec.Held() || rec.Holder == self && asked == "":
+	case !rec.Held() || (rec.Holder == self && asked == ""):
 		return "", "", false
 	case asked != "" && term != "" && term != strconv.FormatUint(token, 10):
 		return "", "", false // a request for another leader's term

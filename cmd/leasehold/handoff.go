@@ -172,7 +172,7 @@ func candidatesURL(leaseURL string) (string, error) {
 		return quorumlease.Scheme + ":" + strings.Join(members, ","), nil
 	case u.Opaque != "":
 		return "", fmt.Errorf("a %s: URL names no key", u.Scheme)
-	case u.Path != "" && u.Path != "/":
+	case keyInPath(u):
 		u.Path += runner.CandidatesSuffix
 		if u.RawPath != "" {
 			u.RawPath += runner.CandidatesSuffix
@@ -185,6 +185,10 @@ func candidatesURL(leaseURL string) (string, error) {
 	return u.String(), nil
 }
 
+// keyInPath reports whether a lease URL names its key in its path
+// (s3://BUCKET/KEY), not its host (mem://NAME).
+func keyInPath(u *url.URL) bool { return u.Path != "" && u.Path != "/" }
+
 // namesCandidates reports whether leaseURL's key, or a quorum member's,
 // ends in runner.CandidatesSuffix: it is another lease's candidates' key.
 func namesCandidates(leaseURL string) bool {
@@ -196,7 +200,11 @@ func namesCandidates(leaseURL string) bool {
 		members, err := quorumlease.MemberURLs(u)
 		return err == nil && slices.ContainsFunc(members, namesCandidates)
 	}
-	return strings.HasSuffix(cmp.Or(strings.TrimSuffix(u.Path, "/"), u.Host), runner.CandidatesSuffix)
+	key := u.Host
+	if keyInPath(u) {
+		key = u.Path
+	}
+	return strings.HasSuffix(key, runner.CandidatesSuffix)
 }
 
 // waitForHandoff reads l every TTL/20 until another contender than from's
