@@ -1,14 +1,18 @@
 package azurelease_test
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/leasehold/leasehold/internal/faultproxy"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/lease/azurelease"
 	"github.com/leasehold/leasehold/lease/internal/emulators/azureemu"
 	"github.com/leasehold/leasehold/lease/leasetest"
+	"github.com/leasehold/leasehold/runner"
 )
 
 // TestHandoffAnswersLost: a handoff whose requests Azure applied but whose
@@ -126,4 +130,96 @@ func proxiedBlob(t *testing.T, prefix string) (p *faultproxy.Proxy, open, openDi
 		}
 	}
 	return p, via(p.URL), via(upstream)
+}
+
+// TestRunnerHandsOffOnAzurite: runner.Config.Prefer on Azure Blob, end to
+// end against Azurite: a leads with Prefer "1"; b, with "2", announces
+// itself on the candidates' blob and a hands the lease to it. a's task has
+// returned before b's starts, b's token is greater, a's demotion says
+// HandedOff to b, and no third contender c (Prefer "1", polling) ever
+// leads.
+func TestRunnerHandsOffOnAzurite(t *testing.T) {
+	t.Parallel()
+	cs, _ := azurite(t)
+	container := azureemu.NewContainer(t, azureemu.NewClient(t, cs))
+	name := leasetest.UniqueName("runner-handoff")
+	open := func(blob, identity string) lease.Lease {
+		l, err := azurelease.Open(t.Context(), azurelease.Options{Container: container, Blob: blob, Client: azureemu.NewClient(t, cs)},
+			lease.Options{Identity: identity, TTL: testTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	type span struct {
+		token      uint64
+		start, end time.Time
+	}
+	var (
+		mu        sync.Mutex
+		spans     = map[string]*span{}
+		demotions = map[string][]runner.Demotion{}
+	)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	run := func(who, prefer string) {
+		r, err := runner.New(runner.Config{
+			Lease: open(name, who), Candidates: open(name+runner.CandidatesSuffix, who), Prefer: prefer,
+			Task: func(ctx context.Context) error {
+				term, _ := runner.Term(ctx)
+				mu.Lock()
+				spans[who] = &span{token: term.Token, start: time.Now()}
+				mu.Unlock()
+				<-ctx.Done()
+				mu.Lock()
+				spans[who].end = time.Now()
+				mu.Unlock()
+				return nil
+			},
+			OnDemoted: func(d runner.Demotion) {
+				mu.Lock()
+				defer mu.Unlock()
+				demotions[who] = append(demotions[who], d)
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { _ = r.Run(ctx) })
+	}
+	leads := func(who string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return spans[who] != nil
+	}
+	waitFor := func(who string) {
+		t.Helper()
+		for deadline := time.Now().Add(8 * testTTL); !leads(who); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not lead within %v", who, 8*testTTL)
+			}
+		}
+	}
+	run("a", "1")
+	waitFor("a")
+	run("c", "1")
+	run("b", "2")
+	waitFor("b")
+	mu.Lock()
+	a, b := *spans["a"], *spans["b"]
+	da := demotions["a"]
+	mu.Unlock()
+	if a.end.IsZero() || !a.end.Before(b.start) {
+		t.Errorf("a's task ended at %v, b's began at %v: want a's ended first", a.end, b.start)
+	}
+	if b.token <= a.token {
+		t.Errorf("b's token %d after a's %d: want greater", b.token, a.token)
+	}
+	if len(da) != 1 || da[0].Reason != runner.HandedOff || da[0].Successor != "b" {
+		t.Errorf("a's demotions %+v: want one, HandedOff to b", da)
+	}
+	if leads("c") {
+		t.Errorf("c, a follower that was not named, led during the handoff")
+	}
 }
