@@ -229,12 +229,15 @@ func describe(leaseURL string, w watch.Watch) statusReport {
 	case last.Released:
 		rep.State = "released"
 		rep.Meaning = fmt.Sprintf("released by %s: the next contender takes it at once, with token %d", last.Holder, last.Token+1)
-	case rep.Successor != "":
-		rep.State = "held"
-		rep.Meaning = fmt.Sprintf("handed by %s to %s, which takes it at once with token %d; every other instance waits for it as held (a TTL, %v, if %s does not come)", last.Holder, rep.Successor, last.Token+1, last.TTL, rep.Successor)
 	case rep.Changed && last.Token < first.Token:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("went back during the watch (token %d to %d: restored from a backup?), now names %s: the holder of token %d may still be alive", first.Token, last.Token, last.Holder, first.Token)
+	case rep.Successor != "" && w.Lapsed():
+		rep.State = "lapsed"
+		rep.Meaning = fmt.Sprintf("handed by %s to %s, which has not taken it in its TTL (%v), watched in reads that followed each other within its renew interval: a contender that watched it as long may take it over", last.Holder, rep.Successor, last.TTL)
+	case rep.Successor != "":
+		rep.State = "held"
+		rep.Meaning = fmt.Sprintf("handed by %s to %s, which takes it at once with token %d; every other instance waits for it as held (a TTL, %v, if %s does not come)", last.Holder, rep.Successor, last.Token+1, last.TTL, rep.Successor)
 	case rep.Changed && first.Token != last.Token:
 		rep.State = "held"
 		rep.Meaning = fmt.Sprintf("changed hands during the watch (token %d to %d): now held by %s", first.Token, last.Token, last.Holder)

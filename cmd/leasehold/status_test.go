@@ -23,6 +23,10 @@ func TestDescribe(t *testing.T) {
 	released.Released = true
 	restored := held
 	restored.Token, restored.Version = 6, "v0"
+	handed := renewed
+	handed.Annotations = handed.Annotations.With(lease.AnnotationSuccessor, "web-4")
+	handedRestored := restored
+	handedRestored.Annotations = handed.Annotations
 	for _, tc := range []struct {
 		name         string
 		first, last  lease.Record
@@ -44,6 +48,10 @@ func TestDescribe(t *testing.T) {
 		{"unchanged for the TTL, the count broken", held, held, 15 * time.Second, false, 4 * time.Second, "held", "not in an unbroken run of reads", false, "15s"},
 		{"native lease, unchanged for the TTL", held, held, 15 * time.Second, true, 0, "held", "judges expiry itself", false, "15s"},
 		{"native lease lapsed or released", released, released, 0, true, 0, "released", "or its lease lapsed", false, "0s"},
+		{"handed", held, handed, 5 * time.Second, false, 15 * time.Second, "held", "handed by web-3 to web-4, which takes it at once with token 8", true, "0s"},
+		{"handed, read once", handed, handed, 0, false, 15 * time.Second, "held", "handed by web-3 to web-4", false, "0s"},
+		{"handed, not taken for the TTL", handed, handed, 15 * time.Second, false, 0, "lapsed", "handed by web-3 to web-4, which has not taken it in its TTL", false, "15s"},
+		{"a handed record restored", held, handedRestored, 5 * time.Second, false, 15 * time.Second, "held", "went back during the watch (token 7 to 6", true, "0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := describe("mem://x", watch.Watch{First: tc.first, Last: tc.last, For: tc.watch, Native: tc.native, Wait: tc.wait})
