@@ -55,7 +55,8 @@ type handoffReport struct {
 // the lease to another instance, and waits until another leads.
 func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	o := &handoffOptions{}
-	l, log, err := reporter{"handoff", handoffFlags(o), printHandoffHelp, &o.reportOptions}.open(ctx, args, env)
+	f := handoffFlags(o)
+	l, log, err := reporter{"handoff", f, printHandoffHelp, &o.reportOptions}.open(ctx, args, env)
 	if err != nil {
 		return err
 	}
@@ -81,6 +82,14 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	timeout := o.timeout
 	if timeout == 0 {
 		timeout = 3 * rec.TTL
+	}
+	if !f.set("ttl") && rec.TTL > 0 {
+		// The request is written with the leader's TTL, so renewed at
+		// its renew interval: with handoff's default TTL it would be
+		// renewed every 5 s, and a leader of a shorter TTL, which obeys
+		// a request once it has seen it renewed, would not have seen it
+		// by the default --timeout of 3 of its TTLs (red team 32).
+		o.ttl = rec.TTL
 	}
 	cands, err := openCandidates(ctx, "handoff", &o.commonOptions)
 	if err != nil {
