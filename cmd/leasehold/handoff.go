@@ -124,6 +124,26 @@ func cmdHandoff(ctx context.Context, args []string, env *environment) error {
 	after, last := waitForHandoff(hctx, l, rec, o.to)
 	out := handoffReport{From: rec.Holder, FromToken: rec.Token, Took: time.Since(began).Round(time.Millisecond).String()}
 	if after.Holder == "" {
+		// --timeout has passed, maybe before waitForHandoff read
+		// anything (the runner returns when it passes): what is said of
+		// the lease is what one more read finds, or that it cannot be
+		// told, not the record found before the request, which would
+		// send an operator after a leader that has gone (red team 32).
+		now, err := l.Observe(ctx)
+		if err != nil {
+			if err := o.print(env.stdout, out, func() {
+				fmt.Fprintf(env.stdout, "unknown: the store did not answer; %s (token %d) may have handed the lease over\n", rec.Holder, rec.Token)
+			}); err != nil {
+				return err
+			}
+			return exitf(exitUnavailable, "handoff: cannot tell whether %s handed the lease over: reading the lease after --timeout (%v): %v", rec.Holder, timeout, err)
+		}
+		if handedOver(now, rec, o.to) {
+			after = now
+		}
+		last = now
+	}
+	if after.Holder == "" {
 		if last.Held() && last.Token != rec.Token {
 			// Another request, or a better candidate, came first.
 			if err := o.print(env.stdout, out, func() {
@@ -222,13 +242,19 @@ func namesCandidates(leaseURL string) bool {
 func waitForHandoff(ctx context.Context, l lease.Lease, from lease.Record, to string) (found, last lease.Record) {
 	poll(ctx, l, from.TTL/20, func(rec lease.Record) bool {
 		last = rec
-		if rec.Held() && rec.Token != from.Token && rec.Holder != from.Holder && (to == "" || rec.Holder == to) {
+		if handedOver(rec, from, to) {
 			found = rec
 			return true
 		}
 		return false
 	})
 	return found, last
+}
+
+// handedOver reports whether rec is held by another contender than from's
+// holder (to, if not "").
+func handedOver(rec, from lease.Record, to string) bool {
+	return rec.Held() && rec.Token != from.Token && rec.Holder != from.Holder && (to == "" || rec.Holder == to)
 }
 
 // waitForTermEnd reads l every TTL/20 until from's term has ended (its
@@ -281,8 +307,9 @@ Fields:
   took               from the request to the new leader's election
 
 Exit status: 0 when another instance leads; 75 the leader did not hand the
-lease over within --timeout; 69 nobody leads, or the store is unreachable
-within --start-timeout; 78 the leader runs without --prefer, --to names the
+lease over within --timeout; 69 nobody leads, the store is unreachable
+within --start-timeout, or it did not answer the read after --timeout (the
+lease may have moved); 78 the leader runs without --prefer, --to names the
 leader, or an unusable lease URL; 64 bad flags.
 `)
 	f.usage(w, commonDefaults)

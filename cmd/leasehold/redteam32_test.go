@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -224,4 +225,39 @@ func rt32Until(ctx context.Context, t *testing.T, name string, cond func(lease.R
 	}
 	t.Fatalf("%s: not within a minute", name)
 	return lease.Record{}
+}
+
+// TestRedTeam32HandoffBlindReportsNotHandedOver: the leader obeys
+// leasehold handoff --to b (the lease's record names b its successor),
+// and then handoff's store stops answering it: it cannot read who leads
+// now, yet it exits 75 saying "the leader a did not hand the lease over
+// within 10s", which is false (b leads), and tells an operator to act on
+// a leader that has gone (leasehold break, a restart). Want: it says it
+// cannot tell (the store did not answer), with exit 69, as for an
+// unreachable store.
+func TestRedTeam32HandoffBlindReportsNotHandedOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		f := newRT32Fleet(t, memName("rt32-blind"), 2*time.Second)
+		f.start(ctx, "a", "1", 0)
+		time.Sleep(time.Second)
+		f.start(ctx, "b", "1", 0)
+		time.Sleep(2 * time.Second)
+		done, _ := rt32HandoffAsync(ctx, "--lease", f.url(), "--to", "b", "--ttl", "2s", "--identity", "op32", "--timeout", "10s")
+		rt32Until(ctx, t, f.name, func(rec lease.Record) bool { return rec.Successor() == "b" || rec.Holder == "b" })
+		memlease.Default.Hang("op32")
+		defer memlease.Default.Heal("op32")
+		r := <-done
+		time.Sleep(time.Second)
+		if who := f.leader(); who != "b" {
+			t.Fatalf("after handoff --to b: %q leads, runs %v; want b", who, f.leads)
+		}
+		if r.code != exitUnavailable || strings.Contains(r.stderr, "did not hand the lease over") {
+			t.Errorf("handoff that lost its store once b was named (b leads): exit %d, want %d, not saying a did not hand over; stderr:\n%s", r.code, exitUnavailable, r.stderr)
+		}
+		cancel()
+		synctest.Wait()
+		f.check()
+	})
 }
