@@ -26,6 +26,7 @@ type rt32Fleet struct {
 	name string
 	ttl  time.Duration
 
+	wg      sync.WaitGroup // the runners
 	mu      sync.Mutex
 	running map[string]bool
 	leads   []string // the identities in the order their tasks started
@@ -67,7 +68,7 @@ func (f *rt32Fleet) start(ctx context.Context, who, prefer string, slow time.Dur
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	go func() { _ = r.Run(ctx) }()
+	f.wg.Go(func() { _ = r.Run(ctx) })
 }
 
 func (f *rt32Fleet) begin(who string, token uint64) {
@@ -153,7 +154,7 @@ func TestRedTeam32HandoffWithoutTTLFlag(t *testing.T) {
 			t.Errorf("after handoff --to b: %q leads (runs %v), want b", who, f.leads)
 		}
 		cancel()
-		synctest.Wait()
+		f.wg.Wait()
 		f.check()
 	})
 }
@@ -189,7 +190,7 @@ func TestRedTeam32HandoffStoreHangs(t *testing.T) {
 		}
 		time.Sleep(10 * time.Second)
 		cancel()
-		synctest.Wait()
+		f.wg.Wait()
 		f.check()
 	})
 }
@@ -257,7 +258,90 @@ func TestRedTeam32HandoffBlindReportsNotHandedOver(t *testing.T) {
 			t.Errorf("handoff that lost its store once b was named (b leads): exit %d, want %d, not saying a did not hand over; stderr:\n%s", r.code, exitUnavailable, r.stderr)
 		}
 		cancel()
-		synctest.Wait()
+		f.wg.Wait()
+		f.check()
+	})
+}
+
+// TestRedTeam32HandoffToASlowStop (holds): handoff --to b while the
+// leader's task takes 5 s (more than the 2 s TTL) to stop once
+// cancelled, as a command that ignores SIGTERM for its --grace: b's task
+// starts only after a's returned, with a greater token.
+func TestRedTeam32HandoffToASlowStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		f := newRT32Fleet(t, memName("rt32-slow"), 2*time.Second)
+		f.start(ctx, "a", "1", 5*time.Second)
+		time.Sleep(time.Second)
+		f.start(ctx, "b", "1", 5*time.Second)
+		f.start(ctx, "c", "1", 5*time.Second)
+		time.Sleep(2 * time.Second)
+		code, stderr := rt32Handoff(ctx, "--lease", f.url(), "--to", "b", "--ttl", "2s", "--timeout", "30s")
+		if code != 0 {
+			t.Errorf("handoff --to b of a slow-stopping leader: exit %d, want 0; stderr:\n%s", code, stderr)
+		}
+		if who := f.leader(); who != "b" {
+			t.Errorf("after handoff --to b: %q leads (runs %v), want b", who, f.leads)
+		}
+		cancel()
+		f.wg.Wait()
+		f.check()
+	})
+}
+
+// TestRedTeam32LeaseDeletedMidHandoff (holds): the lease's record is
+// deleted (a lifecycle rule, a person) once the leader has named b its
+// successor, before b took it: no two tasks run at once, and every token
+// is above the one before (no contender writes a token at or below the
+// highest it has seen), whoever leads after.
+func TestRedTeam32LeaseDeletedMidHandoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		f := newRT32Fleet(t, memName("rt32-deleted"), 2*time.Second)
+		f.start(ctx, "a", "1", 500*time.Millisecond)
+		time.Sleep(time.Second)
+		f.start(ctx, "b", "1", 0)
+		f.start(ctx, "c", "1", 0)
+		time.Sleep(2 * time.Second)
+		done, _ := rt32HandoffAsync(ctx, "--lease", f.url(), "--to", "b", "--ttl", "2s", "--timeout", "20s")
+		rt32Until(ctx, t, f.name, func(rec lease.Record) bool { return rec.Successor() == "b" })
+		memlease.Default.Delete(f.name)
+		<-done
+		time.Sleep(10 * time.Second)
+		if f.leader() == "" {
+			t.Errorf("nobody leads 10 s after the record was deleted mid-handoff (runs %v)", f.leads)
+		}
+		cancel()
+		f.wg.Wait()
+		f.check()
+	})
+}
+
+// TestRedTeam32HandoffTinyTimeout: handoff --timeout 1ns (the request
+// cannot even be written): exit 75, the leader did not hand over in time,
+// with the leader untouched; not a configuration error (78) nor a store's
+// (69) for the context's deadline.
+func TestRedTeam32HandoffTinyTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		f := newRT32Fleet(t, memName("rt32-tiny"), 2*time.Second)
+		f.start(ctx, "a", "1", 0)
+		time.Sleep(time.Second)
+		f.start(ctx, "b", "1", 0)
+		time.Sleep(2 * time.Second)
+		code, stderr := rt32Handoff(ctx, "--lease", f.url(), "--to", "b", "--ttl", "2s", "--timeout", "1ns")
+		if code != exitRefused {
+			t.Errorf("handoff --timeout 1ns: exit %d, want %d; stderr:\n%s", code, exitRefused, stderr)
+		}
+		time.Sleep(10 * time.Second)
+		if who := f.leader(); who != "a" || len(f.leads) != 1 {
+			t.Errorf("after handoff --timeout 1ns: %q leads, runs %v; want a's one run", who, f.leads)
+		}
+		cancel()
+		f.wg.Wait()
 		f.check()
 	})
 }
